@@ -1,0 +1,156 @@
+"""Command line: ``python -m bnviz partition ...`` (figures for slides and papers, scripted).
+
+Bad options or files print one line on stderr and exit with code 2; nothing prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from bnviz.datasets import DATASETS, load_points, make_dataset
+from bnviz.limits import MAX_DEPTH, MAX_WIDTH, PartitionTooLarge
+from bnviz.network import ACTIVATIONS, MODES, Network, load_network, random_network, select_batch
+
+__all__ = ["main"]
+
+
+class CLIError(Exception):
+    """A problem with the user's options or files: one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line instead of usage + message
+        raise CLIError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _batch_size(text: str) -> int | None:
+    if text.strip().lower() in ("all", "none", "full"):
+        return None
+    return _positive_int(text)
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="python -m bnviz",
+                     description="Exact input-space partitions of batch-normalized networks.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("partition", help="the exact partition of every layer, as JSON or a picture")
+    p.add_argument("--depth", type=_positive_int, default=4, help=f"layers L (<= {MAX_DEPTH})")
+    p.add_argument("--width", type=_positive_int, default=6,
+                   help=f"units per layer (<= {MAX_WIDTH})")
+    p.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    p.add_argument("--alpha", type=_finite_float, default=0.1,
+                   help="leaky-ReLU slope, 0 < alpha < 1")
+    p.add_argument("--mode", choices=MODES, default="bn")
+    p.add_argument("--dataset", choices=DATASETS, default="moons")
+    p.add_argument("--n", type=_positive_int, default=100, help="number of data points")
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="seeds weights, data and batch")
+    p.add_argument("--batch-seed", type=_nonneg_int, default=None,
+                   help="seed of the mini-batch (default: --seed)")
+    p.add_argument("--batch-size", type=_batch_size, default=None,
+                   help="mini-batch size for mu, sigma, or 'all' (default: all data)")
+    p.add_argument("--extent", type=_finite_float, default=3.0, help="input box [-E, E]^2")
+    p.add_argument("--head", type=int, choices=(0, 1, 2), default=0,
+                   help="classifier head logits (draws its decision boundary)")
+    p.add_argument("--weights", type=Path, help=".npz with W1..WL (and c1..cL, head_W, head_b)")
+    p.add_argument("--data", type=Path, help="the data: .npy (n, 2) or .csv x,y[,label]")
+    p.add_argument("--format", choices=("json", "svg", "png"), default="json")
+    p.add_argument("--out", type=Path, help="output file (default: stdout)")
+    p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    return parser
+
+
+def _network(args: argparse.Namespace) -> Network:
+    if args.weights is not None:
+        net = load_network(args.weights, args.activation, args.alpha, args.mode)
+        if net.depth > MAX_DEPTH or max(net.widths) > MAX_WIDTH:
+            raise CLIError(f"{args.weights}: network of widths {net.widths} exceeds the limits "
+                           f"(depth <= {MAX_DEPTH}, width <= {MAX_WIDTH})")
+        return net
+    if args.depth > MAX_DEPTH:
+        raise CLIError(f"--depth {args.depth} is over the limit of {MAX_DEPTH}")
+    if args.width > MAX_WIDTH:
+        raise CLIError(f"--width {args.width} is over the limit of {MAX_WIDTH}")
+    return random_network(args.depth, args.width, args.activation, args.alpha, args.mode,
+                          args.seed, head_outputs=args.head)
+
+
+def _run_partition(args: argparse.Namespace) -> bytes:
+    from bnviz.device import pick_device
+    from bnviz.export import partition_to_dict
+    from bnviz.partition import box_from_extent, compute_partition
+
+    if args.extent <= 0:
+        raise CLIError(f"--extent must be > 0, got {args.extent}")
+    data = load_points(args.data) if args.data is not None else make_dataset(
+        args.dataset, args.n, args.seed)
+    net = _network(args)
+    if net.mode == "random_bias" and net.biases is None:
+        raise CLIError(f"{args.weights}: mode random_bias needs arrays c1..cL")
+    seed = args.seed if args.batch_seed is None else args.batch_seed
+    batch = select_batch(data.points, args.batch_size, seed)
+    device = pick_device(args.device)
+    part = compute_partition(net, batch, box_from_extent(args.extent), device=device)
+    if args.format == "json":
+        return (json.dumps(partition_to_dict(part)) + "\n").encode()
+    from bnviz.render import render_partition
+
+    title = f"{net.mode}, {net.activation}, widths {list(net.widths)}"
+    return render_partition(part, data.points, args.format, title=title)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "partition":
+            payload = _run_partition(args)
+        else:  # pragma: no cover - argparse rejects unknown commands
+            raise CLIError(f"unknown command {args.command!r}")
+        if args.out is not None:
+            try:
+                args.out.write_bytes(payload)
+            except OSError as exc:
+                raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        else:
+            sys.stdout.buffer.write(payload)
+            sys.stdout.flush()
+    except (CLIError, ValueError, PartitionTooLarge) as exc:
+        print(f"bnviz: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,48 @@
+"""Distances between data points and folded hyperplanes (BN paper eq. 12).
+
+d(x, F_{l,k}) is the distance from x to the union of the facets of unit k of layer l: the
+minimum over that unit's segments.  Computed for all points and all segments at once in torch
+(chunked over points to bound memory), then reduced per unit with a scatter-min.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from bnviz.device import pick_device
+
+__all__ = ["facet_distances", "point_segment_distances"]
+
+_CHUNK_ELEMENTS = 4_000_000  # points x segments per chunk (32 MB of float64)
+
+
+def point_segment_distances(points: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+    """(N, S) Euclidean distances from N points to S segments (x0, y0, x1, y1)."""
+    p0, p1 = segments[:, :2], segments[:, 2:]
+    d = p1 - p0
+    len2 = (d * d).sum(1)
+    rel = points[:, None, :] - p0[None]  # (N, S, 2)
+    t = (rel * d[None]).sum(-1) / torch.where(len2 > 0, len2, torch.ones_like(len2))
+    t = t.clamp(0.0, 1.0)
+    diff = rel - t[..., None] * d[None]
+    return diff.pow(2).sum(-1).sqrt()
+
+
+def facet_distances(points: np.ndarray, facets: np.ndarray, facet_units: np.ndarray,
+                    n_units: int, device: torch.device | str | None = None) -> np.ndarray:
+    """(N, n_units) distance from each point to each unit's folded hyperplane (inf: no facet)."""
+    dev = torch.device(device) if device is not None else pick_device()
+    pts = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
+    seg = torch.as_tensor(np.asarray(facets, dtype=np.float64), device=dev)
+    units = torch.as_tensor(np.asarray(facet_units, dtype=np.int64), device=dev)
+    n = pts.shape[0]
+    out = torch.full((n, n_units), float("inf"), dtype=torch.float64, device=dev)
+    if seg.shape[0] == 0 or n == 0:
+        return out.cpu().numpy()
+    step = max(1, _CHUNK_ELEMENTS // seg.shape[0])
+    for lo in range(0, n, step):  # chunks bound memory; each chunk is fully vectorised
+        dist = point_segment_distances(pts[lo : lo + step], seg)
+        idx = units[None].expand_as(dist)
+        out[lo : lo + step].scatter_reduce_(1, idx, dist, "amin")
+    return out.cpu().numpy()

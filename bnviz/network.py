@@ -1,0 +1,351 @@
+"""Network descriptions and the BN statistics that place their hyperplanes.
+
+Conventions are those of SPEC.md: layer l maps z_{l-1} to z_l = a(h_l) with
+
+* ``bn``:          h_l = (W_l z_{l-1} - mu_l) / sigma_l, mu_l and the *biased* standard
+                   deviation sigma_l of W_l z_{l-1} over an explicit batch (BN paper eq. 3-4);
+* ``zero_bias``:   h_l = W_l z_{l-1};
+* ``random_bias``: h_l = W_l z_{l-1} + c_l.
+
+Every mode is written as h_l = (W_l z_{l-1} - mu_l) / sigma_l (zero bias: mu = 0, sigma = 1;
+random bias: mu = -c, sigma = 1) so that one code path serves all three, and the sliders'
+overrides (mu -> mu_scale * mu + mu_offset, sigma -> sigma_scale * sigma) act the same way in
+each mode.  Overrides of layer l change the batch that later layers see, so the statistics of
+later layers are recomputed from the modified forward pass, as a BN network in training does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+__all__ = [
+    "ACTIVATIONS",
+    "MODES",
+    "BNOverrides",
+    "Head",
+    "LayerOverride",
+    "LayerStatistics",
+    "Network",
+    "layer_statistics",
+    "load_network",
+    "negative_slope",
+    "random_network",
+    "select_batch",
+]
+
+ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
+MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
+
+#: Relative floor on a zero BN standard deviation (SPEC.md: <= 1e-12 relative).  Only used when
+#: every batch point gives the same pre-activation, where BN's division is undefined.
+SIGMA_FLOOR_REL = 1e-12
+
+
+def negative_slope(activation: str, alpha: float = 0.1) -> float:
+    """Slope of a(u) for u < 0: ReLU 0, leaky-ReLU alpha, absolute value -1 (SPEC.md)."""
+    if activation == "relu":
+        return 0.0
+    if activation == "leaky_relu":
+        if not (0.0 < alpha < 1.0):
+            raise ValueError(f"leaky_relu needs 0 < alpha < 1, got {alpha}")
+        return float(alpha)
+    if activation == "abs":
+        return -1.0
+    raise ValueError(f"unknown activation {activation!r}; choose from {', '.join(ACTIVATIONS)}")
+
+
+def _as_matrix(a: np.ndarray, name: str) -> np.ndarray:
+    arr = np.asarray(a, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} has non-finite entries")
+    return arr
+
+
+@dataclass(frozen=True)
+class Head:
+    """A classifier head: a final linear layer without activation, 1 or 2 logits.
+
+    With one logit the decision boundary is {logit = 0}; with two it is {logit_1 = logit_0}.
+    """
+
+    weight: np.ndarray  # (C, D_L)
+    bias: np.ndarray  # (C,)
+
+    def __post_init__(self) -> None:
+        w = _as_matrix(self.weight, "head weight")
+        b = _as_matrix(self.bias, "head bias").reshape(-1)
+        if w.ndim != 2 or w.shape[0] not in (1, 2) or b.shape != (w.shape[0],):
+            raise ValueError(
+                f"head must have 1 or 2 outputs with weight (C, D_L) and bias (C,), got "
+                f"{w.shape} and {b.shape}"
+            )
+        object.__setattr__(self, "weight", w)
+        object.__setattr__(self, "bias", b)
+
+    def decision_function(self) -> tuple[np.ndarray, float]:
+        """(w, b) with the boundary {w . z_L + b = 0} (logit difference for two outputs)."""
+        if self.weight.shape[0] == 1:
+            return self.weight[0], float(self.bias[0])
+        return self.weight[1] - self.weight[0], float(self.bias[1] - self.bias[0])
+
+
+@dataclass(frozen=True)
+class Network:
+    """A fully connected network on 2D inputs (SPEC.md conventions).
+
+    ``weights[l-1]`` is W_l of shape (D_l, D_{l-1}) with D_0 = 2.  ``biases`` (the c_l of the
+    ``random_bias`` mode) must be given for that mode and are ignored by the others.
+    """
+
+    weights: tuple[np.ndarray, ...]
+    activation: str = "leaky_relu"
+    alpha: float = 0.1
+    mode: str = "bn"
+    biases: tuple[np.ndarray, ...] | None = None
+    head: Head | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.weights) == 0:
+            raise ValueError("a network needs at least one layer")
+        ws = tuple(_as_matrix(w, f"W{i + 1}") for i, w in enumerate(self.weights))
+        d_in = 2
+        for i, w in enumerate(ws):
+            if w.ndim != 2 or w.shape[1] != d_in or w.shape[0] < 1:
+                raise ValueError(f"W{i + 1} must have shape (D_{i + 1}, {d_in}), got {w.shape}")
+            d_in = w.shape[0]
+        object.__setattr__(self, "weights", ws)
+        negative_slope(self.activation, self.alpha)  # validates activation and alpha
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; choose from {', '.join(MODES)}")
+        if self.biases is not None:
+            bs = tuple(_as_matrix(c, f"c{i + 1}").reshape(-1) for i, c in enumerate(self.biases))
+            shapes_ok = len(bs) == len(ws) and all(
+                c.shape == (w.shape[0],) for c, w in zip(bs, ws, strict=False))
+            if not shapes_ok:
+                raise ValueError("biases c_l must be one vector of length D_l per layer")
+            object.__setattr__(self, "biases", bs)
+        elif self.mode == "random_bias":
+            raise ValueError("mode random_bias needs biases c_1..c_L")
+        if self.head is not None and self.head.weight.shape[1] != ws[-1].shape[0]:
+            raise ValueError(
+                f"head weight has {self.head.weight.shape[1]} inputs, last layer has "
+                f"{ws[-1].shape[0]} units"
+            )
+
+    @property
+    def depth(self) -> int:
+        return len(self.weights)
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return tuple(w.shape[0] for w in self.weights)
+
+    @property
+    def negative_slope(self) -> float:
+        return negative_slope(self.activation, self.alpha)
+
+    def with_mode(self, mode: str) -> Network:
+        """The same weights under another mode (Figure 1's two rows share their weights)."""
+        return Network(self.weights, self.activation, self.alpha, mode, self.biases, self.head)
+
+
+def random_network(
+    depth: int,
+    width: int | Sequence[int],
+    activation: str = "leaky_relu",
+    alpha: float = 0.1,
+    mode: str = "bn",
+    seed: int = 0,
+    head_outputs: int = 0,
+    bias_std: float = 1.0,
+) -> Network:
+    """Random weights from a seed: He-normal W_l ~ N(0, 2 / D_{l-1}), c_l ~ N(0, bias_std^2).
+
+    Weights, biases and head come from separate streams of one seed, so the weights of a seed
+    are the same whatever the mode or the head: the with/without-BN comparison of Figure 1
+    uses the same W.
+    """
+    widths = [int(width)] * int(depth) if isinstance(width, int | np.integer) else list(width)
+    if depth < 1 or len(widths) != depth or min(widths) < 1:
+        raise ValueError(f"need depth >= 1 and widths >= 1, got depth={depth}, widths={widths}")
+    if head_outputs not in (0, 1, 2):
+        raise ValueError(f"head_outputs must be 0, 1 or 2, got {head_outputs}")
+    w_rng, c_rng, h_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    weights, biases, d_in = [], [], 2
+    for d in widths:
+        weights.append(w_rng.normal(0.0, np.sqrt(2.0 / d_in), size=(d, d_in)))
+        biases.append(c_rng.normal(0.0, bias_std, size=d))
+        d_in = d
+    head = None
+    if head_outputs:
+        head = Head(h_rng.normal(0.0, np.sqrt(1.0 / d_in), size=(head_outputs, d_in)),
+                    np.zeros(head_outputs))
+    return Network(tuple(weights), activation, alpha, mode, tuple(biases), head)
+
+
+def load_network(
+    path: str | Path, activation: str = "leaky_relu", alpha: float = 0.1, mode: str = "bn"
+) -> Network:
+    """Read W1..WL (and c1..cL, and optionally head_W, head_b) from an ``.npz`` file.
+
+    Never unpickles: object arrays are refused.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: np.array(f[k]) for k in f.files}
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable .npz of numeric arrays ({exc})") from None
+    depth = 0
+    while f"W{depth + 1}" in arrays:
+        depth += 1
+    if depth == 0:
+        raise ValueError(f"{path}: no array W1 (expected W1..WL of shape (D_l, D_(l-1)))")
+    weights = tuple(arrays[f"W{i}"] for i in range(1, depth + 1))
+    biases = None
+    if all(f"c{i}" in arrays for i in range(1, depth + 1)):
+        biases = tuple(arrays[f"c{i}"] for i in range(1, depth + 1))
+    head = None
+    if "head_W" in arrays:
+        head_b = arrays.get("head_b", np.zeros(np.atleast_2d(arrays["head_W"]).shape[0]))
+        head = Head(np.atleast_2d(arrays["head_W"]), head_b)
+    try:
+        return Network(weights, activation, alpha, mode, biases, head)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def select_batch(points: np.ndarray, batch_size: int | None, seed: int = 0) -> np.ndarray:
+    """The explicit batch that defines mu and sigma (SPEC.md).
+
+    ``None`` (or a size >= n) is the whole data set, i.e. test-time statistics; otherwise a
+    mini-batch of ``batch_size`` distinct points drawn with ``seed``: same seed, same batch.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    n = points.shape[0]
+    if batch_size is None or batch_size >= n:
+        return points
+    if batch_size < 1:
+        raise ValueError(f"batch size must be >= 1, got {batch_size}")
+    idx = np.random.default_rng(seed).choice(n, size=batch_size, replace=False)
+    return points[np.sort(idx)]
+
+
+@dataclass(frozen=True)
+class LayerOverride:
+    """mu -> mu_scale * mu + mu_offset and sigma -> sigma_scale * sigma for one layer.
+
+    Each field is a scalar (all units) or a vector of length D_l (per unit).
+    """
+
+    mu_scale: float | np.ndarray = 1.0
+    mu_offset: float | np.ndarray = 0.0
+    sigma_scale: float | np.ndarray = 1.0
+
+
+@dataclass(frozen=True)
+class BNOverrides:
+    """Slider overrides of the BN statistics, by layer (1-based)."""
+
+    layers: Mapping[int, LayerOverride] = field(default_factory=dict)
+
+    @classmethod
+    def all_layers(
+        cls, depth: int, mu_scale: float = 1.0, mu_offset: float = 0.0, sigma_scale: float = 1.0
+    ) -> BNOverrides:
+        o = LayerOverride(mu_scale, mu_offset, sigma_scale)
+        return cls({layer: o for layer in range(1, depth + 1)})
+
+    @classmethod
+    def unit(
+        cls,
+        width: int,
+        layer: int,
+        unit: int,
+        mu_scale: float = 1.0,
+        mu_offset: float = 0.0,
+        sigma_scale: float = 1.0,
+    ) -> BNOverrides:
+        """Override one (layer, unit) (0-based unit), as in Figure 2."""
+        if not 0 <= unit < width:
+            raise ValueError(f"unit {unit} out of range for a layer of width {width}")
+        ms, mo, ss = np.ones(width), np.zeros(width), np.ones(width)
+        ms[unit], mo[unit], ss[unit] = mu_scale, mu_offset, sigma_scale
+        return cls({layer: LayerOverride(ms, mo, ss)})
+
+    def apply(self, layer: int, mu: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        o = self.layers.get(layer)
+        if o is None:
+            return mu, sigma
+        sigma_scale = np.broadcast_to(np.asarray(o.sigma_scale, dtype=np.float64), sigma.shape)
+        if np.any(~np.isfinite(sigma_scale)) or np.any(sigma_scale <= 0):
+            raise ValueError(f"sigma scale of layer {layer} must be finite and > 0")
+        mu_new = np.asarray(o.mu_scale, dtype=np.float64) * mu + np.asarray(o.mu_offset)
+        if not np.all(np.isfinite(mu_new)):
+            raise ValueError(f"mu override of layer {layer} is not finite")
+        return np.broadcast_to(mu_new, mu.shape).copy(), sigma * sigma_scale
+
+
+@dataclass(frozen=True)
+class LayerStatistics:
+    """What layer l's hyperplanes are made of, and their TLS distance to the batch.
+
+    ``batch_mean``/``batch_std`` are eq. 3 over the batch (biased std) whatever the mode;
+    ``mu``/``sigma`` are what the layer actually uses, h = (W z - mu) / sigma.
+    ``tls_error[k]`` is eq. 8 at the used mu: mean_B d(z, H_k)^2 =
+    (batch_std^2 + (batch_mean - mu)^2) / ||w_k||^2, which is sigma^2/||w||^2 (Figure 9's colour)
+    when mu is the BN mean (Theorem 1).
+    """
+
+    layer: int
+    batch_mean: np.ndarray
+    batch_std: np.ndarray
+    mu: np.ndarray
+    sigma: np.ndarray
+    weight_norm: np.ndarray
+    tls_error: np.ndarray
+    inputs: np.ndarray  # z_{l-1} of the batch, (|B|, D_{l-1})
+
+
+def layer_statistics(
+    net: Network, batch: np.ndarray, overrides: BNOverrides | None = None
+) -> list[LayerStatistics]:
+    """Forward the batch through the network in float64 and return each layer's statistics."""
+    z = torch.as_tensor(np.asarray(batch, dtype=np.float64))
+    if z.ndim != 2 or z.shape[1] != 2 or z.shape[0] < 1:
+        raise ValueError(f"the batch must be an (n, 2) array with n >= 1, got {tuple(z.shape)}")
+    overrides = overrides or BNOverrides()
+    slope = net.negative_slope
+    out = []
+    for i, w_np in enumerate(net.weights):
+        layer = i + 1
+        w = torch.as_tensor(w_np)
+        u = z @ w.T  # (|B|, D_l)
+        mean = u.mean(0)
+        std = (u - mean).pow(2).mean(0).sqrt()  # biased (divide by |B|), SPEC.md pitfall
+        if net.mode == "bn":
+            ref = u.abs().amax(0)
+            floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
+            mu, sigma = mean, torch.maximum(std, floor)
+        elif net.mode == "zero_bias":
+            mu, sigma = torch.zeros_like(mean), torch.ones_like(std)
+        else:
+            mu, sigma = -torch.as_tensor(net.biases[i]), torch.ones_like(std)
+        mu_np, sigma_np = overrides.apply(layer, mu.numpy(), sigma.numpy())
+        mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
+        wnorm = w.norm(dim=1)
+        tls = (std.pow(2) + (mean - mu).pow(2)) / wnorm.pow(2)
+        out.append(
+            LayerStatistics(layer, mean.numpy(), std.numpy(), mu_np, sigma_np, wnorm.numpy(),
+                            tls.numpy(), z.numpy())
+        )
+        h = (u - mu) / sigma
+        z = torch.where(h > 0, h, slope * h)
+    return out
