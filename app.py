@@ -1,0 +1,32 @@
+"""The bnviz dashboard: ``python app.py`` serves http://127.0.0.1:8050; gunicorn uses ``server``."""
+
+from __future__ import annotations
+
+import os
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Dash, html
+
+import callbacks.explorer  # noqa: F401  (registers the explorer's callbacks)
+from layouts import explorer
+
+
+def create_app() -> Dash:
+    app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
+               suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
+    dash.register_page("explorer", path="/", name="Partition explorer", layout=explorer.layout)
+    app.layout = html.Div([
+        dbc.NavbarSimple(brand="bnviz: what batch normalization does to the partition",
+                         color="dark", dark=True, fluid=True),
+        dash.page_container,
+    ])
+    return app
+
+
+app = create_app()
+server = app.server
+
+if __name__ == "__main__":
+    app.run(host=os.environ.get("BNVIZ_HOST", "127.0.0.1"),
+            port=int(os.environ.get("BNVIZ_PORT", "8050")), debug=False)

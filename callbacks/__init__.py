@@ -1,0 +1,1 @@
+"""Callbacks: parse control values, call bnviz, build figures (registered on import)."""

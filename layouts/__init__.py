@@ -1,0 +1,1 @@
+"""Component trees of the dashboard's pages (no logic: callbacks/ wires them)."""
