@@ -87,7 +87,8 @@ def _build_parser() -> _Parser:
     p.add_argument("--extent", type=_finite_float, default=3.0, help="input box [-E, E]^2")
     p.add_argument("--head", type=int, choices=(0, 1, 2), default=0,
                    help="classifier head logits (draws its decision boundary)")
-    p.add_argument("--weights", type=Path, help=".npz with W1..WL (and c1..cL, head_W, head_b)")
+    p.add_argument("--weights", type=Path,
+                   help=".npz with W1..WL (and c1..cL, head_W, head_b); sets depth and widths")
     p.add_argument("--data", type=Path, help="the data: .npy (n, 2) or .csv x,y[,label]")
     p.add_argument("--format", choices=("json", "svg", "png"), default="json")
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
@@ -97,6 +98,9 @@ def _build_parser() -> _Parser:
 
 def _network(args: argparse.Namespace) -> Network:
     if args.weights is not None:
+        if args.head:
+            raise CLIError("--head draws a random head and cannot be combined with --weights: "
+                           "put head_W (and head_b) in the .npz instead")
         net = load_network(args.weights, args.activation, args.alpha, args.mode)
         if net.depth > MAX_DEPTH or max(net.widths) > MAX_WIDTH:
             raise CLIError(f"{args.weights}: network of widths {net.widths} exceeds the limits "

@@ -44,6 +44,7 @@ import csv
 import io
 import math
 import operator
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,9 @@ DATASETS: tuple[str, ...] = ("star", "moons", "circles", "blobs", "spiral", "gau
 
 #: Largest number of points a data set may have.
 MAX_POINTS = 1_000_000
+#: Largest |coordinate| accepted: far beyond any input box, small enough that the float64
+#: statistics of a batch (squares of W x) cannot overflow.
+MAX_COORDINATE = 1e6
 #: Generated points lie in ``[-DATA_BOUND, DATA_BOUND]^2``.
 DATA_BOUND = 2.5
 #: Largest accepted ``noise`` (standard deviation of the positional jitter).
@@ -289,11 +293,12 @@ def _validate(points: object, labels: object, source: str) -> tuple[np.ndarray, 
     if n > MAX_POINTS:
         raise DatasetError(f"{source}: too many points ({n:,}; at most {MAX_POINTS:,})")
     arr = np.array(arr, dtype=np.float64, order="C", copy=True)
-    bad = ~np.isfinite(arr)
+    bad = ~np.isfinite(arr) | (np.abs(arr) > MAX_COORDINATE)
     if bad.any():
         row, col = np.argwhere(bad)[0]
         raise DatasetError(
-            f"{source}: {int(bad.any(axis=1).sum())} point(s) have non-finite coordinates "
+            f"{source}: {int(bad.any(axis=1).sum())} point(s) have non-finite coordinates or "
+            f"coordinates beyond +/-{MAX_COORDINATE:g} "
             f"(first: row {row}, column {col}, value {arr[row, col]})"
         )
 
@@ -422,8 +427,11 @@ def _read_npy(path: Path) -> np.ndarray:
         raise DatasetError(f"{fname}: not a valid numeric .npy array ({detail})") from None
     except EOFError:
         raise DatasetError(f"{fname}: the file is empty or truncated") from None
-    if not isinstance(arr, np.ndarray):  # pragma: no cover - .npz is rejected by suffix
-        raise DatasetError(f"{fname}: expected a single .npy array")
+    except zipfile.BadZipFile:
+        raise DatasetError(f"{fname}: not a .npy array (a damaged zip/.npz archive)") from None
+    if not isinstance(arr, np.ndarray):
+        arr.close()
+        raise DatasetError(f"{fname}: expected a single .npy array, got an .npz archive")
     return arr
 
 

@@ -6,9 +6,11 @@ far fewer in practice); these caps bound the network size and the regions comput
 
 from __future__ import annotations
 
-__all__ = ["MAX_DEPTH", "MAX_REGIONS", "MAX_WIDTH", "PartitionTooLarge"]
+__all__ = ["MAX_DEPTH", "MAX_EXTENT", "MAX_REGIONS", "MAX_WIDTH", "PartitionTooLarge"]
 
 MAX_DEPTH = 16
+#: Largest half-width of the input box (float64 geometry stays meaningful well inside this).
+MAX_EXTENT = 1e6
 MAX_WIDTH = 256
 #: Regions of one layer's partition above which the computation stops with a clear message.
 MAX_REGIONS = 2_000_000

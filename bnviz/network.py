@@ -16,6 +16,7 @@ later layers are recomputed from the modified forward pass, as a BN network in t
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,10 +60,17 @@ def negative_slope(activation: str, alpha: float = 0.1) -> float:
     raise ValueError(f"unknown activation {activation!r}; choose from {', '.join(ACTIVATIONS)}")
 
 
+#: Largest |entry| accepted in weights and biases (keeps float64 statistics finite).
+MAX_PARAMETER = 1e6
+
+
 def _as_matrix(a: np.ndarray, name: str) -> np.ndarray:
-    arr = np.asarray(a, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} has non-finite entries")
+    raw = np.asarray(a)
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers, got dtype {raw.dtype}")
+    arr = raw.astype(np.float64)
+    if not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > MAX_PARAMETER):
+        raise ValueError(f"{name} has non-finite entries or entries beyond +/-{MAX_PARAMETER:g}")
     return arr
 
 
@@ -201,8 +209,9 @@ def load_network(
             arrays = {k: np.array(f[k]) for k in f.files}
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable .npz of numeric arrays ({exc})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: not a readable .npz of numeric arrays ({detail})") from None
     depth = 0
     while f"W{depth + 1}" in arrays:
         depth += 1
@@ -338,6 +347,9 @@ def layer_statistics(
             mu, sigma = torch.zeros_like(mean), torch.ones_like(std)
         else:
             mu, sigma = -torch.as_tensor(net.biases[i]), torch.ones_like(std)
+        if not (torch.isfinite(mean).all() and torch.isfinite(std).all()):
+            raise ValueError(f"layer {layer}: the batch statistics overflow float64 "
+                             "(inputs or weights too large)")
         mu_np, sigma_np = overrides.apply(layer, mu.numpy(), sigma.numpy())
         mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
         wnorm = w.norm(dim=1)

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from bnviz.device import pick_device
-from bnviz.limits import MAX_REGIONS, PartitionTooLarge
+from bnviz.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.network import LayerStatistics, Network, layer_statistics
 
 __all__ = [
@@ -63,8 +63,8 @@ _PACK = 31  # sign trits packed per int64 word (2 bits each, sign bit left clear
 def box_from_extent(extent: float) -> tuple[float, float, float, float]:
     """The input box [-E, E]^2 as (xmin, xmax, ymin, ymax)."""
     e = float(extent)
-    if not (math.isfinite(e) and e > 0):
-        raise ValueError(f"extent must be a finite number > 0, got {extent}")
+    if not (math.isfinite(e) and 0 < e <= MAX_EXTENT):
+        raise ValueError(f"extent must be a number in (0, {MAX_EXTENT:g}], got {extent}")
     return (-e, e, -e, e)
 
 
@@ -148,14 +148,37 @@ def _ragged_arange(counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return group, offset
 
 
-def _pack_signs(s: torch.Tensor) -> torch.Tensor:
-    """Pack sign vectors in {-1, 0, 1} into int64 words (exact keys for grouping)."""
-    n, d = s.shape
-    words = -(-d // _PACK)
-    v = torch.zeros((n, words * _PACK), dtype=torch.int64, device=s.device)
-    v[:, :d] = s.to(torch.int64) + 1
-    powers = 4 ** torch.arange(_PACK, dtype=torch.int64, device=s.device)
-    return (v.view(n, words, _PACK) * powers).sum(-1)
+def _pack_local(point: torch.Tensor, local: torch.Tensor, sign: torch.Tensor, n_points: int,
+                n_words: int) -> torch.Tensor:
+    """Pack each point's signs over its polygon's crossing lines into int64 words (exact keys).
+
+    Entry (point, local index i, sign s) contributes (s + 1) * 4^(i mod 31) to word i // 31.
+    """
+    words = torch.zeros(n_points * n_words, dtype=torch.int64, device=point.device)
+    shift = (local % _PACK) * 2
+    value = (sign.to(torch.int64) + 1) << shift
+    words.index_add_(0, point * n_words + local // _PACK, value)
+    return words.view(n_points, n_words)
+
+
+def _fuse_columns(keys: torch.Tensor) -> torch.Tensor:
+    """Fuse non-negative int64 key columns into as few columns as their bit widths allow
+    (same grouping, fewer sorts)."""
+    if keys.shape[0] == 0 or keys.shape[1] == 1:
+        return keys
+    keys = keys - keys.amin(0)  # non-negative, same equalities
+    bits = [max(1, int(v).bit_length()) for v in keys.amax(0).tolist()]
+    fused, current, used = [], None, 0
+    for col, b in enumerate(bits):
+        if current is not None and used + b <= 62:
+            current = (current << b) | keys[:, col]
+            used += b
+        else:
+            if current is not None:
+                fused.append(current)
+            current, used = keys[:, col], b
+    fused.append(current)
+    return torch.stack(fused, 1)
 
 
 def _group_first(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -163,6 +186,7 @@ def _group_first(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     row).  Lexicographic stable sorts, one per column: ``torch.unique(dim=0)`` is row-by-row
     slow on the CPU."""
     n = keys.shape[0]
+    keys = _fuse_columns(keys)
     order = torch.arange(n, device=keys.device)
     for col in range(keys.shape[1] - 1, -1, -1):
         order = order[torch.sort(keys[order, col], stable=True).indices]
@@ -183,15 +207,19 @@ def _lexsort(primary: torch.Tensor, secondary: torch.Tensor) -> torch.Tensor:
     return order[torch.sort(primary[order], stable=True).indices]
 
 
+def _starts(counts: torch.Tensor) -> torch.Tensor:
+    return torch.cumsum(counts, 0) - counts
+
+
 class _Mesh:
     """Torch state of a partition: polygons in CSR form plus each polygon's affine map."""
 
     def __init__(self, ptr, verts, jac, off, codes):
         self.ptr, self.verts, self.jac, self.off, self.codes = ptr, verts, jac, off, codes
-        counts = ptr[1:] - ptr[:-1]
-        r, v = counts.numel(), verts.shape[0]
+        self.counts = ptr[1:] - ptr[:-1]
+        r, v = self.counts.numel(), verts.shape[0]
         dev = verts.device
-        self.poly = torch.repeat_interleave(torch.arange(r, device=dev), counts)
+        self.poly = torch.repeat_interleave(torch.arange(r, device=dev), self.counts)
         ar = torch.arange(v, device=dev)
         self.nxt = ar + 1
         self.nxt[ptr[1:] - 1] = ptr[:-1]
@@ -218,76 +246,107 @@ def _box_mesh(box, dev) -> _Mesh:
 
 
 @dataclass
-class _Signs:
-    """Per-polygon affine functions evaluated at the mesh vertices, with the on-line test."""
+class _Cuts:
+    """The (polygon, unit) pairs whose zero line strictly crosses the polygon, and their chords.
 
-    a: torch.Tensor  # (R, D, 2) gradients
-    c: torch.Tensor  # (R, D) offsets
-    hv: torch.Tensor  # (V, D) values at vertices
-    tol: torch.Tensor  # (R, D) on-the-line tolerance
-    sv: torch.Tensor  # (V, D) int8 signs with tolerance
-    crossing: torch.Tensor  # (R, D) bool: strictly both signs in the polygon
-    const: torch.Tensor  # (R, D) int8 sign of non-crossing functions on the polygon
+    ``ent_*`` list, pair by pair and corner by corner in order, the function's value and sign
+    at every corner of the pair's polygon; ``b_*`` are the strict edge crossings.
+    """
+
+    const: torch.Tensor  # (R, D) int8: sign of the function on polygons it does not cross
+    pair_poly: torch.Tensor  # (M,)
+    pair_unit: torch.Tensor  # (M,)
+    grad: torch.Tensor  # (M, 2) gradient of the function on the polygon
+    offset: torch.Tensor  # (M,)
+    tol: torch.Tensor  # (M,)
+    direction: torch.Tensor  # (M, 2) unit vector along the line
+    ent_pair: torch.Tensor
+    ent_vertex: torch.Tensor
+    ent_sign: torch.Tensor
+    b_pair: torch.Tensor
+    b_edge: torch.Tensor  # start vertex of the crossed edge
+    b_pts: torch.Tensor
+    chord_a: torch.Tensor  # (M, 2)
+    chord_b: torch.Tensor
+    t_lo: torch.Tensor  # (M,) chord end parameters along ``direction``
+    t_hi: torch.Tensor
 
 
-def _evaluate(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> _Signs:
+def _find_cuts(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> _Cuts:
+    """Which functions h = a . x + c (per polygon, (R, D) of them) cross which polygons.
+
+    A circle test first: |h(centre)| > |a| * radius means the line misses the polygon, so only
+    the remaining (polygon, unit) pairs are evaluated at the corners (deep layers: a few %).
+    """
+    dev = c.device
     bx = max(abs(box[0]), abs(box[1]))
     by = max(abs(box[2]), abs(box[3]))
-    tol = RTOL * (a[..., 0].abs() * bx + a[..., 1].abs() * by + c.abs())
-    p = mesh.poly
-    x, y = mesh.verts[:, 0:1], mesh.verts[:, 1:2]
-    hv = a[p, :, 0] * x + a[p, :, 1] * y + c[p]
-    tv = tol[p]
-    pos, neg = hv > tv, hv < -tv
-    sv = pos.to(torch.int8) - neg.to(torch.int8)
-    r, d = c.shape
-    zeros = torch.zeros((r, d), dtype=torch.int32, device=c.device)
-    npos = zeros.index_add(0, p, pos.to(torch.int32))
-    nneg = zeros.index_add(0, p, neg.to(torch.int32))
+    r = mesh.n_regions
+    verts = mesh.verts
+    center = torch.zeros((r, 2), dtype=verts.dtype, device=dev).index_add_(0, mesh.poly, verts)
+    center = center / mesh.counts[:, None]
+    radius = torch.zeros(r, dtype=verts.dtype, device=dev).scatter_reduce_(
+        0, mesh.poly, (verts - center[mesh.poly]).norm(dim=1), "amax")
+    hc = torch.baddbmm(c[:, :, None], a, center[:, :, None])[..., 0]
+    # |h(x) - h(centre)| <= |a|_1 * radius on the polygon; the tolerance (below) is at most
+    # RTOL * (|a|_1 * max(X, Y) + |c|), so this keeps every pair that can touch the polygon
+    reach_scale = radius * (1 + 1e-9) + 2 * RTOL * max(bx, by)
+    cand = hc.abs() - 2 * RTOL * c.abs() <= a.abs().sum(2) * reach_scale[:, None]
+    const = torch.sign(hc).to(torch.int8)
+    cp, ck = torch.nonzero(cand, as_tuple=True)
+    grp, off = _ragged_arange(mesh.counts[cp])
+    ev = mesh.ptr[cp][grp] + off
+    g, cc = a[cp, ck], c[cp, ck]
+    tt = RTOL * (g[:, 0].abs() * bx + g[:, 1].abs() * by + cc.abs())
+    h = g[grp, 0] * verts[ev, 0] + g[grp, 1] * verts[ev, 1] + cc[grp]
+    s = (h > tt[grp]).to(torch.int8) - (h < -tt[grp]).to(torch.int8)
+    n_cand = cp.numel()
+    zeros = torch.zeros(n_cand, dtype=torch.int32, device=dev)
+    npos = zeros.index_add(0, grp, (s > 0).to(torch.int32))
+    nneg = zeros.index_add(0, grp, (s < 0).to(torch.int32))
     crossing = (npos > 0) & (nneg > 0)
-    const = (npos > 0).to(torch.int8) - ((npos == 0) & (nneg > 0)).to(torch.int8)
-    return _Signs(a, c, hv, tol, sv, crossing, const)
+    const[cp, ck] = (npos > 0).to(torch.int8) - ((npos == 0) & (nneg > 0)).to(torch.int8)
 
+    keep = torch.nonzero(crossing, as_tuple=True)[0]
+    m = keep.numel()
+    remap = torch.full((n_cand,), -1, dtype=torch.int64, device=dev)
+    remap[keep] = torch.arange(m, device=dev)
+    ent_keep = crossing[grp]
+    ent_pair, ent_vertex = remap[grp[ent_keep]], ev[ent_keep]
+    ent_h, ent_sign, ent_off = h[ent_keep], s[ent_keep], off[ent_keep]
+    pair_poly, pair_unit = cp[keep], ck[keep]
+    grad = g[keep]
+    direction = torch.stack([-grad[:, 1], grad[:, 0]], 1)
+    direction = direction / direction.norm(dim=1, keepdim=True)
 
-def _edge_crossings(mesh: _Mesh, sig: _Signs, vidx: torch.Tensor):
-    """Points where a function changes sign strictly along an edge starting at ``vidx``.
+    # strict sign changes along an edge; interpolated from the positive end, so both polygons
+    # sharing the edge use the same formula
+    n_corner = mesh.counts[pair_poly][ent_pair]
+    idx = torch.arange(ent_pair.numel(), device=dev)
+    ent_next = idx - ent_off + (ent_off + 1) % n_corner
+    e0 = torch.nonzero((ent_sign * ent_sign[ent_next]) < 0, as_tuple=True)[0]
+    e1 = ent_next[e0]
+    h0, h1 = ent_h[e0], ent_h[e1]
+    first_pos = h0 > 0
+    v0, v1 = verts[ent_vertex[e0]], verts[ent_vertex[e1]]
+    pa = torch.where(first_pos[:, None], v0, v1)
+    pb = torch.where(first_pos[:, None], v1, v0)
+    ha, hb = torch.where(first_pos, h0, h1), torch.where(first_pos, h1, h0)
+    b_pts = pa + (ha / (ha - hb))[:, None] * (pb - pa)
+    b_pair, b_edge = ent_pair[e0], ent_vertex[e0]
 
-    Returns (start vertex, unit, point).  The point is interpolated from the positive end
-    toward the negative end, so both polygons sharing the edge compute the same formula.
-    """
-    nxt = mesh.nxt[vidx]
-    hit = (sig.sv[vidx] * sig.sv[nxt]) < 0
-    row, unit = torch.nonzero(hit, as_tuple=True)
-    j, n = vidx[row], nxt[row]
-    h0, h1 = sig.hv[j, unit], sig.hv[n, unit]
-    first_pos = (h0 > 0)[:, None]
-    pa = torch.where(first_pos, mesh.verts[j], mesh.verts[n])
-    pb = torch.where(first_pos, mesh.verts[n], mesh.verts[j])
-    ha, hb = torch.where(h0 > 0, h0, h1), torch.where(h0 > 0, h1, h0)
-    t = (ha / (ha - hb))[:, None]
-    return j, unit, pa + t * (pb - pa)
-
-
-def _chords(mesh: _Mesh, sig: _Signs, vidx, pair_index, n_pairs, directions, b_poly, b_unit,
-            b_pts):
-    """The chord (facet) of every crossing (polygon, unit) pair: its two end points.
-
-    End points are the strict edge crossings and the corners on the line; along the line they
-    are ordered by the parameter t = direction . point, and the chord runs from min to max.
-    """
-    vpoly = mesh.poly[vidx]
-    on_line = (sig.sv[vidx] == 0) & sig.crossing[vpoly]
-    row, unit = torch.nonzero(on_line, as_tuple=True)
-    poly = torch.cat([b_poly, vpoly[row]])
-    units = torch.cat([b_unit, unit])
-    pts = torch.cat([b_pts, mesh.verts[vidx[row]]])
-    pair = pair_index[poly, units]
-    t = (pts * directions[pair]).sum(1)
-    order = _lexsort(pair, t)
-    counts = torch.bincount(pair, minlength=n_pairs)
-    start = torch.cumsum(counts, 0) - counts
-    first, last = order[start], order[start + counts - 1]
-    return pts[first], pts[last], t[first], t[last]
+    # chords: end points are the edge crossings and the corners on the line, ordered along it
+    z = torch.nonzero(ent_sign == 0, as_tuple=True)[0]
+    end_pair = torch.cat([b_pair, ent_pair[z]])
+    end_pts = torch.cat([b_pts, verts[ent_vertex[z]]])
+    t = (end_pts * direction[end_pair]).sum(1)
+    order = _lexsort(end_pair, t)
+    n_end = torch.bincount(end_pair, minlength=m)
+    first = order[_starts(n_end)]
+    last = order[_starts(n_end) + n_end - 1]
+    return _Cuts(const, pair_poly, pair_unit, grad, cc[keep], tt[keep], direction, ent_pair,
+                 ent_vertex, ent_sign, b_pair, b_edge, b_pts, end_pts[first], end_pts[last],
+                 t[first], t[last])
 
 
 def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: float, box):
@@ -295,85 +354,82 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     dev = w_eff.device
     a = torch.einsum("dk,rkc->rdc", w_eff, mesh.jac)  # (R, D, 2)
     c = mesh.off @ w_eff.T + b_eff  # (R, D)
-    sig = _evaluate(mesh, a, c, box)
-    split = sig.crossing.any(1)
+    cuts = _find_cuts(mesh, a, c, box)
+    r = mesh.n_regions
+    m = cuts.pair_poly.numel()
+    pair_poly, grad, direction = cuts.pair_poly, cuts.grad, cuts.direction
+    per_poly = torch.bincount(pair_poly, minlength=r)  # crossing lines per polygon
+    split = per_poly > 0
+    poly_start = _starts(per_poly)
+    local = torch.arange(m, device=dev) - poly_start[pair_poly]
+    n_words = max(1, -(-int(per_poly.max()) // _PACK)) if m else 1
     box_len = max(box[1] - box[0], box[3] - box[2])
 
-    # ---- crossing pairs, their lines and chords (facets) --------------------------------
-    pairs_p, pairs_k = torch.nonzero(sig.crossing, as_tuple=True)  # sorted by polygon
-    n_pairs = pairs_p.numel()
-    pair_index = torch.full(sig.crossing.shape, -1, dtype=torch.int64, device=dev)
-    pair_index[pairs_p, pairs_k] = torch.arange(n_pairs, device=dev)
-    grad = a[pairs_p, pairs_k]  # (M, 2)
-    directions = torch.stack([-grad[:, 1], grad[:, 0]], 1)
-    directions = directions / directions.norm(dim=1, keepdim=True)
-
-    vidx = torch.nonzero(split[mesh.poly], as_tuple=True)[0]  # corners of split polygons
-    b_start, b_unit, b_pts = _edge_crossings(mesh, sig, vidx)
-    b_poly = mesh.poly[b_start]
-    chord_a, chord_b, t_lo, t_hi = _chords(mesh, sig, vidx, pair_index, n_pairs, directions,
-                                           b_poly, b_unit, b_pts)
-
-    # ---- pairwise intersections strictly inside their polygon ---------------------------
-    per_poly = torch.bincount(pairs_p, minlength=mesh.n_regions)
-    poly_start = torch.cumsum(per_poly, 0) - per_poly
-    gi, off = _ragged_arange(per_poly[pairs_p])
-    gj = poly_start[pairs_p[gi]] + off
+    # ---- pairwise intersections of a polygon's lines, strictly inside its chords ---------
+    gi, off = _ragged_arange(per_poly[pair_poly])
+    gj = poly_start[pair_poly[gi]] + off
     keep = gj > gi
     gi, gj = gi[keep], gj[keep]
-    p_c = pairs_p[gi]
     a1, a2 = grad[gi], grad[gj]
-    c1, c2 = c[p_c, pairs_k[gi]], c[p_c, pairs_k[gj]]
+    c1, c2 = cuts.offset[gi], cuts.offset[gj]
     det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
     nonparallel = det.abs() > 1e-14 * a1.norm(dim=1) * a2.norm(dim=1)
     safe = torch.where(nonparallel, det, torch.ones_like(det))
     q = torch.stack([(c2 * a1[:, 1] - c1 * a2[:, 1]) / safe,
                      (c1 * a2[:, 0] - c2 * a1[:, 0]) / safe], 1)
     ttol = RTOL * box_len
-    t1 = (q * directions[gi]).sum(1)
-    t2 = (q * directions[gj]).sum(1)
-    inside = (nonparallel & (t1 > t_lo[gi] + ttol) & (t1 < t_hi[gi] - ttol)
-              & (t2 > t_lo[gj] + ttol) & (t2 < t_hi[gj] - ttol))
-    q, p_c = q[inside], p_c[inside]
-    k_c1, k_c2 = pairs_k[gi[inside]], pairs_k[gj[inside]]
+    t1 = (q * direction[gi]).sum(1)
+    t2 = (q * direction[gj]).sum(1)
+    inside = (nonparallel & (t1 > cuts.t_lo[gi] + ttol) & (t1 < cuts.t_hi[gi] - ttol)
+              & (t2 > cuts.t_lo[gj] + ttol) & (t2 < cuts.t_hi[gj] - ttol))
+    gi, gj, q = gi[inside], gj[inside], q[inside]
 
-    # ---- sign vectors of the new points; merge coincident ones -------------------------
-    def signs_at(poly, pts):
-        h = a[poly, :, 0] * pts[:, 0:1] + a[poly, :, 1] * pts[:, 1:2] + c[poly]
-        tol = sig.tol[poly]
-        s = (h > tol).to(torch.int8) - (h < -tol).to(torch.int8)
-        return torch.where(sig.crossing[poly], s, sig.const[poly])
+    # ---- new points (edge crossings, intersections): signs over their polygon's lines ----
+    new_pts = torch.cat([cuts.b_pts, q])
+    def1 = torch.cat([cuts.b_pair, gi])
+    def2 = torch.cat([cuts.b_pair, gj])
+    new_poly = pair_poly[def1]
+    new_edge = torch.cat([cuts.b_edge, torch.full_like(gi, -1)])
+    n_new = new_pts.shape[0]
+    ng, noff = _ragged_arange(per_poly[new_poly])
+    npair = poly_start[new_poly][ng] + noff
+    h = grad[npair, 0] * new_pts[ng, 0] + grad[npair, 1] * new_pts[ng, 1] + cuts.offset[npair]
+    tol = cuts.tol[npair]
+    ns = (h > tol).to(torch.int8) - (h < -tol).to(torch.int8)
+    ns = torch.where((npair == def1[ng]) | (npair == def2[ng]), torch.zeros_like(ns), ns)
+    # coincident new points (same polygon, edge and sign vector) are one vertex: this merges
+    # e.g. the D(D-1)/2 float64 intersections of BN's concurrent layer-1 lines
+    words = _pack_local(ng, local[npair], ns, n_new, n_words)
+    first, _ = _group_first(torch.cat([new_poly[:, None], new_edge[:, None], words], 1))
+    rep_id = torch.full((n_new,), -1, dtype=torch.int64, device=dev)
+    rep_id[first] = torch.arange(first.numel(), device=dev)
 
-    s_b = signs_at(b_poly, b_pts)
-    s_b[torch.arange(b_unit.numel(), device=dev), b_unit] = 0
-    s_c = signs_at(p_c, q)
-    rows_c = torch.arange(q.shape[0], device=dev)
-    s_c[rows_c, k_c1] = 0
-    s_c[rows_c, k_c2] = 0
-    new_poly = torch.cat([b_poly, p_c])
-    new_edge = torch.cat([b_start, torch.full_like(p_c, -1)])
-    new_s = torch.cat([s_b, s_c])
-    new_pts = torch.cat([b_pts, q])
-    if new_poly.numel():
-        keys = torch.cat([new_poly[:, None], new_edge[:, None], _pack_signs(new_s)], 1)
-        first, _ = _group_first(keys)
-        new_poly, new_edge, new_s, new_pts = (new_poly[first], new_edge[first], new_s[first],
-                                              new_pts[first])
-
-    # all candidate vertices: old corners of split polygons, then the merged new points
-    a_poly = mesh.poly[vidx]
-    pt_poly = torch.cat([a_poly, new_poly])
-    pt_xy = torch.cat([mesh.verts[vidx], new_pts])
-    pt_s = torch.cat([torch.where(sig.crossing[a_poly], sig.sv[vidx], sig.const[a_poly]), new_s])
+    # ---- all vertices of the cut polygons: old corners, then the merged new points --------
+    vidx = torch.nonzero(split[mesh.poly], as_tuple=True)[0]
     n_a = vidx.numel()
+    corner_id = torch.full((mesh.verts.shape[0],), -1, dtype=torch.int64, device=dev)
+    corner_id[vidx] = torch.arange(n_a, device=dev)
+    keep_ent = rep_id[ng] >= 0
+    ent_point = torch.cat([corner_id[cuts.ent_vertex], n_a + rep_id[ng[keep_ent]]])
+    ent_pair = torch.cat([cuts.ent_pair, npair[keep_ent]])
+    ent_sign = torch.cat([cuts.ent_sign, ns[keep_ent]])
+    order = _lexsort(ent_point, local[ent_pair])
+    ent_point, ent_pair, ent_sign = ent_point[order], ent_pair[order], ent_sign[order]
+    pt_poly = torch.cat([mesh.poly[vidx], new_poly[first]])
+    pt_xy = torch.cat([mesh.verts[vidx], new_pts[first]])
+    pt_edge = torch.cat([new_edge[first]])
+    n_pts = pt_poly.numel()
+    pt_words = _pack_local(ent_point, local[ent_pair], ent_sign, n_pts, n_words)
+    pt_ent_start = _starts(per_poly[pt_poly])  # every point has one entry per line
 
     # ---- rays around every vertex: lines through it, and the polygon's edges ------------
-    zq, zk = torch.nonzero((pt_s == 0) & sig.crossing[pt_poly], as_tuple=True)
-    dz = directions[pair_index[pt_poly[zq], zk]]
+    zero = torch.nonzero(ent_sign == 0, as_tuple=True)[0]
+    zq, zpair = ent_point[zero], ent_pair[zero]
+    dz = direction[zpair]
     corner_next = mesh.verts[mesh.nxt[vidx]] - mesh.verts[vidx]
     corner_prev = mesh.verts[mesh.prv[vidx]] - mesh.verts[vidx]
-    has_edge = torch.nonzero(new_edge >= 0, as_tuple=True)[0]
-    e = new_edge[has_edge]
+    has_edge = torch.nonzero(pt_edge >= 0, as_tuple=True)[0]
+    e = pt_edge[has_edge]
     edge_dir = mesh.verts[mesh.nxt[e]] - mesh.verts[e]
     ar_a = torch.arange(n_a, device=dev)
     ray_pt = torch.cat([zq, zq, ar_a, ar_a, n_a + has_edge, n_a + has_edge])
@@ -381,84 +437,76 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     theta = torch.atan2(ray_dir[:, 1], ray_dir[:, 0])
     order = _lexsort(ray_pt, theta)
     ray_pt, theta = ray_pt[order], theta[order]
-    n_rays = torch.bincount(ray_pt, minlength=pt_poly.numel())
-    grp, off = _ragged_arange(n_rays[n_rays > 0])
-    ray_start = torch.cumsum(n_rays, 0) - n_rays
+    n_rays = torch.bincount(ray_pt, minlength=n_pts)
+    _, roff = _ragged_arange(n_rays[n_rays > 0])
     idx = torch.arange(theta.numel(), device=dev)
-    nxt_ray = ray_start[ray_pt] + (off + 1) % n_rays[ray_pt]
+    nxt_ray = _starts(n_rays)[ray_pt] + (roff + 1) % n_rays[ray_pt]
     width = theta[nxt_ray] - theta + torch.where(nxt_ray <= idx, 2 * math.pi, 0.0)
     mid = theta + 0.5 * width
     u = torch.stack([torch.cos(mid), torch.sin(mid)], 1)
 
     # a sector is inside the polygon when its bisector points inward across every edge
     # through its vertex (edges are counter-clockwise: inward normal = left normal)
-    def inward(start):
-        dv = mesh.verts[mesh.nxt[start]] - mesh.verts[start]
-        return torch.stack([-dv[:, 1], dv[:, 0]], 1)
-
-    edge1 = torch.cat([vidx, new_edge])  # corner: outgoing edge; new point: its edge or -1
-    edge2 = torch.cat([mesh.prv[vidx], torch.full_like(new_edge, -1)])
+    edge1 = torch.cat([vidx, pt_edge])  # corner: outgoing edge; new point: its edge or -1
+    edge2 = torch.cat([mesh.prv[vidx], torch.full_like(pt_edge, -1)])
     ok = width > ANGLE_TOL
     for edges in (edge1[ray_pt], edge2[ray_pt]):
-        has = edges >= 0
-        n_in = inward(edges.clamp(min=0))
-        ok &= ~has | ((n_in * u).sum(1) > 0)
+        start = edges.clamp(min=0)
+        dv = mesh.verts[mesh.nxt[start]] - mesh.verts[start]
+        ok &= (edges < 0) | (dv[:, 0] * u[:, 1] - dv[:, 1] * u[:, 0] > 0)
     sect_pt, u = ray_pt[ok], u[ok]
 
-    # ---- faces: group sectors by (polygon, sign vector), order corners by angle ---------
+    # ---- faces: a sector's sign vector is its vertex's, with each line through the vertex
+    # ---- signed by the bisector; group sectors by (polygon, sign vector) -----------------
+    n_zero = torch.bincount(zq, minlength=n_pts)
+    sg, soff = _ragged_arange(n_zero[sect_pt])
+    ze = _starts(n_zero)[sect_pt[sg]] + soff
+    fill = torch.sign((grad[zpair[ze]] * u[sg]).sum(1)).to(torch.int64)
+    li = local[zpair[ze]]
+    n_sect = sect_pt.numel()
+    face_words = pt_words[sect_pt].reshape(-1).index_add(
+        0, sg * n_words + li // _PACK, fill << ((li % _PACK) * 2)).view(n_sect, n_words)
     poly_s = pt_poly[sect_pt]
-    s_face = pt_s[sect_pt]
-    fill = torch.sign(a[poly_s, :, 0] * u[:, 0:1] + a[poly_s, :, 1] * u[:, 1:2]).to(torch.int8)
-    s_face = torch.where((s_face == 0) & sig.crossing[poly_s], fill, s_face)
-    face_keys = torch.cat([poly_s[:, None], _pack_signs(s_face)], 1)
-    face_first, face_of = _group_first(face_keys)
+    face_first, face_of = _group_first(torch.cat([poly_s[:, None], face_words], 1))
     n_faces = face_first.numel()
     xy = pt_xy[sect_pt]
     f_count = torch.bincount(face_of, minlength=n_faces)
-    center = torch.zeros((n_faces, 2), dtype=torch.float64, device=dev).index_add_(0, face_of, xy)
-    center = center / f_count[:, None]
-    rel = xy - center[face_of]
-    ang = torch.atan2(rel[:, 1], rel[:, 0])
-    order = _lexsort(face_of, ang)
-    face_xy = xy[order]
-    face_parent = poly_s[face_first]
-    face_sign = s_face[face_first]
     if n_faces and int(f_count.min()) < 3:
         raise RuntimeError("partition: a face with fewer than 3 corners (numerical breakdown)")
+    center = torch.zeros((n_faces, 2), dtype=torch.float64, device=dev).index_add_(0, face_of, xy)
+    rel = xy - (center / f_count[:, None])[face_of]
+    order = _lexsort(face_of, torch.atan2(rel[:, 1], rel[:, 0]))
+    face_xy = xy[order]
+    face_parent = poly_s[face_first]
+
+    # layer-l sign vector of each face: constant signs, then its crossing lines' signs
+    face_sign = cuts.const[face_parent]
+    fg, foff = _ragged_arange(per_poly[face_parent])
+    fe = pt_ent_start[sect_pt[face_first]][fg] + foff
+    fs = ent_sign[fe]
+    fpair = ent_pair[fe]
+    fu = u[face_first][fg]
+    fs = torch.where(fs == 0, torch.sign((grad[fpair] * fu).sum(1)).to(torch.int8), fs)
+    face_sign[fg, cuts.pair_unit[fpair]] = fs
 
     # ---- assemble Omega_{1|l}: untouched polygons, then the faces ----------------------
     keep_poly = torch.nonzero(~split, as_tuple=True)[0]
-    keep_counts = (mesh.ptr[1:] - mesh.ptr[:-1])[keep_poly]
-    keep_xy = mesh.verts[~split[mesh.poly]]
-    counts = torch.cat([keep_counts, f_count])
+    counts = torch.cat([mesh.counts[keep_poly], f_count])
     ptr = torch.cat([torch.zeros(1, dtype=torch.int64, device=dev), torch.cumsum(counts, 0)])
-    verts = torch.cat([keep_xy, face_xy])
+    verts = torch.cat([mesh.verts[~split[mesh.poly]], face_xy])
     parent = torch.cat([keep_poly, face_parent])
-    sign = torch.cat([sig.const[keep_poly], face_sign])
+    sign = torch.cat([cuts.const[keep_poly], face_sign])
     factor = torch.where(sign > 0, 1.0, slope).to(torch.float64)
-    jac = factor[:, :, None] * a[parent]
-    offv = factor * c[parent]
-    codes = torch.cat([mesh.codes[parent], sign > 0], 1)
-    new_mesh = _Mesh(ptr, verts, jac, offv, codes)
-    facets = torch.cat([chord_a, chord_b], 1)
-    return new_mesh, facets, pairs_k, pairs_p
+    new_mesh = _Mesh(ptr, verts, factor[:, :, None] * a[parent], factor * c[parent],
+                     torch.cat([mesh.codes[parent], sign > 0], 1))
+    facets = torch.cat([cuts.chord_a, cuts.chord_b], 1)
+    return new_mesh, facets, cuts.pair_unit, pair_poly
 
 
 def _boundary_segments(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> torch.Tensor:
     """Segments of {g = 0} for one affine function g per polygon (the decision boundary)."""
-    sig = _evaluate(mesh, a[:, None, :], c[:, None], box)
-    pairs_p, _ = torch.nonzero(sig.crossing, as_tuple=True)
-    n_pairs = pairs_p.numel()
-    pair_index = torch.full(sig.crossing.shape, -1, dtype=torch.int64, device=c.device)
-    pair_index[pairs_p, 0] = torch.arange(n_pairs, device=c.device)
-    g = a[pairs_p]
-    directions = torch.stack([-g[:, 1], g[:, 0]], 1)
-    directions = directions / directions.norm(dim=1, keepdim=True)
-    vidx = torch.nonzero(sig.crossing[mesh.poly, 0], as_tuple=True)[0]
-    b_start, b_unit, b_pts = _edge_crossings(mesh, sig, vidx)
-    chord_a, chord_b, _, _ = _chords(mesh, sig, vidx, pair_index, n_pairs, directions,
-                                     mesh.poly[b_start], b_unit, b_pts)
-    return torch.cat([chord_a, chord_b], 1)
+    cuts = _find_cuts(mesh, a[:, None, :], c[:, None], box)
+    return torch.cat([cuts.chord_a, cuts.chord_b], 1)
 
 
 def compute_partition(
@@ -478,8 +526,9 @@ def compute_partition(
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
     x0, x1, y0, y1 = (float(v) for v in box)
-    if not all(math.isfinite(v) for v in (x0, x1, y0, y1)) or not (x0 < x1 and y0 < y1):
-        raise ValueError(f"the box must be finite with xmin < xmax and ymin < ymax, got {box}")
+    if not all(abs(v) <= MAX_EXTENT for v in (x0, x1, y0, y1)) or not (x0 < x1 and y0 < y1):
+        raise ValueError(f"the box must lie within +/-{MAX_EXTENT:g} with xmin < xmax and "
+                         f"ymin < ymax, got {box}")
     box = (x0, x1, y0, y1)
     if stats is None:
         stats = layer_statistics(net, batch, overrides)
