@@ -43,7 +43,7 @@ import torch
 
 from bnviz.device import pick_device
 from bnviz.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
-from bnviz.network import LayerStatistics, Network, layer_statistics
+from bnviz.network import BNOverrides, LayerStatistics, Network, layer_statistics
 
 __all__ = [
     "ANGLE_TOL",
@@ -513,7 +513,7 @@ def compute_partition(
     net: Network,
     batch: np.ndarray,
     box: tuple[float, float, float, float] = (-3.0, 3.0, -3.0, 3.0),
-    overrides=None,
+    overrides: BNOverrides | None = None,
     device: torch.device | str | None = None,
     stats: list[LayerStatistics] | None = None,
     max_regions: int = MAX_REGIONS,

@@ -70,3 +70,33 @@ def test_page_loads_and_mode_changes_the_picture(dash_duo):
     # the summary table follows the same computation as the picture
     assert "layer 1" in dash_duo.find_element("#explorer-summary").text
     assert dash_duo.get_logs() == []
+
+
+def test_figure_fills_every_region_once_and_draws_every_facet():
+    import numpy as np
+
+    from bnviz.network import random_network
+    from bnviz.partition import compute_partition
+    from callbacks.figures import partition_figure
+
+    pts = np.random.default_rng(3).normal(size=(40, 2))
+    part = compute_partition(random_network(3, 5, seed=2), pts)
+    for highlight in (1, 2, 3):
+        fig = partition_figure(part, pts, highlight)
+        fills = [t for t in fig.data if t.fill == "toself"]
+        regions = part.layers[highlight - 1].regions
+        breaks = sum(int(np.isnan(np.asarray(t.x, dtype=float)).sum()) for t in fills)
+        assert breaks == len(regions)
+        # every region's first corner appears as the start of a closed path
+        starts = {tuple(np.round(regions.polygon(i)[0], 12)) for i in range(len(regions))}
+        drawn = set()
+        for t in fills:
+            x = np.asarray(t.x, dtype=float)
+            y = np.asarray(t.y, dtype=float)
+            heads = np.r_[0, np.flatnonzero(np.isnan(x))[:-1] + 1]
+            drawn |= {(round(x[h], 12), round(y[h], 12)) for h in heads}
+        assert starts == drawn
+        lines = [t for t in fig.data if t.mode == "lines" and t.fill != "toself"]
+        assert len(lines) == highlight
+        n_segments = [int(np.isnan(np.asarray(t.x, dtype=float)).sum()) for t in lines]
+        assert n_segments == [len(part.layers[j].facets) for j in range(highlight)]
