@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,11 @@ __all__ = ["partition_to_dict", "polygons_to_list"]
 
 def _finite(x: np.ndarray, digits: int | None) -> list:
     return (np.round(x, digits) if digits is not None else x).tolist()
+
+
+def _numbers(x: np.ndarray) -> list:
+    """Floats for strict JSON: non-finite values (the TLS error of a zero weight row) -> null."""
+    return [v if math.isfinite(v) else None for v in np.asarray(x, dtype=np.float64).tolist()]
 
 
 def polygons_to_list(polys: Polygons, widths: tuple[int, ...], digits: int | None = None
@@ -35,12 +41,12 @@ def partition_to_dict(part: Partition, digits: int | None = None) -> dict[str, A
             "layer": lp.layer,
             "regions": polygons_to_list(lp.regions, part.widths, digits),
             "facets": facet_list,
-            "mu": lp.stats.mu.tolist(),
-            "sigma": lp.stats.sigma.tolist(),
-            "batch_mean": lp.stats.batch_mean.tolist(),
-            "batch_std": lp.stats.batch_std.tolist(),
-            "weight_norm": lp.stats.weight_norm.tolist(),
-            "tls_error": lp.stats.tls_error.tolist(),
+            "mu": _numbers(lp.stats.mu),
+            "sigma": _numbers(lp.stats.sigma),
+            "batch_mean": _numbers(lp.stats.batch_mean),
+            "batch_std": _numbers(lp.stats.batch_std),
+            "weight_norm": _numbers(lp.stats.weight_norm),
+            "tls_error": _numbers(lp.stats.tls_error),
         })
     out: dict[str, Any] = {
         "extent": max(abs(x0), abs(x1), abs(y0), abs(y1)),

@@ -221,11 +221,11 @@ def load_network(
     biases = None
     if all(f"c{i}" in arrays for i in range(1, depth + 1)):
         biases = tuple(arrays[f"c{i}"] for i in range(1, depth + 1))
-    head = None
-    if "head_W" in arrays:
-        head_b = arrays.get("head_b", np.zeros(np.atleast_2d(arrays["head_W"]).shape[0]))
-        head = Head(np.atleast_2d(arrays["head_W"]), head_b)
     try:
+        head = None
+        if "head_W" in arrays:
+            head_w = np.atleast_2d(arrays["head_W"])
+            head = Head(head_w, arrays.get("head_b", np.zeros(head_w.shape[0])))
         return Network(weights, activation, alpha, mode, biases, head)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
@@ -353,7 +353,9 @@ def layer_statistics(
         mu_np, sigma_np = overrides.apply(layer, mu.numpy(), sigma.numpy())
         mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
         wnorm = w.norm(dim=1)
-        tls = (std.pow(2) + (mean - mu).pow(2)) / wnorm.pow(2)
+        # a zero row has no hyperplane: its TLS distance is infinite, not 0/0
+        tls = torch.where(wnorm > 0, (std.pow(2) + (mean - mu).pow(2)) / wnorm.pow(2),
+                          torch.full_like(wnorm, float("inf")))
         out.append(
             LayerStatistics(layer, mean.numpy(), std.numpy(), mu_np, sigma_np, wnorm.numpy(),
                             tls.numpy(), z.numpy())

@@ -4,7 +4,9 @@ Algorithm (one pass per layer, vectorised over every region and every unit at on
 -----------------------------------------------------------------------------------
 The partition Omega_{1|l-1} is kept as convex polygons (CSR: ``ptr`` into ``vertices``, counter-
 clockwise) together with, per polygon P, the affine map z_{l-1}(x) = J_P x + o_P, carried
-exactly by composing the layers' affine maps (no interpolation).  For layer l every unit's
+exactly by composing the layers' affine maps (no interpolation).  The maps are stored as three
+planes (d/dx, d/dy, offset) of shape (R, D), so that a layer's maps are one GEMM and every
+dense operation runs over contiguous memory.  For layer l every unit's
 pre-activation is affine on P: h_{l,k}(x) = a_{P,k} . x + c_{P,k}.  Then:
 
 1. evaluate every h_{l,k} at every vertex; a unit *crosses* P when it is strictly positive at
@@ -212,10 +214,13 @@ def _starts(counts: torch.Tensor) -> torch.Tensor:
 
 
 class _Mesh:
-    """Torch state of a partition: polygons in CSR form plus each polygon's affine map."""
+    """Torch state of a partition: polygons in CSR form plus each polygon's affine map.
 
-    def __init__(self, ptr, verts, jac, off, codes):
-        self.ptr, self.verts, self.jac, self.off, self.codes = ptr, verts, jac, off, codes
+    ``aff`` (3, R, D): z(x) = aff[0] * x + aff[1] * y + aff[2] on each polygon.
+    """
+
+    def __init__(self, ptr, verts, aff, codes):
+        self.ptr, self.verts, self.aff, self.codes = ptr, verts, aff, codes
         self.counts = ptr[1:] - ptr[:-1]
         r, v = self.counts.numel(), verts.shape[0]
         dev = verts.device
@@ -239,10 +244,10 @@ def _box_mesh(box, dev) -> _Mesh:
     x0, x1, y0, y1 = box
     verts = torch.tensor([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=torch.float64, device=dev)
     ptr = torch.tensor([0, 4], dtype=torch.int64, device=dev)
-    jac = torch.eye(2, dtype=torch.float64, device=dev)[None]
-    off = torch.zeros((1, 2), dtype=torch.float64, device=dev)
+    aff = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]], [[0.0, 0.0]]], dtype=torch.float64,
+                       device=dev)  # z = x
     codes = torch.zeros((1, 0), dtype=torch.bool, device=dev)
-    return _Mesh(ptr, verts, jac, off, codes)
+    return _Mesh(ptr, verts, aff, codes)
 
 
 @dataclass
@@ -272,12 +277,13 @@ class _Cuts:
     t_hi: torch.Tensor
 
 
-def _find_cuts(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> _Cuts:
-    """Which functions h = a . x + c (per polygon, (R, D) of them) cross which polygons.
+def _find_cuts(mesh: _Mesh, planes: torch.Tensor, box) -> _Cuts:
+    """Which functions h = a . x + c cross which polygons; ``planes`` (3, R, D) = (a_x, a_y, c).
 
     A circle test first: |h(centre)| > |a| * radius means the line misses the polygon, so only
     the remaining (polygon, unit) pairs are evaluated at the corners (deep layers: a few %).
     """
+    ax, ay, c = planes[0], planes[1], planes[2]
     dev = c.device
     bx = max(abs(box[0]), abs(box[1]))
     by = max(abs(box[2]), abs(box[3]))
@@ -287,16 +293,17 @@ def _find_cuts(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> _Cuts:
     center = center / mesh.counts[:, None]
     radius = torch.zeros(r, dtype=verts.dtype, device=dev).scatter_reduce_(
         0, mesh.poly, (verts - center[mesh.poly]).norm(dim=1), "amax")
-    hc = torch.baddbmm(c[:, :, None], a, center[:, :, None])[..., 0]
+    hc = ax * center[:, 0:1] + ay * center[:, 1:2] + c
     # |h(x) - h(centre)| <= |a|_1 * radius on the polygon; the tolerance (below) is at most
     # RTOL * (|a|_1 * max(X, Y) + |c|), so this keeps every pair that can touch the polygon
     reach_scale = radius * (1 + 1e-9) + 2 * RTOL * max(bx, by)
-    cand = hc.abs() - 2 * RTOL * c.abs() <= a.abs().sum(2) * reach_scale[:, None]
+    cand = hc.abs() - 2 * RTOL * c.abs() <= (ax.abs() + ay.abs()) * reach_scale[:, None]
     const = torch.sign(hc).to(torch.int8)
     cp, ck = torch.nonzero(cand, as_tuple=True)
     grp, off = _ragged_arange(mesh.counts[cp])
     ev = mesh.ptr[cp][grp] + off
-    g, cc = a[cp, ck], c[cp, ck]
+    g3 = planes[:, cp, ck]  # (3, candidates)
+    g, cc = g3[:2].T, g3[2]
     tt = RTOL * (g[:, 0].abs() * bx + g[:, 1].abs() * by + cc.abs())
     h = g[grp, 0] * verts[ev, 0] + g[grp, 1] * verts[ev, 1] + cc[grp]
     s = (h > tt[grp]).to(torch.int8) - (h < -tt[grp]).to(torch.int8)
@@ -352,10 +359,10 @@ def _find_cuts(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> _Cuts:
 def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: float, box):
     """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l."""
     dev = w_eff.device
-    a = torch.einsum("dk,rkc->rdc", w_eff, mesh.jac)  # (R, D, 2)
-    c = mesh.off @ w_eff.T + b_eff  # (R, D)
-    cuts = _find_cuts(mesh, a, c, box)
     r = mesh.n_regions
+    planes = (mesh.aff.reshape(3 * r, -1) @ w_eff.T).view(3, r, -1)  # (d/dx, d/dy, offset)
+    planes[2] += b_eff
+    cuts = _find_cuts(mesh, planes, box)
     m = cuts.pair_poly.numel()
     pair_poly, grad, direction = cuts.pair_poly, cuts.grad, cuts.direction
     per_poly = torch.bincount(pair_poly, minlength=r)  # crossing lines per polygon
@@ -441,7 +448,8 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     _, roff = _ragged_arange(n_rays[n_rays > 0])
     idx = torch.arange(theta.numel(), device=dev)
     nxt_ray = _starts(n_rays)[ray_pt] + (roff + 1) % n_rays[ray_pt]
-    width = theta[nxt_ray] - theta + torch.where(nxt_ray <= idx, 2 * math.pi, 0.0)
+    # (float64 constants: torch.where with Python floats would build float32)
+    width = theta[nxt_ray] - theta + (nxt_ray <= idx).to(theta.dtype) * (2 * math.pi)
     mid = theta + 0.5 * width
     u = torch.stack([torch.cos(mid), torch.sin(mid)], 1)
 
@@ -496,16 +504,17 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     verts = torch.cat([mesh.verts[~split[mesh.poly]], face_xy])
     parent = torch.cat([keep_poly, face_parent])
     sign = torch.cat([cuts.const[keep_poly], face_sign])
-    factor = torch.where(sign > 0, 1.0, slope).to(torch.float64)
-    new_mesh = _Mesh(ptr, verts, factor[:, :, None] * a[parent], factor * c[parent],
+    factor = torch.where(sign > 0, planes.new_tensor(1.0), planes.new_tensor(slope))
+    new_mesh = _Mesh(ptr, verts, planes[:, parent] * factor,
                      torch.cat([mesh.codes[parent], sign > 0], 1))
     facets = torch.cat([cuts.chord_a, cuts.chord_b], 1)
     return new_mesh, facets, cuts.pair_unit, pair_poly
 
 
-def _boundary_segments(mesh: _Mesh, a: torch.Tensor, c: torch.Tensor, box) -> torch.Tensor:
-    """Segments of {g = 0} for one affine function g per polygon (the decision boundary)."""
-    cuts = _find_cuts(mesh, a[:, None, :], c[:, None], box)
+def _boundary_segments(mesh: _Mesh, planes: torch.Tensor, box) -> torch.Tensor:
+    """Segments of {g = 0} for one affine function g per polygon (the decision boundary);
+    ``planes`` (3, R): g = planes[0] x + planes[1] y + planes[2]."""
+    cuts = _find_cuts(mesh, planes[:, :, None], box)
     return torch.cat([cuts.chord_a, cuts.chord_b], 1)
 
 
@@ -549,10 +558,9 @@ def compute_partition(
     boundary = None
     if net.head is not None:
         wd, bd = net.head.decision_function()
-        wd_t = torch.as_tensor(wd, device=dev)
-        a = torch.einsum("k,rkc->rc", wd_t, mesh.jac)
-        c = mesh.off @ wd_t + bd
-        boundary = _boundary_segments(mesh, a, c, box).cpu().numpy()
+        planes = mesh.aff @ torch.as_tensor(wd, device=dev)  # (3, R)
+        planes[2] += bd
+        boundary = _boundary_segments(mesh, planes, box).cpu().numpy()
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return Partition(box, net.widths, layers, boundary, time.perf_counter() - t0, str(dev))
