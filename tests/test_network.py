@@ -10,6 +10,8 @@ import pytest
 
 from bnviz.datasets import DATASETS, make_dataset
 from bnviz.network import (
+    ACTIVATIONS,
+    MODES,
     SIGMA_FLOOR_REL,
     BNOverrides,
     Head,
@@ -22,8 +24,7 @@ from bnviz.network import (
     select_batch,
 )
 
-ACTS = ("relu", "leaky_relu", "abs")
-MODES = ("bn", "zero_bias", "random_bias")
+ACTS = ACTIVATIONS
 
 # --------------------------------------------------------------------------- reference
 

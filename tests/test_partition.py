@@ -24,6 +24,8 @@ from shapely.geometry import Polygon as ShapelyPolygon
 from bnviz.datasets import DATASETS, make_dataset
 from bnviz.limits import PartitionTooLarge
 from bnviz.network import (
+    ACTIVATIONS,
+    MODES,
     BNOverrides,
     Head,
     LayerOverride,
@@ -34,8 +36,7 @@ from bnviz.network import (
 )
 from bnviz.partition import RTOL, box_from_extent, compute_partition
 
-ACTS = ("relu", "leaky_relu", "abs")
-MODES = ("bn", "zero_bias", "random_bias")
+ACTS = ACTIVATIONS
 #: leaky-ReLU slope of the exactness tests (the default; not exact in float32, which catches
 #: a slope built in float32 by mistake)
 ALPHA = 0.1
