@@ -302,7 +302,7 @@ def _find_cuts(mesh: _Mesh, planes: torch.Tensor, box) -> _Cuts:
     cp, ck = torch.nonzero(cand, as_tuple=True)
     grp, off = _ragged_arange(mesh.counts[cp])
     ev = mesh.ptr[cp][grp] + off
-    g3 = planes[:, cp, ck]  # (3, candidates)
+    g3 = planes.reshape(3, -1).index_select(1, cp * planes.shape[2] + ck)  # (3, candidates)
     g, cc = g3[:2].T, g3[2]
     tt = RTOL * (g[:, 0].abs() * bx + g[:, 1].abs() * by + cc.abs())
     h = g[grp, 0] * verts[ev, 0] + g[grp, 1] * verts[ev, 1] + cc[grp]
@@ -420,26 +420,56 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     ent_point = torch.cat([corner_id[cuts.ent_vertex], n_a + rep_id[ng[keep_ent]]])
     ent_pair = torch.cat([cuts.ent_pair, npair[keep_ent]])
     ent_sign = torch.cat([cuts.ent_sign, ns[keep_ent]])
-    order = _lexsort(ent_point, local[ent_pair])
-    ent_point, ent_pair, ent_sign = ent_point[order], ent_pair[order], ent_sign[order]
     pt_poly = torch.cat([mesh.poly[vidx], new_poly[first]])
+    pt_ent_start = _starts(per_poly[pt_poly])  # every point has one entry per line
+    # place entries by (point, local line index) directly: no sort needed
+    slot = pt_ent_start[ent_point] + local[ent_pair]
+    order = torch.empty_like(slot)
+    order[slot] = torch.arange(slot.numel(), device=dev)
+    ent_point, ent_pair, ent_sign = ent_point[order], ent_pair[order], ent_sign[order]
     pt_xy = torch.cat([mesh.verts[vidx], new_pts[first]])
     pt_edge = torch.cat([new_edge[first]])
     n_pts = pt_poly.numel()
     pt_words = _pack_local(ent_point, local[ent_pair], ent_sign, n_pts, n_words)
-    pt_ent_start = _starts(per_poly[pt_poly])  # every point has one entry per line
 
-    # ---- rays around every vertex: lines through it, and the polygon's edges ------------
+    # ---- which faces meet at each vertex ----------------------------------------------
+    # A vertex in the faces' closure gets one entry per face; the face's sign vector is the
+    # vertex's, with each line through the vertex given that face's sign.  Combinatorially
+    # when that is determined: a corner off all lines is in 1 face, a point on one line in 2
+    # (one each side), an interior crossing of exactly 2 lines in 4.  Degenerate vertices
+    # (3+ concurrent lines, as BN's layer-1 centroid, or 2 lines meeting on the boundary) are
+    # resolved geometrically: the rays of their lines and edges cut the plane into sectors,
+    # and each sector inside the polygon is one face, its lines signed by its bisector.
     zero = torch.nonzero(ent_sign == 0, as_tuple=True)[0]
     zq, zpair = ent_point[zero], ent_pair[zero]
-    dz = direction[zpair]
-    corner_next = mesh.verts[mesh.nxt[vidx]] - mesh.verts[vidx]
-    corner_prev = mesh.verts[mesh.prv[vidx]] - mesh.verts[vidx]
-    has_edge = torch.nonzero(pt_edge >= 0, as_tuple=True)[0]
-    e = pt_edge[has_edge]
+    zshift = (local[zpair] % _PACK) * 2
+    zword = local[zpair] // _PACK
+    n_zero = torch.bincount(zq, minlength=n_pts)
+    zstart = _starts(n_zero)
+    interior = torch.cat([torch.zeros(n_a, dtype=torch.bool, device=dev), pt_edge < 0])
+    simple = (n_zero <= 1) | ((n_zero == 2) & interior)
+
+    sp = torch.nonzero(simple, as_tuple=True)[0]
+    sg, combo = _ragged_arange(torch.ones_like(sp) << n_zero[sp])  # 1, 2 or 4 faces
+    s_pt = sp[sg]
+    s_words = pt_words[s_pt].reshape(-1)
+    for j in range(2):  # the (up to 2) lines through the vertex, signed by the bits of combo
+        has = torch.nonzero(n_zero[s_pt] > j, as_tuple=True)[0]
+        ze = zstart[s_pt[has]] + j
+        fill = ((combo[has] >> j) & 1) * 2 - 1
+        s_words = s_words.index_add(0, has * n_words + zword[ze], fill << zshift[ze])
+    s_words = s_words.view(-1, n_words)
+
+    cx = ~simple
+    zc = torch.nonzero(cx[zq], as_tuple=True)[0]
+    dz = direction[zpair[zc]]
+    ca = torch.nonzero(cx[:n_a], as_tuple=True)[0]  # degenerate corners
+    corner_next = mesh.verts[mesh.nxt[vidx[ca]]] - mesh.verts[vidx[ca]]
+    corner_prev = mesh.verts[mesh.prv[vidx[ca]]] - mesh.verts[vidx[ca]]
+    ce = torch.nonzero(cx[n_a:] & (pt_edge >= 0), as_tuple=True)[0]  # degenerate edge points
+    e = pt_edge[ce]
     edge_dir = mesh.verts[mesh.nxt[e]] - mesh.verts[e]
-    ar_a = torch.arange(n_a, device=dev)
-    ray_pt = torch.cat([zq, zq, ar_a, ar_a, n_a + has_edge, n_a + has_edge])
+    ray_pt = torch.cat([zq[zc], zq[zc], ca, ca, n_a + ce, n_a + ce])
     ray_dir = torch.cat([dz, -dz, corner_next, corner_prev, edge_dir, -edge_dir])
     theta = torch.atan2(ray_dir[:, 1], ray_dir[:, 0])
     order = _lexsort(ray_pt, theta)
@@ -452,7 +482,6 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     width = theta[nxt_ray] - theta + (nxt_ray <= idx).to(theta.dtype) * (2 * math.pi)
     mid = theta + 0.5 * width
     u = torch.stack([torch.cos(mid), torch.sin(mid)], 1)
-
     # a sector is inside the polygon when its bisector points inward across every edge
     # through its vertex (edges are counter-clockwise: inward normal = left normal)
     edge1 = torch.cat([vidx, pt_edge])  # corner: outgoing edge; new point: its edge or -1
@@ -463,21 +492,19 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
         dv = mesh.verts[mesh.nxt[start]] - mesh.verts[start]
         ok &= (edges < 0) | (dv[:, 0] * u[:, 1] - dv[:, 1] * u[:, 0] > 0)
     sect_pt, u = ray_pt[ok], u[ok]
+    tg, toff = _ragged_arange(n_zero[sect_pt])
+    ze = zstart[sect_pt[tg]] + toff
+    fill = torch.sign((grad[zpair[ze]] * u[tg]).sum(1)).to(torch.int64)
+    t_words = pt_words[sect_pt].reshape(-1).index_add(
+        0, tg * n_words + zword[ze], fill << zshift[ze]).view(-1, n_words)
 
-    # ---- faces: a sector's sign vector is its vertex's, with each line through the vertex
-    # ---- signed by the bisector; group sectors by (polygon, sign vector) -----------------
-    n_zero = torch.bincount(zq, minlength=n_pts)
-    sg, soff = _ragged_arange(n_zero[sect_pt])
-    ze = _starts(n_zero)[sect_pt[sg]] + soff
-    fill = torch.sign((grad[zpair[ze]] * u[sg]).sum(1)).to(torch.int64)
-    li = local[zpair[ze]]
-    n_sect = sect_pt.numel()
-    face_words = pt_words[sect_pt].reshape(-1).index_add(
-        0, sg * n_words + li // _PACK, fill << ((li % _PACK) * 2)).view(n_sect, n_words)
-    poly_s = pt_poly[sect_pt]
+    # ---- faces: group the (vertex, face) entries by (polygon, sign vector) --------------
+    face_pt = torch.cat([s_pt, sect_pt])
+    face_words = torch.cat([s_words, t_words])
+    poly_s = pt_poly[face_pt]
     face_first, face_of = _group_first(torch.cat([poly_s[:, None], face_words], 1))
     n_faces = face_first.numel()
-    xy = pt_xy[sect_pt]
+    xy = pt_xy[face_pt]
     f_count = torch.bincount(face_of, minlength=n_faces)
     if n_faces and int(f_count.min()) < 3:
         raise RuntimeError("partition: a face with fewer than 3 corners (numerical breakdown)")
@@ -487,15 +514,13 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     face_xy = xy[order]
     face_parent = poly_s[face_first]
 
-    # layer-l sign vector of each face: constant signs, then its crossing lines' signs
-    face_sign = cuts.const[face_parent]
-    fg, foff = _ragged_arange(per_poly[face_parent])
-    fe = pt_ent_start[sect_pt[face_first]][fg] + foff
-    fs = ent_sign[fe]
-    fpair = ent_pair[fe]
-    fu = u[face_first][fg]
-    fs = torch.where(fs == 0, torch.sign((grad[fpair] * fu).sum(1)).to(torch.int8), fs)
-    face_sign[fg, cuts.pair_unit[fpair]] = fs
+    # layer-l sign vector of each face: constant signs, then its crossing lines' signs,
+    # unpacked from its key
+    face_sign = cuts.const.index_select(0, face_parent)
+    fg, fi = _ragged_arange(per_poly[face_parent])
+    trit = (face_words[face_first[fg], fi // _PACK] >> ((fi % _PACK) * 2)) & 3
+    fpair = poly_start[face_parent[fg]] + fi
+    face_sign[fg, cuts.pair_unit[fpair]] = (trit - 1).to(torch.int8)
 
     # ---- assemble Omega_{1|l}: untouched polygons, then the faces ----------------------
     keep_poly = torch.nonzero(~split, as_tuple=True)[0]
@@ -503,10 +528,10 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     ptr = torch.cat([torch.zeros(1, dtype=torch.int64, device=dev), torch.cumsum(counts, 0)])
     verts = torch.cat([mesh.verts[~split[mesh.poly]], face_xy])
     parent = torch.cat([keep_poly, face_parent])
-    sign = torch.cat([cuts.const[keep_poly], face_sign])
+    sign = torch.cat([cuts.const.index_select(0, keep_poly), face_sign])
     factor = torch.where(sign > 0, planes.new_tensor(1.0), planes.new_tensor(slope))
-    new_mesh = _Mesh(ptr, verts, planes[:, parent] * factor,
-                     torch.cat([mesh.codes[parent], sign > 0], 1))
+    new_mesh = _Mesh(ptr, verts, planes.index_select(1, parent).mul_(factor),
+                     torch.cat([mesh.codes.index_select(0, parent), sign > 0], 1))
     facets = torch.cat([cuts.chord_a, cuts.chord_b], 1)
     return new_mesh, facets, cuts.pair_unit, pair_poly
 
