@@ -9,19 +9,25 @@ planes (d/dx, d/dy, offset) of shape (R, D), so that a layer's maps are one GEMM
 dense operation runs over contiguous memory.  For layer l every unit's
 pre-activation is affine on P: h_{l,k}(x) = a_{P,k} . x + c_{P,k}.  Then:
 
-1. evaluate every h_{l,k} at every vertex; a unit *crosses* P when it is strictly positive at
-   one vertex and strictly negative at another (on-the-line test below);
+1. find the (P, k) pairs whose line strictly crosses P: a circle test per polygon
+   (|h(centre)| > |a| * radius: the line misses P) leaves a few percent of the pairs in deep
+   layers; those are evaluated at P's corners, and a unit *crosses* P when it is strictly
+   positive at one corner and strictly negative at another (on-the-line test below);
 2. the new vertices inside the crossed polygons are the old corners, the points where a line
    crosses an edge, and the pairwise intersections of lines that fall strictly inside P
    (tested against the chord of each line, the facet F_{l,k,P} of eq. 11);
-3. each candidate vertex gets its sign vector over the layer's units (0 where it is on the
-   line).  Candidates with the same polygon, edge and sign vector are the same vertex: this
-   merges, on purpose, the D(D-1)/2 float64 intersections of BN's layer-1 lines, which all
-   pass through the batch centroid (Corollary 2), into one vertex with 2 D sectors;
-4. around each vertex, the rays of the lines through it (and of P's edges) cut the plane into
-   sectors; each sector inside P gives the sign vector of one face, so grouping sectors by
-   (polygon, sign vector) gives each face of the arrangement with its corners, which are
-   then ordered by angle.  The face's sign vector is its layer-l activation pattern.
+3. each candidate vertex gets its sign vector over P's crossing lines (0 where it is on the
+   line), packed into int64 words.  Candidates with the same polygon, edge and sign vector
+   are the same vertex: this merges, on purpose, the D(D-1)/2 float64 intersections of BN's
+   layer-1 lines, which all pass through the batch centroid (Corollary 2), into one vertex;
+4. each vertex lists the faces it belongs to, by their sign vectors: combinatorially when the
+   vertex is not degenerate (a corner off all lines: 1 face; on one line: 2; an interior
+   crossing of two lines: 4), and otherwise geometrically (3+ concurrent lines, such as BN's
+   layer-1 centroid with its 2 D faces, or 2 lines meeting on P's boundary): the rays of the
+   lines and edges through the vertex cut the plane into sectors, and each sector inside P is
+   one face, each line through the vertex signed by the sector's bisector.  Grouping these
+   entries by (polygon, sign vector) gives every face with its corners, which are then
+   ordered by angle.  The face's sign vector is its layer-l activation pattern.
 
 Tolerance
 ---------
