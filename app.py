@@ -8,14 +8,14 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import Dash, html
 
-import callbacks.explorer  # noqa: F401  (registers the explorer's callbacks)
-from layouts import explorer
+from callbacks import explorer  # registers the explorer's callbacks on import
 
 
 def create_app() -> Dash:
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
                suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
-    dash.register_page("explorer", path="/", name="Partition explorer", layout=explorer.layout)
+    dash.register_page("explorer", path="/", name="Partition explorer",
+                       layout=explorer.page_layout)
     app.layout = html.Div([
         dbc.NavbarSimple(brand="bnviz: what batch normalization does to the partition",
                          color="dark", dark=True, fluid=True),

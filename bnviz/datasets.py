@@ -65,6 +65,7 @@ __all__ = [
     "as_dataset",
     "load_points",
     "make_dataset",
+    "points_from_csv_bytes",
     "star_vertices",
 ]
 
@@ -364,6 +365,10 @@ def _read_csv(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"{fname}: cannot read the file ({exc.strerror or exc})") from None
+    return _parse_csv(raw, fname)
+
+
+def _parse_csv(raw: bytes, fname: str) -> tuple[np.ndarray, np.ndarray | None]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -433,6 +438,16 @@ def _read_npy(path: Path) -> np.ndarray:
         arr.close()
         raise DatasetError(f"{fname}: expected a single .npy array, got an .npz archive")
     return arr
+
+
+def points_from_csv_bytes(raw: bytes, name: str) -> Dataset:
+    """Parse CSV bytes (an upload) exactly as :func:`load_points` parses a ``.csv`` file.
+
+    Raises DatasetError with a one-line message naming ``name`` and the problem.
+    """
+    points, labels = _parse_csv(raw, name)
+    pts, lab = _validate(points, labels, name)
+    return Dataset(name=name, points=pts, labels=lab)
 
 
 def load_points(path: str | Path) -> Dataset:

@@ -324,13 +324,23 @@ class LayerStatistics:
 
 
 def layer_statistics(
-    net: Network, batch: np.ndarray, overrides: BNOverrides | None = None
+    net: Network, batch: np.ndarray, overrides: BNOverrides | None = None,
+    frozen: bool = False,
 ) -> list[LayerStatistics]:
-    """Forward the batch through the network in float64 and return each layer's statistics."""
+    """Forward the batch through the network in float64 and return each layer's statistics.
+
+    With ``frozen=False`` each layer's mu, sigma come from the batch as it reaches that layer
+    through the *overridden* earlier layers (a BN network in training).  With ``frozen=True``
+    they come from the network without overrides, and the overrides then move those fixed
+    values, as the BN paper's Figure 2 does ("fixing mu_2 and varying sigma_1"): with a
+    positively homogeneous activation, recomputed BN statistics would cancel a sigma_1 change.
+    Either way ``batch_mean``/``batch_std``/``inputs`` describe the network actually drawn.
+    """
     z = torch.as_tensor(np.asarray(batch, dtype=np.float64))
     if z.ndim != 2 or z.shape[1] != 2 or z.shape[0] < 1:
         raise ValueError(f"the batch must be an (n, 2) array with n >= 1, got {tuple(z.shape)}")
     overrides = overrides or BNOverrides()
+    base = layer_statistics(net, batch) if frozen and overrides.layers else None
     slope = net.negative_slope
     out = []
     for i, w_np in enumerate(net.weights):
@@ -339,7 +349,12 @@ def layer_statistics(
         u = z @ w.T  # (|B|, D_l)
         mean = u.mean(0)
         std = (u - mean).pow(2).mean(0).sqrt()  # biased (divide by |B|), SPEC.md pitfall
-        if net.mode == "bn":
+        if not (torch.isfinite(mean).all() and torch.isfinite(std).all()):
+            raise ValueError(f"layer {layer}: the batch statistics overflow float64 "
+                             "(inputs or weights too large)")
+        if base is not None:
+            mu, sigma = torch.as_tensor(base[i].mu), torch.as_tensor(base[i].sigma)
+        elif net.mode == "bn":
             ref = u.abs().amax(0)
             floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
             mu, sigma = mean, torch.maximum(std, floor)
@@ -347,9 +362,6 @@ def layer_statistics(
             mu, sigma = torch.zeros_like(mean), torch.ones_like(std)
         else:
             mu, sigma = -torch.as_tensor(net.biases[i]), torch.ones_like(std)
-        if not (torch.isfinite(mean).all() and torch.isfinite(std).all()):
-            raise ValueError(f"layer {layer}: the batch statistics overflow float64 "
-                             "(inputs or weights too large)")
         mu_np, sigma_np = overrides.apply(layer, mu.numpy(), sigma.numpy())
         mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
         wnorm = w.norm(dim=1)

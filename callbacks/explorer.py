@@ -1,119 +1,341 @@
-"""Explorer callbacks: control values -> validated settings -> bnviz partition -> figure."""
+"""Explorer callbacks: control values -> validated settings -> bnviz -> figure dicts.
+
+The page's full state lives in its URL query (``ExplorerSettings.to_query`` plus the view),
+written with ``history.replaceState`` so that sliders never trigger a page reload, and read
+back by :func:`page_layout` when a shared link is opened.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import binascii
+import math
+import time
+from dataclasses import replace
+from functools import lru_cache
+from urllib.parse import urlencode
 
 import numpy as np
-from dash import Input, Output, callback, html, no_update
+from dash import (
+    ALL,
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    ctx,
+    html,
+    no_update,
+)
 
-from bnviz.datasets import DATASETS, make_dataset
+from bnviz.datasets import points_from_csv_bytes
+from bnviz.explorer import (
+    MAX_EXTRA_POINTS,
+    PRESETS,
+    ExplorerResult,
+    ExplorerSettings,
+    InputError,
+    explore,
+)
 from bnviz.limits import PartitionTooLarge
-from bnviz.network import ACTIVATIONS, MODES, random_network, select_batch
-from bnviz.partition import box_from_extent, compute_partition
-from callbacks.figures import partition_figure
+from callbacks.figures import partition_figure, small_multiples_figure, unit_figure
+from layouts import explorer as explorer_layout
 from layouts.ids import Explorer as ids
 
-#: Caps for one web request (the CLI has looser ones): width x depth and regions.
-WEB_MAX_DEPTH = 12
-WEB_MAX_WIDTH = 64
-WEB_MAX_REGIONS = 150_000
-WEB_MAX_POINTS = 2000
+#: Points kept in a shareable URL (more are kept in the page, not in the link).
+MAX_URL_POINTS = 300
+MAX_UPLOAD_BYTES = 1_000_000
+
+CONTROLS = {
+    "depth": ids.DEPTH, "width": ids.WIDTH, "activation": ids.ACTIVATION, "alpha": ids.ALPHA,
+    "mode": ids.MODE, "weight_seed": ids.WEIGHT_SEED, "dataset": ids.DATASET,
+    "n_points": ids.N_POINTS, "data_seed": ids.DATA_SEED, "batch_size": ids.BATCH_SIZE,
+    "batch_seed": ids.BATCH_SEED, "mu_t": ids.MU, "sigma_s": ids.SIGMA, "scope": ids.SCOPE,
+    "target_layer": ids.TARGET_LAYER, "target_unit": ids.TARGET_UNIT, "layer": ids.LAYER,
+}
 
 
-class InputError(ValueError):
-    """A control value the explorer cannot use; its message is shown in the page."""
+# ---- state <-> URL and controls ----------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class ExplorerSettings:
-    depth: int
-    width: int
-    activation: str
-    mode: str
-    dataset: str
-    n_points: int
-    seed: int
-    batch_size: int | None
-    layer: int
-
-
-def _int(value, name: str, lo: int, hi: int) -> int:
+def settings_from_controls(values: dict) -> ExplorerSettings:
+    """Control values as the page holds them (sigma as log2, unit 1-based) -> settings."""
+    raw = dict(values)
+    sigma = raw.get("sigma_s")
     try:
-        number = float(value)
+        raw["sigma_s"] = 2.0 ** float(sigma)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError("σ slider: move it to a value from ¼ to 4") from None
+    unit = raw.get("target_unit")
+    try:
+        raw["target_unit"] = float(unit) - 1
     except (TypeError, ValueError):
-        raise InputError(f"{name}: enter a whole number from {lo} to {hi}") from None
-    if not np.isfinite(number) or number != int(number) or not lo <= number <= hi:
-        raise InputError(f"{name}: enter a whole number from {lo} to {hi}, got {value}")
-    return int(number)
+        raise InputError("unit k: enter a whole number from 1 to the width") from None
+    return ExplorerSettings.parse(raw)
 
 
-def _choice(value, name: str, options: tuple[str, ...]) -> str:
-    if value not in options:
-        raise InputError(f"{name}: choose one of {', '.join(options)}")
-    return value
+def control_values(s: ExplorerSettings) -> dict:
+    """The inverse of :func:`settings_from_controls`."""
+    out = {name: getattr(s, name) for name in CONTROLS}
+    out["sigma_s"] = math.log2(s.sigma_s)
+    out["target_unit"] = s.target_unit + 1
+    out["batch_size"] = "all" if s.batch_size is None else str(s.batch_size)
+    return out
 
 
-def parse_settings(depth, width, activation, mode, dataset, n_points, seed, batch_size,
-                   layer) -> ExplorerSettings:
-    """Validate every control value; raises InputError with a message for the page."""
-    depth = _int(depth, "depth", 1, WEB_MAX_DEPTH)
-    n_points = _int(n_points, "points", 2, WEB_MAX_POINTS)
-    text = str(batch_size).strip().lower() if batch_size is not None else "all"
-    batch = None if text in ("", "all") else _int(text, "BN batch size", 2, n_points)
-    return ExplorerSettings(
-        depth=depth,
-        width=_int(width, "width", 2, WEB_MAX_WIDTH),
-        activation=_choice(activation, "activation", ACTIVATIONS),
-        mode=_choice(mode, "mode", MODES),
-        dataset=_choice(dataset, "data set", DATASETS),
-        n_points=n_points,
-        seed=_int(seed, "weight seed", 0, 2**32 - 1),
-        batch_size=batch,
-        layer=min(_int(layer if layer is not None else depth, "layer", 1, WEB_MAX_DEPTH), depth),
-    )
+def _parse_points(text: str) -> list[list[float]]:
+    pts = []
+    for pair in filter(None, text.split(";")[:MAX_EXTRA_POINTS]):
+        x, y = (float(v) for v in pair.split(","))
+        if not (math.isfinite(x) and math.isfinite(y) and abs(x) <= 1e6 and abs(y) <= 1e6):
+            raise ValueError(pair)
+        pts.append([x, y])
+    return pts
 
 
-def _summary(part, settings: ExplorerSettings) -> html.Div:
-    rows = [html.Tr([html.Td(f"layer {lp.layer}"), html.Td(f"{len(lp.regions)}"),
-                     html.Td(f"{lp.stats.tls_error.sum():.3g}")]) for lp in part.layers]
+def initial_state(query: dict) -> tuple:
+    """Page state from a URL query; a tampered or stale link falls back to defaults, with a
+    message saying what was ignored."""
+    message = []
+    try:
+        settings = ExplorerSettings.parse(query)
+    except InputError as exc:
+        settings = ExplorerSettings()
+        message.append(f"The link's settings were not used ({exc}).")
+    view = query.get("view", "space")
+    if view not in explorer_layout.VIEWS:
+        view = "space"
+    tls = query.get("tls") == "1"
+    projector = query.get("projector") == "1"
+    try:
+        extra = _parse_points(query.get("pts", ""))
+    except ValueError:
+        extra = []
+        message.append("The link's added points were not readable and were left out.")
+    preset = PRESETS.get(query.get("preset", ""))
+    caption = preset.caption if preset else "Pick a preset, or move any control."
+    return settings, view, tls, projector, extra, " ".join(message), caption
+
+
+def page_layout(**query):
+    """The explorer page for a URL query (Dash Pages passes the query as keyword arguments)."""
+    return explorer_layout.layout(*initial_state(query))
+
+
+def query_string(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
+                 extra: list) -> str:
+    q = settings.to_query()
+    if view != "space":
+        q["view"] = view
+    if tls:
+        q["tls"] = "1"
+    if projector:
+        q["projector"] = "1"
+    if extra and len(extra) <= MAX_URL_POINTS:
+        q["pts"] = ";".join(f"{x:.4g},{y:.4g}" for x, y in extra)
+    return urlencode(q)
+
+
+# ---- computation (cached: view-only changes do not recompute) ----------------------------
+
+@lru_cache(maxsize=32)
+def _explore_cached(settings: ExplorerSettings, extra: tuple) -> tuple[ExplorerResult, float]:
+    t0 = time.perf_counter()
+    result = explore(settings, np.array(extra, dtype=np.float64).reshape(-1, 2) if extra
+                     else None)
+    return result, time.perf_counter() - t0
+
+
+def run_explorer(settings: ExplorerSettings, extra: list) -> tuple[ExplorerResult, float]:
+    key = replace(settings, layer=1)  # the highlighted layer does not change the computation
+    return _explore_cached(key, tuple(tuple(p) for p in extra or ()))
+
+
+def _summary(result: ExplorerResult, seconds: float) -> html.Div:
+    part = result.partition
+    rows = [html.Tr([html.Td(f"{lp.layer}"), html.Td(f"{len(lp.regions)}"),
+                     html.Td(f"{np.sum(lp.stats.tls_error):.3g}")]) for lp in part.layers]
+    dist = result.mean_boundary_distance
     return html.Div([
         html.Table([html.Thead(html.Tr([html.Th("layer"), html.Th("regions"),
-                                        html.Th("TLS error")])), html.Tbody(rows)],
-                   className="table table-sm"),
-        html.P(f"computed in {1000 * part.seconds:.0f} ms on {part.device}",
-               className="text-muted"),
+                                        html.Th("TLS error Σσ²/‖w‖²")])),
+                    html.Tbody(rows)], className="table table-sm"),
+        html.P(["mean distance from the data to the nearest boundary: ",
+                html.B(f"{dist:.4g}" if math.isfinite(dist) else "no boundary in the box")]),
+        html.P(["layer-1 arrangement is central: ",
+                html.B("yes" if result.central_layer1 else "no", id="explorer-central")]),
+        html.P(f"{len(result.data.points)} points, batch of {len(result.batch)}; computed in "
+               f"{1000 * seconds:.0f} ms on {part.device}", className="text-muted"),
     ])
 
 
 @callback(
-    Output(ids.GRAPH, "figure"),
+    Output(ids.GRAPH_SPACE, "figure"),
+    Output(ids.GRAPH_LAYERS, "figure"),
+    Output(ids.GRAPH_UNIT, "figure"),
     Output(ids.SUMMARY, "children"),
     Output(ids.MESSAGE, "children"),
     Output(ids.MESSAGE, "is_open"),
+    Output(ids.QUERY, "data"),
     Output(ids.LAYER, "max"),
     Output(ids.LAYER, "marks"),
-    Input(ids.DEPTH, "value"),
-    Input(ids.WIDTH, "value"),
-    Input(ids.ACTIVATION, "value"),
-    Input(ids.MODE, "value"),
-    Input(ids.DATASET, "value"),
-    Input(ids.N_POINTS, "value"),
-    Input(ids.SEED, "value"),
-    Input(ids.BATCH_SIZE, "value"),
-    Input(ids.LAYER, "value"),
+    Output(ids.TARGET_LAYER, "max"),
+    Output(ids.TARGET_UNIT, "max"),
+    inputs={
+        "controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
+        "extra": Input(ids.EXTRA_POINTS, "data"),
+        "view": Input(ids.VIEW, "active_tab"),
+        "tls": Input(ids.TLS, "value"),
+        "projector": Input(ids.PROJECTOR, "value"),
+    },
 )
-def update_partition(depth, width, activation, mode, dataset, n_points, seed, batch_size,
-                     layer):
+def update_views(controls, extra, view, tls, projector):
+    """Recompute and redraw the visible view; a bad value shows a message and keeps the
+    pictures as they were (nothing is lost)."""
     try:
-        s = parse_settings(depth, width, activation, mode, dataset, n_points, seed, batch_size,
-                           layer)
-        data = make_dataset(s.dataset, s.n_points, s.seed)
-        net = random_network(s.depth, s.width, s.activation, mode=s.mode, seed=s.seed)
-        batch = select_batch(data.points, s.batch_size, s.seed)
-        part = compute_partition(net, batch, box_from_extent(3.0), max_regions=WEB_MAX_REGIONS)
+        s = settings_from_controls(controls)
+        result, seconds = run_explorer(s, extra)
     except (InputError, PartitionTooLarge, ValueError) as exc:
-        return no_update, no_update, str(exc), True, no_update, no_update
+        return (no_update,) * 4 + (str(exc), True) + (no_update,) * 5
+    space = layers = unit = no_update
+    batch_mask = None
+    if s.batch_size is not None:
+        batch_mask = (result.data.points[:, None, :] == result.batch[None]).all(2).any(1)
+    if view == "layers":
+        other = s.mode if s.mode != "bn" else "random_bias"
+        rows = []
+        for mode in (other, "bn"):
+            r, _ = run_explorer(replace(s, mode=mode), extra)
+            label = "with BN" if mode == "bn" else f"without BN ({mode.replace('_', ' ')})"
+            rows.append((label, r.partition))
+        layers = small_multiples_figure(rows, result.data.points, projector=bool(projector))
+    elif view == "unit":
+        unit = unit_figure(result.unit, projector=bool(projector))
+    else:
+        target = (s.target_layer, s.target_unit) if s.scope == "unit" else None
+        space = partition_figure(result.partition, result.raster, result.data.points, s.layer,
+                                 batch_mask=batch_mask, target=target, tls=bool(tls),
+                                 projector=bool(projector), clickable=True)
     marks = {i: str(i) for i in range(1, s.depth + 1)}
-    return (partition_figure(part, data.points, s.layer), _summary(part, s), "", False,
-            s.depth, marks)
+    return (space, layers, unit, _summary(result, seconds), "", False,
+            query_string(s, view, bool(tls), bool(projector), extra or []), s.depth, marks,
+            s.depth, s.width)
+
+
+# ---- buttons, presets, animation ---------------------------------------------------------
+
+@callback(Output(ids.WEIGHT_SEED, "value", allow_duplicate=True),
+          Input(ids.RESAMPLE, "n_clicks"), State(ids.WEIGHT_SEED, "value"),
+          prevent_initial_call=True)
+def resample_weights(_, seed):
+    return (int(seed) + 1) if isinstance(seed, int | float) and seed >= 0 else 0
+
+
+@callback(Output(ids.BATCH_SEED, "value", allow_duplicate=True),
+          Input(ids.NEW_BATCH, "n_clicks"), State(ids.BATCH_SEED, "value"),
+          prevent_initial_call=True)
+def draw_another_batch(_, seed):
+    return (int(seed) + 1) if isinstance(seed, int | float) and seed >= 0 else 0
+
+
+@callback(
+    {name: Output(cid, "value", allow_duplicate=True) for name, cid in CONTROLS.items()}
+    | {"view": Output(ids.VIEW, "active_tab", allow_duplicate=True),
+       "tls": Output(ids.TLS, "value", allow_duplicate=True),
+       "caption": Output(ids.CAPTION, "children"),
+       "extra": Output(ids.EXTRA_POINTS, "data", allow_duplicate=True),
+       "layer_max": Output(ids.LAYER, "max", allow_duplicate=True)},
+    Input({"type": ids.PRESET, "key": ALL}, "n_clicks"),
+    prevent_initial_call=True,
+)
+def apply_preset(clicks):
+    """A preset sets every control to the paper's settings for its figure."""
+    if not ctx.triggered_id or not any(clicks):
+        return {k: no_update for k in (*CONTROLS, "view", "tls", "caption", "extra",
+                                       "layer_max")}
+    preset = PRESETS[ctx.triggered_id["key"]]
+    out = control_values(preset.settings)
+    out.update(view=preset.view, tls=preset.tls, caption=preset.caption, extra=[],
+               layer_max=preset.settings.depth)
+    return out
+
+
+@callback(Output(ids.MU, "value", allow_duplicate=True),
+          Output(ids.ANIMATE_TIMER, "disabled"),
+          Input(ids.ANIMATE, "n_clicks"), Input(ids.ANIMATE_TIMER, "n_intervals"),
+          State(ids.MU, "value"), State(ids.ANIMATE_TIMER, "disabled"),
+          prevent_initial_call=True)
+def animate_mu(_, __, mu, disabled):
+    """The animate button sweeps the mu slider from 0 (no centering) to 1 (BN)."""
+    if ctx.triggered_id == ids.ANIMATE:
+        return 0.0, False
+    if disabled:
+        return no_update, True
+    nxt = round(min(1.0, float(mu or 0.0) + 0.05), 2)
+    return nxt, nxt >= 1.0
+
+
+# ---- added points: clicks and uploads ----------------------------------------------------
+
+@callback(Output(ids.EXTRA_POINTS, "data", allow_duplicate=True),
+          Output(ids.UPLOAD_STATUS, "children"),
+          Input(ids.GRAPH_SPACE, "clickData"), Input(ids.UPLOAD, "contents"),
+          Input(ids.CLEAR_POINTS, "n_clicks"),
+          State(ids.UPLOAD, "filename"), State(ids.EXTRA_POINTS, "data"),
+          prevent_initial_call=True)
+def add_points(click, contents, _, filename, extra):
+    """Clicking the plot adds a point; a CSV upload adds its points; 'clear' removes them."""
+    extra = list(extra or [])
+    if ctx.triggered_id == ids.CLEAR_POINTS:
+        return [], ""
+    if ctx.triggered_id == ids.UPLOAD:
+        try:
+            pts = upload_points(contents, filename)
+        except ValueError as exc:
+            return no_update, html.Span(str(exc), className="text-danger")
+        new = extra + np.round(pts, 6).tolist()
+        if len(new) > MAX_EXTRA_POINTS:
+            return no_update, html.Span(f"too many points: at most {MAX_EXTRA_POINTS} can be "
+                                        "added", className="text-danger")
+        return new, f"added {len(pts)} points from {filename}"
+    try:
+        p = click["points"][0]
+        x, y = float(p["x"]), float(p["y"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return no_update, no_update
+    if len(extra) >= MAX_EXTRA_POINTS:
+        return no_update, f"at most {MAX_EXTRA_POINTS} added points"
+    return extra + [[round(x, 4), round(y, 4)]], f"{len(extra) + 1} added points"
+
+
+def upload_points(contents: str | None, filename: str | None) -> np.ndarray:
+    """Decode a dcc.Upload data URL and parse it as CSV; ValueError with a clear message."""
+    name = filename or "upload"
+    if not contents or "," not in contents:
+        raise ValueError(f"{name}: empty upload")
+    payload = contents.split(",", 1)[1]
+    if len(payload) > MAX_UPLOAD_BYTES * 4 // 3 + 4:
+        raise ValueError(f"{name}: larger than {MAX_UPLOAD_BYTES // 1000} kB")
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{name}: the upload is not readable") from None
+    if not name.lower().endswith(".csv"):
+        raise ValueError(f"{name}: expected a .csv file with columns x, y[, label]")
+    return points_from_csv_bytes(raw, name).points
+
+
+# ---- view -------------------------------------------------------------------------------
+
+@callback(Output(ids.ROOT, "className"), Input(ids.PROJECTOR, "value"))
+def projector_mode(on):
+    return "projector" if on else ""
+
+
+clientside_callback(ClientsideFunction("bnviz", "replaceUrl"),
+                    Output(ids.SINK, "children"), Input(ids.QUERY, "data"),
+                    prevent_initial_call=True)
+clientside_callback(ClientsideFunction("bnviz", "exportFigure"),
+                    Output(ids.SINK, "title"),
+                    Input({"type": ids.EXPORT, "graph": ALL, "format": ALL}, "n_clicks"),
+                    prevent_initial_call=True)

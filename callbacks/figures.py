@@ -1,19 +1,27 @@
-"""Plotly figure builders: engine results in, figures out (no computation of their own).
+"""Plotly figure builders: engine results in, figure dicts out (no computation of their own).
 
-Geometry goes to the browser compactly: all regions of one colour are one filled trace (paths
-separated by None), all facets of one layer one line trace.
+Figures are plain dicts (plotly's object validation costs ~100 ms a figure), and geometry goes
+to the browser compactly: region fills as one byte-per-pixel heatmap of palette indices, the
+exact facets of one layer as one float32 line trace with breaks.
 """
 
 from __future__ import annotations
 
-import zlib
+from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
+from _plotly_utils.utils import to_typed_array_spec
 
-from bnviz.partition import Partition, Polygons
+from bnviz.explorer import UnitView
+from bnviz.partition import Partition
 
-__all__ = ["partition_figure", "region_colour_index"]
+__all__ = [
+    "REGION_PALETTE",
+    "partition_figure",
+    "region_fill",
+    "small_multiples_figure",
+    "unit_figure",
+]
 
 REGION_PALETTE = (
     "#e8eef7", "#f6e8e8", "#e9f4e6", "#f7f1e1", "#efe7f5", "#e3f3f3",
@@ -21,63 +29,227 @@ REGION_PALETTE = (
 )
 HIGHLIGHT = "#1f5fd6"
 EARLIER = "#9a9a9a"
+TARGET = "#e8590c"
+BOUNDARY = "#c92a2a"
+TLS_COLOURSCALE = "Viridis"
+
+Figure = dict[str, Any]
 
 
-def region_colour_index(polys: Polygons) -> np.ndarray:
-    """A palette index per region from its activation code: stable when sliders move."""
-    packed = np.packbits(polys.codes, axis=1)
-    return np.array([zlib.crc32(row.tobytes()) % len(REGION_PALETTE) for row in packed],
-                    dtype=np.int64)
+def _style(projector: bool) -> dict[str, float]:
+    """Line widths and font sizes; projector mode: large fonts, thick lines, high contrast."""
+    if projector:
+        return {"font": 20, "current": 4.5, "earlier": 2.0, "marker": 10, "fill_opacity": 0.55}
+    return {"font": 12, "current": 2.0, "earlier": 1.0, "marker": 5, "fill_opacity": 1.0}
 
 
-def _paths(polys: Polygons, select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Closed paths of the selected polygons, separated by NaN (null in JSON), vectorised."""
-    idx = np.flatnonzero(select)
-    counts = np.diff(polys.ptr)[idx]
-    lens = counts + 2  # each path: its corners, the first corner again, a break
-    group = np.repeat(np.arange(idx.size), lens)
-    offset = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens)
-    src = polys.ptr[idx][group] + np.where(offset < counts[group], offset, 0)
-    xy = polys.vertices[src].copy()
-    xy[offset == counts[group] + 1] = np.nan
-    return xy[:, 0], xy[:, 1]
+def region_fill(raster: np.ndarray, box: tuple[float, ...], opacity: float,
+                clickable: bool) -> dict:
+    """Regions filled by activation pattern: a heatmap of palette indices (one byte a pixel,
+    row 0 at the bottom); clicking it reports the pixel's centre (to add a data point)."""
+    n_rows, n_cols = raster.shape
+    x0, x1, y0, y1 = box
+    idx = ((raster * 2654435761) % (2**32) % len(REGION_PALETTE)).astype(np.uint8)
+    k = len(REGION_PALETTE)
+    scale = [[pos, colour] for i, colour in enumerate(REGION_PALETTE)
+             for pos in (i / k, (i + 1) / k)]
+    return {"type": "heatmap", "z": _typed(idx), "x0": x0 + (x1 - x0) / (2 * n_cols),
+            "dx": (x1 - x0) / n_cols, "y0": y0 + (y1 - y0) / (2 * n_rows),
+            "dy": (y1 - y0) / n_rows, "colorscale": scale, "zmin": -0.5, "zmax": k - 0.5,
+            "showscale": False, "opacity": opacity, "name": "regions",
+            "hoverinfo": "none" if clickable else "skip"}
 
 
-def _segments(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _typed(values: np.ndarray) -> dict:
+    """plotly.js typed-array spec (base64): 4 bytes a float32 value instead of ~10 characters
+    (Dash serialises plain numpy arrays as JSON lists)."""
+    return to_typed_array_spec(np.ascontiguousarray(values))
+
+
+def _segments(seg: np.ndarray) -> tuple[dict, dict]:
+    """Segments (x0, y0, x1, y1) as one polyline with NaN breaks."""
     n = seg.shape[0]
     xs = np.full(3 * n, np.nan)
     ys = np.full(3 * n, np.nan)
     xs[0::3], xs[1::3] = seg[:, 0], seg[:, 2]
     ys[0::3], ys[1::3] = seg[:, 1], seg[:, 3]
-    return xs, ys
+    return _typed(xs.astype(np.float32)), _typed(ys.astype(np.float32))
 
 
-def partition_figure(part: Partition, points: np.ndarray, highlight: int) -> go.Figure:
-    """Figure 1 style: regions of Omega_{1|highlight}, its facets blue, earlier ones gray."""
+def _line(seg: np.ndarray, colour: str, width: float, name: str, legend: bool = False,
+          axes: tuple[str, str] = ("x", "y")) -> dict:
+    xs, ys = _segments(seg)
+    return {"type": "scatter", "mode": "lines", "x": xs, "y": ys, "name": name,
+            "line": {"color": colour, "width": width}, "hoverinfo": "skip",
+            "showlegend": legend, "xaxis": axes[0], "yaxis": axes[1]}
+
+
+def _data(points: np.ndarray, batch_mask: np.ndarray | None, size: float,
+          axes: tuple[str, str] = ("x", "y")) -> list[dict]:
+    pts = points.astype(np.float32)
+    if batch_mask is None or batch_mask.all():
+        return [{"type": "scatter", "mode": "markers", "x": _typed(pts[:, 0]),
+                 "y": _typed(pts[:, 1]),
+                 "name": "data", "marker": {"color": "black", "size": size},
+                 "xaxis": axes[0], "yaxis": axes[1], "showlegend": axes[0] == "x"}]
+    return [
+        {"type": "scatter", "mode": "markers", "x": _typed(pts[batch_mask, 0]),
+         "y": _typed(pts[batch_mask, 1]), "name": "mini-batch", "marker": {"color": "black",
+                                                                   "size": size},
+         "xaxis": axes[0], "yaxis": axes[1]},
+        {"type": "scatter", "mode": "markers", "x": _typed(pts[~batch_mask, 0]),
+         "y": _typed(pts[~batch_mask, 1]), "name": "other data",
+         "marker": {"color": "white", "size": size, "line": {"color": "black", "width": 1}},
+         "xaxis": axes[0], "yaxis": axes[1]},
+    ]
+
+
+def _axis(lo: float, hi: float, **extra) -> dict:
+    return {"range": [lo, hi], "showgrid": False, "zeroline": False, "mirror": True,
+            "showline": True, "linecolor": "#444", "ticks": "", **extra}
+
+
+def _tls_lines(part: Partition, upto: int, width: float) -> list[dict]:
+    """Figure 9: every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8)."""
+    values = np.concatenate([part.layers[j].stats.tls_error[part.layers[j].facet_units]
+                             for j in range(upto)])
+    segs = np.concatenate([part.layers[j].facets for j in range(upto)])
+    finite = np.isfinite(values)
+    if not finite.any():
+        return []
+    lo, hi = float(values[finite].min()), float(values[finite].max())
+    n_bins = 8
+    edges = np.linspace(lo, hi, n_bins + 1)
+    bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+    from plotly.colors import sample_colorscale
+
+    colours = sample_colorscale(TLS_COLOURSCALE, list((np.arange(n_bins) + 0.5) / n_bins))
+    traces = [_line(segs[finite & (bins == b)], colours[b], width, f"TLS bin {b + 1}")
+              for b in range(n_bins) if (finite & (bins == b)).any()]
+    traces.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
+                   "hoverinfo": "skip", "showlegend": False,
+                   "marker": {"colorscale": TLS_COLOURSCALE, "cmin": lo, "cmax": hi,
+                              "color": [lo], "showscale": True,
+                              "colorbar": {"title": {"text": "σ²/‖w‖²"}, "thickness": 14}}})
+    return traces
+
+
+def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, highlight: int, *,
+                     batch_mask: np.ndarray | None = None, target: tuple[int, int] | None = None,
+                     tls: bool = False, projector: bool = False, clickable: bool = False,
+                     title: str | None = None) -> Figure:
+    """Figure 1 style: regions of Omega_{1|highlight} filled by activation pattern, the
+    highlighted layer's folded hyperplanes blue, earlier layers gray; ``target`` (layer, unit)
+    draws F_{l,k} in orange (Figure 2b, c); ``tls`` colours facets by TLS error (Figure 9)."""
+    st = _style(projector)
     highlight = int(np.clip(highlight, 1, len(part.layers)))
     lp = part.layers[highlight - 1]
-    fig = go.Figure()
-    colours = region_colour_index(lp.regions)
-    for c, colour in enumerate(REGION_PALETTE):
-        xs, ys = _paths(lp.regions, colours == c)
-        if xs.size:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=colour,
-                                     line={"width": 0}, hoverinfo="skip", showlegend=False))
-    for j in range(highlight):
-        xs, ys = _segments(part.layers[j].facets)
-        current = j == highlight - 1
-        fig.add_trace(go.Scattergl(
-            x=xs, y=ys, mode="lines", name=f"layer {j + 1}", hoverinfo="skip",
-            line={"color": HIGHLIGHT if current else EARLIER, "width": 2 if current else 1},
-            showlegend=current))
-    fig.add_trace(go.Scattergl(x=points[:, 0], y=points[:, 1], mode="markers", name="data",
-                               marker={"color": "black", "size": 5}))
+    traces: list[dict] = [region_fill(raster[highlight - 1], part.box, st["fill_opacity"],
+                                      clickable)]
+    if tls:
+        traces += _tls_lines(part, highlight, st["current"])
+    else:
+        for j in range(highlight):
+            current = j == highlight - 1
+            traces.append(_line(part.layers[j].facets, HIGHLIGHT if current else EARLIER,
+                                st["current"] if current else st["earlier"],
+                                f"layer {j + 1}" if current else "earlier layers",
+                                legend=current or j == 0))
+    if target is not None and target[0] <= len(part.layers):
+        tl = part.layers[target[0] - 1]
+        traces.append(_line(tl.facets[tl.facet_units == target[1]], TARGET, st["current"] * 1.6,
+                            f"F({target[0]},{target[1] + 1})", legend=True))
+    if part.decision_boundary is not None:
+        traces.append(_line(part.decision_boundary, BOUNDARY, st["current"] * 1.4,
+                            "decision boundary", legend=True))
+    traces += _data(points, batch_mask, st["marker"])
     x0, x1, y0, y1 = part.box
-    fig.update_layout(
-        margin={"l": 10, "r": 10, "t": 30, "b": 10}, plot_bgcolor="white",
-        title={"text": f"layer {highlight}: {len(lp.regions)} regions", "font": {"size": 14}},
-        xaxis={"range": [x0, x1], "showgrid": False, "zeroline": False, "constrain": "domain"},
-        yaxis={"range": [y0, y1], "showgrid": False, "zeroline": False, "scaleanchor": "x"},
-        legend={"orientation": "h", "y": -0.02}, uirevision="explorer",
-    )
-    return fig
+    text = title or f"layer {highlight}: {len(lp.regions)} regions"
+    return {"data": traces, "layout": {
+        "margin": {"l": 30, "r": 10, "t": 40, "b": 30}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "title": {"text": text, "x": 0.02},
+        "xaxis": _axis(x0, x1, constrain="domain"),
+        "yaxis": _axis(y0, y1, scaleanchor="x", constrain="domain"),
+        "legend": {"orientation": "h", "y": -0.06}, "uirevision": "partition",
+        "clickmode": "event", "hovermode": "closest", "dragmode": "pan"}}
+
+
+def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray,
+                           projector: bool = False) -> Figure:
+    """Figure 1 as in the paper: one row per setting (without / with BN), one column per layer;
+    in each panel that layer's facets are blue and the earlier layers' gray."""
+    st = _style(projector)
+    n_rows, n_cols = len(rows), max(len(p.layers) for _, p in rows)
+    traces: list[dict] = []
+    layout: dict[str, Any] = {"margin": {"l": 70, "r": 10, "t": 30, "b": 10},
+                              "plot_bgcolor": "white", "font": {"size": st["font"]},
+                              "showlegend": False, "annotations": []}
+    gap = 0.02
+    w = (1 - gap * (n_cols - 1)) / n_cols
+    h = (1 - 0.06 * (n_rows - 1)) / n_rows
+    for r, (label, part) in enumerate(rows):
+        x0, x1, y0, y1 = part.box
+        for c, lp in enumerate(part.layers):
+            k = r * n_cols + c + 1
+            ax, ay = f"x{k}", f"y{k}"
+            for j in range(c + 1):
+                current = j == c
+                traces.append(_line(part.layers[j].facets, HIGHLIGHT if current else EARLIER,
+                                    st["current"] if current else st["earlier"],
+                                    f"layer {j + 1}", axes=(ax, ay)))
+            traces += _data(points, None, st["marker"] * 0.6, axes=(ax, ay))
+            dom_x = [c * (w + gap), c * (w + gap) + w]
+            top = 1 - r * (h + 0.06)
+            layout[f"xaxis{k}"] = _axis(x0, x1, domain=dom_x, showticklabels=False,
+                                        anchor=ay)
+            layout[f"yaxis{k}"] = _axis(y0, y1, domain=[top - h, top], showticklabels=False,
+                                        anchor=ax, scaleanchor=ax)
+            if r == 0:
+                layout["annotations"].append({"text": f"layer {lp.layer}", "showarrow": False,
+                                              "xref": "paper", "yref": "paper",
+                                              "x": dom_x[0] + w / 2, "y": 1.0,
+                                              "yanchor": "bottom"})
+        layout["annotations"].append({"text": label, "showarrow": False, "xref": "paper",
+                                      "yref": "paper", "x": -0.01, "xanchor": "right",
+                                      "y": 1 - r * (h + 0.06) - h / 2, "textangle": -90})
+    return {"data": traces, "layout": layout}
+
+
+def unit_figure(view: UnitView, projector: bool = False) -> Figure:
+    """Figure 2a: the unit's batch projections <w, z_{l-1}> with the hyperplane at mu (left),
+    and the TLS loss as a function of mu, a parabola whose minimum is the BN mean (right)."""
+    st = _style(projector)
+    name = f"unit {view.unit + 1} of layer {view.layer}"
+    traces = [
+        {"type": "histogram", "x": _typed(view.projections), "nbinsx": 30,
+         "marker": {"color": "#adb5bd"}, "name": "<w, z> over the batch",
+         "xaxis": "x", "yaxis": "y"},
+        {"type": "scatter", "mode": "lines", "x": _typed(view.mu_grid),
+         "y": _typed(view.tls_loss), "name": "TLS loss L(μ)",
+         "line": {"color": "#495057", "width": st["current"]}, "xaxis": "x2", "yaxis": "y2"},
+        {"type": "scatter", "mode": "markers", "x": [view.mu],
+         "y": [(view.batch_std**2 + (view.batch_mean - view.mu) ** 2)
+               / max(view.weight_norm, 1e-300) ** 2],
+         "name": "current μ", "marker": {"color": TARGET, "size": st["marker"] * 2.2},
+         "xaxis": "x2", "yaxis": "y2"},
+    ]
+    shapes = [
+        {"type": "line", "xref": "x", "yref": "paper", "x0": view.mu, "x1": view.mu,
+         "y0": 0, "y1": 1, "line": {"color": TARGET, "width": st["current"] * 1.5}},
+        {"type": "line", "xref": "x", "yref": "paper", "x0": view.batch_mean,
+         "x1": view.batch_mean, "y0": 0, "y1": 1,
+         "line": {"color": HIGHLIGHT, "width": st["earlier"] * 1.5, "dash": "dash"}},
+        {"type": "line", "xref": "x2", "yref": "paper", "x0": view.batch_mean,
+         "x1": view.batch_mean, "y0": 0, "y1": 1,
+         "line": {"color": HIGHLIGHT, "width": st["earlier"] * 1.5, "dash": "dash"}},
+    ]
+    return {"data": traces, "layout": {
+        "margin": {"l": 50, "r": 10, "t": 50, "b": 40}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "shapes": shapes, "bargap": 0.05,
+        "title": {"text": f"{name}: hyperplane at μ = {view.mu:.3g} (orange), BN mean "
+                          f"{view.batch_mean:.3g} (dashed)", "x": 0.02},
+        "xaxis": {"domain": [0, 0.47], "title": {"text": "⟨w, z⟩ in the layer's input space"}},
+        "yaxis": {"title": {"text": "batch points"}},
+        "xaxis2": {"domain": [0.55, 1], "title": {"text": "μ"}},
+        "yaxis2": {"anchor": "x2", "title": {"text": "mean squared distance"}},
+        "legend": {"orientation": "h", "y": -0.25}, "uirevision": "unit"}}

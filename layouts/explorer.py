@@ -1,63 +1,211 @@
-"""Layout of the partition explorer (home page): controls on the left, the input space right."""
+"""Layout of the partition explorer (home page): controls left, views centre, numbers right.
+
+A component tree only: ``layout`` receives parsed state (from the URL) and places it in the
+controls; callbacks/explorer.py does the rest.
+"""
 
 from __future__ import annotations
+
+import math
 
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.datasets import DATASETS
+from bnviz.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
 from bnviz.network import ACTIVATIONS, MODES
 from layouts.ids import Explorer as ids
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
+SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
+VIEWS = ("space", "layers", "unit")
+
+EXPLANATIONS = {
+    "space": [
+        html.B("Figure 1, one layer at a time. "),
+        "Regions are filled by activation pattern; the highlighted layer's folded hyperplanes "
+        "are blue, earlier layers gray (BN paper eq. 10-11). With BN, every layer's "
+        "hyperplanes pass through the centroid of that layer's input batch (Corollary 2), so "
+        "layer 1 is a central arrangement with exactly 2·D₁ regions. The mu slider blends "
+        "μ = t·μ_BN: at t = 1 each hyperplane sits at the total-least-squares optimum "
+        "(Theorem 1). Click the plot to add data points. With “TLS colours”, facets are "
+        "coloured by σ²/‖w‖² (eq. 8, Figure 9).",
+    ],
+    "layers": [
+        html.B("Figure 1, all layers. "),
+        "One column per layer: that layer's folded hyperplanes in blue, earlier ones in gray. "
+        "The rows use the same random weights without and with BN: without BN the partition "
+        "ignores the data; with BN it concentrates on the data (Section 3.3).",
+    ],
+    "unit": [
+        html.B("Figure 2a. "),
+        "The chosen unit in its own input space: the histogram of ⟨w, z⟩ over the batch and "
+        "the hyperplane at μ (orange). Right: the mean squared distance from the batch to the "
+        "hyperplane, a parabola in μ with its minimum σ²/‖w‖² at the BN mean (dashed) — "
+        "Theorem 1, eq. 7-9. Move the mu slider to slide the hyperplane along it.",
+    ],
+}
 
 
-def _field(label: str, control) -> dbc.Row:
-    return dbc.Row([dbc.Label(label, width=5, className="small"), dbc.Col(control, width=7)],
-                   className="mb-2 align-items-center")
+def _row(label: str, control, hint: str | None = None) -> dbc.Row:
+    return dbc.Row([
+        dbc.Col(html.Span(label, title=hint, className="small"), width=5),
+        dbc.Col(control, width=7),
+    ], className="mb-2 align-items-center")
 
 
-def controls() -> dbc.Card:
+def _int_input(id_: str, value, lo, hi) -> dbc.Input:
+    return dbc.Input(id=id_, type="number", min=lo, max=hi, step=1, value=value, debounce=True,
+                     size="sm")
+
+
+def _select(id_: str, value: str, options, labels=None) -> dbc.Select:
+    labels = labels or {}
+    return dbc.Select(id=id_, value=value, size="sm",
+                      options=[{"label": labels.get(o, o), "value": o} for o in options])
+
+
+def _slider(id_: str, lo: float, hi: float, step: float, value: float, marks: dict,
+            transform: str | None = None) -> dcc.Slider:
+    """A slider that updates while dragging; ``transform`` names a JS function in
+    assets/explorer.js that formats its tooltip (the sigma slider is log2 of the factor)."""
+    tooltip = {"placement": "bottom"} | ({"transform": transform} if transform else {})
+    return dcc.Slider(id=id_, min=lo, max=hi, step=step, value=value, marks=marks,
+                      updatemode="drag", tooltip=tooltip, allow_direct_input=transform is None)
+
+
+def presets(caption: str) -> dbc.Card:
+    return dbc.Card(dbc.CardBody([
+        html.H6("Presets: the paper's figures", className="text-muted"),
+        html.Div([dbc.Button(p.label, id={"type": ids.PRESET, "key": p.key}, size="sm",
+                             color="primary", outline=True, className="me-1 mb-1")
+                  for p in PRESETS.values()]),
+        html.P(caption, id=ids.CAPTION, className="small mb-0 mt-1"),
+    ]), className="mb-2")
+
+
+def network_controls(s: ExplorerSettings) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Network", className="text-muted"),
-        _field("depth L", dbc.Input(id=ids.DEPTH, type="number", min=1, max=12, step=1,
-                                    value=4, debounce=True)),
-        _field("width", dbc.Input(id=ids.WIDTH, type="number", min=2, max=64, step=1, value=6,
-                                  debounce=True)),
-        _field("activation", dbc.Select(id=ids.ACTIVATION, value="leaky_relu",
-                                        options=[{"label": a, "value": a} for a in ACTIVATIONS])),
-        _field("mode", dbc.Select(id=ids.MODE, value="bn",
-                                  options=[{"label": MODE_LABELS[m], "value": m} for m in MODES])),
-        _field("weight seed", dbc.Input(id=ids.SEED, type="number", min=0, step=1, value=0,
-                                        debounce=True)),
-        html.H6("Data", className="text-muted mt-3"),
-        _field("data set", dbc.Select(id=ids.DATASET, value="moons",
-                                      options=[{"label": d, "value": d} for d in DATASETS])),
-        _field("points", dbc.Input(id=ids.N_POINTS, type="number", min=2, max=2000, step=1,
-                                   value=100, debounce=True)),
-        _field("BN batch size", dbc.Input(id=ids.BATCH_SIZE, type="text", value="all",
-                                          debounce=True)),
-        html.H6("View", className="text-muted mt-3"),
+        html.Div([dbc.Label("depth L", className="small"),
+                  _slider(ids.DEPTH, 1, EXPLORER_LIMITS["depth"][1], 1, s.depth,
+                          {i: str(i) for i in (1, 2, 4, 6, 8, 10, 12)})]),
+        _row("width", _int_input(ids.WIDTH, s.width, *EXPLORER_LIMITS["width"])),
+        _row("activation", _select(ids.ACTIVATION, s.activation, ACTIVATIONS)),
+        _row("leaky slope α", dbc.Input(id=ids.ALPHA, type="number", min=0.01, max=0.99,
+                                        step=0.01, value=s.alpha, debounce=True, size="sm")),
+        _row("mode", _select(ids.MODE, s.mode, MODES, MODE_LABELS)),
+        _row("weight seed", dbc.InputGroup([
+            dbc.Input(id=ids.WEIGHT_SEED, type="number", min=0, step=1, value=s.weight_seed,
+                      debounce=True, size="sm"),
+            dbc.Button("resample", id=ids.RESAMPLE, size="sm", color="secondary",
+                       outline=True)], size="sm")),
+    ]), className="mb-2")
+
+
+def data_controls(s: ExplorerSettings) -> dbc.Card:
+    return dbc.Card(dbc.CardBody([
+        html.H6("Data", className="text-muted"),
+        _row("data set", _select(ids.DATASET, s.dataset, DATASETS)),
+        _row("points", _int_input(ids.N_POINTS, s.n_points, *EXPLORER_LIMITS["n_points"])),
+        _row("data seed", _int_input(ids.DATA_SEED, s.data_seed, 0, None)),
+        dcc.Upload(id=ids.UPLOAD, max_size=1_000_000, multiple=False,
+                   children=html.Div(["Drop or ", html.A("choose a CSV"), " (x, y[, label])"]),
+                   className="upload-box small"),
+        html.Div(id=ids.UPLOAD_STATUS, className="small text-muted"),
+        dbc.Button("clear added points", id=ids.CLEAR_POINTS, size="sm", color="link",
+                   className="p-0"),
+    ]), className="mb-2")
+
+
+def bn_controls(s: ExplorerSettings) -> dbc.Card:
+    log2_sigma = math.log2(s.sigma_s)
+    return dbc.Card(dbc.CardBody([
+        html.H6("Batch normalization", className="text-muted"),
+        _row("batch size", dbc.Input(id=ids.BATCH_SIZE, type="text", debounce=True, size="sm",
+                                     value="all" if s.batch_size is None else str(s.batch_size)),
+             "2 to the number of points, or 'all' (test-time statistics)"),
+        _row("batch seed", dbc.InputGroup([
+            dbc.Input(id=ids.BATCH_SEED, type="number", min=0, step=1, value=s.batch_seed,
+                      debounce=True, size="sm"),
+            dbc.Button("new batch", id=ids.NEW_BATCH, size="sm", color="secondary",
+                       outline=True)], size="sm")),
+        html.Div([dbc.Label("μ slider: μ = t · μ_BN", className="small"),
+                  _slider(ids.MU, 0.0, 1.5, 0.01, s.mu_t,
+                          {0: "0", 0.5: "0.5", 1: "BN", 1.5: "1.5"})]),
+        html.Div([dbc.Label("σ slider: σ = s · σ_BN", className="small"),
+                  _slider(ids.SIGMA, -2.0, 2.0, 0.05, log2_sigma,
+                          {-2: "¼", -1: "½", 0: "1", 1: "2", 2: "4"}, "sigmaFactor")]),
+        _row("sliders act on", dbc.RadioItems(
+            id=ids.SCOPE, value=s.scope, inline=True, className="small",
+            options=[{"label": SCOPE_LABELS[k], "value": k} for k in SCOPE_LABELS])),
+        _row("layer l", _int_input(ids.TARGET_LAYER, s.target_layer, 1, s.depth)),
+        _row("unit k", _int_input(ids.TARGET_UNIT, s.target_unit + 1, 1, s.width)),
+        dbc.Button("animate μ from 0 to 1", id=ids.ANIMATE, size="sm", color="primary",
+                   outline=True),
+        dcc.Interval(id=ids.ANIMATE_TIMER, interval=120, disabled=True),
+    ]), className="mb-2")
+
+
+def view_controls(s: ExplorerSettings, tls: bool, projector: bool) -> dbc.Card:
+    return dbc.Card(dbc.CardBody([
+        html.H6("View", className="text-muted"),
         html.Div([dbc.Label("highlighted layer", className="small"),
-                  dcc.Slider(id=ids.LAYER, min=1, max=4, step=1, value=4,
-                             marks={i: str(i) for i in range(1, 5)})]),
-    ]))
+                  _slider(ids.LAYER, 1, s.depth, 1, s.layer,
+                          {i: str(i) for i in range(1, s.depth + 1)})]),
+        dbc.Switch(id=ids.TLS, label="TLS colours (Figure 9)", value=tls, className="small"),
+        dbc.Switch(id=ids.PROJECTOR, label="projector mode", value=projector,
+                   className="small"),
+    ]), className="mb-2")
 
 
-def layout() -> dbc.Container:
-    return dbc.Container([
-        html.H4("Linear regions of a batch-normalized network", className="mt-3"),
-        html.P("Folded hyperplanes of the highlighted layer in blue, earlier layers in gray, "
-               "data in black, each region filled by its activation pattern (BN paper, "
-               "Figure 1).", className="text-muted small"),
-        dbc.Row([
-            dbc.Col(controls(), md=3),
-            dbc.Col([
-                dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, className="py-2"),
-                dcc.Loading(dcc.Graph(id=ids.GRAPH, style={"height": "640px"},
-                                      config={"displaylogo": False,
-                                              "toImageButtonOptions": {"format": "svg"}})),
-            ], md=6),
-            dbc.Col(html.Div(id=ids.SUMMARY, className="small"), md=3),
+def _export_buttons(graph_id: str) -> html.Div:
+    return html.Div([
+        dbc.Button(f"export {fmt.upper()}", size="sm", color="link", className="p-0 me-2",
+                   id={"type": ids.EXPORT, "graph": graph_id, "format": fmt})
+        for fmt in ("png", "svg")], className="text-end")
+
+
+def _graph(graph_id: str, height: str) -> html.Div:
+    return html.Div([
+        _export_buttons(graph_id),
+        dcc.Loading(dcc.Graph(id=graph_id, style={"height": height},
+                              config={"displaylogo": False, "scrollZoom": True}),
+                    delay_show=400, type="dot"),
+    ])
+
+
+def views(view: str) -> dbc.Tabs:
+    return dbc.Tabs(id=ids.VIEW, active_tab=view, children=[
+        dbc.Tab(label="Input space (Fig. 1, 2b, 2c, 9)", tab_id="space", children=[
+            _graph(ids.GRAPH_SPACE, "68vh"),
+            html.P(EXPLANATIONS["space"], className="small explain")]),
+        dbc.Tab(label="Layers side by side (Fig. 1)", tab_id="layers", children=[
+            _graph(ids.GRAPH_LAYERS, "52vh"),
+            html.P(EXPLANATIONS["layers"], className="small explain")]),
+        dbc.Tab(label="One unit (Fig. 2a)", tab_id="unit", children=[
+            _graph(ids.GRAPH_UNIT, "52vh"),
+            html.P(EXPLANATIONS["unit"], className="small explain")]),
+    ])
+
+
+def layout(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
+           extra_points: list, message: str, caption: str) -> html.Div:
+    return html.Div(id=ids.ROOT, className="projector" if projector else "", children=[
+        dcc.Store(id=ids.QUERY),
+        html.Div(id=ids.SINK, hidden=True),
+        dcc.Store(id=ids.EXTRA_POINTS, data=extra_points),
+        dbc.Container(fluid=True, children=[
+            dbc.Row([
+                dbc.Col([presets(caption), network_controls(settings), data_controls(settings),
+                         bn_controls(settings), view_controls(settings, tls, projector)],
+                        lg=3, className="controls mt-2"),
+                dbc.Col([
+                    dbc.Alert(message, id=ids.MESSAGE, color="warning", is_open=bool(message),
+                              dismissable=True, className="py-2 mt-2 mb-1"),
+                    views(view),
+                ], lg=6),
+                dbc.Col(html.Div(id=ids.SUMMARY, className="small mt-2"), lg=3),
+            ]),
         ]),
-    ], fluid=True)
+    ])

@@ -1,0 +1,37 @@
+/* bnviz client-side callbacks: URL state and figure export (no server round trip). */
+window.dash_clientside = Object.assign({}, window.dash_clientside, {
+    bnviz: {
+        /* Write the page state into the URL without reloading (history.replaceState is seen
+           by no dcc.Location, so Dash Pages does not re-render the page). */
+        replaceUrl: function (query) {
+            const noUpdate = window.dash_clientside.no_update;
+            if (typeof query !== "string") { return noUpdate; }
+            const url = window.location.pathname + (query ? "?" + query : "");
+            if (url !== window.location.pathname + window.location.search) {
+                window.history.replaceState(window.history.state, "", url);
+            }
+            return noUpdate;
+        },
+        /* PNG or SVG export of the graph whose button was pressed. */
+        exportFigure: function (clicks) {
+            const noUpdate = window.dash_clientside.no_update;
+            const ctx = window.dash_clientside.callback_context;
+            const trig = ctx && ctx.triggered_id;
+            if (!trig || !clicks || !clicks.some(Boolean)) { return noUpdate; }
+            const gd = document.querySelector("#" + trig.graph + " .js-plotly-plot");
+            if (gd && window.Plotly) {
+                window.Plotly.downloadImage(gd, {
+                    format: trig.format, filename: "bnviz-" + trig.graph,
+                    width: gd.offsetWidth, height: gd.offsetHeight, scale: 2,
+                });
+            }
+            return noUpdate;
+        },
+    },
+});
+
+/* Tooltip of the sigma slider, whose value is log2 of the factor s. */
+window.dccFunctions = window.dccFunctions || {};
+window.dccFunctions.sigmaFactor = function (value) {
+    return "s = " + Math.pow(2, value).toFixed(2);
+};
