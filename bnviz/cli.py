@@ -14,8 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from bnviz.datasets import DATASETS, load_points, make_dataset
+from bnviz.explorer import EXPLORER_LIMITS, SCOPES, slider_overrides
 from bnviz.limits import MAX_DEPTH, MAX_WIDTH, PartitionTooLarge
-from bnviz.network import ACTIVATIONS, MODES, Network, load_network, random_network, select_batch
+from bnviz.network import (
+    ACTIVATIONS,
+    MODES,
+    Network,
+    layer_statistics,
+    load_network,
+    random_network,
+    select_batch,
+)
 
 __all__ = ["main"]
 
@@ -89,6 +98,17 @@ def _build_parser() -> _Parser:
     p.add_argument("--weights", type=Path,
                    help=".npz with W1..WL (and c1..cL, head_W, head_b); sets depth and widths")
     p.add_argument("--data", type=Path, help="the data: .npy (n, 2) or .csv x,y[,label]")
+    p.add_argument("--mu-scale", type=_finite_float, default=1.0,
+                   help="mu = t * mu_BN, t in [0, 1.5] (the explorer's mu slider; default 1)")
+    p.add_argument("--sigma-scale", type=_finite_float, default=1.0,
+                   help="sigma = s * sigma_BN, s in [0.25, 4] (the sigma slider; default 1)")
+    p.add_argument("--scope", choices=SCOPES, default="all",
+                   help="the sliders act on all layers, --target-layer, or one unit")
+    p.add_argument("--target-layer", type=_positive_int, default=1)
+    p.add_argument("--target-unit", type=_nonneg_int, default=0, help="0-based unit")
+    p.add_argument("--recompute-statistics", action="store_true",
+                   help="recompute later layers' mu, sigma after a slider change (default: "
+                        "frozen, as the explorer and the paper's Figure 2)")
     p.add_argument("--format", choices=("json", "svg", "png"), default="json")
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
@@ -128,7 +148,23 @@ def _run_partition(args: argparse.Namespace) -> bytes:
     seed = args.seed if args.batch_seed is None else args.batch_seed
     batch = select_batch(data.points, args.batch_size, seed)
     device = pick_device(args.device)
-    part = compute_partition(net, batch, box_from_extent(args.extent), device=device)
+    lo_t, hi_t = EXPLORER_LIMITS["mu_t"]
+    lo_s, hi_s = EXPLORER_LIMITS["sigma_s"]
+    if not lo_t <= args.mu_scale <= hi_t:
+        raise CLIError(f"--mu-scale must be in [{lo_t:g}, {hi_t:g}], got {args.mu_scale}")
+    if not lo_s <= args.sigma_scale <= hi_s:
+        raise CLIError(f"--sigma-scale must be in [{lo_s:g}, {hi_s:g}], got {args.sigma_scale}")
+    if args.scope != "all" and args.target_layer > net.depth:
+        raise CLIError(f"--target-layer {args.target_layer}: the network has {net.depth} layers")
+    target_width = net.widths[min(args.target_layer, net.depth) - 1]
+    if args.scope == "unit" and args.target_unit >= target_width:
+        raise CLIError(f"--target-unit {args.target_unit}: layer {args.target_layer} has "
+                       f"units 0..{target_width - 1}")
+    overrides = slider_overrides(net.depth, target_width, args.mu_scale, args.sigma_scale,
+                                 args.scope, args.target_layer, args.target_unit)
+    stats = layer_statistics(net, batch, overrides, frozen=not args.recompute_statistics)
+    part = compute_partition(net, batch, box_from_extent(args.extent), stats=stats,
+                             device=device)
     if args.format == "json":
         return (json.dumps(partition_to_dict(part)) + "\n").encode()
     from bnviz.render import render_partition

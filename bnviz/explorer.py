@@ -48,6 +48,7 @@ __all__ = [
     "explore",
     "is_central",
     "pattern_raster",
+    "slider_overrides",
     "unit_view",
 ]
 
@@ -193,15 +194,24 @@ class ExplorerSettings:
         return asdict(self)
 
     def overrides(self) -> BNOverrides:
-        """The sliders as BN overrides on all layers, one layer, or one (layer, unit)."""
-        if self.mu_t == 1.0 and self.sigma_s == 1.0:
-            return BNOverrides()
-        if self.scope == "all":
-            return BNOverrides.all_layers(self.depth, mu_scale=self.mu_t, sigma_scale=self.sigma_s)
-        if self.scope == "layer":
-            return BNOverrides({self.target_layer: LayerOverride(self.mu_t, 0.0, self.sigma_s)})
-        return BNOverrides.unit(self.width, self.target_layer, self.target_unit,
-                                mu_scale=self.mu_t, sigma_scale=self.sigma_s)
+        return slider_overrides(self.depth, self.width, self.mu_t, self.sigma_s, self.scope,
+                                self.target_layer, self.target_unit)
+
+
+def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
+                     target_layer: int, target_unit: int) -> BNOverrides:
+    """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
+    layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
+    the target layer)."""
+    if mu_t == 1.0 and sigma_s == 1.0:
+        return BNOverrides()
+    if scope == "all":
+        return BNOverrides.all_layers(depth, mu_scale=mu_t, sigma_scale=sigma_s)
+    if not 1 <= target_layer <= depth:
+        raise InputError(f"target layer {target_layer} is not a layer of a depth-{depth} network")
+    if scope == "layer":
+        return BNOverrides({target_layer: LayerOverride(mu_t, 0.0, sigma_s)})
+    return BNOverrides.unit(width, target_layer, target_unit, mu_scale=mu_t, sigma_scale=sigma_s)
 
 
 @dataclass(frozen=True)

@@ -691,3 +691,70 @@ def test_subprocess_error_is_one_line(tmp_path, argv):
     proc = _python_m(*(a.replace("{tmp}", str(tmp_path)) for a in argv))
     err = proc.stderr.decode()
     assert_one_error_line(proc.returncode, proc.stdout, err)
+
+
+# --------------------------------------------------------------------------- slider options
+
+
+def _facets(doc: dict, layer: int) -> np.ndarray:
+    return np.array(doc["layers"][layer - 1]["facets"], dtype=float).reshape(-1, 5)
+
+
+def test_slider_options_match_the_explorer(capsysbinary):
+    """The CLI reproduces what the explorer draws for the same settings (frozen statistics)."""
+    from bnviz.explorer import ExplorerSettings, explore
+
+    settings = ExplorerSettings(depth=2, width=8, dataset="moons", n_points=60, mu_t=0.4,
+                                sigma_s=2.0, scope="layer", target_layer=1, layer=2)
+    result = explore(settings)
+    rc, out, err = cli(capsysbinary, "--depth", 2, "--width", 8, "--dataset", "moons", "--n",
+                       60, "--mu-scale", 0.4, "--sigma-scale", 2, "--scope", "layer",
+                       "--target-layer", 1)
+    assert rc == 0, err
+    doc = strict_json(out)
+    for layer in (1, 2):
+        ours = _facets(doc, layer)
+        theirs = result.partition.layers[layer - 1].facets
+        assert ours.shape[0] == theirs.shape[0]
+        np.testing.assert_allclose(ours[:, :4], theirs, atol=1e-12)
+    np.testing.assert_allclose(doc["layers"][0]["mu"], 0.4 * np.array(
+        doc["layers"][0]["batch_mean"]), rtol=1e-12, atol=1e-15)
+
+
+def test_sigma_of_layer_1_folds_layer_2_only_with_frozen_statistics(capsysbinary):
+    """Figure 2c: varying sigma_1 with mu_2 fixed moves the layer-2 facets; recomputing layer
+    2's BN statistics undoes it (positive homogeneity), and layer 1 never moves."""
+    base = ["--depth", 2, "--width", 6, "--activation", "leaky_relu"]
+    docs = {}
+    for name, extra in {"plain": [], "frozen": ["--sigma-scale", 3, "--scope", "layer"],
+                        "recomputed": ["--sigma-scale", 3, "--scope", "layer",
+                                       "--recompute-statistics"]}.items():
+        rc, out, err = cli(capsysbinary, *base, *extra)
+        assert rc == 0, err
+        docs[name] = strict_json(out)
+    np.testing.assert_allclose(_facets(docs["frozen"], 1), _facets(docs["plain"], 1))
+    assert not np.allclose(_facets(docs["frozen"], 2)[:, :4].sum(0),
+                           _facets(docs["plain"], 2)[:, :4].sum(0))
+    np.testing.assert_allclose(_facets(docs["recomputed"], 2), _facets(docs["plain"], 2),
+                               atol=1e-9)
+
+
+def test_unit_scope_moves_one_hyperplane(capsysbinary):
+    rc, out, err = cli(capsysbinary, "--depth", 1, "--width", 5, "--mode", "bn", "--scope",
+                       "unit", "--target-layer", 1, "--target-unit", 2, "--mu-scale", 0)
+    assert rc == 0, err
+    layer = strict_json(out)["layers"][0]
+    mu, mean = np.array(layer["mu"]), np.array(layer["batch_mean"])
+    assert mu[2] == 0.0
+    np.testing.assert_array_equal(np.delete(mu, 2), np.delete(mean, 2))
+
+
+@pytest.mark.parametrize("args", [
+    ["--mu-scale", "2"], ["--mu-scale", "-0.1"], ["--mu-scale", "nan"],
+    ["--sigma-scale", "0.1"], ["--sigma-scale", "5"], ["--scope", "unit", "--target-unit", "9"],
+    ["--scope", "layer", "--target-layer", "7"], ["--scope", "everything"],
+    ["--target-unit", "-1"],
+])
+def test_bad_slider_options(capsysbinary, args):
+    rc, out, err = cli(capsysbinary, *SMALL, *args)
+    assert_one_error_line(rc, out, err)
