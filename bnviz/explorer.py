@@ -72,7 +72,7 @@ EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
     "extent": (0.5, 20.0),
 }
 #: Regions of one layer above which an explorer request stops with a message.
-EXPLORER_MAX_REGIONS = 150_000
+EXPLORER_MAX_REGIONS = 60_000
 #: Pixels per side of the region-fill raster (the lines on top of it are exact).
 RASTER = 160
 #: Points a user may add by clicking or uploading.

@@ -362,14 +362,23 @@ def _find_cuts(mesh: _Mesh, planes: torch.Tensor, box) -> _Cuts:
                  t[first], t[last])
 
 
-def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: float, box):
-    """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l."""
+def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: float, box,
+                max_regions: int = MAX_REGIONS):
+    """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l.
+
+    Raises PartitionTooLarge before the heavy work when the cut must exceed ``max_regions``:
+    a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound.
+    """
     dev = w_eff.device
     r = mesh.n_regions
     planes = (mesh.aff.reshape(3 * r, -1) @ w_eff.T).view(3, r, -1)  # (d/dx, d/dy, offset)
     planes[2] += b_eff
     cuts = _find_cuts(mesh, planes, box)
     m = cuts.pair_poly.numel()
+    if r + m > max_regions:
+        raise PartitionTooLarge(
+            f"this layer would have more than {max_regions} regions (at least {r + m}): "
+            "lower the width, the depth or the box")
     pair_poly, grad, direction = cuts.pair_poly, cuts.grad, cuts.direction
     per_poly = torch.bincount(pair_poly, minlength=r)  # crossing lines per polygon
     split = per_poly > 0
@@ -579,7 +588,11 @@ def compute_partition(
         sigma = torch.as_tensor(st.sigma, device=dev)
         w_eff = torch.as_tensor(w, device=dev) / sigma[:, None]
         b_eff = -torch.as_tensor(st.mu, device=dev) / sigma
-        mesh, facets, units, parents = _layer_step(mesh, w_eff, b_eff, slope, box)
+        try:
+            mesh, facets, units, parents = _layer_step(mesh, w_eff, b_eff, slope, box,
+                                                       max_regions)
+        except PartitionTooLarge as exc:
+            raise PartitionTooLarge(f"layer {st.layer}: {exc}") from None
         if mesh.n_regions > max_regions:
             raise PartitionTooLarge(
                 f"layer {st.layer} has {mesh.n_regions} regions, over the cap of {max_regions}: "
