@@ -481,3 +481,71 @@ def test_load_network_missing_and_garbage(tmp_path):
     garbage.write_bytes(b"this is not a zip file at all")
     with pytest.raises(ValueError, match="npz"):
         load_network(garbage)
+
+
+# --------------------------------------------------------------------------- frozen statistics
+
+
+def ref_frozen_statistics(net: Network, batch: np.ndarray, overrides: dict) -> list[dict]:
+    """Frozen semantics written out: mu, sigma from the network without overrides, then moved
+    by the overrides; the batch then flows through the modified network."""
+    plain = ref_statistics(net, batch)
+    z = np.asarray(batch, dtype=np.float64)
+    out = []
+    for i, w in enumerate(net.weights):
+        layer = i + 1
+        mu, sigma = plain[i]["mu"], plain[i]["sigma"]
+        if layer in overrides:
+            ms, mo, ss = (np.asarray(v, dtype=np.float64) for v in overrides[layer])
+            mu, sigma = ms * mu + mo, ss * sigma
+        u = z @ w.T
+        out.append(dict(z=z, mean=u.mean(0), std=u.std(0), mu=mu, sigma=sigma))
+        z = ref_act((u - mu) / sigma, net.activation, net.alpha)
+    return out
+
+
+@pytest.mark.parametrize("act", ACTS)
+@pytest.mark.parametrize("mode", MODES)
+def test_frozen_statistics_move_fixed_values(act, mode):
+    net = random_network(3, 5, activation=act, mode=mode, seed=4)
+    batch = _data("blobs", 60, seed=2)
+    overrides = {1: (1.0, 0.0, 2.5), 2: (0.3, 0.1, 1.0)}
+    ov = BNOverrides({k: LayerOverride(*v) for k, v in overrides.items()})
+    got = layer_statistics(net, batch, ov, frozen=True)
+    want = ref_frozen_statistics(net, batch, overrides)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.mu, w["mu"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.sigma, w["sigma"], rtol=1e-12)
+        np.testing.assert_allclose(g.inputs, w["z"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g.batch_mean, w["mean"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g.batch_std, w["std"], rtol=1e-10, atol=1e-12)
+    # layer 3 has no override: frozen keeps the plain network's statistics there
+    plain = layer_statistics(net, batch)
+    np.testing.assert_allclose(got[2].mu, plain[2].mu, rtol=1e-12, atol=1e-15)
+
+
+def test_frozen_without_overrides_is_the_plain_network():
+    net = random_network(3, 4, seed=1)
+    batch = _data("moons")
+    for a, b in zip(layer_statistics(net, batch), layer_statistics(net, batch, frozen=True),
+                    strict=True):
+        np.testing.assert_array_equal(a.mu, b.mu)
+        np.testing.assert_array_equal(a.sigma, b.sigma)
+
+
+def test_frozen_sigma_of_layer_1_reaches_layer_2_recomputed_does_not():
+    """Figure 2c: with positively homogeneous activations, recomputed BN statistics divide a
+    change of sigma_1 out again; frozen statistics keep it, so layer 2's h changes."""
+    net = random_network(2, 6, activation="leaky_relu", mode="bn", seed=3)
+    batch = _data("moons")
+    ov = BNOverrides({1: LayerOverride(sigma_scale=3.0)})
+    x = _data("circles", 30, seed=5)
+
+    def h2(stats):
+        z = ref_act((x @ net.weights[0].T - stats[0].mu) / stats[0].sigma, net.activation,
+                    net.alpha)
+        return (z @ net.weights[1].T - stats[1].mu) / stats[1].sigma
+
+    plain = h2(layer_statistics(net, batch))
+    np.testing.assert_allclose(h2(layer_statistics(net, batch, ov)), plain, atol=1e-10)
+    assert np.abs(h2(layer_statistics(net, batch, ov, frozen=True)) - plain).max() > 1e-2
