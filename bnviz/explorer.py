@@ -87,16 +87,18 @@ def _number(raw: Any, name: str, integer: bool) -> float:
     lo, hi = EXPLORER_LIMITS[name]
     if isinstance(raw, bool) or raw is None or (isinstance(raw, str) and not raw.strip()):
         raise InputError(f"{name.replace('_', ' ')}: enter a number from {lo:g} to {hi:g}")
+    if isinstance(raw, list | tuple | dict):
+        raise InputError(f"{name.replace('_', ' ')}: expected one number")
+    bounds = f"{int(lo)} to {int(hi)}" if integer else f"{lo:g} to {hi:g}"
     try:
         value = float(raw)
-    except (TypeError, ValueError):
-        raise InputError(
-            f"{name.replace('_', ' ')}: enter a number from {lo:g} to {hi:g}, got {raw!r}"
-        ) from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name.replace('_', ' ')}: enter a number from {bounds}, "
+                         f"got {str(raw)[:40]!r}") from None
     if not math.isfinite(value) or not lo <= value <= hi or (integer and value != int(value)):
         kind = "a whole number" if integer else "a number"
-        raise InputError(f"{name.replace('_', ' ')}: enter {kind} from {lo:g} to {hi:g}, "
-                         f"got {raw!r}")
+        raise InputError(f"{name.replace('_', ' ')}: enter {kind} from {bounds}, "
+                         f"got {str(raw)[:40]!r}")
     return int(value) if integer else value
 
 

@@ -31,6 +31,7 @@ from dash import (
 
 from bnviz.datasets import points_from_csv_bytes
 from bnviz.explorer import (
+    EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
     PRESETS,
     ExplorerResult,
@@ -67,10 +68,15 @@ def settings_from_controls(values: dict) -> ExplorerSettings:
     except (TypeError, ValueError, OverflowError):
         raise InputError("σ slider: move it to a value from ¼ to 4") from None
     unit = raw.get("target_unit")
+    lo, hi = EXPLORER_LIMITS["target_unit"]
     try:
-        raw["target_unit"] = float(unit) - 1
-    except (TypeError, ValueError):
-        raise InputError("unit k: enter a whole number from 1 to the width") from None
+        k = float(unit)
+    except (TypeError, ValueError, OverflowError):
+        k = math.nan
+    if not (math.isfinite(k) and k == int(k) and lo + 1 <= k <= hi + 1):
+        raise InputError(f"unit k: enter a whole number from 1 to the width "
+                         f"(at most {int(hi) + 1}), got {str(unit)[:40]!r}")
+    raw["target_unit"] = k - 1
     return ExplorerSettings.parse(raw)
 
 
@@ -97,6 +103,8 @@ def initial_state(query: dict) -> tuple:
     """Page state from a URL query; a tampered or stale link falls back to defaults, with a
     message saying what was ignored."""
     message = []
+    # a key repeated in the link arrives as a list: the last one wins, as in a form
+    query = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in query.items()}
     try:
         settings = ExplorerSettings.parse(query)
     except InputError as exc:
@@ -104,15 +112,17 @@ def initial_state(query: dict) -> tuple:
         message.append(f"The link's settings were not used ({exc}).")
     view = query.get("view", "space")
     if view not in explorer_layout.VIEWS:
+        message.append(f"The link's view {str(view)[:20]!r} is unknown; showing the input "
+                       "space.")
         view = "space"
     tls = query.get("tls") == "1"
     projector = query.get("projector") == "1"
     try:
-        extra = _parse_points(query.get("pts", ""))
+        extra = _parse_points(str(query.get("pts", "")))
     except ValueError:
         extra = []
         message.append("The link's added points were not readable and were left out.")
-    preset = PRESETS.get(query.get("preset", ""))
+    preset = PRESETS.get(str(query.get("preset", "")))
     caption = preset.caption if preset else "Pick a preset, or move any control."
     return settings, view, tls, projector, extra, " ".join(message), caption
 
@@ -195,6 +205,13 @@ def update_views(controls, extra, view, tls, projector):
     try:
         s = settings_from_controls(controls)
         result, seconds = run_explorer(s, extra)
+        rows = []
+        if view == "layers":  # Figure 1's two rows: the same weights without and with BN
+            other = s.mode if s.mode != "bn" else "random_bias"
+            for mode in (other, "bn"):
+                r, _ = run_explorer(replace(s, mode=mode), extra)
+                label = "with BN" if mode == "bn" else f"without BN ({mode.replace('_', ' ')})"
+                rows.append((label, r.partition))
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update,) * 4 + (str(exc), True) + (no_update,) * 5
     space = layers = unit = no_update
@@ -202,12 +219,6 @@ def update_views(controls, extra, view, tls, projector):
     if s.batch_size is not None:
         batch_mask = (result.data.points[:, None, :] == result.batch[None]).all(2).any(1)
     if view == "layers":
-        other = s.mode if s.mode != "bn" else "random_bias"
-        rows = []
-        for mode in (other, "bn"):
-            r, _ = run_explorer(replace(s, mode=mode), extra)
-            label = "with BN" if mode == "bn" else f"without BN ({mode.replace('_', ' ')})"
-            rows.append((label, r.partition))
         layers = small_multiples_figure(rows, result.data.points, projector=bool(projector))
     elif view == "unit":
         unit = unit_figure(result.unit, projector=bool(projector))
@@ -228,14 +239,21 @@ def update_views(controls, extra, view, tls, projector):
           Input(ids.RESAMPLE, "n_clicks"), State(ids.WEIGHT_SEED, "value"),
           prevent_initial_call=True)
 def resample_weights(_, seed):
-    return (int(seed) + 1) if isinstance(seed, int | float) and seed >= 0 else 0
+    return _next_seed(seed)
+
+
+def _next_seed(seed) -> int:
+    """The next seed, wrapping within the valid range; a bad value restarts at 0."""
+    hi = int(EXPLORER_LIMITS["weight_seed"][1])
+    ok = isinstance(seed, int | float) and math.isfinite(seed) and 0 <= seed <= hi
+    return (int(seed) + 1) % (hi + 1) if ok else 0
 
 
 @callback(Output(ids.BATCH_SEED, "value", allow_duplicate=True),
           Input(ids.NEW_BATCH, "n_clicks"), State(ids.BATCH_SEED, "value"),
           prevent_initial_call=True)
 def draw_another_batch(_, seed):
-    return (int(seed) + 1) if isinstance(seed, int | float) and seed >= 0 else 0
+    return _next_seed(seed)
 
 
 @callback(
