@@ -6,12 +6,22 @@ import os
 
 import dash
 import dash_bootstrap_components as dbc
+import torch
 from dash import Dash, html
 
 from callbacks import explorer  # registers the explorer's callbacks on import
 
 
+def configure_torch() -> None:
+    """One intra-op thread per server process (BNVIZ_TORCH_THREADS overrides): requests are
+    small, and under load torch's thread pool contends with the other requests' threads
+    (measured by bench/explorer.py: ~30 ms with 1 thread vs ~1 s with 2 on a busy 2-core
+    machine)."""
+    torch.set_num_threads(max(1, int(os.environ.get("BNVIZ_TORCH_THREADS", "1"))))
+
+
 def create_app() -> Dash:
+    configure_torch()
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
                suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
     dash.register_page("explorer", path="/", name="Partition explorer",

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from bnviz.datasets import DATASETS, Dataset, as_dataset, make_dataset
-from bnviz.geometry import facet_distances
+from bnviz.geometry import nearest_segment_distances
 from bnviz.network import (
     ACTIVATIONS,
     MODES,
@@ -74,7 +74,7 @@ EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
 #: Regions of one layer above which an explorer request stops with a message.
 EXPLORER_MAX_REGIONS = 60_000
 #: Pixels per side of the region-fill raster (the lines on top of it are exact).
-RASTER = 160
+RASTER = 128
 #: Points a user may add by clicking or uploading.
 MAX_EXTRA_POINTS = 2000
 
@@ -334,12 +334,7 @@ def explore(settings: ExplorerSettings, extra_points: np.ndarray | None = None,
     part = compute_partition(net, batch, box_from_extent(settings.extent), stats=stats,
                              device=device, max_regions=EXPLORER_MAX_REGIONS)
     facets = np.concatenate([lp.facets for lp in part.layers])
-    if facets.shape[0]:
-        nearest = facet_distances(data.points, facets, np.zeros(len(facets), dtype=np.int64), 1,
-                                  device=device)[:, 0]
-        mean_distance = float(nearest.mean())
-    else:
-        mean_distance = math.inf
+    mean_distance = float(nearest_segment_distances(data.points, facets, device=device).mean())
     unit = unit_view(net, stats, settings.target_layer, settings.target_unit)
     central = is_central(net.weights[0], stats[0].mu)
     raster = pattern_raster(net, stats, part.box, RASTER, device=device)

@@ -12,7 +12,7 @@ import torch
 
 from bnviz.device import pick_device
 
-__all__ = ["facet_distances", "point_segment_distances"]
+__all__ = ["facet_distances", "nearest_segment_distances", "point_segment_distances"]
 
 _CHUNK_ELEMENTS = 4_000_000  # points x segments per chunk (32 MB of float64)
 
@@ -46,3 +46,17 @@ def facet_distances(points: np.ndarray, facets: np.ndarray, facet_units: np.ndar
         idx = units[None].expand_as(dist)
         out[lo : lo + step].scatter_reduce_(1, idx, dist, "amin")
     return out.cpu().numpy()
+
+
+def nearest_segment_distances(points: np.ndarray, segments: np.ndarray,
+                              device: torch.device | str | None = None) -> np.ndarray:
+    """(N,) distance from each point to the nearest of the segments (inf if there are none):
+    the distance to the partition boundary when the segments are all facets."""
+    dev = torch.device(device) if device is not None else pick_device()
+    pts = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
+    seg = torch.as_tensor(np.asarray(segments, dtype=np.float64), device=dev)
+    if seg.shape[0] == 0:
+        return np.full(pts.shape[0], np.inf)
+    step = max(1, _CHUNK_ELEMENTS // seg.shape[0])
+    return torch.cat([point_segment_distances(pts[lo : lo + step], seg).amin(1)
+                      for lo in range(0, pts.shape[0], step)]).cpu().numpy()

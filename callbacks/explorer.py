@@ -124,7 +124,8 @@ def initial_state(query: dict) -> tuple:
         message.append("The link's added points were not readable and were left out.")
     preset = PRESETS.get(str(query.get("preset", "")))
     caption = preset.caption if preset else "Pick a preset, or move any control."
-    return settings, view, tls, projector, extra, " ".join(message), caption
+    return (settings, view, tls, projector, extra, " ".join(message), caption,
+            preset.key if preset else None)
 
 
 def page_layout(**query):
@@ -133,8 +134,10 @@ def page_layout(**query):
 
 
 def query_string(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
-                 extra: list) -> str:
+                 extra: list, preset: str | None = None) -> str:
     q = settings.to_query()
+    if preset in PRESETS:
+        q["preset"] = preset  # restores the preset's caption
     if view != "space":
         q["view"] = view
     if tls:
@@ -187,19 +190,16 @@ def _summary(result: ExplorerResult, seconds: float) -> html.Div:
     Output(ids.MESSAGE, "children"),
     Output(ids.MESSAGE, "is_open"),
     Output(ids.QUERY, "data"),
-    Output(ids.LAYER, "max"),
-    Output(ids.LAYER, "marks"),
-    Output(ids.TARGET_LAYER, "max"),
-    Output(ids.TARGET_UNIT, "max"),
     inputs={
         "controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
         "extra": Input(ids.EXTRA_POINTS, "data"),
         "view": Input(ids.VIEW, "active_tab"),
         "tls": Input(ids.TLS, "value"),
         "projector": Input(ids.PROJECTOR, "value"),
+        "preset": State(ids.PRESET_KEY, "data"),
     },
 )
-def update_views(controls, extra, view, tls, projector):
+def update_views(controls, extra, view, tls, projector, preset=None):
     """Recompute and redraw the visible view; a bad value shows a message and keeps the
     pictures as they were (nothing is lost)."""
     try:
@@ -213,7 +213,7 @@ def update_views(controls, extra, view, tls, projector):
                 label = "with BN" if mode == "bn" else f"without BN ({mode.replace('_', ' ')})"
                 rows.append((label, r.partition))
     except (InputError, PartitionTooLarge, ValueError) as exc:
-        return (no_update,) * 4 + (str(exc), True) + (no_update,) * 5
+        return (no_update,) * 4 + (str(exc), True, no_update)
     space = layers = unit = no_update
     batch_mask = None
     if s.batch_size is not None:
@@ -227,10 +227,39 @@ def update_views(controls, extra, view, tls, projector):
         space = partition_figure(result.partition, result.raster, result.data.points, s.layer,
                                  batch_mask=batch_mask, target=target, tls=bool(tls),
                                  projector=bool(projector), clickable=True)
-    marks = {i: str(i) for i in range(1, s.depth + 1)}
     return (space, layers, unit, _summary(result, seconds), "", False,
-            query_string(s, view, bool(tls), bool(projector), extra or []), s.depth, marks,
-            s.depth, s.width)
+            query_string(s, view, bool(tls), bool(projector), extra or [], preset))
+
+
+@callback(Output(ids.LAYER, "max", allow_duplicate=True),
+          Output(ids.LAYER, "marks"),
+          Output(ids.LAYER, "value", allow_duplicate=True),
+          Output(ids.TARGET_LAYER, "max"),
+          Output(ids.TARGET_LAYER, "value", allow_duplicate=True),
+          Output(ids.TARGET_UNIT, "max"),
+          Output(ids.TARGET_UNIT, "value", allow_duplicate=True),
+          Input(ids.DEPTH, "value"), Input(ids.WIDTH, "value"),
+          State(ids.LAYER, "value"), State(ids.TARGET_LAYER, "value"),
+          State(ids.TARGET_UNIT, "value"),
+          prevent_initial_call=True)
+def sync_ranges(depth, width, layer, target_layer, target_unit):
+    """Keep the layer and unit choices inside the network when depth or width change (a
+    bad depth or width is reported by update_views; the ranges then stay as they were)."""
+    lo_d, hi_d = EXPLORER_LIMITS["depth"]
+    lo_w, hi_w = EXPLORER_LIMITS["width"]
+    ok = all(isinstance(v, int | float) and math.isfinite(v) and v == int(v)
+             for v in (depth, width)) and lo_d <= depth <= hi_d and lo_w <= width <= hi_w
+    if not ok:
+        return (no_update,) * 7
+    depth, width = int(depth), int(width)
+
+    def clamp(value, hi):
+        return min(int(value), hi) if isinstance(value, int | float) and math.isfinite(
+            value) and value >= 1 else no_update
+
+    marks = {i: str(i) for i in range(1, depth + 1)}
+    return (depth, marks, clamp(layer, depth), depth, clamp(target_layer, depth), width,
+            clamp(target_unit, width))
 
 
 # ---- buttons, presets, animation ---------------------------------------------------------
@@ -261,6 +290,7 @@ def draw_another_batch(_, seed):
     | {"view": Output(ids.VIEW, "active_tab", allow_duplicate=True),
        "tls": Output(ids.TLS, "value", allow_duplicate=True),
        "caption": Output(ids.CAPTION, "children"),
+       "preset": Output(ids.PRESET_KEY, "data"),
        "extra": Output(ids.EXTRA_POINTS, "data", allow_duplicate=True),
        "layer_max": Output(ids.LAYER, "max", allow_duplicate=True)},
     Input({"type": ids.PRESET, "key": ALL}, "n_clicks"),
@@ -269,12 +299,12 @@ def draw_another_batch(_, seed):
 def apply_preset(clicks):
     """A preset sets every control to the paper's settings for its figure."""
     if not ctx.triggered_id or not any(clicks):
-        return {k: no_update for k in (*CONTROLS, "view", "tls", "caption", "extra",
+        return {k: no_update for k in (*CONTROLS, "view", "tls", "caption", "preset", "extra",
                                        "layer_max")}
     preset = PRESETS[ctx.triggered_id["key"]]
     out = control_values(preset.settings)
-    out.update(view=preset.view, tls=preset.tls, caption=preset.caption, extra=[],
-               layer_max=preset.settings.depth)
+    out.update(view=preset.view, tls=preset.tls, caption=preset.caption, preset=preset.key,
+               extra=[], layer_max=preset.settings.depth)
     return out
 
 

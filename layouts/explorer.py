@@ -190,9 +190,10 @@ def views(view: str) -> dbc.Tabs:
 
 
 def layout(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
-           extra_points: list, message: str, caption: str) -> html.Div:
+           extra_points: list, message: str, caption: str, preset: str | None) -> html.Div:
     return html.Div(id=ids.ROOT, className="projector" if projector else "", children=[
         dcc.Store(id=ids.QUERY),
+        dcc.Store(id=ids.PRESET_KEY, data=preset),
         html.Div(id=ids.SINK, hidden=True),
         dcc.Store(id=ids.EXTRA_POINTS, data=extra_points),
         dbc.Container(fluid=True, children=[

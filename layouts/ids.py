@@ -41,6 +41,7 @@ class Explorer:
     PROJECTOR = "explorer-projector"
     PRESET = "explorer-preset"  # pattern: {"type": PRESET, "key": preset key}
     CAPTION = "explorer-caption"
+    PRESET_KEY = "explorer-preset-key"  # the preset whose caption is shown (kept in the URL)
     EXPORT = "explorer-export"  # pattern: {"type": EXPORT, "graph": id, "format": png|svg}
     GRAPH_SPACE = "explorer-graph"
     GRAPH_LAYERS = "explorer-graph-layers"

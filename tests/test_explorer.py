@@ -291,7 +291,7 @@ points_st = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)).map(list), ma
 @given(valid_settings, st.sampled_from(lay.VIEWS), st.booleans(), st.booleans(), points_st)
 def test_url_round_trip(s, view, tls, projector, pts):
     q = ce.query_string(s, view, tls, projector, pts)
-    s2, view2, tls2, projector2, pts2, message, caption = url_state(q)
+    s2, view2, tls2, projector2, pts2, message, caption, preset = url_state(q)
     assert message == ""
     assert_same_settings(s2, s)
     assert (view2, tls2, projector2) == (view, tls, projector)
@@ -327,7 +327,7 @@ TAMPERED = {
 def test_tampered_url_gives_defaults_and_a_message(query):
     what, settings_lost, points_lost = TAMPERED[query]
     raw = flat_query(query)
-    s, view, tls, projector, pts, message, _ = ce.initial_state(raw)
+    s, view, tls, projector, pts, message, _, _ = ce.initial_state(raw)
     if settings_lost:
         assert s == ExplorerSettings()
         assert "settings were not used" in message
@@ -389,8 +389,9 @@ def space_fig(s: ExplorerSettings, **kw) -> dict:
 
 def test_update_views_outputs_and_query():
     out = good(views(SMALL))
-    space, layers, unit, summary, _, _, query, layer_max, marks, tl_max, tu_max = out
+    space, layers, unit, summary, _, _, query = out
     assert isinstance(space, dict) and layers is no_update and unit is no_update
+    layer_max, marks, _, tl_max, _, tu_max, _ = ce.sync_ranges(SMALL.depth, SMALL.width, 1, 1, 1)
     assert (layer_max, tl_max, tu_max) == (3, 3, 5) and marks == {1: "1", 2: "2", 3: "3"}
     assert ce.initial_state(flat_query(query))[0] == SMALL
     assert [r[0] for r in summary_rows(summary)] == [1, 2, 3]
@@ -459,7 +460,9 @@ def test_depth_and_width_in_the_summary():
         rows = summary_rows(out[3])
         assert [r[0] for r in rows] == list(range(1, depth + 1))
         assert rows[0][1] == 2 * width  # BN: central layer-1 arrangement (Corollary 2)
-        assert (out[7], out[9], out[10]) == (depth, depth, width)
+        ranges = ce.sync_ranges(depth, width, 12, 12, 64)
+        assert ranges[0] == depth and list(ranges[1]) == list(range(1, depth + 1))
+        assert ranges[2:] == (depth, depth, depth, width, width)
 
 
 def test_n_points_and_batch_in_the_figure_and_summary():
@@ -573,9 +576,9 @@ BAD_CONTROLS = [
                          ids=[f"{n}={v!r}" for n, v, _ in BAD_CONTROLS])
 def test_bad_control_gives_message_and_keeps_everything(name, value, expect):
     out = views(SMALL, controls=ce.control_values(SMALL) | {name: value})
-    assert len(out) == 11
+    assert len(out) == 7
     assert all(o is no_update for o in out[:4]), "figures and summary are kept"
-    assert all(o is no_update for o in out[6:]), "URL and slider ranges are kept"
+    assert out[6] is no_update, "the URL is kept"
     assert out[5] is True
     assert isinstance(out[4], str) and out[4].startswith(expect)
     assert "\n" not in out[4] and "Traceback" not in out[4]
@@ -899,7 +902,7 @@ def test_apply_preset(key):
 def test_apply_preset_without_a_click_changes_nothing():
     out = in_callback(ce.apply_preset, preset_prop("fig1"), [None] * len(PRESETS))
     assert all(v is no_update for v in out.values())
-    assert set(out) == {*ce.CONTROLS, "view", "tls", "caption", "extra", "layer_max"}
+    assert set(out) == {*ce.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
 
 
 def test_triggered_id_helper_matches_dash():
@@ -1065,3 +1068,21 @@ def test_upload_over_the_point_cap_keeps_the_points():
     before = [[0.0, 0.0]] * (bx.MAX_EXTRA_POINTS - 10)
     pts, status = add(UPLOAD, contents=data_url(text), filename="many.csv", extra=before)
     assert pts is no_update and str(bx.MAX_EXTRA_POINTS) in status.children
+
+
+def test_sync_ranges_keeps_choices_inside_the_network():
+    assert ce.sync_ranges(4, 8, 2, 3, 5)[2:] == (2, 4, 3, 8, 5)  # inside: unchanged
+    assert ce.sync_ranges(2, 3, 4, 4, 8)[2:] == (2, 2, 2, 3, 3)  # clamped to depth/width
+    assert all(v is no_update for v in ce.sync_ranges(0, 8, 2, 2, 2))  # bad depth: no change
+    assert all(v is no_update for v in ce.sync_ranges(4, "abc", 2, 2, 2))
+
+
+def test_preset_key_goes_into_the_url_and_restores_the_caption():
+    preset = PRESETS["fig2c"]
+    out = views(preset.settings, view=preset.view)
+    assert "preset" not in flat_query(out[6])
+    out = ce.update_views(ce.control_values(preset.settings), [], preset.view, False, False,
+                          preset="fig2c")
+    state = ce.initial_state(flat_query(out[6]))
+    assert state[6] == preset.caption and state[7] == "fig2c"
+    assert ce.initial_state(flat_query(out[6]) | {"preset": "nope"})[7] is None
