@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from bnviz.datasets import DATASETS, Dataset, as_dataset, make_dataset
 from bnviz.geometry import nearest_segment_distances
@@ -273,25 +274,24 @@ def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float,
         (x1 - x0) / resolution)
     ys = y0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
         (y1 - y0) / resolution)
-    gy, gx = torch.meshgrid(ys, xs, indexing="ij")
-    z = torch.stack([gx.reshape(-1), gy.reshape(-1)], 1)
-    slope = net.negative_slope
+    # units x pixels layout: each layer is one wide GEMM; leaky_relu with the activation's
+    # negative slope is exactly a(u) for relu (0), leaky relu (alpha) and abs (-1)
+    z = torch.stack([xs.repeat(resolution), ys.repeat_interleave(resolution)])
     gen = np.random.default_rng(20240607)
-    # hash = sum over layers of (pattern bits) . keys: exact in float64 (keys < 2^20, at most
+    # hash = sum over layers of keys . (pattern bits): exact in float64 (keys < 2^20, at most
     # 12 x 64 units), no integer modulo needed
-    code = torch.zeros(z.shape[0], dtype=torch.float64, device=dev)
-    out = []
-    for w, st in zip(net.weights, stats, strict=True):
+    code = torch.zeros(z.shape[1], dtype=torch.float64, device=dev)
+    out = torch.empty((net.depth, z.shape[1]), dtype=torch.float64, device=dev)
+    for i, (w, st) in enumerate(zip(net.weights, stats, strict=True)):
         sigma = torch.as_tensor(st.sigma, device=dev)
-        h = torch.addmm(-torch.as_tensor(st.mu, device=dev) / sigma, z,
-                        (torch.as_tensor(w, device=dev) / sigma[:, None]).T)
-        pos = h > 0
+        h = torch.addmm((-torch.as_tensor(st.mu, device=dev) / sigma)[:, None],
+                        torch.as_tensor(w, device=dev) / sigma[:, None], z)
         keys = torch.as_tensor(gen.integers(1, 2**20, size=w.shape[0]).astype(np.float64),
                                device=dev)
-        code = code + pos.to(torch.float64) @ keys
-        out.append(code.view(resolution, resolution))
-        z = torch.where(pos, h, slope * h)
-    return torch.stack(out).cpu().numpy().astype(np.int64)
+        code += keys @ (h > 0).to(torch.float64)
+        out[i] = code
+        z = F.leaky_relu(h, net.negative_slope)
+    return out.view(net.depth, resolution, resolution).cpu().numpy().astype(np.int64)
 
 
 @dataclass(frozen=True)
