@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from _plotly_utils.utils import to_typed_array_spec
+from plotly.colors import sample_colorscale
 
 from bnviz.explorer import UnitView
 from bnviz.partition import Partition
@@ -121,8 +122,6 @@ def _tls_lines(part: Partition, upto: int, width: float) -> list[dict]:
     n_bins = 8
     edges = np.linspace(lo, hi, n_bins + 1)
     bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
-    from plotly.colors import sample_colorscale
-
     colours = sample_colorscale(TLS_COLOURSCALE, list((np.arange(n_bins) + 0.5) / n_bins))
     traces = [_line(segs[finite & (bins == b)], colours[b], width, f"TLS bin {b + 1}")
               for b in range(n_bins) if (finite & (bins == b)).any()]
