@@ -112,6 +112,39 @@ def _build_parser() -> _Parser:
     p.add_argument("--format", choices=("json", "svg", "png"), default="json")
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+
+    j = sub.add_parser("jitter", help="decision-boundary realisations across mini-batches (Fig. 6)")
+    j.add_argument("--dataset", choices=DATASETS, default="moons",
+                   help="binary task (labels mod 2)")
+    j.add_argument("--n", type=_positive_int, default=200)
+    j.add_argument("--depth", type=_positive_int, default=3)
+    j.add_argument("--width", type=_positive_int, default=8)
+    j.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    j.add_argument("--seed", type=_nonneg_int, default=0, help="seeds data, weights, batches")
+    j.add_argument("--batch-size", type=_positive_int, default=16)
+    j.add_argument("--realizations", type=_positive_int, default=16)
+    j.add_argument("--virtual-batch-size", type=_positive_int, default=None,
+                   help="noise-controlled BN: raise the statistics' variance to a batch of B'")
+    j.add_argument("--train-steps", type=_nonneg_int, default=0,
+                   help="train the network first (mini-batches of --batch-size)")
+    j.add_argument("--optimizer", choices=("sgd", "adam"), default="adam")
+    j.add_argument("--lr", type=_finite_float, default=0.01)
+    j.add_argument("--weights", type=Path, help=".npz of a (trained) network with head_W")
+    j.add_argument("--save", type=Path, help="write the (trained) network to this .npz")
+    j.add_argument("--extent", type=_finite_float, default=3.0)
+    j.add_argument("--json", action="store_true", help="JSON output (the default)")
+    j.add_argument("--format", choices=("json", "png", "svg"), default="json")
+    j.add_argument("--out", type=Path)
+    j.add_argument("--device", default=None)
+
+    b = sub.add_parser("bnstats", help="distributions of the BN statistics (Fig. 7, eq. 13)")
+    b.add_argument("--batch-size", type=_positive_int, default=64)
+    b.add_argument("--train-size", type=_positive_int, default=1000)
+    b.add_argument("--samples", type=_positive_int, default=2000)
+    b.add_argument("--virtual-batch-size", type=_positive_int, default=32)
+    b.add_argument("--seed", type=_nonneg_int, default=0)
+    b.add_argument("--json", action="store_true", help="JSON output (the default)")
+    b.add_argument("--out", type=Path)
     return parser
 
 
@@ -173,14 +206,69 @@ def _run_partition(args: argparse.Namespace) -> bytes:
     return render_partition(part, data.points, args.format, title=title)
 
 
+def _run_jitter(args: argparse.Namespace) -> bytes:
+    from bnviz.device import pick_device
+    from bnviz.jitter import JITTER_LIMITS, JitterSettings, binary_task, run_jitter
+    from bnviz.train import save_network, train_network
+
+    lo, hi = JITTER_LIMITS["train_steps"]
+    if not lo <= args.train_steps <= hi:
+        raise CLIError(f"--train-steps must be from {lo} to {hi}, got {args.train_steps}")
+    if not 0 < args.extent <= 1e6:
+        raise CLIError(f"--extent must be > 0, got {args.extent}")
+    settings = JitterSettings(args.dataset, args.n, args.seed, args.depth, args.width,
+                              args.activation, 0.1, args.seed, args.batch_size,
+                              args.realizations, args.virtual_batch_size, args.seed,
+                              args.extent)
+    device = pick_device(args.device)
+    data = binary_task(args.dataset, args.n, args.seed)
+    net = None
+    if args.weights is not None:
+        net = load_network(args.weights, args.activation, mode="bn")
+        if net.head is None:
+            raise CLIError(f"{args.weights}: no classifier head (head_W) in the file")
+        if net.depth > MAX_DEPTH or max(net.widths) > MAX_WIDTH:
+            raise CLIError(f"{args.weights}: network of widths {net.widths} exceeds the limits")
+    else:
+        net = random_network(args.depth, args.width, args.activation, 0.1, "bn", args.seed,
+                             head_outputs=2)
+    extra = {"train_steps": args.train_steps}
+    if args.train_steps:
+        report = train_network(net, data.points, data.labels, args.train_steps,
+                               batch_size=args.batch_size, lr=args.lr,
+                               optimizer=args.optimizer, seed=args.seed, device=device)
+        net = report.network
+        extra |= {"final_loss": float(report.losses[-1]), "train_accuracy": report.accuracy}
+    if args.save is not None:
+        try:
+            save_network(net, args.save)
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.save}: {exc.strerror or exc}") from None
+    result = run_jitter(settings, net=net, data=data, device=device)
+    if args.format == "json":
+        return (json.dumps(result.as_json() | extra) + "\n").encode()
+    from bnviz.render import render_jitter
+
+    return render_jitter(result, args.format)
+
+
+def _run_bnstats(args: argparse.Namespace) -> bytes:
+    from bnviz.bnstats import figure7_report
+
+    report = figure7_report(batch_size=args.batch_size, train_size=args.train_size,
+                            samples=args.samples, virtual_batch_size=args.virtual_batch_size,
+                            seed=args.seed)
+    return (json.dumps(report) + "\n").encode()
+
+
+COMMANDS = {"partition": _run_partition, "jitter": _run_jitter, "bnstats": _run_bnstats}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command == "partition":
-            payload = _run_partition(args)
-        else:  # pragma: no cover - argparse rejects unknown commands
-            raise CLIError(f"unknown command {args.command!r}")
+        payload = COMMANDS[args.command](args)
         if args.out is not None:
             try:
                 args.out.write_bytes(payload)
@@ -189,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             sys.stdout.buffer.write(payload)
             sys.stdout.flush()
-    except (CLIError, ValueError, PartitionTooLarge) as exc:
+    except (CLIError, ValueError, PartitionTooLarge) as exc:  # PartitionTooLarge: ValueError
         print(f"bnviz: error: {exc}", file=sys.stderr)
         return 2
     return 0

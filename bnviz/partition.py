@@ -60,6 +60,7 @@ __all__ = [
     "Partition",
     "Polygons",
     "compute_partition",
+    "decision_boundaries",
     "box_from_extent",
 ]
 
@@ -222,11 +223,14 @@ def _starts(counts: torch.Tensor) -> torch.Tensor:
 class _Mesh:
     """Torch state of a partition: polygons in CSR form plus each polygon's affine map.
 
-    ``aff`` (3, R, D): z(x) = aff[0] * x + aff[1] * y + aff[2] on each polygon.
+    ``aff`` (3, R, D): z(x) = aff[0] * x + aff[1] * y + aff[2] on each polygon.  ``group``
+    (R,): which realisation of the BN statistics a polygon belongs to, so that K mini-batch
+    realisations of one network are cut in one pass (Figure 6); 0 everywhere for one network.
     """
 
-    def __init__(self, ptr, verts, aff, codes):
+    def __init__(self, ptr, verts, aff, codes, group):
         self.ptr, self.verts, self.aff, self.codes = ptr, verts, aff, codes
+        self.group = group
         self.counts = ptr[1:] - ptr[:-1]
         r, v = self.counts.numel(), verts.shape[0]
         dev = verts.device
@@ -246,14 +250,17 @@ class _Mesh:
                         self.codes.cpu().numpy())
 
 
-def _box_mesh(box, dev) -> _Mesh:
+def _box_mesh(box, dev, groups: int = 1) -> _Mesh:
+    """The box, once per realisation group."""
     x0, x1, y0, y1 = box
-    verts = torch.tensor([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=torch.float64, device=dev)
-    ptr = torch.tensor([0, 4], dtype=torch.int64, device=dev)
+    corners = torch.tensor([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=torch.float64,
+                           device=dev)
+    verts = corners.repeat(groups, 1)
+    ptr = torch.arange(groups + 1, dtype=torch.int64, device=dev) * 4
     aff = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]], [[0.0, 0.0]]], dtype=torch.float64,
-                       device=dev)  # z = x
-    codes = torch.zeros((1, 0), dtype=torch.bool, device=dev)
-    return _Mesh(ptr, verts, aff, codes)
+                       device=dev).repeat(1, groups, 1)  # z = x
+    codes = torch.zeros((groups, 0), dtype=torch.bool, device=dev)
+    return _Mesh(ptr, verts, aff, codes, torch.arange(groups, device=dev))
 
 
 @dataclass
@@ -362,17 +369,20 @@ def _find_cuts(mesh: _Mesh, planes: torch.Tensor, box) -> _Cuts:
                  t[first], t[last])
 
 
-def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: float, box,
-                max_regions: int = MAX_REGIONS):
-    """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l.
+def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Tensor,
+                slope: float, box, max_regions: int = MAX_REGIONS):
+    """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l,
+    h = (W z - mu) / sigma, with (mu, sigma) of shape (groups, D_l) chosen by polygon group.
 
     Raises PartitionTooLarge before the heavy work when the cut must exceed ``max_regions``:
     a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound.
     """
-    dev = w_eff.device
+    dev = w.device
     r = mesh.n_regions
-    planes = (mesh.aff.reshape(3 * r, -1) @ w_eff.T).view(3, r, -1)  # (d/dx, d/dy, offset)
-    planes[2] += b_eff
+    planes = (mesh.aff.reshape(3 * r, -1) @ w.T).view(3, r, -1)  # (d/dx, d/dy, offset) of W z
+    inv_sigma = (1.0 / sigma).index_select(0, mesh.group)
+    planes[2] -= mu.index_select(0, mesh.group)
+    planes *= inv_sigma
     cuts = _find_cuts(mesh, planes, box)
     m = cuts.pair_poly.numel()
     if r + m > max_regions:
@@ -546,7 +556,8 @@ def _layer_step(mesh: _Mesh, w_eff: torch.Tensor, b_eff: torch.Tensor, slope: fl
     sign = torch.cat([cuts.const.index_select(0, keep_poly), face_sign])
     factor = torch.where(sign > 0, planes.new_tensor(1.0), planes.new_tensor(slope))
     new_mesh = _Mesh(ptr, verts, planes.index_select(1, parent).mul_(factor),
-                     torch.cat([mesh.codes.index_select(0, parent), sign > 0], 1))
+                     torch.cat([mesh.codes.index_select(0, parent), sign > 0], 1),
+                     mesh.group.index_select(0, parent))
     facets = torch.cat([cuts.chord_a, cuts.chord_b], 1)
     return new_mesh, facets, cuts.pair_unit, pair_poly
 
@@ -585,12 +596,10 @@ def compute_partition(
     mesh = _box_mesh(box, dev)
     layers = []
     for w, st in zip(net.weights, stats, strict=True):
-        sigma = torch.as_tensor(st.sigma, device=dev)
-        w_eff = torch.as_tensor(w, device=dev) / sigma[:, None]
-        b_eff = -torch.as_tensor(st.mu, device=dev) / sigma
         try:
-            mesh, facets, units, parents = _layer_step(mesh, w_eff, b_eff, slope, box,
-                                                       max_regions)
+            mesh, facets, units, parents = _layer_step(
+                mesh, torch.as_tensor(w, device=dev), torch.as_tensor(st.mu, device=dev)[None],
+                torch.as_tensor(st.sigma, device=dev)[None], slope, box, max_regions)
         except PartitionTooLarge as exc:
             raise PartitionTooLarge(f"layer {st.layer}: {exc}") from None
         if mesh.n_regions > max_regions:
@@ -608,3 +617,42 @@ def compute_partition(
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return Partition(box, net.widths, layers, boundary, time.perf_counter() - t0, str(dev))
+
+
+def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
+                        sigma: np.ndarray | torch.Tensor,
+                        box: tuple[float, float, float, float] = (-3.0, 3.0, -3.0, 3.0),
+                        device: torch.device | str | None = None,
+                        max_regions: int = MAX_REGIONS) -> list[np.ndarray]:
+    """The exact decision boundary of the head for K realisations of the BN statistics.
+
+    ``mu[k][l]`` and ``sigma[k][l]`` (one (D_l,) vector per layer, or arrays of shape
+    (K, L, D) for equal widths) are realisation k's statistics of layer l.  All K partitions
+    are cut in one batched pass (polygons carry their realisation), not a loop over K.
+    Returns K arrays of segments (S_k, 4).  ``max_regions`` caps the regions of all K together.
+    """
+    if net.head is None:
+        raise ValueError("decision boundaries need a network with a classifier head")
+    dev = torch.device(device) if device is not None else pick_device()
+    box = tuple(float(v) for v in box)
+    k = len(mu)
+    mesh = _box_mesh(box, dev, groups=k)
+    for layer, w in enumerate(net.weights):
+        m = torch.stack([torch.as_tensor(mu[i][layer], dtype=torch.float64, device=dev)
+                         for i in range(k)])
+        s = torch.stack([torch.as_tensor(sigma[i][layer], dtype=torch.float64, device=dev)
+                         for i in range(k)])
+        try:
+            mesh, *_ = _layer_step(mesh, torch.as_tensor(w, device=dev), m, s,
+                                   net.negative_slope, box, max_regions)
+        except PartitionTooLarge as exc:
+            raise PartitionTooLarge(f"layer {layer + 1}: {exc}") from None
+    wd, bd = net.head.decision_function()
+    planes = mesh.aff @ torch.as_tensor(wd, device=dev)
+    planes[2] += bd
+    cuts = _find_cuts(mesh, planes[:, :, None], box)
+    segments = torch.cat([cuts.chord_a, cuts.chord_b], 1)
+    group = mesh.group.index_select(0, cuts.pair_poly)
+    order = torch.argsort(group, stable=True)
+    counts = torch.bincount(group, minlength=k).tolist()
+    return [part.cpu().numpy() for part in torch.split(segments[order], counts)]

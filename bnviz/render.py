@@ -17,7 +17,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 
 from bnviz.partition import Partition  # noqa: E402
 
-__all__ = ["render_partition"]
+__all__ = ["render_jitter", "render_partition"]
 
 
 def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,
@@ -48,6 +48,32 @@ def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi:
                      fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
+    """Figure 6: the data (red / green by class), every realisation's decision boundary in
+    blue and the test-time (full-data statistics) boundary in black."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"format must be png or svg, got {fmt!r}")
+    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    for seg in result.boundaries:
+        ax.add_collection(LineCollection(seg.reshape(-1, 2, 2), colors="#1f5fd6",
+                                         linewidths=0.7, alpha=0.5))
+    ax.add_collection(LineCollection(result.test_boundary.reshape(-1, 2, 2), colors="black",
+                                     linewidths=1.8))
+    pts, lab = result.data.points, result.data.labels
+    ax.scatter(pts[:, 0], pts[:, 1], s=6, c=np.where(lab == 1, "#2b8a3e", "#c92a2a"), zorder=3)
+    e = result.settings.extent
+    ax.set_xlim(-e, e)
+    ax.set_ylim(-e, e)
+    ax.set_aspect("equal")
+    ax.set_title(f"|B| = {result.settings.batch_size}, {len(result.boundaries)} mini-batches: "
+                 f"disagreement {result.disagreement_area:.3f}", fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi)

@@ -1,0 +1,255 @@
+"""Decision-boundary jitter across mini-batches (BN paper section 5, Figure 6).
+
+Because mu and sigma are recomputed for every mini-batch, a BN network's decision boundary
+moves from batch to batch.  Here K mini-batches of size B are drawn at once, each one's BN
+statistics computed by one batched forward pass (train-mode BN: every layer normalised by
+that batch's own mean and biased std, eq. 3), optionally with the extra noise of
+noise-controlled BN (a virtual batch size B' < B), and all K exact decision boundaries are
+cut in one batched partition pass (:func:`bnviz.partition.decision_boundaries`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bnviz.datasets import Dataset, as_dataset, make_dataset
+from bnviz.device import pick_device
+from bnviz.geometry import facet_distances
+from bnviz.network import SIGMA_FLOOR_REL, Network, layer_statistics, random_network
+from bnviz.partition import decision_boundaries
+
+__all__ = [
+    "JITTER_LIMITS",
+    "JitterResult",
+    "JitterSettings",
+    "batch_statistics",
+    "binary_task",
+    "disagreement_area",
+    "disagreement_by_batch_size",
+    "run_jitter",
+]
+
+#: (lowest, highest) of each setting; they also bound what one request may cost.
+JITTER_LIMITS: dict[str, tuple[int, int]] = {
+    "n": (8, 2000),
+    "depth": (1, 6),
+    "width": (2, 32),
+    "batch_size": (2, 512),
+    "realizations": (1, 128),
+    "train_steps": (0, 5000),
+}
+#: Regions of all K realisations together above which a jitter request stops.
+JITTER_MAX_REGIONS = 400_000
+
+
+@dataclass(frozen=True)
+class JitterSettings:
+    dataset: str = "moons"
+    n: int = 200
+    data_seed: int = 0
+    depth: int = 3
+    width: int = 8
+    activation: str = "leaky_relu"
+    alpha: float = 0.1
+    seed: int = 0
+    batch_size: int = 16
+    realizations: int = 16
+    virtual_batch_size: int | None = None  # None: plain BN
+    batch_seed: int = 0
+    extent: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in JITTER_LIMITS.items():
+            if name in ("train_steps",):
+                continue
+            value = getattr(self, name)
+            if not isinstance(value, int | np.integer) or not lo <= value <= hi:
+                raise ValueError(f"{name.replace('_', ' ')} must be a whole number from {lo} "
+                                 f"to {hi}, got {value!r}")
+        if self.batch_size > self.n:
+            raise ValueError(f"batch size {self.batch_size} is larger than the data ({self.n})")
+        vb = self.virtual_batch_size
+        if vb is not None and not (isinstance(vb, int | np.integer) and 2 <= vb <= self.batch_size):
+            raise ValueError(f"virtual batch size must be from 2 to the batch size "
+                             f"({self.batch_size}), got {vb!r}")
+
+
+def binary_task(dataset: str, n: int, seed: int) -> Dataset:
+    """A 2D binary task from the data sets (labels mod 2: blobs' 3 classes become 2)."""
+    data = make_dataset(dataset, n, seed)
+    return as_dataset(data.points, data.labels % 2, name=data.name)
+
+
+def _draw_batches(n: int, batch_size: int, k: int, seed: int, device) -> torch.Tensor:
+    """(K, B) indices: K mini-batches drawn without replacement, all at once."""
+    gen = torch.Generator().manual_seed(int(seed))
+    keys = torch.rand((k, n), generator=gen, dtype=torch.float64)
+    return keys.argsort(1)[:, :batch_size].to(device)
+
+
+def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
+                     virtual_batch_size: int | None = None, seed: int = 0,
+                     device: torch.device | str | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Train-mode BN statistics of K mini-batches at once: (mu, sigma), each (K, L, D).
+
+    Every layer is normalised by the batch's own mean and biased std (eq. 3).  With a
+    ``virtual_batch_size`` B' < B, noise-controlled BN (section 5) adds Gaussian noise to mu
+    and multiplies sigma^2 by chi^2_k / k so their variances match a batch of B'
+    (:func:`bnviz.bnstats.noise_controlled`), with the population moments taken from the
+    full data forwarded with test-time statistics.
+    """
+    dev = torch.device(device) if device is not None else pick_device()
+    x = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
+    z = x[batches]  # (K, B, 2)
+    k, b = batches.shape
+    slope = net.negative_slope
+    noise = virtual_batch_size is not None and virtual_batch_size < b
+    if noise:
+        from bnviz.bnstats import noise_controlled
+
+        population = layer_statistics(net.with_mode("bn"), np.asarray(points))
+        gen = torch.Generator(device=dev).manual_seed(int(seed) + 1)
+    mus, sigmas = [], []
+    for i, w in enumerate(net.weights):
+        u = z @ torch.as_tensor(w, device=dev).T  # (K, B, D)
+        mu = u.mean(1)
+        var = (u - mu[:, None]).pow(2).mean(1)
+        if noise:
+            pop_u = torch.as_tensor(population[i].inputs, device=dev) @ torch.as_tensor(
+                w, device=dev).T
+            pop_mean = pop_u.mean(0)
+            pop_var = (pop_u - pop_mean).pow(2).mean(0)
+            pop_m4 = (pop_u - pop_mean).pow(4).mean(0)
+            mu, var = noise_controlled(mu, var, b, virtual_batch_size, pop_var, pop_m4, gen)
+        ref = u.abs().amax(1)
+        floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
+        sigma = torch.maximum(var.clamp_min(0).sqrt(), floor)
+        mus.append(mu)
+        sigmas.append(sigma)
+        z = F.leaky_relu((u - mu[:, None]) / sigma[:, None], slope)
+    return torch.stack(mus, 1), torch.stack(sigmas, 1)
+
+
+def _predict(net: Network, mu: torch.Tensor, sigma: torch.Tensor, x: torch.Tensor
+             ) -> torch.Tensor:
+    """(K, P) class of P points under each of the K statistics (the head's sign / argmax)."""
+    z = x.expand(mu.shape[0], *x.shape)
+    for i, w in enumerate(net.weights):
+        u = z @ torch.as_tensor(w, device=x.device).T
+        z = F.leaky_relu((u - mu[:, i, None]) / sigma[:, i, None], net.negative_slope)
+    wd, bd = net.head.decision_function()
+    return (z @ torch.as_tensor(wd, device=x.device) + bd) > 0
+
+
+def disagreement_area(net: Network, mu: torch.Tensor, sigma: torch.Tensor,
+                      box: tuple[float, ...], resolution: int = 128) -> float:
+    """Fraction of the box where the K realisations do not all predict the same class,
+    estimated at the centres of a resolution x resolution grid."""
+    x0, x1, y0, y1 = box
+    dev = mu.device
+    xs = x0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (x1 - x0) / resolution)
+    ys = y0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (y1 - y0) / resolution)
+    grid = torch.stack([xs.repeat(resolution), ys.repeat_interleave(resolution)], 1)
+    pred = _predict(net, mu, sigma, grid)
+    return float((pred.any(0) & ~pred.all(0)).to(torch.float64).mean())
+
+
+@dataclass(frozen=True)
+class JitterResult:
+    settings: JitterSettings
+    network: Network
+    data: Dataset
+    batches: np.ndarray  # (K, B) indices into the data
+    boundaries: list[np.ndarray]  # K arrays of segments (x0, y0, x1, y1)
+    test_boundary: np.ndarray  # full-data (test-time) statistics
+    disagreement_area: float
+    margins: np.ndarray  # (n, K): distance from each point to each realisation's boundary
+    seconds: float
+    device: str
+    extra: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        finite = self.margins[np.isfinite(self.margins)]
+        return {
+            "batch_size": self.settings.batch_size,
+            "realizations": self.settings.realizations,
+            "virtual_batch_size": self.settings.virtual_batch_size,
+            "disagreement_area": self.disagreement_area,
+            "margins": {"mean": float(finite.mean()) if finite.size else None,
+                        "min": float(finite.min()) if finite.size else None},
+            "boundaries": [b.tolist() for b in self.boundaries],
+            "test_boundary": self.test_boundary.tolist(),
+            "seconds": self.seconds,
+            "device": self.device,
+            **self.extra,
+        }
+
+
+def run_jitter(settings: JitterSettings, net: Network | None = None,
+               data: Dataset | None = None, device: torch.device | str | None = None
+               ) -> JitterResult:
+    """Figure 6: K mini-batch realisations of a BN network's decision boundary, the test-time
+    boundary, the disagreement area and the margins of the data to each realisation."""
+    t0 = time.perf_counter()
+    dev = torch.device(device) if device is not None else pick_device()
+    if data is None:
+        data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    if net is None:
+        net = random_network(settings.depth, settings.width, settings.activation,
+                             settings.alpha, "bn", settings.seed, head_outputs=2)
+    if net.head is None:
+        raise ValueError("jitter needs a network with a classifier head")
+    n = data.points.shape[0]
+    if settings.batch_size > n:
+        raise ValueError(f"batch size {settings.batch_size} is larger than the data ({n})")
+    box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
+    batches = _draw_batches(n, settings.batch_size, settings.realizations, settings.batch_seed,
+                            dev)
+    mu, sigma = batch_statistics(net, data.points, batches, settings.virtual_batch_size,
+                                 settings.batch_seed, dev)
+    boundaries = decision_boundaries(net, mu, sigma, box, dev, max_regions=JITTER_MAX_REGIONS)
+    full = layer_statistics(net.with_mode("bn"), data.points)
+    test_boundary = decision_boundaries(net, [[s.mu for s in full]], [[s.sigma for s in full]],
+                                        box, dev)[0]
+    area = disagreement_area(net, mu, sigma, box)
+    segs = np.concatenate(boundaries) if boundaries else np.zeros((0, 4))
+    owner = np.repeat(np.arange(len(boundaries)), [len(b) for b in boundaries])
+    margins = facet_distances(data.points, segs, owner, len(boundaries), device=dev)
+    return JitterResult(settings, net, data, batches.cpu().numpy(), boundaries, test_boundary,
+                        area, margins, time.perf_counter() - t0, str(dev))
+
+
+def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dataset,
+                               sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512),
+                               device: torch.device | str | None = None
+                               ) -> list[tuple[int, float]]:
+    """Disagreement area of K realisations for each batch size up to the data size (grid
+    estimate; no exact boundaries needed), for the small plot of area vs B."""
+    dev = torch.device(device) if device is not None else pick_device()
+    box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
+    out = []
+    for b in sizes:  # a handful of sizes, each batched over the K realisations
+        if b > data.points.shape[0]:
+            break
+        batches = _draw_batches(data.points.shape[0], b, settings.realizations,
+                                settings.batch_seed, dev)
+        vb = settings.virtual_batch_size
+        mu, sigma = batch_statistics(net, data.points, batches,
+                                     vb if vb is not None and vb < b else None,
+                                     settings.batch_seed, dev)
+        out.append((b, disagreement_area(net, mu, sigma, box, resolution=96)))
+    return out
+
+
+def margin_summary(margins: np.ndarray) -> tuple[float, float]:
+    finite = margins[np.isfinite(margins)]
+    return (float(finite.mean()), float(finite.min())) if finite.size else (math.inf, math.inf)
