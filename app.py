@@ -9,7 +9,8 @@ import dash_bootstrap_components as dbc
 import torch
 from dash import Dash, html
 
-from callbacks import explorer  # registers the explorer's callbacks on import
+from callbacks import explorer, jitter  # noqa: F401  (registers the pages' callbacks)
+from layouts import jitter as jitter_layout
 
 
 def configure_torch() -> None:
@@ -26,9 +27,14 @@ def create_app() -> Dash:
                suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
     dash.register_page("explorer", path="/", name="Partition explorer",
                        layout=explorer.page_layout)
+    dash.register_page("jitter", path="/jitter", name="Jitter (Fig. 6, 7)",
+                       layout=jitter_layout.layout)
     app.layout = html.Div([
-        dbc.NavbarSimple(brand="bnviz: what batch normalization does to the partition",
-                         color="dark", dark=True, fluid=True),
+        dbc.NavbarSimple(
+            brand="bnviz: what batch normalization does to the partition", color="dark",
+            dark=True, fluid=True,
+            children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"]))
+                      for page in dash.page_registry.values()]),
         dash.page_container,
     ])
     return app

@@ -252,3 +252,103 @@ def unit_figure(view: UnitView, projector: bool = False) -> Figure:
         "xaxis2": {"domain": [0.55, 1], "title": {"text": "μ"}},
         "yaxis2": {"anchor": "x2", "title": {"text": "mean squared distance"}},
         "legend": {"orientation": "h", "y": -0.25}, "uirevision": "unit"}}
+
+
+# ---- Figure 6 and 7 (jitter page) --------------------------------------------------------
+
+CLASS_COLOURS = ("#c92a2a", "#2b8a3e")  # red vs green, as in the paper's Figure 6
+
+
+def jitter_figure(boundaries: list[np.ndarray], test_boundary: np.ndarray, points: np.ndarray,
+                  labels: np.ndarray, box: tuple[float, ...], title: str) -> Figure:
+    """Figure 6: every realisation's boundary in blue (one trace), test-time boundary black."""
+    segs = np.concatenate(boundaries) if boundaries else np.zeros((0, 4))
+    traces = [
+        _line(segs, "rgba(31, 95, 214, 0.45)", 1.2, f"{len(boundaries)} mini-batches",
+              legend=True),
+        _line(test_boundary, "black", 2.5, "all data (test time)", legend=True),
+    ]
+    for c, colour in enumerate(CLASS_COLOURS):
+        sel = labels == c
+        traces.append({"type": "scatter", "mode": "markers", "name": f"class {c}",
+                       "x": _typed(points[sel, 0].astype(np.float32)),
+                       "y": _typed(points[sel, 1].astype(np.float32)),
+                       "marker": {"color": colour, "size": 5}})
+    x0, x1, y0, y1 = box
+    return {"data": traces, "layout": {
+        "margin": {"l": 30, "r": 10, "t": 40, "b": 30}, "plot_bgcolor": "white",
+        "title": {"text": title, "x": 0.02},
+        "xaxis": _axis(x0, x1, constrain="domain"),
+        "yaxis": _axis(y0, y1, scaleanchor="x", constrain="domain"),
+        "legend": {"orientation": "h", "y": -0.06}, "uirevision": "jitter"}}
+
+
+def disagreement_curve(sizes: list[int], areas: list[float], current: int) -> Figure:
+    """Disagreement area of the K realisations as the batch size grows."""
+    return {"data": [
+        {"type": "scatter", "mode": "lines+markers", "x": sizes, "y": areas,
+         "name": "disagreement", "line": {"color": HIGHLIGHT}},
+        {"type": "scatter", "mode": "markers", "x": [current],
+         "y": [areas[sizes.index(current)]] if current in sizes else [None],
+         "marker": {"color": TARGET, "size": 11}, "name": "current |B|"}],
+        "layout": {"margin": {"l": 45, "r": 10, "t": 40, "b": 35}, "showlegend": False,
+                   "title": {"text": "disagreement area vs |B|", "font": {"size": 12}},
+                   "xaxis": {"type": "log", "title": {"text": "|B|"}},
+                   "yaxis": {"title": {"text": "fraction of the box"}, "rangemode": "tozero"}}}
+
+
+def margins_figure(margins: np.ndarray) -> Figure:
+    """Distribution of the distances from the training points to each realisation's boundary."""
+    finite = margins[np.isfinite(margins)].astype(np.float32)
+    return {"data": [{"type": "histogram", "x": _typed(finite), "nbinsx": 40,
+                      "marker": {"color": "#adb5bd"}}],
+            "layout": {"margin": {"l": 45, "r": 10, "t": 40, "b": 35},
+                       "title": {"text": "margins: point-to-boundary distances",
+                                 "font": {"size": 12}},
+                       "xaxis": {"title": {"text": "distance"}}, "bargap": 0.05}}
+
+
+def figure7_figure(samples: dict, report: dict) -> Figure:
+    """Figure 7: histograms of mu (top) and sigma^2 (bottom) for three units: empirical (black),
+    noise-controlled (red), and the analytical density (green) for Gaussian pre-activations:
+    mu ~ N(m, s^2/B), B sigma^2 / s^2 ~ chi^2_{B-1} (biased sigma^2)."""
+    from math import lgamma
+
+    units = report["units"]
+    b = report["batch_size"]
+    traces: list[dict] = []
+    layout: dict[str, Any] = {"margin": {"l": 40, "r": 10, "t": 30, "b": 30},
+                              "barmode": "overlay", "showlegend": True,
+                              "legend": {"orientation": "h", "y": -0.08}}
+    for row, (key, noisy) in enumerate((("mu", "mu_noise"), ("sigma2", "sigma2_noise"))):
+        for col, unit in enumerate(units):
+            k = row * 3 + col + 1
+            ax, ay = f"x{k}", f"y{k}"
+            for data, colour, name in ((samples[key][:, col], "black", "empirical"),
+                                       (samples[noisy][:, col], "#e03131", "noise-controlled")):
+                traces.append({"type": "histogram", "x": _typed(data.astype(np.float32)),
+                               "histnorm": "probability density", "nbinsx": 40,
+                               "opacity": 0.45, "marker": {"color": colour}, "name": name,
+                               "legendgroup": name, "showlegend": k == 1,
+                               "xaxis": ax, "yaxis": ay})
+            m, s2 = unit["mean"], unit["var"]
+            lo, hi = np.percentile(samples[noisy][:, col], [0.1, 99.9])
+            grid = np.linspace(lo, hi, 200)
+            if key == "mu":
+                var = s2 / b
+                dens = np.exp(-(grid - m) ** 2 / (2 * var)) / np.sqrt(2 * np.pi * var)
+            else:  # B sigma^2 / s^2 ~ chi^2 with B - 1 degrees of freedom
+                d = b - 1
+                q = np.clip(grid, 1e-300, None) * b / s2
+                log_pdf = (d / 2 - 1) * np.log(q) - q / 2 - (d / 2) * np.log(2) - lgamma(d / 2)
+                dens = np.exp(log_pdf) * b / s2
+            traces.append({"type": "scatter", "mode": "lines", "x": _typed(grid),
+                           "y": _typed(dens), "line": {"color": "#2b8a3e", "width": 2},
+                           "name": "analytical (eq. 13)", "legendgroup": "analytical",
+                           "showlegend": k == 1, "xaxis": ax, "yaxis": ay})
+            layout[f"xaxis{k}"] = {"domain": [col / 3 + 0.02, (col + 1) / 3 - 0.02],
+                                   "anchor": ay, "title": {"text": f"{'μ' if row == 0 else 'σ²'}"
+                                                                   f", unit {col + 1}"}}
+            layout[f"yaxis{k}"] = {"domain": [0.55, 1.0] if row == 0 else [0.0, 0.42],
+                                   "anchor": ax, "showticklabels": False}
+    return {"data": traces, "layout": layout}

@@ -1,0 +1,233 @@
+"""Jitter page callbacks: controls -> bnviz.jitter / bnviz.bnstats -> figure dicts."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from functools import lru_cache
+
+import numpy as np
+from dash import Input, Output, State, callback, dcc, html, no_update
+
+from bnviz.jitter import (
+    JITTER_LIMITS,
+    JitterSettings,
+    binary_task,
+    disagreement_by_batch_size,
+    run_jitter,
+)
+from bnviz.limits import PartitionTooLarge
+from bnviz.network import random_network
+from bnviz.training_cache import (
+    load_trained,
+    save_uploaded,
+    start_training,
+    trained_path,
+    training_status,
+)
+from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
+from layouts.ids import Jitter as ids
+
+
+def _whole(value, name: str, lo: int, hi: int) -> int:
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        v = math.nan
+    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+        raise ValueError(f"{name}: enter a whole number from {lo} to {hi}")
+    return int(v)
+
+
+def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterSettings:
+    """Validate the controls (ValueError with a message for the page)."""
+    n = _whole(n, "points", *JITTER_LIMITS["n"])
+    batch = 2 ** _whole(batch_log2, "batch size", 1, 9)
+    if batch > n:
+        raise ValueError(f"batch size {batch} is larger than the data ({n} points)")
+    vb = None if virtual in (None, "") else _whole(virtual, "virtual batch", 2, batch)
+    return JitterSettings(
+        dataset=dataset if dataset in ("moons", "circles", "blobs", "spiral", "gaussian",
+                                        "star") else "moons",
+        n=n, data_seed=_whole(seed, "seed", 0, 2**31 - 1),
+        depth=_whole(depth, "depth", *JITTER_LIMITS["depth"]),
+        width=_whole(width, "width", *JITTER_LIMITS["width"]),
+        seed=_whole(seed, "seed", 0, 2**31 - 1), batch_size=batch,
+        realizations=_whole(k, "realisations", *JITTER_LIMITS["realizations"]),
+        virtual_batch_size=vb, batch_seed=_whole(seed, "seed", 0, 2**31 - 1))
+
+
+@lru_cache(maxsize=16)
+def _computed(settings: JitterSettings, trained: str | None):
+    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    net = (load_trained(trained) if trained else
+           random_network(settings.depth, settings.width, settings.activation, settings.alpha,
+                          "bn", settings.seed, head_outputs=2))
+    result = run_jitter(settings, net=net, data=data)
+    curve = disagreement_by_batch_size(settings, net, data)
+    return result, curve
+
+
+@callback(
+    Output(ids.GRAPH, "figure"), Output(ids.CURVE, "figure"), Output(ids.MARGINS, "figure"),
+    Output(ids.NUMBERS, "children"), Output(ids.MESSAGE, "children"),
+    Output(ids.MESSAGE, "is_open"),
+    Input(ids.DATASET, "value"), Input(ids.N, "value"), Input(ids.DEPTH, "value"),
+    Input(ids.WIDTH, "value"), Input(ids.SEED, "value"), Input(ids.BATCH, "value"),
+    Input(ids.REALIZATIONS, "value"), Input(ids.VIRTUAL, "value"), Input(ids.TRAINED, "data"),
+)
+def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
+    try:
+        s = parse_settings(dataset, n, depth, width, seed, batch, k, virtual)
+        result, curve = _computed(s, trained)
+    except (ValueError, PartitionTooLarge) as exc:
+        return no_update, no_update, no_update, no_update, str(exc), True
+    when = "after training" if trained else "at initialisation"
+    title = (f"|B| = {s.batch_size}, {s.realizations} mini-batches, {when}"
+             + (f", virtual batch {s.virtual_batch_size}" if s.virtual_batch_size else ""))
+    box = (-s.extent, s.extent, -s.extent, s.extent)
+    fig = jitter_figure(result.boundaries, result.test_boundary, result.data.points,
+                        result.data.labels, box, title)
+    sizes, areas = [c[0] for c in curve], [c[1] for c in curve]
+    finite = result.margins[np.isfinite(result.margins)]
+    numbers = html.Div([
+        html.P(["disagreement area: ", html.B(f"{result.disagreement_area:.4f}",
+                                              id="jitter-area"),
+                " of the box (the K realisations do not all agree)"]),
+        html.P(["margins (distance from each point to each boundary): mean ",
+                html.B(f"{finite.mean():.4f}" if finite.size else "–"), ", min ",
+                html.B(f"{finite.min():.4f}" if finite.size else "–")]),
+        html.P(f"computed in {1000 * result.seconds:.0f} ms on {result.device}",
+               className="text-muted"),
+    ])
+    return (fig, disagreement_curve(sizes, areas, s.batch_size), margins_figure(result.margins),
+            numbers, "", False)
+
+
+# ---- training, saving, loading -----------------------------------------------------------
+
+@callback(Output(ids.JOB, "data"), Output(ids.POLL, "disabled"),
+          Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.TRAIN, "n_clicks"),
+          State(ids.DATASET, "value"), State(ids.N, "value"), State(ids.DEPTH, "value"),
+          State(ids.WIDTH, "value"), State(ids.SEED, "value"), State(ids.BATCH, "value"),
+          State(ids.STEPS, "value"), State(ids.OPTIMIZER, "value"), State(ids.LR, "value"),
+          prevent_initial_call=True)
+def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
+    """Train in the background (a server thread); the result is cached on disk by its
+    parameters, so the same training is done once."""
+    try:
+        s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
+        steps = _whole(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
+        lr = float(lr)
+        if not (math.isfinite(lr) and 0 < lr <= 10):
+            raise ValueError("learning rate: enter a number in (0, 10]")
+        if optimizer not in ("adam", "sgd"):
+            raise ValueError("optimizer: adam or sgd")
+    except (ValueError, TypeError) as exc:
+        return no_update, no_update, str(exc), True
+    params = {"dataset": s.dataset, "n": s.n, "data_seed": s.data_seed, "depth": s.depth,
+              "width": s.width, "activation": s.activation, "alpha": s.alpha, "seed": s.seed,
+              "steps": steps, "batch_size": s.batch_size, "lr": lr, "optimizer": optimizer}
+    return start_training(params), False, no_update, no_update
+
+
+@callback(Output(ids.PROGRESS, "value"), Output(ids.PROGRESS, "label"),
+          Output(ids.STATUS, "children"), Output(ids.TRAINED, "data"),
+          Output(ids.POLL, "disabled", allow_duplicate=True),
+          Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"),
+          prevent_initial_call=True)
+def poll(_, job):
+    if not job:
+        return no_update, no_update, no_update, no_update, True
+    st = training_status(job)
+    if st.state == "running":
+        pct = 100 * st.step / max(st.steps, 1)
+        loss = f", loss {st.loss:.3f}" if st.loss is not None else ""
+        return pct, f"{pct:.0f}%", f"training: step {st.step} of {st.steps}{loss}", \
+            no_update, False
+    if st.state == "done":
+        acc = f", training accuracy {st.accuracy:.1%}" if st.accuracy is not None else ""
+        return 100, "100%", f"trained{acc}", job, True
+    return 0, "", html.Span(f"training failed: {st.error}", className="text-danger"), \
+        no_update, True
+
+
+@callback(Output(ids.TRAINED, "data", allow_duplicate=True),
+          Output(ids.STATUS, "children", allow_duplicate=True),
+          Output(ids.PROGRESS, "value", allow_duplicate=True),
+          Input(ids.UNTRAIN, "n_clicks"), Input(ids.DATASET, "value"), Input(ids.N, "value"),
+          Input(ids.DEPTH, "value"), Input(ids.WIDTH, "value"), Input(ids.SEED, "value"),
+          prevent_initial_call=True)
+def back_to_initialisation(*_):
+    """Another task or network (or the button) brings the page back to initialisation."""
+    return None, "at initialisation", 0
+
+
+@callback(Output(ids.DOWNLOAD, "data"), Input(ids.SAVE, "n_clicks"),
+          State(ids.TRAINED, "data"), prevent_initial_call=True)
+def save(_, trained):
+    if not trained:
+        return no_update
+    return dcc.send_file(str(trained_path(trained)), filename="bnviz-trained.npz")
+
+
+@callback(Output(ids.TRAINED, "data", allow_duplicate=True),
+          Output(ids.STATUS, "children", allow_duplicate=True),
+          Input(ids.LOAD, "contents"), State(ids.LOAD, "filename"),
+          prevent_initial_call=True)
+def load(contents, filename):
+    """Load a trained network (.npz with W1..WL, head_W, head_b); never unpickled."""
+    name = filename or "upload"
+    try:
+        if not contents or "," not in contents or not name.lower().endswith(".npz"):
+            raise ValueError("expected an .npz file")
+        raw = base64.b64decode(contents.split(",", 1)[1], validate=True)
+        key = save_uploaded(raw)
+    except (ValueError, binascii.Error) as exc:
+        return no_update, html.Span(f"{name}: {exc}", className="text-danger")
+    return key, f"loaded {name}"
+
+
+# ---- Figure 7 -----------------------------------------------------------------------------
+
+@lru_cache(maxsize=8)
+def _figure7(batch: int, train: int, virtual: int):
+    from bnviz.bnstats import figure7_report, figure7_samples
+
+    report = figure7_report(batch_size=batch, train_size=train, samples=3000,
+                            virtual_batch_size=virtual, seed=0)
+    samples = figure7_samples(batch_size=batch, train_size=train, samples=3000,
+                              virtual_batch_size=virtual, seed=0)
+    return report, samples
+
+
+def _table(report: dict) -> html.Table:
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "unit", "", "empirical var", "analytical var (eq. 13)", "noise-controlled var",
+        "Luo et al. var")]))
+    rows = []
+    for i, u in enumerate(report["units"]):
+        for key, label, luo in (("mu", "μ", u["luo"]["mu_var"]),
+                                ("sigma2", "σ²", None)):
+            q = u[key]
+            rows.append(html.Tr([html.Td(str(i + 1)), html.Td(label)] + [
+                html.Td(f"{v:.4g}" if v is not None else "–") for v in (
+                    q["empirical_var"], q["analytical_var"], q["noise_controlled_var"], luo)]))
+    return html.Table([head, html.Tbody(rows)], className="table table-sm")
+
+
+@callback(Output(ids.F7_GRAPH, "figure"), Output(ids.F7_TABLE, "children"),
+          Input(ids.F7_BATCH, "value"), Input(ids.F7_TRAIN, "value"),
+          Input(ids.F7_VIRTUAL, "value"))
+def update_figure7(batch, train, virtual):
+    try:
+        train = _whole(train, "training set", 2, 100_000)
+        batch = _whole(batch, "batch size", 2, train)
+        virtual = _whole(virtual, "virtual batch", 2, batch)
+        report, samples = _figure7(batch, train, virtual)
+    except ValueError as exc:
+        return no_update, html.Div(str(exc), className="text-danger")
+    return figure7_figure(samples, report), _table(report)

@@ -1,0 +1,119 @@
+"""Layout of the jitter page: Figure 6 (decision boundaries across mini-batches) and
+Figure 7 (distributions of the BN statistics)."""
+
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from bnviz.jitter import JITTER_LIMITS
+from layouts.ids import Jitter as ids
+
+BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
+
+EXPLAIN_6 = [
+    html.B("Figure 6. "),
+    "Each blue line is the exact decision boundary of the same network with the BN statistics "
+    "of one mini-batch of size |B| (eq. 3); black uses the statistics of all the data "
+    "(test time). Their variances fall like 1/|B| (Proposition 2, eq. 13), so small batches "
+    "jitter the boundary more: the paper argues this widens the margin, like dropout. "
+    "Noise-controlled BN adds noise so the statistics vary as for a smaller virtual batch.",
+]
+EXPLAIN_7 = [
+    html.B("Figure 7. "),
+    "Distributions over many mini-batches of μ and σ² for three units with "
+    "Wz ~ N([1, 0, −1], diag([1, 3, 0.1])): empirical (batches drawn from a training set), "
+    "analytical (eq. 13, for the biased σ² BN uses), and noise-controlled (virtual batch). "
+    "Luo et al.'s Gaussian model of the same statistics is listed beside them.",
+]
+
+
+def _row(label: str, control) -> dbc.Row:
+    return dbc.Row([dbc.Col(html.Span(label, className="small"), width=5),
+                    dbc.Col(control, width=7)], className="mb-2 align-items-center")
+
+
+def _num(id_: str, value, lo, hi, step=1) -> dbc.Input:
+    return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
+                     debounce=True, size="sm")
+
+
+def controls() -> dbc.Card:
+    lo_k, hi_k = JITTER_LIMITS["realizations"]
+    return dbc.Card(dbc.CardBody([
+        html.H6("Task and network", className="text-muted"),
+        _row("data set", dbc.Select(id=ids.DATASET, value="moons", size="sm",
+                                    options=[{"label": d, "value": d} for d in BINARY_SETS])),
+        _row("points", _num(ids.N, 200, *JITTER_LIMITS["n"])),
+        _row("depth", _num(ids.DEPTH, 3, *JITTER_LIMITS["depth"])),
+        _row("width", _num(ids.WIDTH, 8, *JITTER_LIMITS["width"])),
+        _row("seed", _num(ids.SEED, 0, 0, 2**31 - 1)),
+        html.H6("Mini-batches", className="text-muted mt-3"),
+        html.Div([html.Span("batch size |B|", className="small"),
+                  dcc.Slider(id=ids.BATCH, min=1, max=9, step=1, value=4,
+                             marks={i: str(2**i) for i in range(1, 10)},
+                             allow_direct_input=False)]),
+        html.Div([html.Span("realisations K", className="small"),
+                  dcc.Slider(id=ids.REALIZATIONS, min=lo_k, max=hi_k, step=1, value=16,
+                             marks={1: "1", 16: "16", 32: "32", 64: "64", 128: "128"},
+                             tooltip={"placement": "bottom"})]),
+        _row("virtual batch B′", dbc.Input(id=ids.VIRTUAL, type="number", min=2, step=1,
+                                           placeholder="off", debounce=True, size="sm")),
+        html.H6("Training", className="text-muted mt-3"),
+        _row("steps", _num(ids.STEPS, 500, 1, JITTER_LIMITS["train_steps"][1])),
+        _row("optimizer", dbc.Select(id=ids.OPTIMIZER, value="adam", size="sm",
+                                     options=[{"label": o, "value": o} for o in ("adam", "sgd")])),
+        _row("learning rate", _num(ids.LR, 0.01, 0.0001, 10, 0.001)),
+        dbc.ButtonGroup([
+            dbc.Button("train", id=ids.TRAIN, size="sm", color="primary"),
+            dbc.Button("back to init", id=ids.UNTRAIN, size="sm", color="secondary",
+                       outline=True),
+            dbc.Button("save", id=ids.SAVE, size="sm", color="secondary", outline=True),
+        ], className="mb-2"),
+        dbc.Progress(id=ids.PROGRESS, value=0, label="", className="mb-1",
+                     style={"height": "18px"}),
+        html.Div(id=ids.STATUS, className="small text-muted", children="at initialisation"),
+        dcc.Upload(id=ids.LOAD, max_size=2_000_000, className="upload-box small",
+                   children=html.Div(["load a trained network (.npz)"])),
+        dcc.Interval(id=ids.POLL, interval=300, disabled=True),
+        dcc.Store(id=ids.JOB),
+        dcc.Store(id=ids.TRAINED),
+        dcc.Download(id=ids.DOWNLOAD),
+    ]), className="mt-2")
+
+
+def figure7_controls() -> dbc.Row:
+    return dbc.Row([
+        dbc.Col(_row("batch size", _num(ids.F7_BATCH, 64, 2, 1000)), md=4),
+        dbc.Col(_row("training set", _num(ids.F7_TRAIN, 1000, 2, 100000)), md=4),
+        dbc.Col(_row("virtual batch", _num(ids.F7_VIRTUAL, 32, 2, 1000)), md=4),
+    ], className="mt-2")
+
+
+def layout() -> dbc.Container:
+    return dbc.Container(fluid=True, children=[dbc.Row([
+        dbc.Col(controls(), lg=3),
+        dbc.Col([
+            dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, dismissable=True,
+                      className="py-2 mt-2 mb-1"),
+            dbc.Tabs(active_tab="f6", children=[
+                dbc.Tab(label="Decision-boundary jitter (Fig. 6)", tab_id="f6", children=[
+                    dcc.Loading(dcc.Graph(id=ids.GRAPH, style={"height": "62vh"},
+                                          config={"displaylogo": False}),
+                                delay_show=400, type="dot"),
+                    html.P(EXPLAIN_6, className="small explain")]),
+                dbc.Tab(label="BN statistics (Fig. 7)", tab_id="f7", children=[
+                    figure7_controls(),
+                    dcc.Loading(dcc.Graph(id=ids.F7_GRAPH, style={"height": "56vh"},
+                                          config={"displaylogo": False}),
+                                delay_show=400, type="dot"),
+                    html.Div(id=ids.F7_TABLE, className="small"),
+                    html.P(EXPLAIN_7, className="small explain")]),
+            ]),
+        ], lg=6),
+        dbc.Col([html.Div(id=ids.NUMBERS, className="small mt-2"),
+                 dcc.Graph(id=ids.CURVE, style={"height": "28vh"},
+                           config={"displayModeBar": False}),
+                 dcc.Graph(id=ids.MARGINS, style={"height": "28vh"},
+                           config={"displayModeBar": False})], lg=3),
+    ])])
