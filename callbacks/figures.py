@@ -317,9 +317,9 @@ def figure7_figure(samples: dict, report: dict) -> Figure:
     units = report["units"]
     b = report["batch_size"]
     traces: list[dict] = []
-    layout: dict[str, Any] = {"margin": {"l": 40, "r": 10, "t": 30, "b": 30},
+    layout: dict[str, Any] = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40},
                               "barmode": "overlay", "showlegend": True,
-                              "legend": {"orientation": "h", "y": -0.08}}
+                              "legend": {"orientation": "h", "y": 1.1, "x": 0}}
     for row, (key, noisy) in enumerate((("mu", "mu_noise"), ("sigma2", "sigma2_noise"))):
         for col, unit in enumerate(units):
             k = row * 3 + col + 1

@@ -207,11 +207,11 @@ def _figure7(batch: int, train: int, virtual: int):
 def _table(report: dict) -> html.Table:
     head = html.Thead(html.Tr([html.Th(h) for h in (
         "unit", "", "empirical var", "analytical var (eq. 13)", "noise-controlled var",
-        "Luo et al. var")]))
+        "Luo et al. var (of μ; of σ, not σ²)")]))
     rows = []
     for i, u in enumerate(report["units"]):
         for key, label, luo in (("mu", "μ", u["luo"]["mu_var"]),
-                                ("sigma2", "σ²", None)):
+                                ("sigma2", "σ²", u["luo"]["sigma_var"])):
             q = u[key]
             rows.append(html.Tr([html.Td(str(i + 1)), html.Td(label)] + [
                 html.Td(f"{v:.4g}" if v is not None else "–") for v in (
