@@ -205,7 +205,10 @@ def load_network(
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as f:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("a single array, not an .npz archive of W1..WL")
+        with loaded as f:
             arrays = {k: np.array(f[k]) for k in f.files}
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None

@@ -11,7 +11,8 @@ import hashlib
 import json
 import os
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -58,12 +59,42 @@ def load_trained(key: str, activation: str = "leaky_relu", alpha: float = 0.1) -
     return load_network(trained_path(key), activation, alpha, "bn")
 
 
+#: A run whose progress file has not moved for this long is taken to have died with its worker.
+STALE_SECONDS = 60.0
+
+
+def _progress_path(key: str) -> Path:
+    return trained_path(key).with_suffix(".progress.json")
+
+
+def _write_progress(key: str, status: TrainingStatus) -> None:
+    """Progress on disk too, so that any server process (gunicorn worker) can report it."""
+    path = _progress_path(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**asdict(status), "updated": time.time()}))
+    tmp.replace(path)
+
+
 def training_status(key: str) -> TrainingStatus:
+    """Status of a run: from this process, else from the progress file another process
+    writes, else from the finished network on disk."""
     with _lock:
         status = _runs.get(key)
     if status is not None:
         return status
-    return TrainingStatus("done") if trained_path(key).exists() else TrainingStatus("none")
+    if trained_path(key).exists():
+        return TrainingStatus("done")
+    try:
+        saved = json.loads(_progress_path(key).read_text())
+    except (OSError, ValueError):
+        return TrainingStatus("none")
+    updated = saved.pop("updated", 0.0)
+    status = TrainingStatus(**saved)
+    if status.state == "running" and time.time() - updated > STALE_SECONDS:
+        return TrainingStatus("failed", status.step, status.steps,
+                              error="the process running it stopped")
+    return status
 
 
 def start_training(params: dict) -> str:
@@ -74,16 +105,19 @@ def start_training(params: dict) -> str:
     """
     key = training_key(params)
     path = trained_path(key)
+    if training_status(key).state in ("running", "done"):  # here, in another process, on disk
+        return key
     with _lock:
         if key in _runs and _runs[key].state == "running":
-            return key
-        if path.exists():
             return key
         _runs[key] = TrainingStatus("running", 0, params["steps"])
 
     def progress(step: int, loss: float) -> None:
+        status = TrainingStatus("running", step, params["steps"], loss)
         with _lock:
-            _runs[key] = TrainingStatus("running", step, params["steps"], loss)
+            _runs[key] = status
+        if step % 25 == 0:
+            _write_progress(key, status)
 
     def work() -> None:
         try:
@@ -105,7 +139,15 @@ def start_training(params: dict) -> str:
             final = TrainingStatus("failed", error=f"{type(exc).__name__}: {exc}")
         with _lock:
             _runs[key] = final
+        try:
+            if final.state == "done":  # the network on disk now says so
+                _progress_path(key).unlink(missing_ok=True)
+            else:  # other processes must see the failure too
+                _write_progress(key, final)
+        except OSError:
+            pass  # the in-memory status still reports it in this process
 
+    _write_progress(key, _runs[key])
     threading.Thread(target=work, name=f"bnviz-train-{key}", daemon=True).start()
     return key
 

@@ -151,6 +151,9 @@ def poll(_, job):
     if st.state == "done":
         acc = f", training accuracy {st.accuracy:.1%}" if st.accuracy is not None else ""
         return 100, "100%", f"trained{acc}", job, True
+    if st.state == "none":
+        return 0, "", html.Span("training not found (its files were removed?)",
+                                className="text-danger"), no_update, True
     return 0, "", html.Span(f"training failed: {st.error}", className="text-danger"), \
         no_update, True
 
