@@ -64,6 +64,7 @@ __all__ = [
     "finite_population_moments",
     "luo_moments",
     "noise_controlled",
+    "noise_from_variances",
     "sample_batch_indices",
     "sample_batch_statistics",
     "unit_moments",
@@ -518,6 +519,22 @@ def noise_controlled(
         extra_mu_var = s2 * n / (n - 1) * (1.0 / vb - 1.0 / b)
         e_b, v_b = _finite_sigma2_moments(s2, m4, n, b)
         _, v_vb = _finite_sigma2_moments(s2, m4, n, vb)
+    return noise_from_variances(mu, sigma2, extra_mu_var, e_b, v_b, v_vb, generator)
+
+
+def noise_from_variances(mu: torch.Tensor, sigma2: torch.Tensor, extra_mu_var, e_b, v_b, v_vb,
+                         generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sampling core of :func:`noise_controlled`, given the target variances directly:
+    mu' = mu + N(0, extra_mu_var) and sigma2' = sigma2 * chi2_k / k with
+    k = 2 (E_B^2 + V_B) / (V_B' - V_B), so var(sigma2') = V_B' when var(sigma2) = V_B and
+    E[sigma2] = E_B.  Units with V_B' <= V_B get no multiplicative noise.  Used directly where
+    the variances are measured rather than known in closed form (deeper layers of a network).
+    """
+    like = mu.to(_DTYPE) if not mu.is_floating_point() else mu
+    extra_mu_var = _as_unit_tensor("extra_mu_var", extra_mu_var, like).clamp_min(0.0)
+    e_b = _as_unit_tensor("e_b", e_b, like)
+    v_b = _as_unit_tensor("v_b", v_b, like)
+    v_vb = _as_unit_tensor("v_vb", v_vb, like)
     eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=like.dtype)
     mu_out = mu + extra_mu_var.sqrt() * eps
     gap = v_vb - v_b
