@@ -277,3 +277,63 @@ def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dat
 def margin_summary(margins: np.ndarray) -> tuple[float, float]:
     finite = margins[np.isfinite(margins)]
     return (float(finite.mean()), float(finite.min())) if finite.size else (math.inf, math.inf)
+
+
+def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_size: int,
+                            samples: int = 2000, virtual_batch_size: int | None = None,
+                            seed: int = 0, units: int = 3,
+                            device: torch.device | str | None = None) -> tuple[dict, dict]:
+    """Figure 7 for units of this network: (report, samples) in the format of
+    :func:`bnviz.bnstats.figure7_report` / :func:`~bnviz.bnstats.figure7_samples`.
+
+    Empirical: mu and sigma^2 of the first ``units`` units of ``layer`` over ``samples``
+    mini-batches of the data (train-mode BN, one batched pass).  Analytical (eq. 13) and
+    finite-population values use the moments of the unit's W z over all the data with
+    test-time statistics: exact in layer 1, an approximation beyond it, where each batch is
+    normalised by its own statistics (compare the empirical column).
+    """
+    from bnviz.bnstats import (
+        MomentReport,
+        analytical_moments,
+        finite_population_moments,
+        luo_moments,
+        unit_moments,
+    )
+
+    dev = torch.device(device) if device is not None else pick_device()
+    n = points.shape[0]
+    if not 1 <= layer <= net.depth:
+        raise ValueError(f"layer must be from 1 to {net.depth}, got {layer}")
+    if not 2 <= batch_size <= n:
+        raise ValueError(f"batch size must be from 2 to the number of points ({n})")
+    units = min(units, net.widths[layer - 1])
+    batches = _draw_batches(n, batch_size, samples, seed, dev)
+    mu, sigma = batch_statistics(net, points, batches, None, seed, dev)
+    mu_n, sigma_n = batch_statistics(net, points, batches, virtual_batch_size, seed, dev)
+    full = layer_statistics(net.with_mode("bn"), points)
+    u = full[layer - 1].inputs @ net.weights[layer - 1][:units].T  # (n, units)
+    sample = {"mu": mu[:, layer - 1, :units].cpu().numpy(),
+              "sigma2": sigma[:, layer - 1, :units].pow(2).cpu().numpy(),
+              "mu_noise": mu_n[:, layer - 1, :units].cpu().numpy(),
+              "sigma2_noise": sigma_n[:, layer - 1, :units].pow(2).cpu().numpy(), "train": u}
+    report_units = []
+    for j in range(units):
+        m, s2, m4 = unit_moments(u[:, j])
+        ana = analytical_moments(m, s2, m4, batch_size)
+        fin = finite_population_moments(m, s2, m4, n, batch_size)
+        blocks = {}
+        for stat in ("mu", "sigma2"):
+            emp, noisy = sample[stat][:, j], sample[f"{stat}_noise"][:, j]
+            blocks[stat] = MomentReport(
+                empirical_mean=float(emp.mean()), empirical_var=float(emp.var(ddof=1)),
+                analytical_mean=ana[f"{stat}_mean"], analytical_var=ana[f"{stat}_var"],
+                noise_controlled_mean=float(noisy.mean()),
+                noise_controlled_var=float(noisy.var(ddof=1)),
+                finite_population_mean=fin[f"{stat}_mean"],
+                finite_population_var=fin[f"{stat}_var"]).to_dict()
+        report_units.append({"mean": m, "var": s2, **blocks,
+                             "luo": luo_moments(m, s2, m4, batch_size)})
+    report = {"batch_size": batch_size, "train_size": n, "samples": samples,
+              "virtual_batch_size": virtual_batch_size, "seed": seed, "layer": layer,
+              "units": report_units}
+    return report, sample

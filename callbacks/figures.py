@@ -309,20 +309,21 @@ def margins_figure(margins: np.ndarray) -> Figure:
 
 
 def figure7_figure(samples: dict, report: dict) -> Figure:
-    """Figure 7: histograms of mu (top) and sigma^2 (bottom) for three units: empirical (black),
-    noise-controlled (red), and the analytical density (green) for Gaussian pre-activations:
-    mu ~ N(m, s^2/B), B sigma^2 / s^2 ~ chi^2_{B-1} (biased sigma^2)."""
+    """Figure 7: histograms of mu (top) and sigma^2 (bottom) per unit: empirical (black),
+    noise-controlled (red), and the analytical density (green) with eq. 13's mean and
+    variance: normal for mu, a moment-matched gamma for sigma^2 (for Gaussian pre-activations
+    that gamma is exactly the scaled chi^2_{B-1} of the biased sigma^2)."""
     from math import lgamma
 
     units = report["units"]
-    b = report["batch_size"]
     traces: list[dict] = []
     layout: dict[str, Any] = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40},
                               "barmode": "overlay", "showlegend": True,
                               "legend": {"orientation": "h", "y": 1.1, "x": 0}}
+    n_units = len(units)
     for row, (key, noisy) in enumerate((("mu", "mu_noise"), ("sigma2", "sigma2_noise"))):
         for col, unit in enumerate(units):
-            k = row * 3 + col + 1
+            k = row * n_units + col + 1
             ax, ay = f"x{k}", f"y{k}"
             for data, colour, name in ((samples[key][:, col], "black", "empirical"),
                                        (samples[noisy][:, col], "#e03131", "noise-controlled")):
@@ -331,22 +332,24 @@ def figure7_figure(samples: dict, report: dict) -> Figure:
                                "opacity": 0.45, "marker": {"color": colour}, "name": name,
                                "legendgroup": name, "showlegend": k == 1,
                                "xaxis": ax, "yaxis": ay})
-            m, s2 = unit["mean"], unit["var"]
+            mean, var = unit[key]["analytical_mean"], unit[key]["analytical_var"]
             lo, hi = np.percentile(samples[noisy][:, col], [0.1, 99.9])
             grid = np.linspace(lo, hi, 200)
-            if key == "mu":
-                var = s2 / b
-                dens = np.exp(-(grid - m) ** 2 / (2 * var)) / np.sqrt(2 * np.pi * var)
-            else:  # B sigma^2 / s^2 ~ chi^2 with B - 1 degrees of freedom
-                d = b - 1
-                q = np.clip(grid, 1e-300, None) * b / s2
-                log_pdf = (d / 2 - 1) * np.log(q) - q / 2 - (d / 2) * np.log(2) - lgamma(d / 2)
-                dens = np.exp(log_pdf) * b / s2
+            if var <= 0:
+                dens = np.zeros_like(grid)
+            elif key == "mu":
+                dens = np.exp(-(grid - mean) ** 2 / (2 * var)) / np.sqrt(2 * np.pi * var)
+            else:  # gamma with the analytical mean and variance
+                shape, scale = mean * mean / var, var / mean
+                q = np.clip(grid, 1e-300, None)
+                log_pdf = ((shape - 1) * np.log(q) - q / scale - shape * np.log(scale)
+                           - lgamma(shape))
+                dens = np.exp(log_pdf)
             traces.append({"type": "scatter", "mode": "lines", "x": _typed(grid),
                            "y": _typed(dens), "line": {"color": "#2b8a3e", "width": 2},
                            "name": "analytical (eq. 13)", "legendgroup": "analytical",
                            "showlegend": k == 1, "xaxis": ax, "yaxis": ay})
-            layout[f"xaxis{k}"] = {"domain": [col / 3 + 0.02, (col + 1) / 3 - 0.02],
+            layout[f"xaxis{k}"] = {"domain": [col / n_units + 0.02, (col + 1) / n_units - 0.02],
                                    "anchor": ay, "title": {"text": f"{'μ' if row == 0 else 'σ²'}"
                                                                    f", unit {col + 1}"}}
             layout[f"yaxis{k}"] = {"domain": [0.55, 1.0] if row == 0 else [0.0, 0.42],

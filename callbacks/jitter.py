@@ -15,6 +15,7 @@ from bnviz.jitter import (
     JitterSettings,
     binary_task,
     disagreement_by_batch_size,
+    network_unit_statistics,
     run_jitter,
 )
 from bnviz.limits import PartitionTooLarge
@@ -222,15 +223,38 @@ def _table(report: dict) -> html.Table:
     return html.Table([head, html.Tbody(rows)], className="table table-sm")
 
 
+@lru_cache(maxsize=8)
+def _network_figure7(settings: JitterSettings, trained: str | None, layer: int, batch: int,
+                     virtual: int):
+    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    net = (load_trained(trained) if trained else
+           random_network(settings.depth, settings.width, settings.activation, settings.alpha,
+                          "bn", settings.seed, head_outputs=2))
+    if layer > net.depth:
+        raise ValueError(f"the network has {net.depth} layers")
+    return network_unit_statistics(net, data.points, layer, batch, 2000, virtual, seed=0)
+
+
 @callback(Output(ids.F7_GRAPH, "figure"), Output(ids.F7_TABLE, "children"),
-          Input(ids.F7_BATCH, "value"), Input(ids.F7_TRAIN, "value"),
-          Input(ids.F7_VIRTUAL, "value"))
-def update_figure7(batch, train, virtual):
+          Input(ids.F7_SOURCE, "value"), Input(ids.F7_BATCH, "value"),
+          Input(ids.F7_TRAIN, "value"), Input(ids.F7_VIRTUAL, "value"),
+          Input(ids.DATASET, "value"), Input(ids.N, "value"), Input(ids.DEPTH, "value"),
+          Input(ids.WIDTH, "value"), Input(ids.SEED, "value"), Input(ids.TRAINED, "data"))
+def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed,
+                   trained=None):
+    """The paper's Figure 7 setup, or the first units of a layer of this page's network."""
     try:
-        train = _whole(train, "training set", 2, 100_000)
-        batch = _whole(batch, "batch size", 2, train)
-        virtual = _whole(virtual, "virtual batch", 2, batch)
-        report, samples = _figure7(batch, train, virtual)
+        if source in (None, "paper"):
+            train = _whole(train, "training set", 2, 100_000)
+            batch = _whole(batch, "batch size", 2, train)
+            virtual = _whole(virtual, "virtual batch", 2, batch)
+            report, samples = _figure7(batch, train, virtual)
+        else:
+            layer = _whole(source, "layer", 1, JITTER_LIMITS["depth"][1])
+            s = parse_settings(dataset, n, depth, width, seed, 1, 1, None)
+            batch = _whole(batch, "batch size", 2, s.n)
+            virtual = _whole(virtual, "virtual batch", 2, batch)
+            report, samples = _network_figure7(s, trained, layer, batch, virtual)
     except ValueError as exc:
         return no_update, html.Div(str(exc), className="text-danger")
     return figure7_figure(samples, report), _table(report)

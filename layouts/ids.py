@@ -80,6 +80,7 @@ class Jitter:
     NUMBERS = "jitter-numbers"
     MESSAGE = "jitter-message"
     # Figure 7
+    F7_SOURCE = "jitter-f7-source"  # "paper" or the layer of this page's network
     F7_BATCH = "jitter-f7-batch"
     F7_TRAIN = "jitter-f7-train"
     F7_VIRTUAL = "jitter-f7-virtual"

@@ -83,10 +83,15 @@ def controls() -> dbc.Card:
 
 
 def figure7_controls() -> dbc.Row:
+    sources = [{"label": "the paper's setup", "value": "paper"}] + [
+        {"label": f"this network, layer {layer}", "value": str(layer)}
+        for layer in range(1, JITTER_LIMITS["depth"][1] + 1)]
     return dbc.Row([
-        dbc.Col(_row("batch size", _num(ids.F7_BATCH, 64, 2, 1000)), md=4),
-        dbc.Col(_row("training set", _num(ids.F7_TRAIN, 1000, 2, 100000)), md=4),
-        dbc.Col(_row("virtual batch", _num(ids.F7_VIRTUAL, 32, 2, 1000)), md=4),
+        dbc.Col(_row("units of", dbc.Select(id=ids.F7_SOURCE, value="paper", size="sm",
+                                            options=sources)), md=3),
+        dbc.Col(_row("batch size", _num(ids.F7_BATCH, 64, 2, 1000)), md=3),
+        dbc.Col(_row("training set", _num(ids.F7_TRAIN, 1000, 2, 100000)), md=3),
+        dbc.Col(_row("virtual batch", _num(ids.F7_VIRTUAL, 32, 2, 1000)), md=3),
     ], className="mt-2")
 
 

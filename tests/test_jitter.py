@@ -1022,10 +1022,34 @@ def test_layout_controls_match_the_limits():
 
 @pytest.mark.skipif(not HAS_BNSTATS, reason="bnviz/bnstats.py is not there yet")
 def test_update_figure7():
-    fig, table = cj.update_figure7(64, 1000, 32)
+    net_args = ("moons", 200, 3, 8, 0, None)
+    fig, table = cj.update_figure7("paper", 64, 1000, 32, *net_args)
     assert isinstance(fig, dict) and fig["data"]
     assert isinstance(table, html.Table)
     for args, words in [((64, 1000, 100), "virtual batch"), ((2000, 1000, 32), "batch size"),
                         ((64, 1, 32), "training set"), ((64, "x", 32), "training set")]:
-        fig, msg = cj.update_figure7(*args)
+        fig, msg = cj.update_figure7("paper", *args, *net_args)
         assert fig is no_update and words in msg.children
+    # units of this page's network: layer 2 of the depth-3 network; a layer it lacks
+    fig, table = cj.update_figure7("2", 32, 1000, 16, *net_args)
+    assert isinstance(fig, dict) and len(fig["data"]) == 3 * 2 * 3
+    fig, msg = cj.update_figure7("5", 32, 1000, 16, *net_args)
+    assert fig is no_update and "3 layers" in msg.children
+
+
+def test_network_unit_statistics_layer1_matches_eq13():
+    """Layer 1 of a network: u = W1 x over the data, so the empirical variance of mu over
+    mini-batches drawn without replacement matches the finite-population value."""
+    from bnviz.jitter import network_unit_statistics
+
+    data = binary_task("moons", 400, 0)
+    net = random_network(2, 4, seed=1, head_outputs=2)
+    report, samples = network_unit_statistics(net, data.points, 1, 32, samples=6000, seed=3,
+                                              device="cpu")
+    u = data.points @ net.weights[0][:3].T
+    for j, unit in enumerate(report["units"]):
+        expected = u[:, j].var() / 32 * (400 - 32) / 399
+        assert unit["mu"]["finite_population_var"] == pytest.approx(expected, rel=1e-9)
+        se = expected * np.sqrt(2 / (6000 - 1))
+        assert abs(unit["mu"]["empirical_var"] - expected) < 5 * se
+    assert samples["mu"].shape == (6000, 3)
