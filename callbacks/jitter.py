@@ -242,8 +242,11 @@ def _network_figure7(settings: JitterSettings, trained: str | None, layer: int, 
           Input(ids.WIDTH, "value"), Input(ids.SEED, "value"), Input(ids.TRAINED, "data"))
 def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed,
                    trained=None):
-    """The paper's Figure 7 setup, or the first units of a layer of this page's network."""
+    """The paper's Figure 7 setup, or the first units of a layer of this page's network.
+    The sliders hold log2 of the batch size and log10 of the training set size."""
     try:
+        batch = 2 ** _whole(batch, "batch size", 1, 9)
+        train = 10 ** _whole(train, "training set", 2, 5)
         if source in (None, "paper"):
             train = _whole(train, "training set", 2, 100_000)
             batch = _whole(batch, "batch size", 2, train)

@@ -89,8 +89,14 @@ def figure7_controls() -> dbc.Row:
     return dbc.Row([
         dbc.Col(_row("units of", dbc.Select(id=ids.F7_SOURCE, value="paper", size="sm",
                                             options=sources)), md=3),
-        dbc.Col(_row("batch size", _num(ids.F7_BATCH, 64, 2, 1000)), md=3),
-        dbc.Col(_row("training set", _num(ids.F7_TRAIN, 1000, 2, 100000)), md=3),
+        dbc.Col([html.Span("batch size", className="small"),
+                 dcc.Slider(id=ids.F7_BATCH, min=1, max=9, step=1, value=6,
+                            marks={i: str(2**i) for i in range(1, 10)},
+                            allow_direct_input=False)], md=3),
+        dbc.Col([html.Span("training set", className="small"),
+                 dcc.Slider(id=ids.F7_TRAIN, min=2, max=5, step=None, value=3,
+                            marks={2: "100", 3: "1000", 4: "10⁴", 5: "10⁵"},
+                            allow_direct_input=False)], md=3),
         dbc.Col(_row("virtual batch", _num(ids.F7_VIRTUAL, 32, 2, 1000)), md=3),
     ], className="mt-2")
 

@@ -1023,17 +1023,17 @@ def test_layout_controls_match_the_limits():
 @pytest.mark.skipif(not HAS_BNSTATS, reason="bnviz/bnstats.py is not there yet")
 def test_update_figure7():
     net_args = ("moons", 200, 3, 8, 0, None)
-    fig, table = cj.update_figure7("paper", 64, 1000, 32, *net_args)
+    fig, table = cj.update_figure7("paper", 6, 3, 32, *net_args)  # B = 2^6, N = 10^3
     assert isinstance(fig, dict) and fig["data"]
     assert isinstance(table, html.Table)
-    for args, words in [((64, 1000, 100), "virtual batch"), ((2000, 1000, 32), "batch size"),
-                        ((64, 1, 32), "training set"), ((64, "x", 32), "training set")]:
+    for args, words in [((6, 3, 100), "virtual batch"), ((12, 3, 32), "batch size"),
+                        ((6, 1, 32), "training set"), ((6, "x", 32), "training set")]:
         fig, msg = cj.update_figure7("paper", *args, *net_args)
         assert fig is no_update and words in msg.children
     # units of this page's network: layer 2 of the depth-3 network; a layer it lacks
-    fig, table = cj.update_figure7("2", 32, 1000, 16, *net_args)
+    fig, table = cj.update_figure7("2", 5, 3, 16, *net_args)
     assert isinstance(fig, dict) and len(fig["data"]) == 3 * 2 * 3
-    fig, msg = cj.update_figure7("5", 32, 1000, 16, *net_args)
+    fig, msg = cj.update_figure7("5", 5, 3, 16, *net_args)
     assert fig is no_update and "3 layers" in msg.children
 
 
