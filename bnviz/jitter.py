@@ -47,6 +47,8 @@ JITTER_LIMITS: dict[str, tuple[int, int]] = {
 #: Real batches of B and of B' whose measured statistics calibrate noise-controlled BN
 #: beyond layer 1.
 CALIBRATION_BATCHES = 512
+#: Realisations per batch size in the disagreement-vs-B curve (a small plot: a grid of 64^2).
+CURVE_REALIZATIONS = 32
 #: Regions of all K realisations together above which a jitter request stops.
 JITTER_MAX_REGIONS = 400_000
 
@@ -163,13 +165,24 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
 
 def _predict(net: Network, mu: torch.Tensor, sigma: torch.Tensor, x: torch.Tensor
              ) -> torch.Tensor:
-    """(K, P) class of P points under each of the K statistics (the head's sign / argmax)."""
-    z = x.expand(mu.shape[0], *x.shape)
-    for i, w in enumerate(net.weights):
-        u = z @ torch.as_tensor(w, device=x.device).T
-        z = F.leaky_relu((u - mu[:, i, None]) / sigma[:, i, None], net.negative_slope)
+    """(K, P) class of P points under each of the K statistics (the head's sign / argmax).
+
+    Layer 1's W x is shared by all K; realisations go in chunks to bound memory."""
+    ws = [torch.as_tensor(w, device=x.device) for w in net.weights]
     wd, bd = net.head.decision_function()
-    return (z @ torch.as_tensor(wd, device=x.device) + bd) > 0
+    wd = torch.as_tensor(wd, device=x.device)
+    u1 = x @ ws[0].T  # (P, D_1), the same for every realisation
+    chunk = max(1, 2_000_000 // max(1, x.shape[0] * max(net.widths)))
+    out = []
+    for lo in range(0, mu.shape[0], chunk):  # chunks of realisations, each fully batched
+        m, s = mu[lo : lo + chunk], sigma[lo : lo + chunk]
+        z = None
+        for i, w in enumerate(ws):
+            u = u1[None] if i == 0 else z @ w.T
+            z = F.leaky_relu((u - m[:, i, None]).div_(s[:, i, None]), net.negative_slope,
+                             inplace=True)
+        out.append(z @ wd + bd > 0)
+    return torch.cat(out)
 
 
 def disagreement_area(net: Network, mu: torch.Tensor, sigma: torch.Tensor,
@@ -256,21 +269,22 @@ def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dat
                                sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512),
                                device: torch.device | str | None = None
                                ) -> list[tuple[int, float]]:
-    """Disagreement area of K realisations for each batch size up to the data size (grid
-    estimate; no exact boundaries needed), for the small plot of area vs B."""
+    """Disagreement area of min(K, CURVE_REALIZATIONS) realisations for each batch size up to
+    the data size (64^2 grid estimate; no exact boundaries needed), for the small plot of
+    area vs B."""
     dev = torch.device(device) if device is not None else pick_device()
     box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
+    k = min(settings.realizations, CURVE_REALIZATIONS)
     out = []
-    for b in sizes:  # a handful of sizes, each batched over the K realisations
+    for b in sizes:  # a handful of sizes, each batched over the realisations
         if b > data.points.shape[0]:
             break
-        batches = _draw_batches(data.points.shape[0], b, settings.realizations,
-                                settings.batch_seed, dev)
+        batches = _draw_batches(data.points.shape[0], b, k, settings.batch_seed, dev)
         vb = settings.virtual_batch_size
         mu, sigma = batch_statistics(net, data.points, batches,
                                      vb if vb is not None and vb < b else None,
                                      settings.batch_seed, dev)
-        out.append((b, disagreement_area(net, mu, sigma, box, resolution=96)))
+        out.append((b, disagreement_area(net, mu, sigma, box, resolution=64)))
     return out
 
 
