@@ -137,6 +137,25 @@ def _build_parser() -> _Parser:
     j.add_argument("--out", type=Path)
     j.add_argument("--device", default=None)
 
+    d = sub.add_parser("density", help="concentration of the facets near the data (Fig. 3)")
+    d.add_argument("--depth", type=_positive_int, default=11)
+    d.add_argument("--width", type=_positive_int, default=1024)
+    d.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    d.add_argument("--dataset", choices=DATASETS, default="star")
+    d.add_argument("--n", type=_positive_int, default=50)
+    d.add_argument("--seed", type=_nonneg_int, default=0)
+    d.add_argument("--mode", choices=MODES, default="bn")
+    d.add_argument("--layers", default="1,7,11", help="comma-separated layers, e.g. 1,7,11")
+    d.add_argument("--grid", type=_positive_int, default=128)
+    d.add_argument("--eps", type=_finite_float, default=1.0, help="ball radius in grid cells")
+    d.add_argument("--radius", type=_finite_float, default=0.15,
+                   help="'near the data' distance for the near-data ratio")
+    d.add_argument("--extent", type=_finite_float, default=3.0)
+    d.add_argument("--json", action="store_true", help="JSON output (the default)")
+    d.add_argument("--format", choices=("json", "png", "svg"), default="json")
+    d.add_argument("--out", type=Path)
+    d.add_argument("--device", default=None)
+
     b = sub.add_parser("bnstats", help="distributions of the BN statistics (Fig. 7, eq. 13)")
     b.add_argument("--batch-size", type=_positive_int, default=64)
     b.add_argument("--train-size", type=_positive_int, default=1000)
@@ -261,7 +280,50 @@ def _run_bnstats(args: argparse.Namespace) -> bytes:
     return (json.dumps(report) + "\n").encode()
 
 
-COMMANDS = {"partition": _run_partition, "jitter": _run_jitter, "bnstats": _run_bnstats}
+#: Cap on one density request: grid^2 x depth x width^2 multiply-adds (the paper's Figure 3
+#: at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
+MAX_DENSITY_WORK = 4e12
+
+
+def _run_density(args: argparse.Namespace) -> bytes:
+    from bnviz.datasets import make_dataset
+    from bnviz.density import concentration, near_data_ratio
+    from bnviz.device import pick_device
+
+    try:
+        layers = [int(v) for v in args.layers.split(",") if v.strip()]
+    except ValueError:
+        raise CLIError(
+            f"--layers must be comma-separated layer numbers, got {args.layers!r}") from None
+    if args.depth > MAX_DEPTH or args.width > 4096:
+        raise CLIError(f"--depth <= {MAX_DEPTH} and --width <= 4096")
+    if args.grid * args.grid * args.depth * args.width**2 > MAX_DENSITY_WORK:
+        raise CLIError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
+                       "the width or the depth")
+    if not 0 < args.extent <= 1e6 or args.radius <= 0:
+        raise CLIError("--extent and --radius must be > 0")
+    data = make_dataset(args.dataset, args.n, args.seed)
+    net = random_network(args.depth, args.width, args.activation, 0.1, args.mode, args.seed)
+    e = args.extent
+    result = concentration(net, data.points, layers, args.grid, args.eps, (-e, e, -e, e),
+                           device=pick_device(args.device))
+    ratios = near_data_ratio(result, data.points, args.radius)
+    if args.format != "json":
+        from bnviz.render import render_density
+
+        return render_density(result, data.points, args.mode, args.format)
+    return (json.dumps({
+        "mode": args.mode, "grid": args.grid, "eps": args.eps, "radius": args.radius,
+        "layers": [{"layer": layer, "max_concentration": int(c.max()),
+                    "near_data_ratio": None if np.isnan(q) else float(q)}
+                   for layer, c, q in zip(result.layers, result.counts, ratios, strict=True)],
+        "seconds": result.seconds, "device": result.device,
+        "gflops": result.flops / max(result.seconds, 1e-9) / 1e9,
+    }) + "\n").encode()
+
+
+COMMANDS = {"partition": _run_partition, "jitter": _run_jitter, "bnstats": _run_bnstats,
+            "density": _run_density}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

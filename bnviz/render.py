@@ -17,7 +17,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 
 from bnviz.partition import Partition  # noqa: E402
 
-__all__ = ["render_jitter", "render_partition"]
+__all__ = ["render_density", "render_jitter", "render_partition"]
 
 
 def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,
@@ -74,6 +74,30 @@ def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
     ax.set_aspect("equal")
     ax.set_title(f"|B| = {result.settings.batch_size}, {len(result.boundaries)} mini-batches: "
                  f"disagreement {result.disagreement_area:.3f}", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
+                   dpi: int = 150) -> bytes:
+    """Figure 3: one heatmap per layer, each normalised by its maximum (printed), darker where
+    more facets pass; the data on top."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"format must be png or svg, got {fmt!r}")
+    n = len(result.layers)
+    fig, axes = plt.subplots(1, n, figsize=(2.6 * n, 2.8), squeeze=False)
+    x0, x1, y0, y1 = result.box
+    for ax, layer, counts in zip(axes[0], result.layers, result.counts, strict=True):
+        top = max(int(counts.max()), 1)
+        ax.imshow(counts / top, origin="lower", extent=(x0, x1, y0, y1), cmap="Greys",
+                  vmin=0, vmax=1)
+        ax.scatter(points[:, 0], points[:, 1], s=3, c="#e8590c")
+        ax.set_title(f"{mode}, layer {layer} (max {top})", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi)
