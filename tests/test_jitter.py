@@ -26,6 +26,7 @@ import shapely
 import torch
 from dash import html, no_update
 
+import bnviz.runs
 from bnviz import training_cache as tc
 from bnviz.cli import main
 from bnviz.jitter import (
@@ -153,7 +154,7 @@ def one_torch_thread():
 def fresh_runs(tmp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh BNVIZ_HOME and an empty in-memory table of training runs (as after a restart):
     runs of other tests, keyed by the same parameters, must not leak in."""
-    monkeypatch.setattr(tc, "_runs", {})
+    monkeypatch.setattr(bnviz.runs, "_runs", {})
     return tmp_home
 
 
@@ -627,10 +628,10 @@ def test_background_training_is_cached_on_disk(fresh_runs):
     assert tc.training_status(key).state == "done"
     assert time.perf_counter() - t0 < 0.5
     # after a restart (no runs in memory) the disk says done
-    tc._runs.clear()
+    bnviz.runs._runs.clear()
     assert tc.training_status(key).state == "done"
     assert tc.start_training(params) == key
-    assert tc._runs == {}  # nothing started
+    assert bnviz.runs._runs == {}  # nothing started
 
 
 def test_unknown_key_has_no_status(fresh_runs):
@@ -942,17 +943,17 @@ def test_start_rejects_bad_values(fresh_runs, steps, optimizer, lr, words):
     key, disabled, msg, is_open = cj.start(1, "moons", 100, 2, 6, 0, 4, steps, optimizer, lr)
     assert key is no_update and disabled is no_update
     assert words in msg and is_open is True
-    assert tc._runs == {}  # nothing started
+    assert bnviz.runs._runs == {}  # nothing started
 
 
 def test_poll_states(fresh_runs, monkeypatch):
     assert cj.poll(1, None) == (no_update,) * 4 + (True,)
     key = "ab" * 12
-    tc._runs[key] = tc.TrainingStatus("running", 5, 20, 0.5)
+    bnviz.runs._runs[f"trained/{key}"] = tc.TrainingStatus("running", 5, 20, 0.5)
     value, label, status, trained, poll_off = cj.poll(1, key)
     assert value == 25 and label == "25%" and poll_off is False and trained is no_update
     assert status == "training: step 5 of 20, loss 0.500"
-    tc._runs[key] = tc.TrainingStatus("failed", error="ValueError: boom")
+    bnviz.runs._runs[f"trained/{key}"] = tc.TrainingStatus("failed", error="ValueError: boom")
     value, label, status, trained, poll_off = cj.poll(2, key)
     assert value == 0 and trained is no_update and poll_off is True
     assert isinstance(status, html.Span) and "boom" in status.children
