@@ -9,7 +9,8 @@ import dash_bootstrap_components as dbc
 import torch
 from dash import Dash, html
 
-from callbacks import explorer, jitter  # noqa: F401  (registers the pages' callbacks)
+from callbacks import density, explorer, jitter  # noqa: F401  (registers callbacks)
+from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 
 
@@ -29,6 +30,8 @@ def create_app() -> Dash:
                        layout=explorer.page_layout)
     dash.register_page("jitter", path="/jitter", name="Jitter (Fig. 6, 7)",
                        layout=jitter_layout.layout)
+    dash.register_page("density", path="/density", name="Density (Fig. 3)",
+                       layout=density_layout.layout)
     app.layout = html.Div([
         dbc.NavbarSimple(
             brand="bnviz: what batch normalization does to the partition", color="dark",

@@ -280,14 +280,9 @@ def _run_bnstats(args: argparse.Namespace) -> bytes:
     return (json.dumps(report) + "\n").encode()
 
 
-#: Cap on one density request: grid^2 x depth x width^2 multiply-adds (the paper's Figure 3
-#: at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
-MAX_DENSITY_WORK = 4e12
-
-
 def _run_density(args: argparse.Namespace) -> bytes:
     from bnviz.datasets import make_dataset
-    from bnviz.density import concentration, near_data_ratio
+    from bnviz.density import MAX_DENSITY_WORK, concentration, density_work, near_data_ratio
     from bnviz.device import pick_device
 
     try:
@@ -297,7 +292,7 @@ def _run_density(args: argparse.Namespace) -> bytes:
             f"--layers must be comma-separated layer numbers, got {args.layers!r}") from None
     if args.depth > MAX_DEPTH or args.width > 4096:
         raise CLIError(f"--depth <= {MAX_DEPTH} and --width <= 4096")
-    if args.grid * args.grid * args.depth * args.width**2 > MAX_DENSITY_WORK:
+    if density_work(args.grid, args.depth, args.width) > MAX_DENSITY_WORK:
         raise CLIError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
                        "the width or the depth")
     if not 0 < args.extent <= 1e6 or args.radius <= 0:

@@ -25,16 +25,18 @@ import torch
 import torch.nn.functional as F
 
 from bnviz.device import pick_device
-from bnviz.network import Network, layer_statistics
+from bnviz.network import MODES, Network, layer_statistics, random_network
+from bnviz.runs import Cancelled, RunStatus, result_path, start_run
 
-__all__ = ["DensityResult", "ball_offsets", "concentration", "near_data_ratio"]
+__all__ = ["MAX_DENSITY_WORK", "Cancelled", "DensityResult", "ball_offsets", "concentration",
+           "load_density", "near_data_ratio", "near_data_ratios", "start_density"]
+
+#: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's
+#: Figure 3 at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
+MAX_DENSITY_WORK = 4e12
 
 #: Grid points x units held at once (bounds memory: 2^25 float32 = 128 MB per layer tensor).
 _BAND_ELEMENTS = 2**25
-
-
-class Cancelled(Exception):
-    """Raised by a progress callback to stop a computation."""
 
 
 def ball_offsets(eps: float) -> list[tuple[int, int]]:
@@ -139,16 +141,62 @@ def _shift_cols(s: torch.Tensor, dj: int) -> torch.Tensor:
 def near_data_ratio(result: DensityResult, data: np.ndarray, radius: float) -> np.ndarray:
     """Per layer: mean concentration at grid points within ``radius`` of a data point,
     divided by the mean over the whole box (1 = no concentration near the data)."""
-    x0, x1, y0, y1 = result.box
-    g = result.grid
+    return near_data_ratios(result.counts, result.box, data, radius)
+
+
+def near_data_ratios(counts: np.ndarray, box: tuple[float, ...], data: np.ndarray,
+                     radius: float) -> np.ndarray:
+    """:func:`near_data_ratio` for count arrays (..., grid, grid) on ``box``."""
+    x0, x1, y0, y1 = box
+    g = counts.shape[-1]
     xs = x0 + (np.arange(g) + 0.5) * (x1 - x0) / g
     ys = y0 + (np.arange(g) + 0.5) * (y1 - y0) / g
     gy, gx = np.meshgrid(ys, xs, indexing="ij")
     pts = torch.as_tensor(np.stack([gx.ravel(), gy.ravel()], 1))
     d = torch.cdist(pts, torch.as_tensor(np.asarray(data, dtype=np.float64))).amin(1)
     near = (d <= radius).numpy().reshape(g, g)
-    out = []
-    for c in result.counts:
-        whole = c.mean()
-        out.append(float(c[near].mean() / whole) if near.any() and whole > 0 else math.nan)
-    return np.array(out)
+    flat = counts.reshape(-1, g, g).astype(np.float64)
+    whole = flat.mean((1, 2))
+    close = flat[:, near].mean(1) if near.any() else np.full(len(flat), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(whole > 0, close / whole, np.nan)
+    return ratio.reshape(counts.shape[:-2])
+
+
+def density_work(grid: int, depth: int, width: int) -> float:
+    return float(grid) * grid * depth * width * width
+
+
+def start_density(params: dict) -> str:
+    """Figure 3 for the three modes in the background (kind ``density``); returns the run key.
+
+    ``params``: depth, width, activation, dataset, n, seed, grid, eps.  All layers are
+    counted (the near-data plot shows each); the result holds counts (3, L, grid, grid).
+    """
+    from bnviz.datasets import make_dataset
+
+    if density_work(params["grid"], params["depth"], params["width"]) > MAX_DENSITY_WORK:
+        raise ValueError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
+                         "the width or the depth")
+    data = make_dataset(params["dataset"], params["n"], params["seed"]).points
+
+    def work(progress, tmp) -> RunStatus:
+        counts = []
+        for m, mode in enumerate(MODES):
+            net = random_network(params["depth"], params["width"], params["activation"], 0.1,
+                                 mode, params["seed"])
+            r = concentration(net, data, range(1, params["depth"] + 1), params["grid"],
+                              params["eps"], (-3.0, 3.0, -3.0, 3.0),
+                              progress=lambda f, m=m: progress(int(100 * (m + f) / 3)))
+            counts.append(r.counts)
+        np.savez_compressed(tmp, counts=np.stack(counts), data=data, modes=np.array(MODES),
+                            grid=params["grid"], eps=params["eps"])
+        return RunStatus("done", 100, 100)
+
+    return start_run("density", params, 100, work)
+
+
+def load_density(key: str) -> dict:
+    """The stored result of a density run: counts (3 modes, L, grid, grid), data, modes."""
+    with np.load(result_path("density", key), allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}

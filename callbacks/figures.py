@@ -105,6 +105,14 @@ def _data(points: np.ndarray, batch_mask: np.ndarray | None, size: float,
     ]
 
 
+def _panel_axes(k: int) -> tuple[str, str, str, str]:
+    """Trace axis ids and layout keys of panel k (1-based): plotly.js calls the first pair
+    x/y (an "x1" reference is not linked to layout.xaxis1's scaleanchor)."""
+    if k == 1:
+        return "x", "y", "xaxis", "yaxis"
+    return f"x{k}", f"y{k}", f"xaxis{k}", f"yaxis{k}"
+
+
 def _axis(lo: float, hi: float, **extra) -> dict:
     return {"range": [lo, hi], "showgrid": False, "zeroline": False, "mirror": True,
             "showline": True, "linecolor": "#444", "ticks": "", **extra}
@@ -190,7 +198,7 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
         x0, x1, y0, y1 = part.box
         for c, lp in enumerate(part.layers):
             k = r * n_cols + c + 1
-            ax, ay = f"x{k}", f"y{k}"
+            ax, ay, xkey, ykey = _panel_axes(k)
             for j in range(c + 1):
                 current = j == c
                 traces.append(_line(part.layers[j].facets, HIGHLIGHT if current else EARLIER,
@@ -199,9 +207,9 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
             traces += _data(points, None, st["marker"] * 0.6, axes=(ax, ay))
             dom_x = [c * (w + gap), c * (w + gap) + w]
             top = 1 - r * (h + 0.06)
-            layout[f"xaxis{k}"] = _axis(x0, x1, domain=dom_x, showticklabels=False,
+            layout[xkey] = _axis(x0, x1, domain=dom_x, showticklabels=False,
                                         anchor=ay)
-            layout[f"yaxis{k}"] = _axis(y0, y1, domain=[top - h, top], showticklabels=False,
+            layout[ykey] = _axis(y0, y1, domain=[top - h, top], showticklabels=False,
                                         anchor=ax, scaleanchor=ax)
             if r == 0:
                 layout["annotations"].append({"text": f"layer {lp.layer}", "showarrow": False,
@@ -324,7 +332,7 @@ def figure7_figure(samples: dict, report: dict) -> Figure:
     for row, (key, noisy) in enumerate((("mu", "mu_noise"), ("sigma2", "sigma2_noise"))):
         for col, unit in enumerate(units):
             k = row * n_units + col + 1
-            ax, ay = f"x{k}", f"y{k}"
+            ax, ay, xkey, ykey = _panel_axes(k)
             for data, colour, name in ((samples[key][:, col], "black", "empirical"),
                                        (samples[noisy][:, col], "#e03131", "noise-controlled")):
                 traces.append({"type": "histogram", "x": _typed(data.astype(np.float32)),
@@ -349,9 +357,70 @@ def figure7_figure(samples: dict, report: dict) -> Figure:
                            "y": _typed(dens), "line": {"color": "#2b8a3e", "width": 2},
                            "name": "analytical (eq. 13)", "legendgroup": "analytical",
                            "showlegend": k == 1, "xaxis": ax, "yaxis": ay})
-            layout[f"xaxis{k}"] = {"domain": [col / n_units + 0.02, (col + 1) / n_units - 0.02],
+            layout[xkey] = {"domain": [col / n_units + 0.02, (col + 1) / n_units - 0.02],
                                    "anchor": ay, "title": {"text": f"{'μ' if row == 0 else 'σ²'}"
                                                                    f", unit {col + 1}"}}
-            layout[f"yaxis{k}"] = {"domain": [0.55, 1.0] if row == 0 else [0.0, 0.42],
+            layout[ykey] = {"domain": [0.55, 1.0] if row == 0 else [0.0, 0.42],
                                    "anchor": ax, "showticklabels": False}
     return {"data": traces, "layout": layout}
+
+
+# ---- Figure 3 (density page) -------------------------------------------------------------
+
+def density_figure(counts: np.ndarray, modes: list[str], layers: list[int],
+                   data: np.ndarray, box: tuple[float, ...]) -> Figure:
+    """Figure 3: rows = modes, columns = layers; each heatmap normalised by its maximum
+    (printed in its title), darker = more facets; the data on top."""
+    n_rows, n_cols = len(modes), len(layers)
+    x0, x1, y0, y1 = box
+    g = counts.shape[-1]
+    traces: list[dict] = []
+    layout: dict[str, Any] = {"margin": {"l": 80, "r": 10, "t": 30, "b": 10},
+                              "showlegend": False, "annotations": [],
+                              "plot_bgcolor": "white"}
+    for r, mode in enumerate(modes):
+        for c, layer in enumerate(layers):
+            k = r * n_cols + c + 1
+            ax, ay, xkey, ykey = _panel_axes(k)
+            panel = counts[r, layer - 1]
+            top = max(int(panel.max()), 1)
+            z = np.round(255 * panel / top).astype(np.uint8)
+            traces.append({"type": "heatmap", "z": _typed(z), "x0": x0 + (x1 - x0) / (2 * g),
+                           "dx": (x1 - x0) / g, "y0": y0 + (y1 - y0) / (2 * g),
+                           "dy": (y1 - y0) / g, "colorscale": "Greys", "reversescale": True,
+                           "zmin": 0, "zmax": 255,
+                           "showscale": False, "hoverinfo": "skip", "xaxis": ax, "yaxis": ay})
+            traces.append({"type": "scatter", "mode": "markers",
+                           "x": _typed(data[:, 0].astype(np.float32)),
+                           "y": _typed(data[:, 1].astype(np.float32)),
+                           "marker": {"color": TARGET, "size": 3}, "hoverinfo": "skip",
+                           "xaxis": ax, "yaxis": ay})
+            dx = [c / n_cols + 0.01, (c + 1) / n_cols - 0.01]
+            dy = [1 - (r + 1) / n_rows + 0.03, 1 - r / n_rows - 0.03]
+            layout[xkey] = _axis(x0, x1, domain=dx, anchor=ay, showticklabels=False)
+            layout[ykey] = _axis(y0, y1, domain=dy, anchor=ax, showticklabels=False,
+                                        scaleanchor=ax)
+            layout["annotations"].append({
+                "text": f"layer {layer} (max {top})", "showarrow": False, "xref": "paper",
+                "yref": "paper", "x": sum(dx) / 2, "y": dy[1], "yanchor": "bottom",
+                "font": {"size": 11}})
+        layout["annotations"].append({
+            "text": mode.replace("_", " "), "showarrow": False, "xref": "paper",
+            "yref": "paper", "x": -0.01, "xanchor": "right",
+            "y": 1 - (r + 0.5) / n_rows, "textangle": -90})
+    return {"data": traces, "layout": layout}
+
+
+def near_ratio_figure(ratios: np.ndarray, modes: list[str]) -> Figure:
+    """Near-data ratio per layer for each mode (1 = no concentration near the data)."""
+    colours = {"zero_bias": "#868e96", "random_bias": "#e8590c", "bn": HIGHLIGHT}
+    layers = list(range(1, ratios.shape[1] + 1))
+    return {"data": [{"type": "scatter", "mode": "lines+markers", "x": layers,
+                      "y": [None if not np.isfinite(v) else float(v) for v in row],
+                      "name": mode.replace("_", " "),
+                      "line": {"color": colours.get(mode, "black")}}
+                     for mode, row in zip(modes, ratios, strict=True)],
+            "layout": {"margin": {"l": 50, "r": 10, "t": 30, "b": 35},
+                       "title": {"text": "near-data ratio per layer", "font": {"size": 12}},
+                       "xaxis": {"title": {"text": "layer"}, "dtick": 1},
+                       "yaxis": {"title": {"text": "ratio"}, "rangemode": "tozero"}}}

@@ -86,3 +86,27 @@ class Jitter:
     F7_VIRTUAL = "jitter-f7-virtual"
     F7_GRAPH = "jitter-f7-graph"
     F7_TABLE = "jitter-f7-table"
+
+
+class Density:
+    """The density page: Figure 3."""
+
+    DEPTH = "density-depth"
+    WIDTH = "density-width"
+    DATASET = "density-dataset"
+    N = "density-n"
+    SEED = "density-seed"
+    LAYERS = "density-layers"
+    GRID = "density-grid"
+    EPS = "density-eps"
+    RADIUS = "density-radius"
+    COMPUTE = "density-compute"
+    CANCEL = "density-cancel"
+    PROGRESS = "density-progress"
+    STATUS = "density-status"
+    POLL = "density-poll"
+    JOB = "density-job"
+    RESULT = "density-result"  # key of the finished run shown
+    HEATMAPS = "density-heatmaps"
+    RATIOS = "density-ratios"
+    MESSAGE = "density-message"

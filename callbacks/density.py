@@ -1,0 +1,113 @@
+"""Density page callbacks: start/poll/cancel the Figure 3 run, draw its result."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dash import Input, Output, State, callback, html, no_update
+
+from bnviz.datasets import DATASETS
+from bnviz.density import load_density, near_data_ratios, start_density
+from bnviz.runs import cancel_run, run_status
+from callbacks.figures import density_figure, near_ratio_figure
+from layouts.ids import Density as ids
+
+BOX = (-3.0, 3.0, -3.0, 3.0)
+
+
+def _whole(value, name: str, lo: int, hi: int) -> int:
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        v = math.nan
+    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+        raise ValueError(f"{name}: enter a whole number from {lo} to {hi}")
+    return int(v)
+
+
+def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
+    """Validate the controls into the run's parameters (ValueError with a message)."""
+    try:
+        eps = float(eps)
+    except (TypeError, ValueError):
+        eps = math.nan
+    if not (math.isfinite(eps) and 1 <= eps <= 8):
+        raise ValueError("ε: enter a number of grid cells from 1 to 8")
+    if dataset not in DATASETS:
+        raise ValueError(f"data set: choose one of {', '.join(DATASETS)}")
+    return {"depth": _whole(depth, "depth", 1, 16), "width": _whole(width, "width", 2, 1024),
+            "activation": "leaky_relu", "dataset": dataset, "n": _whole(n, "points", 2, 2000),
+            "seed": _whole(seed, "seed", 0, 2**31 - 1), "grid": _whole(grid, "grid", 16, 512),
+            "eps": eps}
+
+
+def parse_layers(text, depth: int) -> list[int]:
+    try:
+        layers = sorted({int(v) for v in str(text).split(",") if v.strip()})
+    except ValueError:
+        raise ValueError("layers: comma-separated layer numbers, e.g. 1,7,11") from None
+    if not layers or layers[0] < 1 or layers[-1] > depth or len(layers) > 6:
+        raise ValueError(f"layers: 1 to 6 layers between 1 and the depth ({depth})")
+    return layers
+
+
+@callback(Output(ids.JOB, "data"), Output(ids.POLL, "disabled"),
+          Output(ids.MESSAGE, "children"), Output(ids.MESSAGE, "is_open"),
+          Input(ids.COMPUTE, "n_clicks"),
+          State(ids.DEPTH, "value"), State(ids.WIDTH, "value"), State(ids.DATASET, "value"),
+          State(ids.N, "value"), State(ids.SEED, "value"), State(ids.GRID, "value"),
+          State(ids.EPS, "value"), prevent_initial_call=True)
+def compute(_, depth, width, dataset, n, seed, grid, eps):
+    """Start the three-mode computation in the background (or find it done on disk)."""
+    try:
+        key = start_density(parse_params(depth, width, dataset, n, seed, grid, eps))
+    except ValueError as exc:
+        return no_update, no_update, str(exc), True
+    return key, False, "", False
+
+
+@callback(Output(ids.STATUS, "children", allow_duplicate=True),
+          Input(ids.CANCEL, "n_clicks"), State(ids.JOB, "data"), prevent_initial_call=True)
+def cancel(_, job):
+    if job and cancel_run("density", job):
+        return "cancelling..."
+    return "nothing to cancel"
+
+
+@callback(Output(ids.PROGRESS, "value"), Output(ids.STATUS, "children"),
+          Output(ids.RESULT, "data"), Output(ids.POLL, "disabled", allow_duplicate=True),
+          Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"), prevent_initial_call=True)
+def poll(_, job):
+    if not job:
+        return no_update, no_update, no_update, True
+    st = run_status("density", job)
+    if st.state == "running":
+        return st.step, f"computing: {st.step}% (3 modes)", no_update, False
+    if st.state == "done":
+        return 100, "done", job, True
+    text = {"cancelled": "cancelled", "none": "not found"}.get(st.state, f"failed: {st.error}")
+    return 0, html.Span(text, className="text-danger"), no_update, True
+
+
+@callback(Output(ids.HEATMAPS, "figure"), Output(ids.RATIOS, "figure"),
+          Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.RESULT, "data"), Input(ids.LAYERS, "value"), Input(ids.RADIUS, "value"),
+          prevent_initial_call=True)
+def show(result, layers_text, radius):
+    if not result:
+        return no_update, no_update, no_update, no_update
+    try:
+        stored = load_density(result)
+        counts = stored["counts"]
+        layers = parse_layers(layers_text, counts.shape[1])
+        r = float(radius)
+        if not (math.isfinite(r) and r > 0):
+            raise ValueError("r: enter a distance > 0")
+    except (ValueError, TypeError, OSError) as exc:
+        return no_update, no_update, str(exc), True
+    modes = [str(m) for m in stored["modes"]]
+    ratios = near_data_ratios(counts, BOX, stored["data"], r)
+    return (density_figure(counts, modes, layers, stored["data"], BOX),
+            near_ratio_figure(np.asarray(ratios), modes), "", False)

@@ -1,0 +1,69 @@
+"""Layout of the density page: Figure 3 (where each layer's facets concentrate)."""
+
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from bnviz.datasets import DATASETS
+from layouts.ids import Density as ids
+
+EXPLAIN = [
+    html.B("Figure 3. "),
+    "Darker means more facets of that layer pass within ε of the point (each panel "
+    "normalised by its maximum, printed). Zero bias gives a central arrangement around the "
+    "origin, random bias spreads the partition everywhere, and BN pulls every layer's facets "
+    "onto the data (section 3.3). The plot below gives the near-data ratio per layer: the "
+    "mean concentration within r of a data point over the mean in the box.",
+]
+
+
+def _row(label: str, control) -> dbc.Row:
+    return dbc.Row([dbc.Col(html.Span(label, className="small"), width=5),
+                    dbc.Col(control, width=7)], className="mb-2 align-items-center")
+
+
+def _num(id_: str, value, lo, hi, step=1) -> dbc.Input:
+    return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
+                     debounce=True, size="sm")
+
+
+def layout() -> dbc.Container:
+    controls = dbc.Card(dbc.CardBody([
+        html.H6("Network and data (the paper: 11 x 1024, 50 star points)",
+                className="text-muted"),
+        _row("depth", _num(ids.DEPTH, 11, 1, 16)),
+        _row("width", dbc.Select(id=ids.WIDTH, value="1024", size="sm", options=[
+            {"label": str(w), "value": str(w)} for w in (16, 64, 128, 256, 512, 1024)])),
+        _row("data set", dbc.Select(id=ids.DATASET, value="star", size="sm",
+                                    options=[{"label": d, "value": d} for d in DATASETS])),
+        _row("points", _num(ids.N, 50, 2, 2000)),
+        _row("seed", _num(ids.SEED, 0, 0, 2**31 - 1)),
+        html.H6("Concentration", className="text-muted mt-3"),
+        _row("layers shown", dbc.Input(id=ids.LAYERS, value="1,7,11", debounce=True,
+                                       size="sm")),
+        _row("grid", dbc.Select(id=ids.GRID, value="128", size="sm", options=[
+            {"label": str(g), "value": str(g)} for g in (64, 128, 256, 512)])),
+        _row("ε (grid cells)", _num(ids.EPS, 1, 1, 8, 0.5)),
+        _row("near: r", _num(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
+        dbc.ButtonGroup([dbc.Button("compute", id=ids.COMPUTE, size="sm", color="primary"),
+                         dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",
+                                    outline=True)], className="mb-2"),
+        dbc.Progress(id=ids.PROGRESS, value=0, className="mb-1", style={"height": "18px"}),
+        html.Div(id=ids.STATUS, className="small text-muted"),
+        dcc.Interval(id=ids.POLL, interval=500, disabled=True),
+        dcc.Store(id=ids.JOB),
+        dcc.Store(id=ids.RESULT),
+    ]), className="mt-2")
+    return dbc.Container(fluid=True, children=[dbc.Row([
+        dbc.Col(controls, lg=3),
+        dbc.Col([
+            dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, dismissable=True,
+                      className="py-2 mt-2 mb-1"),
+            dcc.Graph(id=ids.HEATMAPS, style={"height": "70vh"},
+                      config={"displaylogo": False}),
+            dcc.Graph(id=ids.RATIOS, style={"height": "28vh"},
+                      config={"displaylogo": False}),
+            html.P(EXPLAIN, className="small explain"),
+        ], lg=9),
+    ])])
