@@ -2,8 +2,10 @@
 
 For layer j, the concentration at a grid point p is the number of units k of layer j whose
 folded hyperplane F_{j,k} passes through the eps-ball around p.  It is estimated from signs:
-F_{j,k} crosses the ball when h_{j,k} changes sign between p and a grid point q with
-|p - q| <= eps (eps in grid cells; the default 1 cell compares p with its 4 neighbours).
+F_{j,k} crosses the ball when h_{j,k} is strictly positive at one and strictly negative at
+another of p and the grid points q with |p - q| <= eps (eps in grid cells; the default 1
+cell uses p's 4 neighbours).  Exact zeros are neither sign: a region where h is 0 (every
+input dead, zero bias + ReLU) has no facet, while a line through a grid point still counts.
 A facet that crosses a segment p-q an even number of times is missed; on a fine grid that is
 rare, and tests/test_density.py compares the counts with the exact facets of small networks.
 
@@ -104,14 +106,17 @@ def concentration(net: Network, data: np.ndarray, layers: Sequence[int], grid: i
         for j in range(last):
             h = torch.addmm(bs[j], z, ws[j].T)
             if j + 1 in layers:
-                s = (h > 0).view(hi - lo, grid, -1)
-                inner = s[r0 - lo : r1 - lo]
-                changed = torch.zeros_like(inner)
-                for di, dj in offsets:  # a few neighbour offsets
-                    src = s[r0 - lo + di : r1 - lo + di] if 0 <= r0 + di and r1 + di <= grid \
-                        else _shift_rows(s, r0 - lo + di, r1 - r0)
-                    changed |= inner ^ _shift_cols(src, dj)
-                counts[layers.index(j + 1), r0:r1] = changed.sum(-1, dtype=torch.int32)
+                # F_{j,k} crosses the ball when h takes both strict signs in it; a region
+                # where h is exactly 0 (every input dead under zero bias + ReLU) is no facet
+                crossed = None
+                for s in ((h > 0).view(hi - lo, grid, -1), (h < 0).view(hi - lo, grid, -1)):
+                    seen = s[r0 - lo : r1 - lo].clone()
+                    for di, dj in offsets:  # a few neighbour offsets
+                        src = s[r0 - lo + di : r1 - lo + di] if 0 <= r0 + di and \
+                            r1 + di <= grid else _shift_rows(s, r0 - lo + di, r1 - r0)
+                        seen |= _shift_cols(src, dj)
+                    crossed = seen if crossed is None else crossed & seen
+                counts[layers.index(j + 1), r0:r1] = crossed.sum(-1, dtype=torch.int32)
             z = F.leaky_relu(h, slope)
         if progress is not None:
             progress(r1 / grid)

@@ -19,9 +19,10 @@ Tolerances (test_concentration_matches_exact_facets): ``counts == odd`` at every
 point, no exceptions; ambiguous points are at most max(9, 0.5%) of a layer's grid points (9 =
 the 3x3 block around a point where every zero-bias facet meets); ``counts <= any`` everywhere
 off ambiguous points (a sign change needs a crossing).  ``counts < any`` only where a facet
-crosses every segment of the ball an even number of times, invisible to signs: at most 10% of a
-case's points and below 0.5% over all cases (observed: 0.14% overall, 5.8% worst case, a
-3-layer absolute-value BN net on a 48 grid whose 1,310 layer-3 facets fold back and forth).
+crosses every segment of the ball an even number of times, invisible to signs: at most 5% of a
+case's points and below 0.5% over all cases.  Observed over the 57 cases (8,430 facets, 186,496
+layer-grid points): parity mismatches 0; ambiguous points 36 (0.02%); even-crossing misses
+0.24% overall, 1.6% in the worst case (zero bias, abs, 3 layers x 5, grid 48, eps 2).
 """
 
 from __future__ import annotations
@@ -37,7 +38,14 @@ import torch
 
 import bnviz.density as density
 from bnviz.datasets import make_dataset
-from bnviz.density import Cancelled, DensityResult, ball_offsets, concentration, near_data_ratio
+from bnviz.density import (
+    Cancelled,
+    DensityResult,
+    ball_offsets,
+    concentration,
+    near_data_ratio,
+    near_data_ratios,
+)
 from bnviz.network import Network, layer_statistics, random_network
 from bnviz.partition import compute_partition
 
@@ -159,7 +167,11 @@ GEOMETRIES = [
 ]
 MODES_ACTS = [(m, a) for m in ("bn", "zero_bias", "random_bias")
               for a in ("relu", "leaky_relu", "abs")]
-#: zero bias + ReLU on depth >= 2 is left out: see test_zero_bias_relu_dead_region_*
+#: zero bias + ReLU beyond layer 1 is left out: there h can be exactly 0 on a whole 2-D
+#: region (every input dead) with h > 0 on one side and h < 0 on the other; the zero set is
+#: then an area, which the exact engine draws as no facet while a ball spanning it sees both
+#: signs (both readings are defensible). Dead regions next to one sign only are covered by
+#: test_zero_bias_relu_dead_region_matches_exact_facets.
 EXACT_CASES = [(d, w, g, e, box, m, a, seed)
                for seed, ((d, w, g, e, box), (m, a)) in enumerate(
                    itertools.product(GEOMETRIES, MODES_ACTS))
@@ -198,12 +210,12 @@ def test_concentration_matches_exact_facets(case):
                                f"{np.argwhere(bad)[:5].tolist()}: {c[bad][:5]} vs {odd[bad][:5]}")
         assert np.all((c <= hit) | amb), f"{where}: counted a facet that crosses no segment"
         mismatches += int(((c != hit) & ~amb).sum())
-    assert mismatches <= 0.10 * g * g * len(exact_case(case))
+    assert mismatches <= 0.05 * g * g * len(exact_case(case))
 
 
 def test_even_crossing_mismatches_are_rare_overall():
     """Over all cases, points where a facet crosses the ball only an even number of times along
-    each segment (the documented blind spot of a sign test) are < 0.5% (observed 0.14%)."""
+    each segment (the documented blind spot of a sign test) are < 0.5% (observed 0.24%)."""
     miss = total = 0
     for case in EXACT_CASES:
         for r in exact_case(case):
@@ -230,10 +242,6 @@ def test_zero_bias_relu_dead_region_exact_engine_has_no_facet():
     assert len(part.layers[1].facets) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bnviz.density's sign test (h > 0) treats h == 0 as negative: where ReLU zeroes every input "
-    "of a zero-bias layer, h_{j,k} is exactly 0 on a 2D region, and the region's boundary (a "
-    "layer j-1 facet) is counted as a facet of layer j, which the exact engine does not have"))
 def test_zero_bias_relu_dead_region_matches_exact_facets():
     net = _dead_region_net()
     res = concentration(net, STAR, [2], grid=16, **F64)
@@ -269,7 +277,7 @@ def test_result_fields():
     assert res.device == "cpu" and res.seconds >= 0 and res.flops > 0
 
 
-# --------------------------------------------------------------------------- 2. central arrangements
+# --------------------------------------------------------------------------- 2. central lines
 
 
 def _cell_of(point, box, g) -> tuple[int, int]:
@@ -514,6 +522,19 @@ def test_near_data_ratio_whole_box_is_one():
     # diagonal of the box from the farthest star point, plus a little: still the whole box
     far = np.hypot(3 + np.abs(STAR[:, 0]), 3 + np.abs(STAR[:, 1])).min() + 1e-9
     np.testing.assert_allclose(near_data_ratio(res, STAR, far), 1.0, rtol=1e-12)
+
+
+def test_near_data_ratios_of_stacked_counts():
+    """The array form (modes, layers, grid, grid) used by the background runs: slice by slice
+    the same as near_data_ratio, and the same as the numpy reference."""
+    results = [concentration(random_network(3, 16, mode=m, seed=14), STAR, [1, 2, 3], grid=36,
+                             box=ODD_BOX, **F64) for m in ("bn", "zero_bias", "random_bias")]
+    stacked = np.stack([r.counts for r in results])
+    got = near_data_ratios(stacked, ODD_BOX, STAR, 0.2)
+    assert got.shape == (3, 3)
+    for row, r in zip(got, results, strict=True):
+        np.testing.assert_array_equal(row, near_data_ratio(r, STAR, 0.2))
+        np.testing.assert_allclose(row, ref_ratio(r.counts, ODD_BOX, STAR, 0.2), rtol=1e-12)
 
 
 def test_near_data_ratio_without_near_points_is_nan():
