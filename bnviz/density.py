@@ -96,7 +96,8 @@ def concentration(net: Network, data: np.ndarray, layers: Sequence[int], grid: i
     ys = torch.as_tensor(y0 + (np.arange(grid) + 0.5) * (y1 - y0) / grid, dtype=dtype,
                          device=dev)
     counts = torch.zeros((len(layers), grid, grid), dtype=torch.int32, device=dev)
-    band = max(1, _BAND_ELEMENTS // (grid * max(net.widths)) - 2 * halo)
+    # bands bound memory, and at least 8 of them give the progress bar (and cancel) steps
+    band = max(1, min(_BAND_ELEMENTS // (grid * max(net.widths)) - 2 * halo, -(-grid // 8)))
     last = layers[-1]
     for r0 in range(0, grid, band):  # bands of rows bound memory; each is fully batched
         r1 = min(grid, r0 + band)

@@ -22,8 +22,10 @@ from pathlib import Path
 __all__ = ["Cancelled", "RunStatus", "bnviz_home", "cancel_run", "result_path", "run_key",
            "run_status", "start_run"]
 
-#: A run whose progress file has not moved for this long is taken to have died.
-STALE_SECONDS = 60.0
+#: A run whose progress file has not moved for this long is taken to have died (progress is
+#: written at least every PROGRESS_SECONDS while a run reports steps).
+STALE_SECONDS = 300.0
+PROGRESS_SECONDS = 2.0
 
 
 class Cancelled(Exception):
@@ -65,6 +67,7 @@ class RunStatus:
 _lock = threading.Lock()
 _runs: dict[str, RunStatus] = {}  # "kind/key" -> status of runs started in this process
 _cancel: dict[str, threading.Event] = {}
+_generation: dict[str, int] = {}  # a run restarted after a cancel outranks its old thread
 
 
 def _progress_path(kind: str, key: str) -> Path:
@@ -81,11 +84,19 @@ def _write_progress(kind: str, key: str, status: RunStatus) -> None:
 
 def run_status(kind: str, key: str) -> RunStatus:
     """From this process, else from the progress file of another, else from the result."""
+    name = f"{kind}/{key}"
+    done = result_path(kind, key).exists()
     with _lock:
-        status = _runs.get(f"{kind}/{key}")
+        status = _runs.get(name)
+        if status is not None and status.state == "done" and not done:
+            del _runs[name]  # its result was deleted: it can be computed again
+            status = None
+        cancelling = name in _cancel and _cancel[name].is_set()
     if status is not None:
+        if status.state == "running" and cancelling:
+            return RunStatus("cancelled", status.step, status.steps, error="cancelled")
         return status
-    if result_path(kind, key).exists():
+    if done:
         return RunStatus("done")
     try:
         saved = json.loads(_progress_path(kind, key).read_text())
@@ -114,33 +125,47 @@ def start_run(kind: str, params: dict, steps: int,
     if run_status(kind, key).state in ("running", "done"):
         return key
     with _lock:
-        if name in _runs and _runs[name].state == "running":
+        if name in _runs and _runs[name].state == "running" and not _cancel[name].is_set():
             return key
+        generation = _generation.get(name, 0) + 1
+        _generation[name] = generation
         _runs[name] = RunStatus("running", 0, steps)
-        _cancel[name] = threading.Event()
-    cancelled = _cancel[name]
+        _cancel[name] = cancelled = threading.Event()
+    last_write = [time.monotonic()]
+
+    def current() -> bool:
+        return _generation.get(name) == generation
 
     def progress(step: int, loss: float | None = None) -> None:
         if cancelled.is_set():
             raise Cancelled
         status = RunStatus("running", step, steps, loss)
         with _lock:
-            _runs[name] = status
-        if step % 25 == 0 or step == steps:
-            _write_progress(kind, key, status)
+            if current():
+                _runs[name] = status
+        now = time.monotonic()
+        if step == steps or now - last_write[0] >= PROGRESS_SECONDS:
+            last_write[0] = now
+            if current():
+                _write_progress(kind, key, status)
 
     def run() -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp.npz")
+            tmp = path.with_suffix(f".{generation}.tmp.npz")
             final = work(progress, tmp)
+            if cancelled.is_set():
+                raise Cancelled
             tmp.replace(path)  # atomic: a half-written result is never read
         except Cancelled:
             final = RunStatus("cancelled", error="cancelled")
         except Exception as exc:  # reported in the page, never raised into the server
             final = RunStatus("failed", error=f"{type(exc).__name__}: {exc}")
         with _lock:
+            if not current():  # a newer run of the same key took over
+                return
             _runs[name] = final
+            _cancel.pop(name, None)
         try:
             if final.state == "done":  # the result on disk now says so
                 _progress_path(kind, key).unlink(missing_ok=True)
@@ -156,9 +181,17 @@ def start_run(kind: str, params: dict, steps: int,
 
 def cancel_run(kind: str, key: str) -> bool:
     """Ask a run of this process to stop at its next progress report."""
+    name = f"{kind}/{key}"
     with _lock:
-        event = _cancel.get(f"{kind}/{key}")
-    if event is None:
+        event = _cancel.get(name)
+        status = _runs.get(name)
+        running = status is not None and status.state == "running"
+    if event is None or not running:
         return False
-    event.set()
+    event.set()  # the run stops at its next progress report, before writing any result
+    try:  # other processes see the cancel at once
+        _write_progress(kind, key, RunStatus("cancelled", status.step, status.steps,
+                                             error="cancelled"))
+    except OSError:
+        pass
     return True

@@ -99,13 +99,19 @@ def show(result, layers_text, radius):
     if not result:
         return no_update, no_update, no_update, no_update
     try:
-        stored = load_density(result)
-        counts = stored["counts"]
-        layers = parse_layers(layers_text, counts.shape[1])
-        r = float(radius)
+        try:
+            r = float(radius)
+        except (TypeError, ValueError):
+            r = math.nan
         if not (math.isfinite(r) and r > 0):
             raise ValueError("r: enter a distance > 0")
-    except (ValueError, TypeError, OSError) as exc:
+        try:
+            stored = load_density(result)
+        except (OSError, ValueError):
+            raise ValueError("the stored result is gone: press compute again") from None
+        counts = stored["counts"]
+        layers = parse_layers(layers_text, counts.shape[1])
+    except ValueError as exc:
         return no_update, no_update, str(exc), True
     modes = [str(m) for m in stored["modes"]]
     ratios = near_data_ratios(counts, BOX, stored["data"], r)

@@ -383,8 +383,8 @@ def density_figure(counts: np.ndarray, modes: list[str], layers: list[int],
             k = r * n_cols + c + 1
             ax, ay, xkey, ykey = _panel_axes(k)
             panel = counts[r, layer - 1]
-            top = max(int(panel.max()), 1)
-            z = np.round(255 * panel / top).astype(np.uint8)
+            top = int(panel.max())
+            z = np.round(255 * panel / max(top, 1)).astype(np.uint8)
             traces.append({"type": "heatmap", "z": _typed(z), "x0": x0 + (x1 - x0) / (2 * g),
                            "dx": (x1 - x0) / g, "y0": y0 + (y1 - y0) / (2 * g),
                            "dy": (y1 - y0) / g, "colorscale": "Greys", "reversescale": True,

@@ -14,7 +14,7 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from bnviz import training_cache
+import bnviz.runs
 from layouts.ids import Jitter as ids
 
 pytestmark = pytest.mark.browser
@@ -60,7 +60,7 @@ def _type(dash_duo, css: str, text: str) -> None:
 
 def test_jitter_page(dash_duo, tmp_home, monkeypatch):
     # a fresh cache: BNVIZ_HOME is read by the training thread at run time; no runs in memory
-    monkeypatch.setattr(training_cache, "_runs", {})
+    monkeypatch.setattr(bnviz.runs, "_runs", {})
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
