@@ -11,19 +11,10 @@ from bnviz.datasets import DATASETS
 from bnviz.density import load_density, near_data_ratios, start_density
 from bnviz.runs import cancel_run, run_status
 from callbacks.figures import density_figure, near_ratio_figure
+from callbacks.parsing import whole_number
 from layouts.ids import Density as ids
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
-
-
-def _whole(value, name: str, lo: int, hi: int) -> int:
-    try:
-        v = float(value)
-    except (TypeError, ValueError, OverflowError):
-        v = math.nan
-    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-        raise ValueError(f"{name}: enter a whole number from {lo} to {hi}")
-    return int(v)
 
 
 def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
@@ -36,10 +27,12 @@ def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
         raise ValueError("ε: enter a number of grid cells from 1 to 8")
     if dataset not in DATASETS:
         raise ValueError(f"data set: choose one of {', '.join(DATASETS)}")
-    return {"depth": _whole(depth, "depth", 1, 16), "width": _whole(width, "width", 2, 1024),
-            "activation": "leaky_relu", "dataset": dataset, "n": _whole(n, "points", 2, 2000),
-            "seed": _whole(seed, "seed", 0, 2**31 - 1), "grid": _whole(grid, "grid", 16, 512),
-            "eps": eps}
+    return {"depth": whole_number(depth, "depth", 1, 16),
+            "width": whole_number(width, "width", 2, 1024),
+            "activation": "leaky_relu", "dataset": dataset,
+            "n": whole_number(n, "points", 2, 2000),
+            "seed": whole_number(seed, "seed", 0, 2**31 - 1),
+            "grid": whole_number(grid, "grid", 16, 512), "eps": eps}
 
 
 def parse_layers(text, depth: int) -> list[int]:

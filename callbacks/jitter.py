@@ -28,35 +28,26 @@ from bnviz.training_cache import (
     training_status,
 )
 from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
+from callbacks.parsing import whole_number
 from layouts.ids import Jitter as ids
-
-
-def _whole(value, name: str, lo: int, hi: int) -> int:
-    try:
-        v = float(value)
-    except (TypeError, ValueError, OverflowError):
-        v = math.nan
-    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-        raise ValueError(f"{name}: enter a whole number from {lo} to {hi}")
-    return int(v)
 
 
 def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterSettings:
     """Validate the controls (ValueError with a message for the page)."""
-    n = _whole(n, "points", *JITTER_LIMITS["n"])
-    batch = 2 ** _whole(batch_log2, "batch size", 1, 9)
+    n = whole_number(n, "points", *JITTER_LIMITS["n"])
+    batch = 2 ** whole_number(batch_log2, "batch size", 1, 9)
     if batch > n:
         raise ValueError(f"batch size {batch} is larger than the data ({n} points)")
-    vb = None if virtual in (None, "") else _whole(virtual, "virtual batch", 2, batch)
+    vb = None if virtual in (None, "") else whole_number(virtual, "virtual batch", 2, batch)
     return JitterSettings(
         dataset=dataset if dataset in ("moons", "circles", "blobs", "spiral", "gaussian",
                                         "star") else "moons",
-        n=n, data_seed=_whole(seed, "seed", 0, 2**31 - 1),
-        depth=_whole(depth, "depth", *JITTER_LIMITS["depth"]),
-        width=_whole(width, "width", *JITTER_LIMITS["width"]),
-        seed=_whole(seed, "seed", 0, 2**31 - 1), batch_size=batch,
-        realizations=_whole(k, "realisations", *JITTER_LIMITS["realizations"]),
-        virtual_batch_size=vb, batch_seed=_whole(seed, "seed", 0, 2**31 - 1))
+        n=n, data_seed=whole_number(seed, "seed", 0, 2**31 - 1),
+        depth=whole_number(depth, "depth", *JITTER_LIMITS["depth"]),
+        width=whole_number(width, "width", *JITTER_LIMITS["width"]),
+        seed=whole_number(seed, "seed", 0, 2**31 - 1), batch_size=batch,
+        realizations=whole_number(k, "realisations", *JITTER_LIMITS["realizations"]),
+        virtual_batch_size=vb, batch_seed=whole_number(seed, "seed", 0, 2**31 - 1))
 
 
 @lru_cache(maxsize=16)
@@ -121,7 +112,7 @@ def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
     parameters, so the same training is done once."""
     try:
         s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
-        steps = _whole(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
+        steps = whole_number(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
         lr = float(lr)
         if not (math.isfinite(lr) and 0 < lr <= 10):
             raise ValueError("learning rate: enter a number in (0, 10]")
@@ -245,18 +236,18 @@ def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed
     """The paper's Figure 7 setup, or the first units of a layer of this page's network.
     The sliders hold log2 of the batch size and log10 of the training set size."""
     try:
-        batch = 2 ** _whole(batch, "batch size", 1, 9)
-        train = 10 ** _whole(train, "training set", 2, 5)
+        batch = 2 ** whole_number(batch, "batch size", 1, 9)
+        train = 10 ** whole_number(train, "training set", 2, 5)
         if source in (None, "paper"):
-            train = _whole(train, "training set", 2, 100_000)
-            batch = _whole(batch, "batch size", 2, train)
-            virtual = _whole(virtual, "virtual batch", 2, batch)
+            train = whole_number(train, "training set", 2, 100_000)
+            batch = whole_number(batch, "batch size", 2, train)
+            virtual = whole_number(virtual, "virtual batch", 2, batch)
             report, samples = _figure7(batch, train, virtual)
         else:
-            layer = _whole(source, "layer", 1, JITTER_LIMITS["depth"][1])
+            layer = whole_number(source, "layer", 1, JITTER_LIMITS["depth"][1])
             s = parse_settings(dataset, n, depth, width, seed, 1, 1, None)
-            batch = _whole(batch, "batch size", 2, s.n)
-            virtual = _whole(virtual, "virtual batch", 2, batch)
+            batch = whole_number(batch, "batch size", 2, s.n)
+            virtual = whole_number(virtual, "virtual batch", 2, batch)
             report, samples = _network_figure7(s, trained, layer, batch, virtual)
     except ValueError as exc:
         return no_update, html.Div(str(exc), className="text-danger")

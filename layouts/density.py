@@ -6,6 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.datasets import DATASETS
+from layouts.common import labelled_row, number_input
 from layouts.ids import Density as ids
 
 EXPLAIN = [
@@ -18,34 +19,24 @@ EXPLAIN = [
 ]
 
 
-def _row(label: str, control) -> dbc.Row:
-    return dbc.Row([dbc.Col(html.Span(label, className="small"), width=5),
-                    dbc.Col(control, width=7)], className="mb-2 align-items-center")
-
-
-def _num(id_: str, value, lo, hi, step=1) -> dbc.Input:
-    return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
-                     debounce=True, size="sm")
-
-
 def layout() -> dbc.Container:
     controls = dbc.Card(dbc.CardBody([
         html.H6("Network and data (the paper: 11 x 1024, 50 star points)",
                 className="text-muted"),
-        _row("depth", _num(ids.DEPTH, 11, 1, 16)),
-        _row("width", dbc.Select(id=ids.WIDTH, value="1024", size="sm", options=[
+        labelled_row("depth", number_input(ids.DEPTH, 11, 1, 16)),
+        labelled_row("width", dbc.Select(id=ids.WIDTH, value="1024", size="sm", options=[
             {"label": str(w), "value": str(w)} for w in (16, 64, 128, 256, 512, 1024)])),
-        _row("data set", dbc.Select(id=ids.DATASET, value="star", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.DATASET, value="star", size="sm",
                                     options=[{"label": d, "value": d} for d in DATASETS])),
-        _row("points", _num(ids.N, 50, 2, 2000)),
-        _row("seed", _num(ids.SEED, 0, 0, 2**31 - 1)),
+        labelled_row("points", number_input(ids.N, 50, 2, 2000)),
+        labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
         html.H6("Concentration", className="text-muted mt-3"),
-        _row("layers shown", dbc.Input(id=ids.LAYERS, value="1,7,11", debounce=True,
+        labelled_row("layers shown", dbc.Input(id=ids.LAYERS, value="1,7,11", debounce=True,
                                        size="sm")),
-        _row("grid", dbc.Select(id=ids.GRID, value="128", size="sm", options=[
+        labelled_row("grid", dbc.Select(id=ids.GRID, value="128", size="sm", options=[
             {"label": str(g), "value": str(g)} for g in (64, 128, 256, 512)])),
-        _row("ε (grid cells)", _num(ids.EPS, 1, 1, 8, 0.5)),
-        _row("near: r", _num(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
+        labelled_row("ε (grid cells)", number_input(ids.EPS, 1, 1, 8, 0.5)),
+        labelled_row("near: r", number_input(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
         dbc.ButtonGroup([dbc.Button("compute", id=ids.COMPUTE, size="sm", color="primary"),
                          dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",
                                     outline=True)], className="mb-2"),

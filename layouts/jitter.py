@@ -7,6 +7,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.jitter import JITTER_LIMITS
+from layouts.common import labelled_row, number_input
 from layouts.ids import Jitter as ids
 
 BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
@@ -28,26 +29,16 @@ EXPLAIN_7 = [
 ]
 
 
-def _row(label: str, control) -> dbc.Row:
-    return dbc.Row([dbc.Col(html.Span(label, className="small"), width=5),
-                    dbc.Col(control, width=7)], className="mb-2 align-items-center")
-
-
-def _num(id_: str, value, lo, hi, step=1) -> dbc.Input:
-    return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
-                     debounce=True, size="sm")
-
-
 def controls() -> dbc.Card:
     lo_k, hi_k = JITTER_LIMITS["realizations"]
     return dbc.Card(dbc.CardBody([
         html.H6("Task and network", className="text-muted"),
-        _row("data set", dbc.Select(id=ids.DATASET, value="moons", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.DATASET, value="moons", size="sm",
                                     options=[{"label": d, "value": d} for d in BINARY_SETS])),
-        _row("points", _num(ids.N, 200, *JITTER_LIMITS["n"])),
-        _row("depth", _num(ids.DEPTH, 3, *JITTER_LIMITS["depth"])),
-        _row("width", _num(ids.WIDTH, 8, *JITTER_LIMITS["width"])),
-        _row("seed", _num(ids.SEED, 0, 0, 2**31 - 1)),
+        labelled_row("points", number_input(ids.N, 200, *JITTER_LIMITS["n"])),
+        labelled_row("depth", number_input(ids.DEPTH, 3, *JITTER_LIMITS["depth"])),
+        labelled_row("width", number_input(ids.WIDTH, 8, *JITTER_LIMITS["width"])),
+        labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
         html.H6("Mini-batches", className="text-muted mt-3"),
         html.Div([html.Span("batch size |B|", className="small"),
                   dcc.Slider(id=ids.BATCH, min=1, max=9, step=1, value=4,
@@ -57,13 +48,13 @@ def controls() -> dbc.Card:
                   dcc.Slider(id=ids.REALIZATIONS, min=lo_k, max=hi_k, step=1, value=16,
                              marks={1: "1", 16: "16", 32: "32", 64: "64", 128: "128"},
                              tooltip={"placement": "bottom"})]),
-        _row("virtual batch B′", dbc.Input(id=ids.VIRTUAL, type="number", min=2, step=1,
+        labelled_row("virtual batch B′", dbc.Input(id=ids.VIRTUAL, type="number", min=2, step=1,
                                            placeholder="off", debounce=True, size="sm")),
         html.H6("Training", className="text-muted mt-3"),
-        _row("steps", _num(ids.STEPS, 500, 1, JITTER_LIMITS["train_steps"][1])),
-        _row("optimizer", dbc.Select(id=ids.OPTIMIZER, value="adam", size="sm",
+        labelled_row("steps", number_input(ids.STEPS, 500, 1, JITTER_LIMITS["train_steps"][1])),
+        labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, value="adam", size="sm",
                                      options=[{"label": o, "value": o} for o in ("adam", "sgd")])),
-        _row("learning rate", _num(ids.LR, 0.01, 0.0001, 10, 0.001)),
+        labelled_row("learning rate", number_input(ids.LR, 0.01, 0.0001, 10, 0.001)),
         dbc.ButtonGroup([
             dbc.Button("train", id=ids.TRAIN, size="sm", color="primary"),
             dbc.Button("back to init", id=ids.UNTRAIN, size="sm", color="secondary",
@@ -87,7 +78,7 @@ def figure7_controls() -> dbc.Row:
         {"label": f"this network, layer {layer}", "value": str(layer)}
         for layer in range(1, JITTER_LIMITS["depth"][1] + 1)]
     return dbc.Row([
-        dbc.Col(_row("units of", dbc.Select(id=ids.F7_SOURCE, value="paper", size="sm",
+        dbc.Col(labelled_row("units of", dbc.Select(id=ids.F7_SOURCE, value="paper", size="sm",
                                             options=sources)), md=3),
         dbc.Col([html.Span("batch size", className="small"),
                  dcc.Slider(id=ids.F7_BATCH, min=1, max=9, step=1, value=6,
@@ -97,7 +88,7 @@ def figure7_controls() -> dbc.Row:
                  dcc.Slider(id=ids.F7_TRAIN, min=2, max=5, step=None, value=3,
                             marks={2: "100", 3: "1000", 4: "10⁴", 5: "10⁵"},
                             allow_direct_input=False)], md=3),
-        dbc.Col(_row("virtual batch", _num(ids.F7_VIRTUAL, 32, 2, 1000)), md=3),
+        dbc.Col(labelled_row("virtual batch", number_input(ids.F7_VIRTUAL, 32, 2, 1000)), md=3),
     ], className="mt-2")
 
 
