@@ -188,7 +188,7 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
     st = _style(projector)
     n_rows, n_cols = len(rows), max(len(p.layers) for _, p in rows)
     traces: list[dict] = []
-    layout: dict[str, Any] = {"margin": {"l": 70, "r": 10, "t": 30, "b": 10},
+    layout: dict[str, Any] = {"margin": {"l": 70, "r": 10, "t": 55, "b": 10},
                               "plot_bgcolor": "white", "font": {"size": st["font"]},
                               "showlegend": False, "annotations": []}
     gap = 0.02
