@@ -145,7 +145,8 @@ def _build_parser() -> _Parser:
     d.add_argument("--n", type=_positive_int, default=50)
     d.add_argument("--seed", type=_nonneg_int, default=0)
     d.add_argument("--mode", choices=MODES, default="bn")
-    d.add_argument("--layers", default="1,7,11", help="comma-separated layers, e.g. 1,7,11")
+    d.add_argument("--layers", default=None,
+                   help="comma-separated layers (default: first, middle, last, e.g. 1,7,11)")
     d.add_argument("--grid", type=_positive_int, default=128)
     d.add_argument("--eps", type=_finite_float, default=1.0, help="ball radius in grid cells")
     d.add_argument("--radius", type=_finite_float, default=0.15,
@@ -160,7 +161,8 @@ def _build_parser() -> _Parser:
     b.add_argument("--batch-size", type=_positive_int, default=64)
     b.add_argument("--train-size", type=_positive_int, default=1000)
     b.add_argument("--samples", type=_positive_int, default=2000)
-    b.add_argument("--virtual-batch-size", type=_positive_int, default=32)
+    b.add_argument("--virtual-batch-size", type=_positive_int, default=None,
+                   help="default: half the batch size (the paper: 64 -> 32)")
     b.add_argument("--seed", type=_nonneg_int, default=0)
     b.add_argument("--json", action="store_true", help="JSON output (the default)")
     b.add_argument("--out", type=Path)
@@ -274,9 +276,11 @@ def _run_jitter(args: argparse.Namespace) -> bytes:
 def _run_bnstats(args: argparse.Namespace) -> bytes:
     from bnviz.bnstats import figure7_report
 
+    virtual = args.virtual_batch_size
+    if virtual is None:
+        virtual = max(2, args.batch_size // 2)
     report = figure7_report(batch_size=args.batch_size, train_size=args.train_size,
-                            samples=args.samples, virtual_batch_size=args.virtual_batch_size,
-                            seed=args.seed)
+                            samples=args.samples, virtual_batch_size=virtual, seed=args.seed)
     return (json.dumps(report) + "\n").encode()
 
 
@@ -285,8 +289,11 @@ def _run_density(args: argparse.Namespace) -> bytes:
     from bnviz.density import MAX_DENSITY_WORK, concentration, density_work, near_data_ratio
     from bnviz.device import pick_device
 
+    if args.layers is None:
+        args.layers = ",".join(str(v) for v in sorted({1, (args.depth + 1) // 2 + 1
+                                                       if args.depth > 2 else 1, args.depth}))
     try:
-        layers = [int(v) for v in args.layers.split(",") if v.strip()]
+        layers = [int(v) for v in args.layers.split(",")]
     except ValueError:
         raise CLIError(
             f"--layers must be comma-separated layer numbers, got {args.layers!r}") from None

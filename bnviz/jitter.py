@@ -102,7 +102,8 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
                      virtual_batch_size: int | None = None, seed: int = 0,
                      device: torch.device | str | None = None
                      ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Train-mode BN statistics of K mini-batches at once: (mu, sigma), each (K, L, D).
+    """Train-mode BN statistics of K mini-batches at once: (mu, sigma), each (K, L, D) with
+    D the widest layer (narrower layers padded with mu = 0, sigma = 1).
 
     Every layer is normalised by the batch's own mean and biased std (eq. 3).  With a
     ``virtual_batch_size`` B' < B, noise-controlled BN (section 5) adds Gaussian noise to mu
@@ -150,8 +151,9 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
             mu, var = noise_controlled(mu, var, b, virtual_batch_size, pop_var, pop_m4, gen,
                                        population_size=n)
         elif noise:
-            s2_b, s2_v = real_b[1][:, i].pow(2), real_v[1][:, i].pow(2)
-            extra = (real_v[0][:, i].var(0) - real_b[0][:, i].var(0)).clamp_min(0.0)
+            d = w.shape[0]  # the calibration statistics are padded to the widest layer
+            s2_b, s2_v = real_b[1][:, i, :d].pow(2), real_v[1][:, i, :d].pow(2)
+            extra = (real_v[0][:, i, :d].var(0) - real_b[0][:, i, :d].var(0)).clamp_min(0.0)
             mu, var = noise_from_variances(mu, var, extra, s2_b.mean(0), s2_b.var(0),
                                            s2_v.var(0), gen)
         ref = u.abs().amax(1)
@@ -160,6 +162,10 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
         mus.append(mu)
         sigmas.append(sigma)
         z = F.leaky_relu((u - mu[:, None]) / sigma[:, None], slope)
+    # layers of different widths: pad to the widest (mu 0, sigma 1); users slice by width
+    d = max(net.widths)
+    mus = [F.pad(m, (0, d - m.shape[1])) for m in mus]
+    sigmas = [F.pad(s, (0, d - s.shape[1]), value=1.0) for s in sigmas]
     return torch.stack(mus, 1), torch.stack(sigmas, 1)
 
 
@@ -179,8 +185,9 @@ def _predict(net: Network, mu: torch.Tensor, sigma: torch.Tensor, x: torch.Tenso
         z = None
         for i, w in enumerate(ws):
             u = u1[None] if i == 0 else z @ w.T
-            z = F.leaky_relu((u - m[:, i, None]).div_(s[:, i, None]), net.negative_slope,
-                             inplace=True)
+            d = w.shape[0]
+            z = F.leaky_relu((u - m[:, i, None, :d]).div_(s[:, i, None, :d]),
+                             net.negative_slope, inplace=True)
         out.append(z @ wd + bd > 0)
     return torch.cat(out)
 

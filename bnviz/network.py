@@ -220,6 +220,11 @@ def load_network(
         depth += 1
     if depth == 0:
         raise ValueError(f"{path}: no array W1 (expected W1..WL of shape (D_l, D_(l-1)))")
+    later = sorted(k for k in arrays if k[:1] == "W" and k[1:].isdigit() and int(k[1:]) > depth)
+    if later:
+        raise ValueError(f"{path}: W{depth + 1} is missing but {', '.join(later)} "
+                         f"{'is' if len(later) == 1 else 'are'} there (layers must be W1..WL "
+                         "without gaps)")
     weights = tuple(arrays[f"W{i}"] for i in range(1, depth + 1))
     biases = None
     if all(f"c{i}" in arrays for i in range(1, depth + 1)):

@@ -638,9 +638,10 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
     k = len(mu)
     mesh = _box_mesh(box, dev, groups=k)
     for layer, w in enumerate(net.weights):
-        m = torch.stack([torch.as_tensor(mu[i][layer], dtype=torch.float64, device=dev)
+        d = w.shape[0]  # statistics may be padded to the widest layer
+        m = torch.stack([torch.as_tensor(mu[i][layer], dtype=torch.float64, device=dev)[:d]
                          for i in range(k)])
-        s = torch.stack([torch.as_tensor(sigma[i][layer], dtype=torch.float64, device=dev)
+        s = torch.stack([torch.as_tensor(sigma[i][layer], dtype=torch.float64, device=dev)[:d]
                          for i in range(k)])
         try:
             mesh, *_ = _layer_step(mesh, torch.as_tensor(w, device=dev), m, s,

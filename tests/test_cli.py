@@ -806,3 +806,26 @@ def test_density_modes_differ_and_png(capsysbinary, tmp_path):
 def test_density_bad_input(capsysbinary, args):
     rc, out, err = density_cli(capsysbinary, "--depth", 3, "--width", 8, "--grid", 16, *args)
     assert_one_error_line(rc, out, err)
+
+
+def test_weights_with_a_gap_in_the_layer_numbers_are_refused(capsysbinary, tmp_path):
+    path = tmp_path / "gap.npz"
+    np.savez(path, W1=np.ones((4, 2)), W3=np.ones((3, 4)))
+    rc, out, err = cli(capsysbinary, "--weights", path)
+    assert_one_error_line(rc, out, err)
+    assert "W2 is missing" in err
+
+
+def test_density_default_layers_follow_the_depth(capsysbinary):
+    rc, out, err = density_cli(capsysbinary, "--depth", 2, "--width", 4, "--grid", 9)
+    assert rc == 0, err
+    assert [e["layer"] for e in strict_json(out)["layers"]] == [1, 2]
+    rc, out, err = density_cli(capsysbinary, "--depth", 11, "--width", 4, "--grid", 9)
+    assert [e["layer"] for e in strict_json(out)["layers"]] == [1, 7, 11]
+
+
+def test_bnstats_default_virtual_batch_is_half_the_batch(capsysbinary):
+    capsysbinary.readouterr()
+    rc = main(["bnstats", "--batch-size", "16", "--train-size", "100", "--samples", "50"])
+    out = capsysbinary.readouterr().out
+    assert rc == 0 and strict_json(out)["virtual_batch_size"] == 8

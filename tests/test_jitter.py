@@ -1054,3 +1054,28 @@ def test_network_unit_statistics_layer1_matches_eq13():
         se = expected * np.sqrt(2 / (6000 - 1))
         assert abs(unit["mu"]["empirical_var"] - expected) < 5 * se
     assert samples["mu"].shape == (6000, 3)
+
+
+def test_networks_of_different_widths_jitter_like_one_at_a_time():
+    """Layers of different widths (statistics padded to the widest layer): every batched
+    realisation's boundary equals compute_partition of that batch alone, with and without a
+    one-logit head; noise-controlled BN runs on them too."""
+    rng = np.random.default_rng(5)
+    ws = (rng.normal(size=(5, 2)), rng.normal(size=(3, 5)), rng.normal(size=(7, 3)))
+    data = binary_task("moons", 60, 1)
+    box = (-3.0, 3.0, -3.0, 3.0)
+    for outputs in (1, 2):
+        net = Network(ws, "leaky_relu", 0.1, "bn", head=Head(rng.normal(size=(outputs, 7)),
+                                                            np.zeros(outputs)))
+        batches = _draw_batches(60, 12, 4, seed=2, device="cpu")
+        mu, sigma = batch_statistics(net, data.points, batches, None, seed=2, device="cpu")
+        assert mu.shape == (4, 3, 7) and torch.all(sigma[:, 1, 3:] == 1)
+        got = decision_boundaries(net, mu, sigma, box, "cpu")
+        for k in range(4):
+            batch = data.points[batches[k].numpy()]
+            want = compute_partition(net, batch, box, stats=layer_statistics(net, batch),
+                                     device="cpu").decision_boundary
+            assert got[k].shape == want.shape
+            np.testing.assert_allclose(np.sort(got[k], 0), np.sort(want, 0), atol=1e-9)
+        noisy = batch_statistics(net, data.points, batches, 6, seed=2, device="cpu")
+        assert torch.isfinite(noisy[0]).all() and torch.isfinite(noisy[1]).all()
