@@ -68,6 +68,7 @@ __all__ = [
     "sample_batch_indices",
     "sample_batch_statistics",
     "unit_moments",
+    "unit_report",
 ]
 
 MAX_TRAIN_SIZE = 100_000
@@ -637,6 +638,31 @@ def _var(x: np.ndarray) -> float:
     return float(np.var(x, ddof=1))
 
 
+def unit_report(samples: dict, j: int, batch_size: int, train_size: int, m: float, s2: float,
+                m4: float) -> dict:
+    """One unit's Figure 7 numbers from the sampled statistics (``samples`` holds mu, sigma2,
+    mu_noise, sigma2_noise (S, D) and train (N, D)): empirical against analytical (eq. 13 with
+    the moments m, s2, m4), finite-population (the training set's moments) and
+    noise-controlled, plus Luo et al.'s model."""
+    ana = analytical_moments(m, s2, m4, batch_size)
+    t_mean, t_var, t_m4 = unit_moments(samples["train"][:, j])
+    fin = finite_population_moments(t_mean, t_var, t_m4, train_size, batch_size)
+    blocks = {}
+    for stat in ("mu", "sigma2"):
+        emp, noisy = samples[stat][:, j], samples[f"{stat}_noise"][:, j]
+        blocks[stat] = MomentReport(
+            empirical_mean=float(emp.mean()),
+            empirical_var=_var(emp),
+            analytical_mean=ana[f"{stat}_mean"],
+            analytical_var=ana[f"{stat}_var"],
+            noise_controlled_mean=float(noisy.mean()),
+            noise_controlled_var=_var(noisy),
+            finite_population_mean=fin[f"{stat}_mean"],
+            finite_population_var=fin[f"{stat}_var"],
+        ).to_dict()
+    return {"mean": m, "var": s2, **blocks, "luo": luo_moments(m, s2, m4, batch_size)}
+
+
 def figure7_report(
     batch_size: int = 64,
     train_size: int = 1000,
@@ -670,29 +696,15 @@ def figure7_report(
     - luo: Luo et al.'s Gaussian model with the SPEC.md corrections (:func:`luo_moments`),
       for the std sigma_B, from the population m, s2.
     """
-    run = _figure7_run(
+    return _report_from_run(_figure7_run(
         batch_size, train_size, samples, virtual_batch_size, seed, means, variances, device
-    )
+    ))
+
+
+def _report_from_run(run: dict) -> dict:
     b, n, s, vb, sd, ms, vs = run["params"]
-    units = []
-    for j, (m, s2) in enumerate(zip(ms, vs, strict=True)):
-        ana = analytical_moments(m, s2, 3.0 * s2 * s2, b)
-        t_mean, t_var, t_m4 = unit_moments(run["train"][:, j])
-        fin = finite_population_moments(t_mean, t_var, t_m4, n, b)
-        blocks = {}
-        for stat in ("mu", "sigma2"):
-            emp, noisy = run[stat][:, j], run[f"{stat}_noise"][:, j]
-            blocks[stat] = MomentReport(
-                empirical_mean=float(emp.mean()),
-                empirical_var=_var(emp),
-                analytical_mean=ana[f"{stat}_mean"],
-                analytical_var=ana[f"{stat}_var"],
-                noise_controlled_mean=float(noisy.mean()),
-                noise_controlled_var=_var(noisy),
-                finite_population_mean=fin[f"{stat}_mean"],
-                finite_population_var=fin[f"{stat}_var"],
-            ).to_dict()
-        units.append({"mean": m, "var": s2, **blocks, "luo": luo_moments(m, s2, 3 * s2 * s2, b)})
+    units = [unit_report(run, j, b, n, m, s2, 3.0 * s2 * s2) for j, (m, s2) in
+             enumerate(zip(ms, vs, strict=True))]
     return {
         "batch_size": b,
         "train_size": n,
@@ -701,3 +713,13 @@ def figure7_report(
         "seed": sd,
         "units": units,
     }
+
+
+def figure7(batch_size: int = 64, train_size: int = 1000, samples: int = 2000,
+            virtual_batch_size: int = 32, seed: int = 0,
+            device: str | torch.device | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """(figure7_report, figure7_samples) from one Monte Carlo run (the page needs both)."""
+    run = _figure7_run(batch_size, train_size, samples, virtual_batch_size, seed,
+                       (1.0, 0.0, -1.0), (1.0, 3.0, 0.1), device)
+    keys = ("mu", "sigma2", "mu_noise", "sigma2_noise", "train")
+    return _report_from_run(run), {key: run[key] for key in keys}

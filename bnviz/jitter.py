@@ -313,13 +313,7 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     test-time statistics: exact in layer 1, an approximation beyond it, where each batch is
     normalised by its own statistics (compare the empirical column).
     """
-    from bnviz.bnstats import (
-        MomentReport,
-        analytical_moments,
-        finite_population_moments,
-        luo_moments,
-        unit_moments,
-    )
+    from bnviz.bnstats import unit_moments, unit_report
 
     dev = torch.device(device) if device is not None else pick_device()
     n = points.shape[0]
@@ -337,23 +331,8 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
               "sigma2": sigma[:, layer - 1, :units].pow(2).cpu().numpy(),
               "mu_noise": mu_n[:, layer - 1, :units].cpu().numpy(),
               "sigma2_noise": sigma_n[:, layer - 1, :units].pow(2).cpu().numpy(), "train": u}
-    report_units = []
-    for j in range(units):
-        m, s2, m4 = unit_moments(u[:, j])
-        ana = analytical_moments(m, s2, m4, batch_size)
-        fin = finite_population_moments(m, s2, m4, n, batch_size)
-        blocks = {}
-        for stat in ("mu", "sigma2"):
-            emp, noisy = sample[stat][:, j], sample[f"{stat}_noise"][:, j]
-            blocks[stat] = MomentReport(
-                empirical_mean=float(emp.mean()), empirical_var=float(emp.var(ddof=1)),
-                analytical_mean=ana[f"{stat}_mean"], analytical_var=ana[f"{stat}_var"],
-                noise_controlled_mean=float(noisy.mean()),
-                noise_controlled_var=float(noisy.var(ddof=1)),
-                finite_population_mean=fin[f"{stat}_mean"],
-                finite_population_var=fin[f"{stat}_var"]).to_dict()
-        report_units.append({"mean": m, "var": s2, **blocks,
-                             "luo": luo_moments(m, s2, m4, batch_size)})
+    report_units = [unit_report(sample, j, batch_size, n, *unit_moments(u[:, j]))
+                    for j in range(units)]
     report = {"batch_size": batch_size, "train_size": n, "samples": samples,
               "virtual_batch_size": virtual_batch_size, "seed": seed, "layer": layer,
               "units": report_units}

@@ -190,13 +190,10 @@ def load(contents, filename):
 
 @lru_cache(maxsize=8)
 def _figure7(batch: int, train: int, virtual: int):
-    from bnviz.bnstats import figure7_report, figure7_samples
+    from bnviz.bnstats import figure7
 
-    report = figure7_report(batch_size=batch, train_size=train, samples=3000,
-                            virtual_batch_size=virtual, seed=0)
-    samples = figure7_samples(batch_size=batch, train_size=train, samples=3000,
-                              virtual_batch_size=virtual, seed=0)
-    return report, samples
+    return figure7(batch_size=batch, train_size=train, samples=3000,
+                   virtual_batch_size=virtual, seed=0)
 
 
 def _table(report: dict) -> html.Table:
