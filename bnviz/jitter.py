@@ -10,7 +10,6 @@ cut in one batched partition pass (:func:`bnviz.partition.decision_boundaries`).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -294,10 +293,6 @@ def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dat
         out.append((b, disagreement_area(net, mu, sigma, box, resolution=64)))
     return out
 
-
-def margin_summary(margins: np.ndarray) -> tuple[float, float]:
-    finite = margins[np.isfinite(margins)]
-    return (float(finite.mean()), float(finite.min())) if finite.size else (math.inf, math.inf)
 
 
 def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_size: int,

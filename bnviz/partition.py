@@ -562,11 +562,14 @@ def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Ten
     return new_mesh, facets, cuts.pair_unit, pair_poly
 
 
-def _boundary_segments(mesh: _Mesh, planes: torch.Tensor, box) -> torch.Tensor:
-    """Segments of {g = 0} for one affine function g per polygon (the decision boundary);
-    ``planes`` (3, R): g = planes[0] x + planes[1] y + planes[2]."""
+def _head_cuts(mesh: _Mesh, net: Network, box) -> tuple[torch.Tensor, torch.Tensor]:
+    """The head's decision boundary {w . z_L + b = 0} in every polygon: (segments (S, 4), the
+    polygon of each segment)."""
+    wd, bd = net.head.decision_function()
+    planes = mesh.aff @ torch.as_tensor(wd, device=mesh.verts.device)  # (3, R)
+    planes[2] += bd
     cuts = _find_cuts(mesh, planes[:, :, None], box)
-    return torch.cat([cuts.chord_a, cuts.chord_b], 1)
+    return torch.cat([cuts.chord_a, cuts.chord_b], 1), cuts.pair_poly
 
 
 def compute_partition(
@@ -610,10 +613,7 @@ def compute_partition(
                                      units.cpu().numpy(), parents.cpu().numpy(), st))
     boundary = None
     if net.head is not None:
-        wd, bd = net.head.decision_function()
-        planes = mesh.aff @ torch.as_tensor(wd, device=dev)  # (3, R)
-        planes[2] += bd
-        boundary = _boundary_segments(mesh, planes, box).cpu().numpy()
+        boundary = _head_cuts(mesh, net, box)[0].cpu().numpy()
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return Partition(box, net.widths, layers, boundary, time.perf_counter() - t0, str(dev))
@@ -648,12 +648,8 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
                                    net.negative_slope, box, max_regions)
         except PartitionTooLarge as exc:
             raise PartitionTooLarge(f"layer {layer + 1}: {exc}") from None
-    wd, bd = net.head.decision_function()
-    planes = mesh.aff @ torch.as_tensor(wd, device=dev)
-    planes[2] += bd
-    cuts = _find_cuts(mesh, planes[:, :, None], box)
-    segments = torch.cat([cuts.chord_a, cuts.chord_b], 1)
-    group = mesh.group.index_select(0, cuts.pair_poly)
+    segments, poly = _head_cuts(mesh, net, box)
+    group = mesh.group.index_select(0, poly)
     order = torch.argsort(group, stable=True)
     counts = torch.bincount(group, minlength=k).tolist()
     return [part.cpu().numpy() for part in torch.split(segments[order], counts)]
