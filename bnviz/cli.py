@@ -15,6 +15,9 @@ import numpy as np
 
 from bnviz.datasets import DATASETS, load_points, make_dataset
 from bnviz.explorer import EXPLORER_LIMITS, SCOPES, slider_overrides
+from bnviz.jobs import cli as job_cli
+from bnviz.jobs.local import WorkerRunning
+from bnviz.jobs.store import StoreError
 from bnviz.limits import MAX_DEPTH, MAX_WIDTH, PartitionTooLarge
 from bnviz.network import (
     ACTIVATIONS,
@@ -166,6 +169,7 @@ def _build_parser() -> _Parser:
     b.add_argument("--seed", type=_nonneg_int, default=0)
     b.add_argument("--json", action="store_true", help="JSON output (the default)")
     b.add_argument("--out", type=Path)
+    job_cli.add_commands(sub, _Parser)
     return parser
 
 
@@ -326,22 +330,38 @@ def _run_density(args: argparse.Namespace) -> bytes:
 
 COMMANDS = {"partition": _run_partition, "jitter": _run_jitter, "bnstats": _run_bnstats,
             "density": _run_density}
+#: Commands that return (output, exit code): jobs, the worker, data downloads.
+STATUS_COMMANDS = {"jobs": job_cli.run_jobs, "worker": job_cli.run_worker,
+                   "data": job_cli.run_data}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
+    code = 0
     try:
         args = parser.parse_args(argv)
-        payload = COMMANDS[args.command](args)
-        if args.out is not None:
+        if args.command in STATUS_COMMANDS:
+            payload, code = STATUS_COMMANDS[args.command](args)
+        else:
+            payload = COMMANDS[args.command](args)
+        out = getattr(args, "out", None)
+        if out is not None:
             try:
-                args.out.write_bytes(payload)
+                out.write_bytes(payload)
             except OSError as exc:
-                raise CLIError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+                raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
         else:
             sys.stdout.buffer.write(payload)
             sys.stdout.flush()
     except (CLIError, ValueError, PartitionTooLarge) as exc:  # PartitionTooLarge: ValueError
+        print(f"bnviz: error: {exc}", file=sys.stderr)  # also ParamError, DataError
+        return 2
+    except KeyError as exc:
+        print(f"bnviz: error: no job {exc.args[0]}", file=sys.stderr)
+        return 2
+    except (StoreError, TimeoutError, WorkerRunning) as exc:
         print(f"bnviz: error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    except KeyboardInterrupt:
+        return 130
+    return code

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +108,70 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("BNVIZ_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def jobs_home(tmp_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fresh BNVIZ_HOME and BNVIZ_DATA for job tests, on the embedded backend; local
+    workers started during the test (and their job processes) are killed afterwards."""
+    data = tmp_home / "data"
+    data.mkdir()
+    monkeypatch.setenv("BNVIZ_DATA", str(data))
+    for name in ("BNVIZ_BROKER_URL", "BNVIZ_STORE_URL", "BNVIZ_DEVICE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BNVIZ_WORKER_IDLE_SECONDS", "30")
+    monkeypatch.setenv("BNVIZ_TORCH_THREADS", "1")
+    yield tmp_home
+    lock = tmp_home / "jobs" / "worker.lock"
+    text = lock.read_text().strip() if lock.exists() else ""
+    if text.isdigit():
+        try:
+            os.kill(int(text), signal.SIGTERM)  # the worker kills its job processes
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(int(text), 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):
+    """A real redis-server on loopback for the test session; yields its URL. Skipped on a
+    developer machine without redis-server, a failure in CI (.ci/run installs it)."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if _in_ci():
+            pytest.fail("CI=true but redis-server is not installed (.ci/run installs it)",
+                        pytrace=False)
+        pytest.skip("redis-server not installed")
+    port = _free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(workdir)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("redis-server did not start", pytrace=False)
+        time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(10)

@@ -1,0 +1,104 @@
+"""Background jobs: the BN paper's image experiments, persisted, on a local worker pool or on
+Celery workers (see :mod:`bnviz.jobs.local`, :mod:`bnviz.jobs.celery_app`).
+
+This module is the one entry point the CLI and the page use: submit, list, show, cancel,
+re-run and wait. Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bnviz.experiments import check_params
+from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
+from bnviz.jobs.local import ensure_local_worker
+from bnviz.jobs.store import ENDED, Job, StoreError, check_job_id, open_store
+
+__all__ = ["Job", "StoreError", "backend", "cancel_job", "get_job", "job_details", "list_jobs",
+           "rerun_job", "submit_job", "wait_job"]
+
+
+def backend() -> str:
+    """``celery`` when BNVIZ_BROKER_URL is set, else ``local`` (the embedded default)."""
+    return "celery" if broker_url() else "local"
+
+
+def _dispatch(job: Job) -> None:
+    if job.backend == "celery":
+        url = broker_url()
+        try:
+            celery_app(url).send_task(TASK_NAME, args=[job.id], task_id=job.id,
+                                      queue="bnviz")
+        except Exception as exc:  # kombu raises many kinds; the job must not stay queued
+            open_store().finish(job.id, "failed", f"cannot reach the broker {url}: {exc}")
+            raise StoreError(f"cannot reach the broker {url}: {exc}") from None
+    else:
+        ensure_local_worker()
+
+
+def submit_job(job_type: str, params: dict[str, Any], rerun_of: str | None = None) -> Job:
+    """Check the parameters (ParamError on bad ones), store the job and hand it to the
+    backend; returns the stored job (queued)."""
+    checked = check_params(job_type, params)
+    job = open_store().create(job_type, checked, backend(), rerun_of)
+    _dispatch(job)
+    return job
+
+
+def list_jobs(limit: int = 200) -> list[Job]:
+    store = open_store()
+    store.reap()
+    jobs = store.list(limit)
+    if any(j.status == "queued" and j.backend == "local" for j in jobs) and backend() == "local":
+        ensure_local_worker()  # queued before a restart: the worker picks them up again
+    return jobs
+
+
+def get_job(job_id: str) -> Job | None:
+    job_id = check_job_id(job_id)
+    store = open_store()
+    store.reap()
+    job = store.get(job_id)
+    if job is not None and job.status == "queued" and job.backend == "local" == backend():
+        ensure_local_worker()
+    return job
+
+
+def job_details(job_id: str, log_tail: int = 200) -> dict[str, Any] | None:
+    """Everything `jobs show` prints: the job, its metrics rows, summary and log tail."""
+    job = get_job(job_id)
+    if job is None:
+        return None
+    store = open_store()
+    out = job.to_json()
+    out["metrics"] = store.metrics(job.id)
+    out["log"] = store.logs(job.id, log_tail)
+    return out
+
+
+def cancel_job(job_id: str) -> str:
+    """Ask a job to stop; returns its status after the request (KeyError if unknown)."""
+    return open_store().request_cancel(check_job_id(job_id))
+
+
+def rerun_job(job_id: str) -> Job:
+    job = get_job(job_id)
+    if job is None:
+        raise KeyError(job_id)
+    return submit_job(job.type, job.params, rerun_of=job.id)
+
+
+def wait_job(job_id: str, timeout: float | None = None, poll: float = 0.5) -> Job:
+    """Block until the job ends (TimeoutError after ``timeout`` seconds)."""
+    job_id = check_job_id(job_id)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        job = get_job(job_id)
+        if job is None:
+            raise KeyError(job_id)
+        if job.status in ENDED:
+            return job
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"job {job_id} is still {job.status} after {timeout:g} s")
+        time.sleep(poll)

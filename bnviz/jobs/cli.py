@@ -1,0 +1,139 @@
+"""``python -m bnviz jobs ...``, ``python -m bnviz worker`` and ``python -m bnviz data ...``.
+
+    jobs submit TYPE [--dataset digits --arch resnet9 --epochs 5 ...] [--json]
+    jobs list [--json]
+    jobs show ID [--json]
+    jobs wait ID [--timeout S] [--json]     (exit code 0 if the job succeeded, 1 if not)
+    jobs cancel ID
+    jobs rerun ID [--json]
+    worker [--concurrency N]                 (Celery with BNVIZ_BROKER_URL, else the local pool)
+    data download NAME [--mirror URL]        (cifar10, cifar100, svhn, imagenette)
+
+Parameters are checked by :func:`bnviz.experiments.check_params`: a bad one is one line on
+stderr and exit code 2, like every other bnviz command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from bnviz.experiments import JOB_TYPES, PARAMS, summarise
+
+__all__ = ["add_commands"]
+
+
+def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    jobs = sub.add_parser("jobs", help="background image experiments (Figures 4, 5, 10, "
+                          "Table 1, section 5)")
+    jsub = jobs.add_subparsers(dest="jobs_command", required=True, parser_class=parser_class)
+    s = jsub.add_parser("submit", help="submit a job")
+    s.add_argument("type", choices=JOB_TYPES)
+    for spec in PARAMS:
+        default = ",".join(map(str, spec.default)) if spec.kind == "floats" else spec.default
+        s.add_argument(spec.flag, dest=spec.name, default=None,
+                       help=f"{spec.help} (default {default}; {', '.join(spec.types)})"
+                       if len(spec.types) < len(JOB_TYPES) else f"{spec.help} (default "
+                       f"{default})")
+    s.add_argument("--json", action="store_true", help='print {"id": ...}')
+    ls = jsub.add_parser("list", help="the jobs, newest first")
+    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--limit", type=int, default=50)
+    for name, text in (("show", "one job: status, parameters, metrics, log"),
+                       ("wait", "wait until a job ends"), ("cancel", "cancel a job"),
+                       ("rerun", "submit a job again with the same parameters")):
+        p = jsub.add_parser(name, help=text)
+        p.add_argument("id")
+        p.add_argument("--json", action="store_true")
+        if name == "wait":
+            p.add_argument("--timeout", type=float, default=None, help="seconds")
+    w = sub.add_parser("worker", help="run a job worker (Celery with BNVIZ_BROKER_URL, else "
+                       "the local pool)")
+    w.add_argument("--concurrency", type=int, default=None,
+                   help="jobs at a time (default 1; local: BNVIZ_LOCAL_WORKERS)")
+    w.add_argument("--idle-exit", type=float, default=None,
+                   help="local worker: exit after this many idle seconds (0: never)")
+    d = sub.add_parser("data", help="image data sets")
+    dsub = d.add_subparsers(dest="data_command", required=True, parser_class=parser_class)
+    dl = dsub.add_parser("download", help="download a data set into BNVIZ_DATA (internet)")
+    dl.add_argument("name", choices=("cifar10", "cifar100", "svhn", "imagenette"))
+    dl.add_argument("--mirror", default=None, help="base URL of a mirror")
+
+
+def _line(job) -> str:
+    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.created))
+    return (f"{job.id}  {job.type:<16} {job.status:<10} {100 * job.progress:5.1f}%  "
+            f"{job.params.get('dataset', ''):<12} {job.device or '-':<8} {created}"
+            + (f"  {job.error}" if job.error else ""))
+
+
+def _dump(value: Any) -> bytes:
+    return (json.dumps(value) + "\n").encode()
+
+
+def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
+    from bnviz import jobs
+
+    cmd = args.jobs_command
+    if cmd == "submit":
+        params = {spec.name: getattr(args, spec.name) for spec in PARAMS
+                  if getattr(args, spec.name) is not None}
+        job = jobs.submit_job(args.type, params)
+        if args.json:
+            return _dump({"id": job.id}), 0
+        return f"submitted job {job.id} ({job.type}, {job.backend} backend)\n".encode(), 0
+    if cmd == "list":
+        listed = jobs.list_jobs(max(1, min(args.limit, 1000)))
+        if args.json:
+            return _dump({"jobs": [j.to_json() for j in listed]}), 0
+        return "".join(_line(j) + "\n" for j in listed).encode() or b"no jobs\n", 0
+    if cmd == "show":
+        details = jobs.job_details(args.id)
+        if details is None:
+            raise KeyError(args.id)
+        if args.json:
+            return _dump(details), 0
+        summary = details["summary"] or summarise(details["type"], details["metrics"])
+        text = [f"{k}: {details[k]}" for k in ("id", "type", "status", "progress", "device",
+                                                "error", "seconds", "params")]
+        text += [f"{arm}: {json.dumps(v)}" for arm, v in summary.get("arms", {}).items()]
+        text += ["log:"] + ["  " + line for line in details["log"][-20:]]
+        return ("\n".join(text) + "\n").encode(), 0
+    if cmd == "wait":
+        job = jobs.wait_job(args.id, args.timeout)
+        code = 0 if job.status == "succeeded" else 1
+        if args.json:
+            return _dump(job.to_json()), code
+        return (f"{job.id} {job.status}" + (f": {job.error}" if job.error else "") +
+                "\n").encode(), code
+    if cmd == "cancel":
+        status = jobs.cancel_job(args.id)
+        word = "cancelled" if status == "cancelled" else (
+            "asked to stop" if status == "running" else f"already {status}")
+        return (_dump({"id": args.id, "status": status}) if args.json else
+                f"{args.id}: {word}\n".encode()), 0
+    job = jobs.rerun_job(args.id)
+    return (_dump({"id": job.id}) if args.json else
+            f"submitted job {job.id} (a re-run of {args.id})\n".encode()), 0
+
+
+def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
+    from bnviz.jobs.celery_app import broker_url, run_celery_worker
+    from bnviz.jobs.local import LocalWorker
+
+    if args.concurrency is not None and not 1 <= args.concurrency <= 256:
+        raise ValueError("--concurrency must be from 1 to 256")
+    if broker_url():
+        run_celery_worker(args.concurrency or 1)
+    else:
+        LocalWorker(concurrency=args.concurrency, idle_exit=args.idle_exit).serve()
+    return b"", 0
+
+
+def run_data(args: argparse.Namespace) -> tuple[bytes, int]:
+    from bnviz.imagedata import download
+
+    path = download(args.name, args.mirror)
+    return f"{args.name}: {path}\n".encode(), 0

@@ -1,0 +1,183 @@
+"""The embedded job backend: a local worker process with a pool of job processes.
+
+``python -m bnviz worker`` (without ``BNVIZ_BROKER_URL``) runs :class:`LocalWorker`: it claims
+queued jobs from the store and runs each in its own process (``python -m bnviz.jobs.runner``),
+at most ``BNVIZ_LOCAL_WORKERS`` (default 1) at a time. Submitting a job (from the page or the
+CLI) starts this worker when none runs (:func:`ensure_local_worker`), detached in its own
+session, so it outlives a restart of the web server; it exits after
+``BNVIZ_WORKER_IDLE_SECONDS`` (default 600) with nothing to do.
+
+One local worker per ``BNVIZ_HOME``: it holds an exclusive lock on
+``$BNVIZ_HOME/jobs/worker.lock`` for its life (the kernel drops the lock when the process
+dies, so a crashed worker never blocks the next one).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bnviz
+from bnviz.jobs.store import JobStore, open_store
+from bnviz.runs import bnviz_home
+
+__all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
+           "local_worker_pid"]
+
+#: A running job asked to cancel is killed if it has not stopped after this long.
+CANCEL_GRACE_SECONDS = 10.0
+POLL_SECONDS = 0.5
+
+
+class WorkerRunning(RuntimeError):
+    """Another local worker holds the lock."""
+
+
+def _lock_path() -> Path:
+    path = bnviz_home() / "jobs" / "worker.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def local_worker_pid() -> int | None:
+    """The pid of the running local worker, or None when there is none."""
+    with open(_lock_path(), "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            text = f.read().strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return None
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a spawned process: ours, with bnviz importable from anywhere."""
+    env = dict(os.environ)
+    root = str(Path(bnviz.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def ensure_local_worker() -> int:
+    """Start a detached local worker unless one runs; returns its pid."""
+    pid = local_worker_pid()
+    if pid is not None:
+        return pid
+    log = open(bnviz_home() / "jobs" / "worker.log", "ab")  # noqa: SIM115 (the child keeps it)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bnviz", "worker"], stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True, env=_child_env())
+    finally:
+        log.close()
+    return proc.pid
+
+
+class LocalWorker:
+    """Claims queued jobs and runs each in a child process (see the module docstring)."""
+
+    def __init__(self, store: JobStore | None = None, concurrency: int | None = None,
+                 idle_exit: float | None = None):
+        self.store = store or open_store()
+        self.concurrency = max(1, int(concurrency or _env_number("BNVIZ_LOCAL_WORKERS", 1)))
+        self.idle_exit = (_env_number("BNVIZ_WORKER_IDLE_SECONDS", 600) if idle_exit is None
+                          else idle_exit)
+        self.children: dict[str, subprocess.Popen] = {}
+        self.cancel_seen: dict[str, float] = {}
+        self.stopping = False
+
+    def _stop(self, *_: object) -> None:
+        self.stopping = True
+
+    def serve(self) -> None:
+        lock = open(_lock_path(), "a+")  # noqa: SIM115 (held for the worker's life)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise WorkerRunning("a local worker is already running for this BNVIZ_HOME") from None
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        idle_since = time.monotonic()
+        try:
+            while not self.stopping:
+                self.step()
+                if self.children:
+                    idle_since = time.monotonic()
+                elif self.idle_exit > 0 and time.monotonic() - idle_since > self.idle_exit:
+                    break
+                time.sleep(POLL_SECONDS)
+        finally:
+            self._shutdown()
+            lock.close()
+
+    def step(self) -> None:
+        """One round: collect ended job processes, enforce cancels, reap dead jobs, start
+        queued ones."""
+        for job_id, proc in list(self.children.items()):
+            if proc.poll() is None:
+                continue
+            del self.children[job_id]
+            self.cancel_seen.pop(job_id, None)
+            job = self.store.get(job_id)
+            if job is not None and job.status == "running":  # killed, or crashed hard
+                if job.cancel_requested:
+                    self.store.finish(job_id, "cancelled", "cancelled by the user")
+                else:
+                    self.store.finish(job_id, "failed", f"the job process ended with code "
+                                      f"{proc.returncode} (killed or out of memory?)")
+        for job_id, proc in self.children.items():
+            job = self.store.get(job_id)
+            if job is None or not job.cancel_requested:
+                continue
+            first = self.cancel_seen.setdefault(job_id, time.monotonic())
+            if time.monotonic() - first > CANCEL_GRACE_SECONDS:
+                _kill_group(proc)
+        self.store.reap()
+        while len(self.children) < self.concurrency:
+            job_id = self.store.claim_next(os.getpid())
+            if job_id is None:
+                break
+            proc = subprocess.Popen([sys.executable, "-m", "bnviz.jobs.runner", job_id],
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env=_child_env())
+            self.store.update(job_id, pid=proc.pid)
+            self.children[job_id] = proc
+
+    def _shutdown(self) -> None:
+        for proc in self.children.values():
+            _kill_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        for job_id, proc in self.children.items():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                proc.wait()
+            self.store.finish(job_id, "failed", "the local worker was stopped while this job "
+                              "ran; re-run it")
+        self.children.clear()
+
+
+def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,188 @@
+"""Run one job in this process, reporting to the store.
+
+``python -m bnviz.jobs.runner JOB_ID`` is what the local worker starts for each job (a process
+per job: cancelling or a crash never takes the worker down); a Celery task calls
+:func:`run_job` directly. While the job runs, a thread writes a heartbeat every
+:data:`HEARTBEAT_SECONDS`, so a reader can tell a long epoch from a dead process.
+
+A job with ``gpus`` > 1 trains with torch DDP: one process per GPU started here the way
+torchrun does (``MASTER_ADDR``/``MASTER_PORT``, NCCL on cuda), each taking its share of every
+mini-batch; rank 0 evaluates and reports. ``BNVIZ_DDP_CPU=1`` runs the same code in CPU
+processes with the gloo backend (how the DDP path is tested on machines without GPUs).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from bnviz.device import pick_device
+from bnviz.experiments import (
+    DistInfo,
+    ParamError,
+    check_params,
+    run_experiment,
+    summarise,
+)
+from bnviz.imagedata import DataError
+from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
+from bnviz.runs import Cancelled
+
+__all__ = ["HEARTBEAT_SECONDS", "StoreContext", "run_job"]
+
+HEARTBEAT_SECONDS = 2.0
+
+
+class StoreContext:
+    """A :class:`~bnviz.experiments.JobContext` that writes to the store: progress at most
+    every 0.5 s, and a look at the cancel flag at most every second (or at every call, for
+    DDP ranks, which must stop at the same step)."""
+
+    def __init__(self, store: JobStore, job_id: str, device: torch.device, report: bool = True,
+                 check_every: float = 1.0):
+        self.store, self.job_id, self.device, self.report = store, job_id, device, report
+        self.check_every = check_every
+        self._last_progress = self._last_check = 0.0
+
+    def progress(self, fraction: float) -> None:
+        now = time.monotonic()
+        if self.report and (now - self._last_progress >= 0.5 or fraction >= 1.0):
+            self.store.update(self.job_id, progress=float(min(max(fraction, 0.0), 1.0)))
+            self._last_progress = now
+        if now - self._last_check >= self.check_every:
+            self._last_check = now
+            job = self.store.get(self.job_id)
+            if job is None or job.cancel_requested:
+                raise Cancelled
+
+    def log(self, line: str) -> None:
+        if self.report:
+            self.store.add_log(self.job_id, line)
+
+    def metric(self, row: dict[str, Any]) -> None:
+        if self.report:
+            self.store.add_metric(self.job_id, row)
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, store: JobStore, job_id: str):
+        super().__init__(daemon=True, name=f"heartbeat-{job_id}")
+        self.store, self.job_id, self.stop = store, job_id, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(HEARTBEAT_SECONDS):
+            try:
+                self.store.update(self.job_id, heartbeat=time.time())
+            except StoreError:
+                pass  # a store hiccup: the next beat tries again
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ddp_rank(rank: int, world: int, port: int, job_id: str, url: str, job_type: str,
+              params: dict, device_type: str) -> None:
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1 if device_type == "cpu" else torch.get_num_threads())
+    device = torch.device(f"cuda:{rank}") if device_type == "cuda" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank,
+                            world_size=world)
+    try:
+        ctx = StoreContext(open_store(url), job_id, device, report=rank == 0, check_every=0.0)
+        run_experiment(job_type, params, ctx, DistInfo(rank, world))
+    finally:
+        dist.destroy_process_group()
+
+
+def _run_ddp(store: JobStore, job_id: str, job_type: str, params: dict,
+             device: torch.device) -> dict[str, Any]:
+    world = params["gpus"]
+    if device.type == "cuda":
+        have = torch.cuda.device_count()
+        if have < world:
+            raise ValueError(f"--gpus {world}: this worker has {have} GPU(s)")
+    elif os.environ.get("BNVIZ_DDP_CPU") != "1":
+        raise ValueError(f"--gpus {world} needs a cuda worker with {world} GPUs (this one runs "
+                         "on the CPU; BNVIZ_DDP_CPU=1 runs CPU processes with gloo instead)")
+    import torch.multiprocessing as mp
+
+    store.add_log(job_id, f"DDP: {world} processes ({device.type})")
+    t0 = time.perf_counter()
+    try:
+        mp.spawn(_ddp_rank, args=(world, _free_port(), job_id, store.url, job_type, params,
+                                  device.type), nprocs=world, join=True)
+    except mp.ProcessRaisedException as exc:
+        job = store.get(job_id)
+        if job is not None and job.cancel_requested:
+            raise Cancelled from None
+        last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        raise RuntimeError(f"a DDP process failed: {last}") from None
+    return {"seconds": time.perf_counter() - t0, "world_size": world}
+
+
+def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> str:
+    """Run a job to its end in this process; returns its final status. ``claim=False`` when
+    the caller (the local worker) has already claimed it."""
+    store = store or open_store()
+    job = store.get(job_id)
+    if job is None:
+        raise KeyError(f"no job {job_id}")
+    if claim and not store.claim(job_id, os.getpid()):
+        return job.status  # cancelled before it started, or another worker has it
+    store.update(job_id, pid=os.getpid(), host=HOST, heartbeat=time.time())
+    beat = _Heartbeat(store, job_id)
+    beat.start()
+    try:
+        params = check_params(job.type, job.params)
+        device = pick_device()
+        store.update(job_id, device=str(device))
+        if params.get("gpus", 1) > 1:
+            extra = _run_ddp(store, job_id, job.type, params, device)
+        else:
+            extra = run_experiment(job.type, params, StoreContext(store, job_id, device))
+        summary = {**summarise(job.type, store.metrics(job_id)), **extra}
+        store.finish(job_id, "succeeded", summary=summary)
+    except Cancelled:
+        store.add_log(job_id, "cancelled")
+        store.finish(job_id, "cancelled", "cancelled by the user")
+    except (DataError, ParamError) as exc:
+        store.add_log(job_id, f"error: {exc}")
+        store.finish(job_id, "failed", str(exc))
+    except Exception as exc:  # the job failed: the store says why, the worker goes on
+        store.add_log(job_id, traceback.format_exc())
+        message = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, torch.OutOfMemoryError):
+            message = "out of memory: lower --batch-size, --width or --image-size"
+        store.finish(job_id, "failed", message)
+    finally:
+        beat.stop.set()
+    final = store.get(job_id)
+    return final.status if final else "failed"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m bnviz.jobs.runner JOB_ID", file=sys.stderr)
+        return 2
+    status = run_job(argv[0], claim=False)
+    return 0 if status == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

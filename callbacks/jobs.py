@@ -1,0 +1,181 @@
+"""Jobs page callbacks: submit, list with progress bars, open one (live curves and log),
+cancel, re-run, overlay several. Every action goes through :mod:`bnviz.jobs`."""
+
+from __future__ import annotations
+
+import time
+
+import dash_bootstrap_components as dbc
+from dash import ALL, Input, Output, State, callback, ctx, html, no_update
+
+from bnviz import jobs
+from bnviz.experiments import JOB_TYPES, PARAMS, ParamError, summarise
+from bnviz.imagedata import data_dir
+from callbacks.figures import job_figure
+from layouts.ids import Jobs as ids
+from layouts.ids import progress_id
+
+STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
+                  "failed": "danger", "cancelled": "warning"}
+_PARAM_NAMES = [spec.name for spec in PARAMS]
+
+
+def _failure(exc: Exception) -> str:
+    """The message a user sees for an action that failed."""
+    if isinstance(exc, KeyError):
+        return "no such job"
+    return str(exc)
+
+
+@callback(Output({"type": ids.PARAM_ROW, "name": ALL}, "style"), Input(ids.TYPE, "value"))
+def show_type_params(job_type):
+    """Only the parameters the chosen experiment uses."""
+    return [None if job_type in spec.types else {"display": "none"} for spec in PARAMS]
+
+
+@callback(Output(ids.MESSAGE, "children"), Output(ids.MESSAGE, "color"),
+          Output(ids.MESSAGE, "is_open"), Output(ids.SELECTED, "value", allow_duplicate=True),
+          Input(ids.SUBMIT, "n_clicks"), State(ids.TYPE, "value"),
+          State({"type": ids.PARAM, "name": ALL}, "value"), prevent_initial_call=True)
+def submit(_n, job_type, values):
+    if job_type not in JOB_TYPES:
+        return "choose an experiment", "warning", True, no_update
+    spec = {s.name: s for s in PARAMS}
+    params = {name: value for name, value in zip(_PARAM_NAMES, values, strict=False)
+              if job_type in spec[name].types and value not in (None, "")}
+    try:
+        job = jobs.submit_job(job_type, params)
+    except (ParamError, ValueError, jobs.StoreError) as exc:
+        return _failure(exc), "danger", True, no_update
+    return f"submitted job {job.id}", "success", True, job.id
+
+
+def _table(listed: list[jobs.Job]):
+    if not listed:
+        return html.P("No jobs yet: submit one on the left.", className="text-muted")
+    head = html.Thead(html.Tr([html.Th(h) for h in ("job", "experiment", "data", "status",
+                                                    "progress", "device", "time")]))
+    rows = []
+    for job in listed:
+        pct = round(100 * job.progress, 1)
+        seconds = job.seconds()
+        rows.append(html.Tr([
+            html.Td(html.Code(job.id)), html.Td(job.type),
+            html.Td(f"{job.params.get('dataset', '')} · {job.params.get('arch', '')}"),
+            html.Td(dbc.Badge(job.status, color=STATUS_COLOURS.get(job.status, "secondary"))),
+            html.Td(dbc.Progress(id=progress_id(job.id), value=pct, label=f"{pct:g}%",
+                                 color=STATUS_COLOURS.get(job.status, "secondary"),
+                                 striped=job.status == "running",
+                                 animated=job.status == "running",
+                                 style={"height": "16px", "minWidth": "120px"}),
+                    title=job.error or ""),
+            html.Td(job.device or "-"),
+            html.Td("-" if seconds is None else f"{seconds:.0f} s")]))
+    return dbc.Table([head, html.Tbody(rows)], size="sm", hover=True, className="mb-0")
+
+
+def _option(job: jobs.Job) -> dict:
+    created = time.strftime("%H:%M:%S", time.localtime(job.created))
+    return {"label": f"{job.id} · {job.type} · {job.params.get('dataset', '')} · {job.status}"
+                     f" · {created}", "value": job.id}
+
+
+@callback(Output(ids.TABLE, "children"), Output(ids.SELECTED, "options"),
+          Output(ids.OVERLAY, "options"), Output(ids.BACKEND, "children"),
+          Input(ids.POLL, "n_intervals"))
+def refresh(_n):
+    try:
+        listed = jobs.list_jobs(100)
+    except jobs.StoreError as exc:
+        return dbc.Alert(str(exc), color="danger"), [], [], ""
+    options = [_option(j) for j in listed]
+    where = ("Celery workers (BNVIZ_BROKER_URL)" if jobs.backend() == "celery" else
+             "the local worker pool")
+    return (_table(listed), options, options,
+            f"Jobs run on {where}; image data from {data_dir()}.")
+
+
+@callback(Output(ids.DETAIL, "children"), Output(ids.GRAPH, "figure"),
+          Output(ids.LOG, "children"), Output(ids.SHOWN, "data"),
+          Input(ids.POLL, "n_intervals"), Input(ids.SELECTED, "value"),
+          State(ids.SHOWN, "data"))
+def show_job(_n, job_id, shown):
+    empty = job_figure([], "")
+    if not job_id:
+        return html.P("Open a job to see its curves and log.", className="text-muted"), \
+            empty, "", None
+    try:
+        details = jobs.job_details(job_id)
+    except (ValueError, jobs.StoreError) as exc:
+        return dbc.Alert(str(exc), color="danger"), empty, "", None
+    if details is None:
+        return dbc.Alert(f"no job {job_id}", color="warning"), empty, "", None
+    key = [job_id, details["status"], round(details["progress"], 3), len(details["metrics"]),
+           len(details["log"]), details["log"][-1] if details["log"] else ""]
+    if key == shown:
+        return no_update, no_update, no_update, no_update
+    summary = details["summary"] or summarise(details["type"], details["metrics"])
+    params = ", ".join(f"{k}={v}" for k, v in details["params"].items())
+    seconds = details["seconds"]
+    info = [
+        html.Div([html.Code(details["id"]), " ", html.B(details["type"]), " ",
+                  dbc.Badge(details["status"],
+                            color=STATUS_COLOURS.get(details["status"], "secondary"))]),
+        html.Div(params, className="small text-muted"),
+        html.Div(f"device {details['device'] or '-'} · "
+                 f"{'-' if seconds is None else f'{seconds:.1f} s'}"
+                 + (f" · re-run of {details['rerun_of']}" if details["rerun_of"] else ""),
+                 className="small"),
+        dbc.Progress(value=round(100 * details["progress"], 1),
+                     label=f"{100 * details['progress']:.0f}%", className="my-1",
+                     style={"height": "14px"}),
+    ]
+    if details["error"] and details["status"] != "cancelled":
+        info.append(dbc.Alert(details["error"], color="danger", className="py-1 small"))
+    finals = [f"{arm}: {100 * v['final']:.2f}%" for arm, v in summary.get("arms", {}).items()
+              if isinstance(v, dict) and v.get("final") is not None]
+    if finals:
+        info.append(html.Div("final test accuracy (mean over runs): " + " · ".join(finals),
+                             className="small"))
+    figure = job_figure([("", details["type"], summary)], f"{details['type']} on "
+                        f"{details['params'].get('dataset')} ({details['id']})")
+    return info, figure, "\n".join(details["log"][-60:]), key
+
+
+@callback(Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "color", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Output(ids.SELECTED, "value", allow_duplicate=True),
+          Input(ids.CANCEL, "n_clicks"), Input(ids.RERUN, "n_clicks"),
+          State(ids.SELECTED, "value"), prevent_initial_call=True)
+def act(_cancel, _rerun, job_id):
+    if not job_id:
+        return "open a job first", "warning", True, no_update
+    try:
+        if ctx.triggered_id == ids.CANCEL:
+            status = jobs.cancel_job(job_id)
+            text = {"cancelled": "cancelled", "running": "asked to stop"}.get(
+                status, f"already {status}")
+            return f"job {job_id}: {text}", "info", True, no_update
+        job = jobs.rerun_job(job_id)
+    except (KeyError, ValueError, jobs.StoreError) as exc:
+        return _failure(exc), "danger", True, no_update
+    return f"submitted job {job.id} (a re-run of {job_id})", "success", True, job.id
+
+
+@callback(Output(ids.OVERLAY_GRAPH, "figure"), Input(ids.OVERLAY, "value"),
+          Input(ids.POLL, "n_intervals"))
+def overlay(job_ids, _n):
+    curves = []
+    for job_id in (job_ids or [])[:8]:
+        try:
+            details = jobs.job_details(job_id, log_tail=0)
+        except (ValueError, jobs.StoreError):
+            continue
+        if details is not None:
+            curves.append((job_id, details["type"],
+                           details["summary"] or summarise(details["type"],
+                                                           details["metrics"])))
+    if len({t == "concentration" for _, t, _ in curves}) > 1:  # one kind of axes at a time
+        curves = [c for c in curves if c[1] != "concentration"]
+    return job_figure(curves, "overlay" if curves else "")
