@@ -74,12 +74,12 @@ PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("arch", "choice", "resnet9", "network", choices=ARCHS),
     ParamSpec("width", "int", 16, "base channel count (paper: 64 for resnet9/50, 96 for cnn)",
               1, 512),
-    ParamSpec("epochs", "int", 5, "training epochs", 1, 1000,
-              types=("smart-init", "jitter-noise", "affine-ablation")),
+    ParamSpec("epochs", "int", 5, "training epochs (concentration: unused, it measures the "
+              "network at initialisation)", 1, 1000),
     ParamSpec("runs", "int", 2, "runs (seeds seed, seed+1, ...)", 1, 50),
     ParamSpec("batch_size", "int", 64, "mini-batch size", 2, 4096),
-    ParamSpec("lr", "float", 0.05, "SGD learning rate (momentum 0.9)", 1e-6, 10.0,
-              types=("smart-init", "jitter-noise", "affine-ablation")),
+    ParamSpec("lr", "float", 0.05, "SGD learning rate, momentum 0.9 (concentration: unused)",
+              1e-6, 10.0),
     ParamSpec("seed", "int", 0, "seed of the first run", 0, 2**31 - 1),
     ParamSpec("max_train", "int", 0, "use at most this many training images (0: all)", 0,
               10_000_000),
@@ -150,15 +150,21 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
         raise ParamError(f"unknown job type {job_type!r}: one of {', '.join(JOB_TYPES)}")
     if not isinstance(raw, dict):
         raise ParamError("parameters must be a mapping")
-    unknown = sorted(set(raw) - set(_SPEC))
+    unknown = sorted(str(k) for k in set(raw) - set(_SPEC))
     if unknown:
         raise ParamError(f"unknown parameter {unknown[0]!r} (known: {', '.join(_SPEC)})")
+    other = sorted(k for k in raw if job_type not in _SPEC[k].types and raw[k] not in (None, ""))
+    if other:
+        raise ParamError(f"{_SPEC[other[0]].flag} is not a parameter of {job_type} (it is one "
+                         f"of {', '.join(_SPEC[other[0]].types)})")
     out: dict[str, Any] = {}
     for spec in PARAMS:
         if job_type not in spec.types:
             continue
         value = raw.get(spec.name)
         out[spec.name] = spec.default if value is None or value == "" else _coerce(spec, value)
+    if out.get("max_train") == 1:
+        raise ParamError("--max-train: 0 (all) or at least 2 images (BN needs a batch of two)")
     try:
         out["dataset"] = check_available(out["dataset"])
     except ValueError as exc:
@@ -281,11 +287,13 @@ def _train_arm(model: nn.Module, data: _Tensors, params: dict, run_seed: int, ct
     diverge) for ``epochs`` epochs; after each, ``report(epoch, loss, accuracy, seconds)``.
     Under DDP every rank takes its share of each global mini-batch."""
     device = data.x_train.device
+    net = model  # evaluated unwrapped: only rank 0 evaluates, so no collective may run there
     if dist.world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
+        # running BN statistics stay per process (no buffer sync on every forward)
         model = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda"
-                                        else None)
+                                        else None, forward_sync_buffers=False)
     opt = torch.optim.SGD(model.parameters(), lr=params["lr"], momentum=0.9)
     scaler = torch.amp.GradScaler(enabled=device.type == "cuda" and
                                   not torch.cuda.is_bf16_supported())
@@ -312,8 +320,8 @@ def _train_arm(model: nn.Module, data: _Tensors, params: dict, run_seed: int, ct
             total += float(loss.detach()) * len(idx)
             count += len(idx)
             step()
-        accuracy = test_accuracy(model, data.x_test, data.y_test) if dist.rank == 0 else 0.0
-        report(epoch, total / max(count, 1), accuracy, time.perf_counter() - t0)
+        accuracy = test_accuracy(net, data.x_test, data.y_test) if dist.rank == 0 else 0.0
+        report(epoch, total / count if count else math.nan, accuracy, time.perf_counter() - t0)
 
 
 def _run_training(job_type: str, params: dict, data: _Tensors, shape: tuple[int, int, int],

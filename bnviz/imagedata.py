@@ -121,6 +121,8 @@ def check_available(name: str) -> str:
             raise _missing(_TITLES[name], root / folder, text, name, DOWNLOADS[name][0])
     elif name.startswith("folder:"):
         base = root / name.split(":", 1)[1]
+        if base.exists() and not base.resolve().is_relative_to(root.resolve()):
+            raise DataError(f"{name} is outside the data directory")
         if not (base / "train").is_dir() or not any((base / s).is_dir() for s in ("val", "test")):
             raise _folder_missing(name.split(":", 1)[1], root)
     return name
@@ -189,12 +191,18 @@ def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.nda
     try:
         with open(path, "rb") as f:
             batch = _ArrayOnlyUnpickler(f, encoding="bytes").load()
-        data = np.asarray(batch[b"data"], dtype=np.uint8)
-        labels = np.asarray(batch[label_key], dtype=np.int64)
-    except (OSError, EOFError, pickle.UnpicklingError, KeyError, TypeError, ValueError,
-            AttributeError, IndexError) as exc:
-        raise DataError(f"{path}: not a CIFAR python batch ({exc})") from None
-    if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
+        raw = np.asarray(batch[b"data"])
+        labels = np.asarray(batch[label_key])
+        if raw.dtype != np.uint8:
+            if raw.dtype.kind not in "iu" or (raw.size and (raw.min() < 0 or raw.max() > 255)):
+                raise ValueError(f"pixels must be integers 0..255, got {raw.dtype}")
+        if labels.dtype.kind not in "iu":
+            raise ValueError(f"labels must be integers, got {labels.dtype}")
+        data, labels = raw.astype(np.uint8), labels.astype(np.int64)
+    except Exception as exc:  # a malformed file in any way (numpy raises many kinds)
+        raise DataError(f"{path}: not a CIFAR python batch ({type(exc).__name__}: {exc})") \
+            from None
+    if data.ndim != 2 or data.shape[1] != 3072 or labels.ndim != 1 or len(labels) != len(data):
         raise DataError(f"{path}: expected 'data' of shape (N, 3072) and N labels, got "
                         f"{data.shape} and {labels.shape}")
     return data.reshape(-1, 3, 32, 32), labels
@@ -237,15 +245,18 @@ def _read_svhn(path: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
         mat = loadmat(path, variable_names=["X", "y"])
         x, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
-    except (OSError, ValueError, KeyError, TypeError, NotImplementedError) as exc:
-        raise DataError(f"{path}: not an SVHN .mat file ({exc})") from None
+        if x.dtype != np.uint8 or y.dtype.kind not in "iuf":
+            raise ValueError(f"X must be uint8 and y numbers, got {x.dtype} and {y.dtype}")
+        y = y.astype(np.int64)
+    except Exception as exc:  # scipy raises many kinds for a malformed .mat
+        raise DataError(f"{path}: not an SVHN .mat file ({type(exc).__name__}: {exc})") \
+            from None
     if x.ndim != 4 or x.shape[:3] != (32, 32, 3) or x.shape[3] != len(y):
         raise DataError(f"{path}: expected X of shape (32, 32, 3, N) and N labels, got "
                         f"{x.shape} and {y.shape}")
-    y = y.astype(np.int64)
     if len(y) and (y.min() < 1 or y.max() > 10):
         raise DataError(f"{path}: SVHN labels must be 1..10, got {y.min()}..{y.max()}")
-    return np.ascontiguousarray(x.transpose(3, 2, 0, 1)).astype(np.uint8), y % 10
+    return np.ascontiguousarray(x.transpose(3, 2, 0, 1)), y % 10
 
 
 def _svhn(root: Path) -> ImageData:
@@ -275,7 +286,7 @@ def _folder_split(split_dir: Path, classes: tuple[str, ...], size: int):
             with Image.open(path) as img:
                 img = img.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)
                 x[j] = np.asarray(img).transpose(2, 0, 1)
-        except (OSError, UnidentifiedImageError, ValueError) as exc:
+        except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as exc:
             raise DataError(f"{path}: not a readable image ({exc})") from None
     return x, np.array([i for _, i in files], np.int64)
 

@@ -33,11 +33,28 @@ def show_type_params(job_type):
     return [None if job_type in spec.types else {"display": "none"} for spec in PARAMS]
 
 
+def _open(reply: tuple) -> tuple:
+    """Add the job list to a reply that opens a job: the dropdown keeps a value only when it
+    is among its options."""
+    if reply[-1] is no_update:
+        return (*reply, no_update)
+    try:
+        return (*reply, [_option(j) for j in jobs.list_jobs(100)])
+    except jobs.StoreError:
+        return (*reply, no_update)
+
+
 @callback(Output(ids.MESSAGE, "children"), Output(ids.MESSAGE, "color"),
           Output(ids.MESSAGE, "is_open"), Output(ids.SELECTED, "value", allow_duplicate=True),
+          Output(ids.SELECTED, "options", allow_duplicate=True),
           Input(ids.SUBMIT, "n_clicks"), State(ids.TYPE, "value"),
           State({"type": ids.PARAM, "name": ALL}, "value"), prevent_initial_call=True)
+def submit_and_open(n, job_type, values):
+    return _open(submit(n, job_type, values))
+
+
 def submit(_n, job_type, values):
+    """Submit from the form: (message, colour, open, job to open)."""
     if job_type not in JOB_TYPES:
         return "choose an experiment", "warning", True, no_update
     spec = {s.name: s for s in PARAMS}
@@ -146,13 +163,19 @@ def show_job(_n, job_id, shown):
           Output(ids.MESSAGE, "color", allow_duplicate=True),
           Output(ids.MESSAGE, "is_open", allow_duplicate=True),
           Output(ids.SELECTED, "value", allow_duplicate=True),
+          Output(ids.SELECTED, "options", allow_duplicate=True),
           Input(ids.CANCEL, "n_clicks"), Input(ids.RERUN, "n_clicks"),
           State(ids.SELECTED, "value"), prevent_initial_call=True)
 def act(_cancel, _rerun, job_id):
+    return _open(job_action("cancel" if ctx.triggered_id == ids.CANCEL else "rerun", job_id))
+
+
+def job_action(action: str, job_id: str | None):
+    """Cancel or re-run the open job: (message, colour, open, job to open)."""
     if not job_id:
         return "open a job first", "warning", True, no_update
     try:
-        if ctx.triggered_id == ids.CANCEL:
+        if action == "cancel":
             status = jobs.cancel_job(job_id)
             text = {"cancelled": "cancelled", "running": "asked to stop"}.get(
                 status, f"already {status}")

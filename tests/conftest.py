@@ -129,12 +129,10 @@ def jobs_home(tmp_home: Path, monkeypatch: pytest.MonkeyPatch):
             os.kill(int(text), signal.SIGTERM)  # the worker kills its job processes
         except ProcessLookupError:
             pass
+        from bnviz.jobs.store import pid_alive  # a zombie (nobody reaps orphans) is dead
+
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.kill(int(text), 0)
-            except ProcessLookupError:
-                break
+        while time.monotonic() < deadline and pid_alive(int(text)):
             time.sleep(0.1)
 
 

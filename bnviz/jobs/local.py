@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import bnviz
-from bnviz.jobs.store import JobStore, open_store
+from bnviz.jobs.store import JobStore, open_store, pid_alive
 from bnviz.runs import bnviz_home
 
 __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
@@ -32,6 +32,8 @@ __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local
 #: A running job asked to cancel is killed if it has not stopped after this long.
 CANCEL_GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.5
+#: The worker beats for each job process it runs (the process beats too, once started).
+HEARTBEAT_SECONDS = 2.0
 
 
 class WorkerRunning(RuntimeError):
@@ -73,18 +75,35 @@ def _child_env() -> dict[str, str]:
 
 
 def ensure_local_worker() -> int:
-    """Start a detached local worker unless one runs; returns its pid."""
+    """Start a detached local worker unless one runs or is starting; returns its pid.
+
+    A worker takes its lock only once it has imported torch (seconds); meanwhile the pid of
+    the one just started, kept in ``worker.spawned``, stands for it, so that the page's polls
+    and ``jobs wait`` do not start more. A lock on ``spawn.lock`` serialises the check and the
+    start across processes."""
     pid = local_worker_pid()
     if pid is not None:
         return pid
-    log = open(bnviz_home() / "jobs" / "worker.log", "ab")  # noqa: SIM115 (the child keeps it)
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bnviz", "worker"], stdin=subprocess.DEVNULL, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True, env=_child_env())
-    finally:
-        log.close()
-    return proc.pid
+    jobs_dir = _lock_path().parent
+    with open(jobs_dir / "spawn.lock", "a+") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        spawned = jobs_dir / "worker.spawned"
+        text = spawned.read_text().strip() if spawned.exists() else ""
+        if text.isdigit() and pid_alive(int(text)):
+            return int(text)
+        pid = local_worker_pid()
+        if pid is not None:
+            return pid
+        log = open(jobs_dir / "worker.log", "ab")  # noqa: SIM115 (the child keeps it)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "bnviz", "worker"], stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env=_child_env())
+        finally:
+            log.close()
+        spawned.write_text(str(proc.pid))
+        return proc.pid
 
 
 class LocalWorker:
@@ -99,6 +118,7 @@ class LocalWorker:
         self.children: dict[str, subprocess.Popen] = {}
         self.cancel_seen: dict[str, float] = {}
         self.stopping = False
+        self.last_beat = 0.0
 
     def _stop(self, *_: object) -> None:
         self.stopping = True
@@ -145,11 +165,19 @@ class LocalWorker:
                                       f"{proc.returncode} (killed or out of memory?)")
         for job_id, proc in self.children.items():
             job = self.store.get(job_id)
+            if job is not None and job.ended:  # failed by a reader: stop spending on it
+                _kill_group(proc)
+                continue
             if job is None or not job.cancel_requested:
                 continue
             first = self.cancel_seen.setdefault(job_id, time.monotonic())
             if time.monotonic() - first > CANCEL_GRACE_SECONDS:
                 _kill_group(proc)
+        now = time.monotonic()
+        if now - self.last_beat >= HEARTBEAT_SECONDS:  # a child importing torch is alive too
+            self.last_beat = now
+            for job_id in self.children:
+                self.store.update(job_id, heartbeat=time.time())
         self.store.reap()
         while len(self.children) < self.concurrency:
             job_id = self.store.claim_next(os.getpid())

@@ -59,7 +59,7 @@ class StoreContext:
         if now - self._last_check >= self.check_every:
             self._last_check = now
             job = self.store.get(self.job_id)
-            if job is None or job.cancel_requested:
+            if job is None or job.cancel_requested or job.ended:  # ended: failed by a reaper
                 raise Cancelled
 
     def log(self, line: str) -> None:

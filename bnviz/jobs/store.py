@@ -341,8 +341,13 @@ class SQLiteStore(JobStore):
     def add_log(self, job_id: str, line: str) -> None:
         self._exec("INSERT INTO logs (job_id, time, line) VALUES (?, ?, ?)",
                    (job_id, time.time(), line), write=True)
+        self._exec("DELETE FROM logs WHERE job_id = ? AND seq <= (SELECT seq FROM logs WHERE "
+                   "job_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                   (job_id, job_id, MAX_LOG_LINES), write=True)
 
     def logs(self, job_id: str, tail: int = 200) -> list[str]:
+        if tail <= 0:
+            return []
         rows = self._exec("SELECT line FROM logs WHERE job_id = ? ORDER BY seq DESC LIMIT ?",
                           (job_id, int(tail)))
         return [r["line"] for r in reversed(rows)]
