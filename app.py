@@ -46,7 +46,18 @@ def create_app() -> Dash:
     return app
 
 
+def add_health_route(app: Dash) -> None:
+    """``GET /healthz``: JSON (status, version, device, job backend reachable); 200 while the
+    dashboard serves, even when the job backend is down (status "degraded")."""
+    from flask import jsonify
+
+    from bnviz.health import health
+
+    app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(health()))
+
+
 app = create_app()
+add_health_route(app)
 server = app.server
 
 if __name__ == "__main__":

@@ -1,0 +1,26 @@
+"""gunicorn settings for bnviz: ``gunicorn -c gunicorn.conf.py app:server`` (the Dockerfile's
+command). Every value can be overridden from the environment (listed in the README).
+
+Sizing: the callbacks are CPU-bound torch work of ~10-300 ms, each on one torch thread
+(``BNVIZ_TORCH_THREADS``), so requests run in parallel across processes (one per core by
+default, at least 2) and a few threads each keep a slow request from blocking fast ones.
+Long work never runs in a request: training, density and image jobs run in the background
+(threads of the web process, or the job worker), so a 60 s timeout only catches a hung worker.
+"""
+
+import os
+
+bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
+workers = int(os.environ.get("BNVIZ_WEB_WORKERS", max(2, os.cpu_count() or 1)))
+threads = int(os.environ.get("BNVIZ_WEB_THREADS", "4"))
+worker_class = "gthread"
+timeout = int(os.environ.get("BNVIZ_WEB_TIMEOUT", "60"))
+graceful_timeout = 30
+keepalive = 5
+# a lecture hall's browsers poll every second or so; keep connections and the backlog ample
+backlog = 512
+accesslog = "-" if os.environ.get("BNVIZ_ACCESS_LOG", "1") == "1" else None
+errorlog = "-"
+loglevel = os.environ.get("BNVIZ_LOG_LEVEL", "info")
+# Dash debug mode stays off in production: app.py never enables it, and Flask's is off.
+raw_env = ["FLASK_DEBUG=0"]
