@@ -6,6 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.experiments import JOB_TYPES, PARAMS
+from bnviz.jobs.store import JOB_ID
 from layouts.common import labelled_row
 from layouts.ids import Jobs as ids
 
@@ -49,6 +50,9 @@ def _param_control(spec):
 
 
 def layout(job: str | None = None, **_query) -> dbc.Container:
+    """The page; ``/jobs?job=ID`` opens that job (a malformed id in the URL is ignored)."""
+    job = job.strip().lower() if isinstance(job, str) and JOB_ID.match(job.strip().lower()) \
+        else None
     form = dbc.Card(dbc.CardBody([
         html.H6("New job", className="text-muted"),
         labelled_row("experiment", dbc.Select(
@@ -61,7 +65,10 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
     ]), className="mt-2")
     detail = dbc.Card(dbc.CardBody([
         dbc.Row([
+            # the dropdown keeps a value only among its options: the URL's job is one until
+            # the first refresh lists them all
             dbc.Col(dcc.Dropdown(id=ids.SELECTED, value=job, placeholder="open a job",
+                                 options=[{"label": job, "value": job}] if job else [],
                                  clearable=True), md=6),
             dbc.Col(dbc.ButtonGroup([
                 dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",

@@ -95,6 +95,31 @@ def test_submit_open_cancel_rerun_through_the_callbacks(home):
     assert {open_store().get(i).status for i in (job_id, new_id)} == {"cancelled"}
 
 
+def test_the_url_opens_a_job_and_a_tampered_one_is_ignored():
+    from layouts.jobs import layout
+
+    def selected(tree):
+        found = []
+
+        def walk(node):
+            if isinstance(node, list | tuple):
+                for child in node:
+                    walk(child)
+            elif hasattr(node, "to_plotly_json"):
+                props = node.to_plotly_json()["props"]
+                if props.get("id") == ids.SELECTED:
+                    found.append((props.get("value"), props.get("options")))
+                walk(props.get("children"))
+
+        walk(tree)
+        return found[0]
+
+    value, options = selected(layout(job="0123456789AB"))
+    assert value == "0123456789ab" and [o["value"] for o in options] == [value]
+    for bad in ("../../etc", "x" * 5000, "<script>", "", None, ["a"]):
+        assert selected(layout(job=bad)) == (None, [])
+
+
 def test_actions_without_a_job_or_on_a_bad_id(home):
     assert cj.job_action("cancel", None)[1] == "warning"
     assert "no such job" in cj.job_action("rerun", "0123456789ab")[0]
@@ -187,3 +212,7 @@ def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
         ".filter(t => t.mode === 'lines+markers').map(t => t.name)")
     assert names == ["zero_bias", "random_bias", "bn_init"]
     assert dash_duo.get_logs() == []
+    # a link to the job opens it after a reload (the URL carries it)
+    dash_duo.driver.get(f"{dash_duo.server_url}/jobs?job={job_id}")
+    until(lambda: "done in" in _text(dash_duo, ids.LOG) and job_id in
+          _text(dash_duo, ids.DETAIL), 30, msg="?job=ID did not open the job")

@@ -32,7 +32,7 @@ from typing import Any
 
 from bnviz.runs import bnviz_home
 
-__all__ = ["ENDED", "HOST", "STATUSES", "Job", "JobStore", "RedisStore", "SQLiteStore",
+__all__ = ["ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "RedisStore", "SQLiteStore",
            "StoreError", "check_job_id", "open_store", "pid_alive", "stale_seconds", "store_url"]
 
 STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -40,7 +40,7 @@ ENDED = frozenset({"succeeded", "failed", "cancelled"})
 HOST = socket.gethostname()
 #: Keep at most this many log lines per job (the tail).
 MAX_LOG_LINES = 5000
-_JOB_ID = re.compile(r"^[0-9a-f]{12}$")
+JOB_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 class StoreError(RuntimeError):
@@ -49,7 +49,7 @@ class StoreError(RuntimeError):
 
 def check_job_id(job_id: object) -> str:
     """A job id as given by a user (URL, CLI): 12 hex digits, or ValueError."""
-    if not isinstance(job_id, str) or not _JOB_ID.match(job_id.strip().lower()):
+    if not isinstance(job_id, str) or not JOB_ID.match(job_id.strip().lower()):
         raise ValueError(f"{job_id!r} is not a job id (12 hex digits, as `jobs list` shows)")
     return job_id.strip().lower()
 
