@@ -105,8 +105,7 @@ class ModeNorm(nn.Module):
             return (out + self._shape(self.bias, u.ndim)).to(u.dtype)
         x = u.float()
         if self.training:
-            mu = x.mean(dims)
-            var = x.var(dims, correction=0)  # the biased variance (eq. 3; SPEC.md pitfalls)
+            var, mu = torch.var_mean(x, dims, correction=0)  # biased (eq. 3; SPEC pitfalls)
             with torch.no_grad():
                 self.running_mean.lerp_(mu, self.momentum)
                 self.running_var.lerp_(var, self.momentum)
@@ -114,7 +113,7 @@ class ModeNorm(nn.Module):
                 mu, var = self._add_noise(mu, var)
         else:
             mu, var = self.running_mean, self.running_var
-        sigma = var.clamp_min(SIGMA_FLOOR_REL * float(var.max().detach()) + 1e-30).sqrt()
+        sigma = var.clamp_min(SIGMA_FLOOR_REL * var.detach().amax() + 1e-30).sqrt()
         out = (x - self._shape(mu, x.ndim)) / self._shape(sigma, x.ndim)
         if self.affine:
             out = out * self._shape(self.weight, x.ndim) + self._shape(self.bias, x.ndim)
