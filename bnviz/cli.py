@@ -41,16 +41,18 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(message)
 
 
-def _int_at_least(lo: int):
-    """argparse type: an integer >= lo."""
+def _int_at_least(lo: int, hi: int = 2**63 - 1):
+    """argparse type: an integer from lo to hi (seeds and sizes must fit torch's int64)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") \
+                from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer from {lo} to {hi}, got "
+                                             f"{text[:40]}")
         return value
 
     return parse

@@ -41,7 +41,6 @@ Points from elsewhere come in through :func:`load_points` (``.npy`` or ``.csv``)
 from __future__ import annotations
 
 import csv
-import io
 import math
 import operator
 import zipfile
@@ -51,6 +50,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
+
+from bnviz.messages import brief
 
 __all__ = [
     "DATASETS",
@@ -210,11 +211,11 @@ _GENERATORS: dict[str, Callable[[np.random.Generator, int], tuple[np.ndarray, np
 
 def _check_int(value: object, what: str) -> int:
     if isinstance(value, bool):
-        raise DatasetError(f"{what} must be an integer, got {value!r}")
+        raise DatasetError(f"{what} must be an integer, got {brief(value)}")
     try:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise DatasetError(f"{what} must be an integer, got {value!r}") from None
+        raise DatasetError(f"{what} must be an integer, got {brief(value)}") from None
 
 
 def make_dataset(name: str, n: int = 100, seed: int = 0, noise: float | None = None) -> Dataset:
@@ -235,7 +236,7 @@ def make_dataset(name: str, n: int = 100, seed: int = 0, noise: float | None = N
         DatasetError: (a ``ValueError``) unknown name, n out of range, bad seed or noise.
     """
     if name not in _GENERATORS:
-        raise DatasetError(f"unknown data set {name!r}; valid names: {', '.join(DATASETS)}")
+        raise DatasetError(f"unknown data set {brief(name)}; valid names: {', '.join(DATASETS)}")
     n = _check_int(n, "n")
     if not 1 <= n <= MAX_POINTS:
         raise DatasetError(f"n must be between 1 and {MAX_POINTS:,}, got {n}")
@@ -247,7 +248,7 @@ def make_dataset(name: str, n: int = 100, seed: int = 0, noise: float | None = N
     try:
         noise = float(noise)
     except (TypeError, ValueError):
-        raise DatasetError(f"noise must be a number, got {noise!r}") from None
+        raise DatasetError(f"noise must be a number, got {brief(noise)}") from None
     if not (math.isfinite(noise) and 0.0 <= noise <= MAX_NOISE):
         raise DatasetError(f"noise must be between 0 and {MAX_NOISE}, got {noise}")
 
@@ -348,7 +349,7 @@ def _parse_number(text: str, fname: str, line: int) -> float:
         return float(text)
     except ValueError:
         shown = text if len(text) <= 40 else text[:37] + "..."
-        raise DatasetError(f"{fname} line {line}: {shown!r} is not a number") from None
+        raise DatasetError(f"{fname} line {line}: {brief(shown)} is not a number") from None
 
 
 def _is_number(text: str) -> bool:
@@ -377,11 +378,15 @@ def _parse_csv(raw: bytes, fname: str) -> tuple[np.ndarray, np.ndarray | None]:
         raise DatasetError(f"{fname}: not a text CSV file (it contains NUL bytes)")
 
     rows: list[tuple[int, list[str]]] = []
-    for line_no, row in enumerate(csv.reader(io.StringIO(text)), start=1):
-        fields = [f.strip() for f in row]
-        if not fields or all(f == "" for f in fields):
-            continue  # blank line
-        rows.append((line_no, fields))
+    reader = csv.reader(text.splitlines())  # any line ending: \n, \r\n, or classic Mac \r
+    try:
+        for line_no, row in enumerate(reader, start=1):
+            fields = [f.strip() for f in row]
+            if not fields or all(f == "" for f in fields):
+                continue  # blank line
+            rows.append((line_no, fields))
+    except csv.Error as exc:  # e.g. a field over csv's 128 kB limit
+        raise DatasetError(f"{fname} line {reader.line_num}: not a CSV row ({exc})") from None
     if not rows:
         raise DatasetError(f"{fname}: the file is empty (no rows)")
 
@@ -392,7 +397,7 @@ def _parse_csv(raw: bytes, fname: str) -> tuple[np.ndarray, np.ndarray | None]:
         if header not in (["x", "y"], ["x", "y", "label"]):
             raise DatasetError(
                 f"{fname} line {first_line}: header must be 'x,y' or 'x,y,label', "
-                f"got {','.join(first)!r}"
+                f"got {brief(','.join(first))}"
             )
         if not rows:
             raise DatasetError(f"{fname}: the file has a header but no data rows")
@@ -480,7 +485,8 @@ def load_points(path: str | Path) -> Dataset:
         points, labels = _read_csv(path)
     else:
         raise DatasetError(
-            f"{fname}: unsupported file type {suffix or '(no suffix)'!r}; expected .npy or .csv"
+            f"{fname}: unsupported file type {brief(suffix or '(no suffix)')}; expected .npy "
+            "or .csv"
         )
     pts, lab = _validate(points, labels, fname)
     return Dataset(name=fname, points=pts, labels=lab)

@@ -26,6 +26,10 @@ def pick_device(override: str | None = None) -> torch.device:
         device = torch.device(name)
     except RuntimeError as exc:  # torch raises RuntimeError for unknown device strings
         raise ValueError(f"unknown device {name!r} (BNVIZ_DEVICE): {exc}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {name!r}: bnviz runs on cpu or cuda[:N]")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} asked for, but CUDA is not available here")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r}: this machine has {torch.cuda.device_count()} GPU(s)")
     return device

@@ -33,6 +33,7 @@ from torch import nn
 
 from bnviz.imagedata import MAX_FOLDER_IMAGES, ImageData, check_available, load_image_data
 from bnviz.imagenets import ARCHS, build_model, calibrate_frozen, layer_preactivations
+from bnviz.messages import brief
 
 __all__ = ["ARMS", "JOB_TYPES", "PARAMS", "DistInfo", "JobContext", "ParamError", "ParamSpec",
            "RecordingContext", "check_params", "run_experiment", "summarise"]
@@ -112,7 +113,8 @@ def _coerce(spec: ParamSpec, value: Any) -> Any:
         return value.strip()
     if spec.kind == "choice":
         if value not in spec.choices:
-            raise ParamError(f"{name}: expected one of {', '.join(spec.choices)}, got {value!r}")
+            raise ParamError(f"{name}: expected one of {', '.join(spec.choices)}, got "
+                             f"{brief(value)}")
         return value
     if spec.kind == "floats":
         items = value.split(",") if isinstance(value, str) else value
@@ -126,19 +128,19 @@ def _coerce(spec: ParamSpec, value: Any) -> Any:
 def _number(spec: ParamSpec, value: Any, kind: type) -> Any:
     name = spec.flag
     if isinstance(value, bool) or value is None:
-        raise ParamError(f"{name}: expected a number, got {value!r}")
+        raise ParamError(f"{name}: expected a number, got {brief(value)}")
     try:
         number = float(value.strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ParamError(f"{name}: expected a number, got {value!r}") from None
+        raise ParamError(f"{name}: expected a number, got {brief(value)}") from None
     if not math.isfinite(number):
-        raise ParamError(f"{name}: expected a finite number, got {value!r}")
+        raise ParamError(f"{name}: expected a finite number, got {brief(value)}")
     if kind is int:
         if number != int(number):
-            raise ParamError(f"{name}: expected a whole number, got {value!r}")
+            raise ParamError(f"{name}: expected a whole number, got {brief(value)}")
         number = int(number)
     if (spec.lo is not None and number < spec.lo) or (spec.hi is not None and number > spec.hi):
-        raise ParamError(f"{name}: must be from {spec.lo:g} to {spec.hi:g}, got {value!r}")
+        raise ParamError(f"{name}: must be from {spec.lo:g} to {spec.hi:g}, got {brief(value)}")
     return number
 
 
@@ -147,12 +149,12 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
     accepted); unknown names, wrong types, out-of-range values and over-cap work raise
     ParamError with one clear sentence. Returns every parameter the type uses."""
     if job_type not in JOB_TYPES:
-        raise ParamError(f"unknown job type {job_type!r}: one of {', '.join(JOB_TYPES)}")
+        raise ParamError(f"unknown job type {brief(job_type)}: one of {', '.join(JOB_TYPES)}")
     if not isinstance(raw, dict):
         raise ParamError("parameters must be a mapping")
     unknown = sorted(str(k) for k in set(raw) - set(_SPEC))
     if unknown:
-        raise ParamError(f"unknown parameter {unknown[0]!r} (known: {', '.join(_SPEC)})")
+        raise ParamError(f"unknown parameter {brief(unknown[0])} (known: {', '.join(_SPEC)})")
     other = sorted(k for k in raw if job_type not in _SPEC[k].types and raw[k] not in (None, ""))
     if other:
         raise ParamError(f"{_SPEC[other[0]].flag} is not a parameter of {job_type} (it is one "

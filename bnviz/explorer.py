@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from bnviz.datasets import DATASETS, Dataset, as_dataset, make_dataset
 from bnviz.geometry import nearest_segment_distances
+from bnviz.messages import brief
 from bnviz.network import (
     ACTIVATIONS,
     MODES,
@@ -95,18 +96,18 @@ def _number(raw: Any, name: str, integer: bool) -> float:
         value = float(raw)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name.replace('_', ' ')}: enter a number from {bounds}, "
-                         f"got {str(raw)[:40]!r}") from None
+                         f"got {brief(str(raw)[:40])}") from None
     if not math.isfinite(value) or not lo <= value <= hi or (integer and value != int(value)):
         kind = "a whole number" if integer else "a number"
         raise InputError(f"{name.replace('_', ' ')}: enter {kind} from {bounds}, "
-                         f"got {str(raw)[:40]!r}")
+                         f"got {brief(str(raw)[:40])}")
     return int(value) if integer else value
 
 
 def _choice(raw: Any, name: str, options: tuple[str, ...]) -> str:
     if raw not in options:
         raise InputError(f"{name.replace('_', ' ')}: choose one of {', '.join(options)}, "
-                         f"got {raw!r}")
+                         f"got {brief(raw)}")
     return raw
 
 
@@ -153,7 +154,7 @@ class ExplorerSettings:
                 batch_size = None
             if batch_size is None or not 2 <= batch_size:
                 raise InputError(f"batch size: enter 'all' or a whole number from 2 to the number "
-                                 f"of points, got {bs!r}")
+                                 f"of points, got {brief(bs)}")
         settings = cls(
             depth=depth,
             width=width,

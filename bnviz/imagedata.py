@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bnviz.messages import brief
 from bnviz.runs import bnviz_home
 
 __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "ImageData",
@@ -98,7 +99,7 @@ def parse_dataset_name(name: object) -> str:
             raise DataError(f"folder:{folder!s} is not a folder name inside the data directory "
                             "(letters, digits, '.', '_', '-'; no paths)")
         return f"folder:{folder}"
-    raise DataError(f"unknown dataset {text!r}: use one of {', '.join(STANDARD_DATASETS)} or "
+    raise DataError(f"unknown dataset {brief(text)}: use one of {', '.join(STANDARD_DATASETS)} or "
                     "folder:NAME (an image folder in the data directory)")
 
 
@@ -311,7 +312,7 @@ def _folder(root: Path, folder: str, size: int) -> ImageData:
 
 def _folder_missing(folder: str, root: Path) -> DataError:
     return DataError(
-        f"image folder {folder!r} not found: looked for {root / folder / 'train'} and "
+        f"image folder {brief(folder)} not found: looked for {root / folder / 'train'} and "
         f"{root / folder / 'val'} (one subfolder per class in each) in BNVIZ_DATA={root}. "
         f"imagenette (ImageNet layout) is at {DOWNLOADS['imagenette'][0]}; `python -m bnviz "
         "data download imagenette` fetches it on a machine with internet.")
@@ -365,7 +366,7 @@ def download(name: str, base_url: str | None = None) -> Path:
     md5 and unpacked with tarfile's ``data`` filter (no path escapes the data directory).
     """
     if name not in DOWNLOADS:
-        raise DataError(f"nothing to download for {name!r}: one of {', '.join(DOWNLOADS)}")
+        raise DataError(f"nothing to download for {brief(name)}: one of {', '.join(DOWNLOADS)}")
     url, md5, target = DOWNLOADS[name]
     root = data_dir()
     root.mkdir(parents=True, exist_ok=True)

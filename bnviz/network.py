@@ -16,6 +16,7 @@ later layers are recomputed from the modified forward pass, as a BN network in t
 
 from __future__ import annotations
 
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -196,6 +197,12 @@ def random_network(
     return Network(tuple(weights), activation, alpha, mode, tuple(biases), head)
 
 
+#: The arrays a network file may hold, and their total size once decompressed (a network of
+#: MAX_WIDTH x MAX_DEPTH in float64 is ~8 MB): a small compressed file cannot expand to GBs.
+_NETWORK_ARRAY = re.compile(r"W[1-9][0-9]{0,2}|c[1-9][0-9]{0,2}|head_W|head_b")
+MAX_NETWORK_FILE_BYTES = 64_000_000
+
+
 def load_network(
     path: str | Path, activation: str = "leaky_relu", alpha: float = 0.1, mode: str = "bn"
 ) -> Network:
@@ -209,6 +216,14 @@ def load_network(
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             raise ValueError("a single array, not an .npz archive of W1..WL")
         with loaded as f:
+            unknown = sorted(k for k in f.files if not _NETWORK_ARRAY.fullmatch(k))
+            if unknown:
+                raise ValueError(f"unexpected array {unknown[0]!r} (expected W1..WL, c1..cL, "
+                                 "head_W, head_b)")
+            size = sum(f.zip.getinfo(k + ".npy").file_size for k in f.files)
+            if size > MAX_NETWORK_FILE_BYTES:  # checked before anything is decompressed
+                raise ValueError(f"{size / 1e6:.0f} MB of arrays, over the cap of "
+                                 f"{MAX_NETWORK_FILE_BYTES // 1_000_000} MB")
             arrays = {k: np.array(f[k]) for k in f.files}
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None

@@ -57,6 +57,7 @@ __all__ = [
     "ANGLE_TOL",
     "RTOL",
     "LayerPartition",
+    "NumericalBreakdown",
     "Partition",
     "Polygons",
     "compute_partition",
@@ -67,6 +68,12 @@ __all__ = [
 RTOL = 1e-10
 ANGLE_TOL = 1e-12
 _PACK = 31  # sign trits packed per int64 word (2 bits each, sign bit left clear)
+
+
+class NumericalBreakdown(ValueError):
+    """The float64 arrangement became inconsistent (a face with fewer than 3 corners): seen
+    for nearly concurrent lines far from BN's exact central case. A ValueError, so every
+    caller reports it as a message; known limitation, see the module's tolerance notes."""
 
 
 def box_from_extent(extent: float) -> tuple[float, float, float, float]:
@@ -532,7 +539,8 @@ def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Ten
     xy = pt_xy[face_pt]
     f_count = torch.bincount(face_of, minlength=n_faces)
     if n_faces and int(f_count.min()) < 3:
-        raise RuntimeError("partition: a face with fewer than 3 corners (numerical breakdown)")
+        raise NumericalBreakdown("the exact partition broke down numerically at these settings "
+                                 "(nearly coincident lines); move a control slightly")
     center = torch.zeros((n_faces, 2), dtype=torch.float64, device=dev).index_add_(0, face_of, xy)
     rel = xy - (center / f_count[:, None])[face_of]
     order = _lexsort(face_of, torch.atan2(rel[:, 1], rel[:, 0]))

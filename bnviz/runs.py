@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Cancelled", "RunStatus", "bnviz_home", "cancel_run", "result_path", "run_key",
+__all__ = ["Cancelled", "RunStatus", "bnviz_home", "cancel_run", "is_run_key", "result_path",
+           "run_key",
            "run_status", "start_run"]
 
 #: A run whose progress file has not moved for this long is taken to have died (progress is
@@ -42,9 +43,15 @@ def run_key(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:24]
 
 
+def is_run_key(key: object) -> bool:
+    """Whether a value (from a page's store: the client can send anything) is a run key."""
+    return isinstance(key, str) and len(key) == 24 and all(c in "0123456789abcdef"
+                                                            for c in key)
+
+
 def result_path(kind: str, key: str) -> Path:
     """The result file of a run; keys never come from a path a user typed."""
-    if not (len(key) == 24 and all(c in "0123456789abcdef" for c in key)):
+    if not is_run_key(key):
         raise ValueError("not a run key")
     if not kind.isidentifier():
         raise ValueError("not a run kind")

@@ -9,7 +9,7 @@ from dash import Input, Output, State, callback, html, no_update
 
 from bnviz.datasets import DATASETS
 from bnviz.density import load_density, near_data_ratios, start_density
-from bnviz.runs import cancel_run, run_status
+from bnviz.runs import cancel_run, is_run_key, run_status
 from callbacks.figures import density_figure, near_ratio_figure
 from callbacks.parsing import whole_number
 from layouts.ids import Density as ids
@@ -21,7 +21,7 @@ def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
     """Validate the controls into the run's parameters (ValueError with a message)."""
     try:
         eps = float(eps)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         eps = math.nan
     if not (math.isfinite(eps) and 1 <= eps <= 8):
         raise ValueError("ε: enter a number of grid cells from 1 to 8")
@@ -72,7 +72,7 @@ def cancel(_, job):
           Output(ids.RESULT, "data"), Output(ids.POLL, "disabled", allow_duplicate=True),
           Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"), prevent_initial_call=True)
 def poll(_, job):
-    if not job:
+    if not is_run_key(job):  # none, or a tampered store
         return no_update, no_update, no_update, True
     st = run_status("density", job)
     if st.state == "running":
@@ -94,7 +94,7 @@ def show(result, layers_text, radius):
     try:
         try:
             r = float(radius)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             r = math.nan
         if not (math.isfinite(r) and r > 0):
             raise ValueError("r: enter a distance > 0")

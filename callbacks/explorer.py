@@ -41,6 +41,7 @@ from bnviz.explorer import (
 )
 from bnviz.limits import PartitionTooLarge
 from callbacks.figures import partition_figure, small_multiples_figure, unit_figure
+from callbacks.parsing import finite_number, shown_name
 from layouts import explorer as explorer_layout
 from layouts.ids import Explorer as ids
 
@@ -202,7 +203,9 @@ def _summary(result: ExplorerResult, seconds: float) -> html.Div:
 def update_views(controls, extra, view, tls, projector, preset=None):
     """Recompute and redraw the visible view; a bad value shows a message and keeps the
     pictures as they were (nothing is lost)."""
+    preset = preset if isinstance(preset, str) and preset in PRESETS else None
     try:
+        extra = checked_points(extra)
         s = settings_from_controls(controls)
         result, seconds = run_explorer(s, extra)
         rows = []
@@ -247,15 +250,16 @@ def sync_ranges(depth, width, layer, target_layer, target_unit):
     bad depth or width is reported by update_views; the ranges then stay as they were)."""
     lo_d, hi_d = EXPLORER_LIMITS["depth"]
     lo_w, hi_w = EXPLORER_LIMITS["width"]
-    ok = all(isinstance(v, int | float) and math.isfinite(v) and v == int(v)
-             for v in (depth, width)) and lo_d <= depth <= hi_d and lo_w <= width <= hi_w
+    d, w = (finite_number(v) if not isinstance(v, str) else None for v in (depth, width))
+    ok = d is not None and w is not None and d == int(d) and w == int(w) and \
+        lo_d <= d <= hi_d and lo_w <= w <= hi_w
     if not ok:
         return (no_update,) * 7
-    depth, width = int(depth), int(width)
+    depth, width = int(d), int(w)
 
     def clamp(value, hi):
-        return min(int(value), hi) if isinstance(value, int | float) and math.isfinite(
-            value) and value >= 1 else no_update
+        v = finite_number(value) if not isinstance(value, str) else None
+        return min(int(v), hi) if v is not None and v >= 1 else no_update
 
     marks = {i: str(i) for i in range(1, depth + 1)}
     return (depth, marks, clamp(layer, depth), depth, clamp(target_layer, depth), width,
@@ -274,8 +278,8 @@ def resample_weights(_, seed):
 def _next_seed(seed) -> int:
     """The next seed, wrapping within the valid range; a bad value restarts at 0."""
     hi = int(EXPLORER_LIMITS["weight_seed"][1])
-    ok = isinstance(seed, int | float) and math.isfinite(seed) and 0 <= seed <= hi
-    return (int(seed) + 1) % (hi + 1) if ok else 0
+    v = finite_number(seed) if not isinstance(seed, str) else None
+    return (int(v) + 1) % (hi + 1) if v is not None and 0 <= v <= hi else 0
 
 
 @callback(Output(ids.BATCH_SEED, "value", allow_duplicate=True),
@@ -319,7 +323,7 @@ def animate_mu(_, __, mu, disabled):
         return 0.0, False
     if disabled:
         return no_update, True
-    nxt = round(min(1.0, float(mu or 0.0) + 0.05), 2)
+    nxt = round(min(1.0, max(0.0, finite_number(mu) or 0.0) + 0.05), 2)
     return nxt, nxt >= 1.0
 
 
@@ -333,9 +337,12 @@ def animate_mu(_, __, mu, disabled):
           prevent_initial_call=True)
 def add_points(click, contents, _, filename, extra):
     """Clicking the plot adds a point; a CSV upload adds its points; 'clear' removes them."""
-    extra = list(extra or [])
     if ctx.triggered_id == ids.CLEAR_POINTS:
         return [], ""
+    try:
+        extra = checked_points(extra)
+    except InputError:  # a malformed store (a crafted request): start from no points
+        extra = []
     if ctx.triggered_id == ids.UPLOAD:
         try:
             pts = upload_points(contents, filename)
@@ -345,21 +352,38 @@ def add_points(click, contents, _, filename, extra):
         if len(new) > MAX_EXTRA_POINTS:
             return no_update, html.Span(f"too many points: at most {MAX_EXTRA_POINTS} can be "
                                         "added", className="text-danger")
-        return new, f"added {len(pts)} points from {filename}"
+        return new, f"added {len(pts)} points from {shown_name(filename)}"
     try:
         p = click["points"][0]
         x, y = float(p["x"]), float(p["y"])
-    except (TypeError, KeyError, IndexError, ValueError):
+    except (TypeError, KeyError, IndexError, ValueError, OverflowError):
+        return no_update, no_update
+    if not (math.isfinite(x) and math.isfinite(y)):  # only a crafted request sends these
         return no_update, no_update
     if len(extra) >= MAX_EXTRA_POINTS:
         return no_update, f"at most {MAX_EXTRA_POINTS} added points"
     return extra + [[round(x, 4), round(y, 4)]], f"{len(extra) + 1} added points"
 
 
+def checked_points(extra) -> list[list[float]]:
+    """The added points as the page stores them ([[x, y], ...]); anything else (only a
+    crafted request sends it) is refused with a message."""
+    if extra is None:
+        return []
+    if isinstance(extra, list) and len(extra) > MAX_EXTRA_POINTS:
+        raise InputError(f"at most {MAX_EXTRA_POINTS} added points; press 'clear'")
+    ok = isinstance(extra, list) and all(
+        isinstance(p, list | tuple) and len(p) == 2 and not any(isinstance(v, str) for v in p)
+        and all(finite_number(v) is not None for v in p) for p in extra)
+    if not ok:
+        raise InputError("added points: not a list of finite (x, y) pairs; press 'clear'")
+    return [[float(x), float(y)] for x, y in extra]
+
+
 def upload_points(contents: str | None, filename: str | None) -> np.ndarray:
     """Decode a dcc.Upload data URL and parse it as CSV; ValueError with a clear message."""
-    name = filename or "upload"
-    if not contents or "," not in contents:
+    name = shown_name(filename)
+    if not isinstance(contents, str) or "," not in contents:
         raise ValueError(f"{name}: empty upload")
     payload = contents.split(",", 1)[1]
     if len(payload) > MAX_UPLOAD_BYTES * 4 // 3 + 4:
@@ -368,7 +392,7 @@ def upload_points(contents: str | None, filename: str | None) -> np.ndarray:
         raw = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError(f"{name}: the upload is not readable") from None
-    if not name.lower().endswith(".csv"):
+    if not (isinstance(filename, str) and filename.lower().endswith(".csv")):
         raise ValueError(f"{name}: expected a .csv file with columns x, y[, label]")
     return points_from_csv_bytes(raw, name).points
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +19,7 @@ from bnviz.jitter import (
 )
 from bnviz.limits import PartitionTooLarge
 from bnviz.network import random_network
+from bnviz.runs import is_run_key
 from bnviz.training_cache import (
     load_trained,
     save_uploaded,
@@ -28,8 +28,11 @@ from bnviz.training_cache import (
     training_status,
 )
 from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
-from callbacks.parsing import whole_number
+from callbacks.parsing import finite_number, shown_name, whole_number
 from layouts.ids import Jitter as ids
+
+#: Largest network upload: the page's networks (<= 6 layers of 32 units) take ~50 kB.
+MAX_NETWORK_BYTES = 1_000_000
 
 
 def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterSettings:
@@ -70,6 +73,7 @@ def _computed(settings: JitterSettings, trained: str | None):
     Input(ids.REALIZATIONS, "value"), Input(ids.VIRTUAL, "value"), Input(ids.TRAINED, "data"),
 )
 def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
+    trained = trained if isinstance(trained, str) else None  # a store holds a key
     try:
         s = parse_settings(dataset, n, depth, width, seed, batch, k, virtual)
         result, curve = _computed(s, trained)
@@ -113,8 +117,8 @@ def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
     try:
         s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
         steps = whole_number(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
-        lr = float(lr)
-        if not (math.isfinite(lr) and 0 < lr <= 10):
+        lr = finite_number(lr)
+        if lr is None or not 0 < lr <= 10:
             raise ValueError("learning rate: enter a number in (0, 10]")
         if optimizer not in ("adam", "sgd"):
             raise ValueError("optimizer: adam or sgd")
@@ -132,7 +136,7 @@ def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
           Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"),
           prevent_initial_call=True)
 def poll(_, job):
-    if not job:
+    if not is_run_key(job):  # none, or a tampered store
         return no_update, no_update, no_update, no_update, True
     st = training_status(job)
     if st.state == "running":
@@ -166,7 +170,13 @@ def back_to_initialisation(*_):
 def save(_, trained):
     if not trained:
         return no_update
-    return dcc.send_file(str(trained_path(trained)), filename="bnviz-trained.npz")
+    try:
+        path = trained_path(trained)
+    except ValueError:  # not a key: a tampered store
+        return no_update
+    if not path.is_file():  # the cache was cleared, or another server without this disk
+        return no_update
+    return dcc.send_file(str(path), filename="bnviz-trained.npz")
 
 
 @callback(Output(ids.TRAINED, "data", allow_duplicate=True),
@@ -175,10 +185,13 @@ def save(_, trained):
           prevent_initial_call=True)
 def load(contents, filename):
     """Load a trained network (.npz with W1..WL, head_W, head_b); never unpickled."""
-    name = filename or "upload"
+    name = shown_name(filename)
     try:
-        if not contents or "," not in contents or not name.lower().endswith(".npz"):
+        if not isinstance(contents, str) or "," not in contents or not isinstance(
+                filename, str) or not filename.lower().endswith(".npz"):
             raise ValueError("expected an .npz file")
+        if len(contents) > MAX_NETWORK_BYTES * 4 // 3 + 100:
+            raise ValueError(f"larger than {MAX_NETWORK_BYTES // 1_000_000} MB")
         raw = base64.b64decode(contents.split(",", 1)[1], validate=True)
         key = save_uploaded(raw)
     except (ValueError, binascii.Error) as exc:
@@ -232,6 +245,7 @@ def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed
                    trained=None):
     """The paper's Figure 7 setup, or the first units of a layer of this page's network.
     The sliders hold log2 of the batch size and log10 of the training set size."""
+    trained = trained if isinstance(trained, str) else None  # a store holds a key
     try:
         batch = 2 ** whole_number(batch, "batch size", 1, 9)
         train = 10 ** whole_number(train, "training set", 2, 5)

@@ -57,6 +57,8 @@ def submit(_n, job_type, values):
     """Submit from the form: (message, colour, open, job to open)."""
     if job_type not in JOB_TYPES:
         return "choose an experiment", "warning", True, no_update
+    if not isinstance(values, list):
+        return "the form is incomplete: reload the page", "warning", True, no_update
     spec = {s.name: s for s in PARAMS}
     params = {name: value for name, value in zip(_PARAM_NAMES, values, strict=False)
               if job_type in spec[name].types and value not in (None, "")}
@@ -190,7 +192,7 @@ def job_action(action: str, job_id: str | None):
           Input(ids.POLL, "n_intervals"))
 def overlay(job_ids, _n):
     curves = []
-    for job_id in (job_ids or [])[:8]:
+    for job_id in (job_ids if isinstance(job_ids, list) else [])[:8]:
         try:
             details = jobs.job_details(job_id, log_tail=0)
         except (ValueError, jobs.StoreError):

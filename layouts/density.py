@@ -19,7 +19,8 @@ EXPLAIN = [
 ]
 
 
-def layout() -> dbc.Container:
+def layout(**_query) -> dbc.Container:
+    """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     controls = dbc.Card(dbc.CardBody([
         html.H6("Network and data (the paper: 11 x 1024, 50 star points)",
                 className="text-muted"),

@@ -92,7 +92,8 @@ def figure7_controls() -> dbc.Row:
     ], className="mt-2")
 
 
-def layout() -> dbc.Container:
+def layout(**_query) -> dbc.Container:
+    """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     return dbc.Container(fluid=True, children=[dbc.Row([
         dbc.Col(controls(), lg=3),
         dbc.Col([

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bnviz.messages import brief
 from bnviz.runs import bnviz_home
 
 __all__ = ["ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "RedisStore", "SQLiteStore",
@@ -50,7 +51,7 @@ class StoreError(RuntimeError):
 def check_job_id(job_id: object) -> str:
     """A job id as given by a user (URL, CLI): 12 hex digits, or ValueError."""
     if not isinstance(job_id, str) or not JOB_ID.match(job_id.strip().lower()):
-        raise ValueError(f"{job_id!r} is not a job id (12 hex digits, as `jobs list` shows)")
+        raise ValueError(f"{brief(job_id)} is not a job id (12 hex digits, as `jobs list` shows)")
     return job_id.strip().lower()
 
 
@@ -494,5 +495,5 @@ def open_store(url: str | None = None) -> JobStore:
             elif url.startswith("sqlite:///"):
                 _STORES[url] = SQLiteStore(url[len("sqlite:///"):])
             else:
-                raise StoreError(f"BNVIZ_STORE_URL {url!r}: use sqlite:///PATH or redis://...")
+                raise StoreError(f"BNVIZ_STORE_URL {brief(url)}: use sqlite:///PATH or redis://...")
         return _STORES[url]
