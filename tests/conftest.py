@@ -136,12 +136,6 @@ def jobs_home(tmp_home: Path, monkeypatch: pytest.MonkeyPatch):
             time.sleep(0.1)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory):
     """A real redis-server on loopback for the test session; yields its URL. Skipped on a
@@ -152,7 +146,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):
             pytest.fail("CI=true but redis-server is not installed (.ci/run installs it)",
                         pytrace=False)
         pytest.skip("redis-server not installed")
-    port = _free_port()
+    from served import free_port
+
+    port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--dir", str(workdir)],

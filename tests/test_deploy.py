@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from served import JOBS_REFRESH, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -28,12 +28,6 @@ def _instruction(name: str) -> list[str]:
     return json.loads(lines[-1][len(name):].strip().split("CMD", 1)[-1].strip())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str, data: bytes | None = None, timeout: float = 30):
     req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
@@ -45,7 +39,7 @@ def served(tmp_path_factory):
     """The Dockerfile's CMD, run with this venv's gunicorn on a free loopback port."""
     cmd = _instruction("CMD")
     assert cmd[0] == "gunicorn" and "app:server" in cmd
-    port = _free_port()
+    port = free_port()
     home = tmp_path_factory.mktemp("home")
     env = dict(os.environ, BNVIZ_BIND=f"127.0.0.1:{port}", BNVIZ_HOME=str(home),
                BNVIZ_WEB_WORKERS="2", BNVIZ_ACCESS_LOG="0")
@@ -82,15 +76,7 @@ def test_the_page_is_served(served):
 
 def test_a_callback_answers(served):
     base, *_ = served
-    payload = {
-        "output": "..jobs-table.children...jobs-selected.options...jobs-overlay.options..."
-                  "jobs-backend.children..",
-        "outputs": [{"id": "jobs-table", "property": "children"},
-                    {"id": "jobs-selected", "property": "options"},
-                    {"id": "jobs-overlay", "property": "options"},
-                    {"id": "jobs-backend", "property": "children"}],
-        "inputs": [{"id": "jobs-poll", "property": "n_intervals", "value": 1}],
-        "changedPropIds": ["jobs-poll.n_intervals"], "state": []}
+    payload = JOBS_REFRESH
     status, body = _get(base + "/_dash-update-component", json.dumps(payload).encode())
     reply = json.loads(body)
     assert status == 200
@@ -128,7 +114,7 @@ def test_two_gunicorn_workers_serve_and_debug_is_off(served):
 def test_healthz_degraded_when_the_broker_is_down(monkeypatch, tmp_home):
     from bnviz.health import health
 
-    monkeypatch.setenv("BNVIZ_BROKER_URL", f"redis://127.0.0.1:{_free_port()}/0")
+    monkeypatch.setenv("BNVIZ_BROKER_URL", f"redis://127.0.0.1:{free_port()}/0")
     monkeypatch.setenv("BNVIZ_STORE_URL", f"sqlite:///{tmp_home / 'jobs.sqlite'}")
     report = health()
     assert report["status"] == "degraded"

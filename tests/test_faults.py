@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,41 +15,17 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from served import JOBS_REFRESH, free_port, post_callback
 
 from bnviz.jobs.store import SQLiteStore, pid_alive
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"]
-REFRESH = {  # the jobs page's table callback, as the browser sends it
-    "output": "..jobs-table.children...jobs-selected.options...jobs-overlay.options..."
-              "jobs-backend.children..",
-    "outputs": [{"id": "jobs-table", "property": "children"},
-                {"id": "jobs-selected", "property": "options"},
-                {"id": "jobs-overlay", "property": "options"},
-                {"id": "jobs-backend", "property": "children"}],
-    "inputs": [{"id": "jobs-poll", "property": "n_intervals", "value": 1}],
-    "changedPropIds": ["jobs-poll.n_intervals"], "state": []}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _post(base: str, payload: dict, timeout: float = 60) -> dict:
-    req = urllib.request.Request(base + "/_dash-update-component",
-                                 json.dumps(payload).encode(),
-                                 {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.load(r)
-
-
 class Server:
     """The Dockerfile's gunicorn command on a loopback port, startable and stoppable."""
 
     def __init__(self, home: Path):
-        self.home, self.port, self.proc = home, _free_port(), None
+        self.home, self.port, self.proc = home, free_port(), None
         self.base = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
@@ -112,7 +87,7 @@ def test_a_web_worker_killed_mid_request_is_replaced(server):
     def slow_requests() -> None:  # keep both workers busy with requests while one dies
         for _ in range(6):
             try:
-                results.append(_post(server.base, REFRESH, timeout=30))
+                results.append(post_callback(server.base, JOBS_REFRESH, timeout=30))
             except (urllib.error.URLError, ConnectionError, OSError) as exc:
                 results.append(exc)
 
@@ -130,7 +105,7 @@ def test_a_web_worker_killed_mid_request_is_replaced(server):
         time.sleep(0.2)
     assert before[0] not in server.workers() and len(server.workers()) == 2
     for _ in range(10):
-        reply = _post(server.base, REFRESH)
+        reply = post_callback(server.base, JOBS_REFRESH)
         assert "No jobs yet" in json.dumps(reply["response"]["jobs-table"])
     assert sum(isinstance(r, dict) for r in results) >= len(results) - 4  # at most the ones
     server.wait_healthy()                                                 # in flight failed
@@ -142,12 +117,12 @@ def test_restarting_the_server_keeps_jobs_and_their_results(server, jobs_home):
                "--width", "4", "--json")
     assert out.returncode == 0, out.stderr
     job_id = json.loads(out.stdout)["id"]
-    assert job_id in json.dumps(_post(server.base, REFRESH)["response"])
+    assert job_id in json.dumps(post_callback(server.base, JOBS_REFRESH)["response"])
     server.stop()  # the web server goes away while the job runs in the detached worker
     waited = _cli(jobs_home, "jobs", "wait", job_id, "--timeout", "120")
     assert waited.returncode == 0, waited.stdout + waited.stderr
     server.start()
-    table = json.dumps(_post(server.base, REFRESH)["response"]["jobs-table"])
+    table = json.dumps(post_callback(server.base, JOBS_REFRESH)["response"]["jobs-table"])
     assert job_id in table and "succeeded" in table
     store = SQLiteStore(jobs_home / "jobs" / "jobs.sqlite")
     assert len(store.metrics(job_id)) == 9  # 3 arms x 3 epochs, all kept
