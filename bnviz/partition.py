@@ -95,12 +95,20 @@ class Polygons:
     """Convex polygons in CSR layout, counter-clockwise, with their activation codes.
 
     ``codes[i]`` holds the activation pattern (True: h > 0) of every unit of layers 1..l,
-    layer by layer, constant inside polygon i.
+    layer by layer, constant inside polygon i.  They are kept packed, 8 units a byte
+    (``packed_codes``): a partition keeps every layer's regions, and unpacked codes of 12
+    layers of 48 units at the explorer's region cap took 220 MB of one request's memory.
     """
 
     ptr: np.ndarray  # (R + 1,) int64
     vertices: np.ndarray  # (V, 2) float64
-    codes: np.ndarray  # (R, U) bool
+    packed_codes: np.ndarray  # (R, ceil(U / 8)) uint8, np.packbits of the codes along units
+    n_units: int  # U
+
+    @property
+    def codes(self) -> np.ndarray:
+        """(R, U) bool activation patterns (unpacked on each access)."""
+        return np.unpackbits(self.packed_codes, axis=1, count=self.n_units).astype(bool)
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
@@ -259,8 +267,9 @@ class _Mesh:
         return self.ptr.numel() - 1
 
     def to_polygons(self) -> Polygons:
+        codes = self.codes.cpu().numpy()
         return Polygons(self.ptr.cpu().numpy(), self.verts.cpu().numpy(),
-                        self.codes.cpu().numpy())
+                        np.packbits(codes, axis=1), codes.shape[1])
 
 
 def _box_mesh(box, dev, groups: int = 1) -> _Mesh:

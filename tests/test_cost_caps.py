@@ -232,9 +232,10 @@ def test_density_and_training_pages_show_busy(held_runs, monkeypatch):
 
     start, _ = held_runs
     start(1), start(2)
-    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 0, 16, 1)
+    seed = 918_273  # settings no other test starts (runs are known process-wide by key)
+    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, seed, 16, 1)
     assert key is no_update and shown is True and message.startswith("the server is busy")
-    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, 0, 4, 10, "adam", 0.01)
+    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, seed, 4, 10, "adam", 0.01)
     assert key is no_update and shown is True and message.startswith("the server is busy")
 
 
