@@ -56,8 +56,32 @@ def add_health_route(app: Dash) -> None:
     app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(health()))
 
 
+def add_memory_release(app: Dash, min_seconds: float = 0.25) -> None:
+    """After a request that computed for ``min_seconds`` or more, give the memory its
+    tensors used back to the OS once the response is sent (bnviz.memory), so that a worker
+    does not keep a heavy request's peak for good."""
+    import time
+
+    from flask import g, request
+
+    from bnviz import memory
+
+    @app.server.before_request
+    def _started() -> None:
+        g.bnviz_started = time.perf_counter()
+
+    @app.server.after_request
+    def _release(response):
+        started = g.get("bnviz_started")
+        if started is not None and request.method == "POST" and \
+                time.perf_counter() - started >= min_seconds:
+            response.call_on_close(memory.release_freed_memory)
+        return response
+
+
 app = create_app()
 add_health_route(app)
+add_memory_release(app)
 server = app.server
 
 if __name__ == "__main__":

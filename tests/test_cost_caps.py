@@ -259,3 +259,54 @@ def test_explorer_mean_boundary_distance_is_the_all_pairs_minimum():
     facets = np.concatenate([lp.facets for lp in r.partition.layers])
     want = nearest_by_all_pairs(torch.as_tensor(r.data.points), torch.as_tensor(facets))
     assert r.mean_boundary_distance == pytest.approx(float(want.mean()), rel=1e-12)
+
+
+# ---- memory given back after heavy requests -----------------------------------------------
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc, /proc")
+def test_release_freed_memory_returns_heap_holes_to_the_os():
+    """Blocks freed below a live one stay in the heap (resident) until malloc_trim returns
+    them; the dynamic mmap threshold is raised first, as a large tensor's free does."""
+    from bnviz.memory import release_freed_memory
+
+    big = bytearray(24 << 20)
+    del big  # an mmapped block freed: later 1 MB blocks come from the heap
+    blocks, pins = [], []
+    for _ in range(200):  # zero-filled, so resident; each followed by a live small block
+        blocks.append(bytearray(1 << 20))
+        pins.append(bytearray(64 << 10))
+    before = _rss_mb()
+    del blocks  # holes between live blocks: free() cannot shrink the heap's top
+    held = _rss_mb()
+    assert release_freed_memory() is True
+    after = _rss_mb()
+    assert held > before - 50  # free() alone kept (almost) all of it
+    assert after < held - 150, (before, held, after)
+    del pins
+
+
+def test_heavy_post_requests_release_memory_after_the_response(monkeypatch):
+    """The server hook: a POST that took >= 0.25 s releases memory once its response is
+    closed (sent); a quick POST or a GET does not."""
+    import app as dashboard
+    from bnviz import memory
+
+    calls = []
+    monkeypatch.setattr(memory, "release_freed_memory", lambda: calls.append(1) or True)
+    server = dashboard.server
+    if "bnviz_test_slow" not in server.view_functions:
+        server.add_url_rule("/_test_slow", "bnviz_test_slow",
+                            lambda: (time.sleep(float(__import__("flask").request.args["s"])),
+                                     "done")[1], methods=["GET", "POST"])
+    client = server.test_client()
+    for method, seconds, want in (("post", 0.0, 0), ("get", 0.3, 0), ("post", 0.3, 1)):
+        calls.clear()
+        response = getattr(client, method)(f"/_test_slow?s={seconds}")
+        assert response.status_code == 200 and calls == []  # not before it is sent
+        response.close()
+        assert len(calls) == want, (method, seconds)
