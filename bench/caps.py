@@ -1,7 +1,7 @@
 """What the heaviest request each page allows costs, against its default request.
 
 Each row calls a page's real figure callback (cache cleared) with the largest settings its
-caps let through, or just past them, and prints the seconds, the peak RSS growth, whether it
+caps let through, or just past them, and prints the seconds, the peak memory growth, whether it
 was served or refused, and the ratio to the same page's default request timed in the same
 process (the baseline).  The caps are in ``bnviz/limits.py``, ``bnviz/explorer.py``
 (``EXPLORER_LIMITS``, 60k regions a layer), ``bnviz/jitter.py`` (300k regions over all
@@ -14,7 +14,6 @@ realisations, 2^17 points for Figure 7) and the partition's work cap
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 import warnings
@@ -24,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 warnings.filterwarnings("ignore")
 
 import app  # noqa: E402, F401  (registers the callbacks)
+from bnviz.memory import release_freed_memory  # noqa: E402
 from callbacks import explorer as ce  # noqa: E402
 from callbacks import jitter as cj  # noqa: E402
 
@@ -59,12 +59,23 @@ def _figure7(layer, batch_log2=9, virtual=8, depth=6, width=32):
     return call
 
 
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field)) / 1024
+
+
 def _time(call) -> tuple[float, float, str]:
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """Seconds, peak resident memory above the start (MB), outcome.  The peak is reset
+    before each call (Linux clear_refs), then the freed memory is given back after it, as
+    the web server does after a heavy request."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    rss0 = _status_mb("VmRSS")
     t = time.perf_counter()
     outcome = call()
     dt = time.perf_counter() - t
-    grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    grew = _status_mb("VmHWM") - rss0
+    release_freed_memory()
     return dt, grew, outcome
 
 
@@ -97,7 +108,7 @@ def main() -> None:
             ("layer 3 of d6 w32, |B|=512, B'=2", _figure7(3, virtual=2)),
         ]),
     }
-    print(f"{'page':<20} {'request':<48} {'seconds':>8} {'x default':>10} {'RSS +MB':>8}  "
+    print(f"{'page':<20} {'request':<48} {'seconds':>8} {'x default':>10} {'peak +MB':>8}  "
           "outcome")
     for page, (baseline, rows) in pages.items():
         baseline()  # warm up (imports, first torch calls)
