@@ -171,6 +171,13 @@ def _build_parser() -> _Parser:
     b.add_argument("--seed", type=_nonneg_int, default=0)
     b.add_argument("--json", action="store_true", help="JSON output (the default)")
     b.add_argument("--out", type=Path)
+    c = sub.add_parser("claims", help="every closed-form claim of the five papers, checked "
+                                      "numerically (paper value beside computed value)")
+    c.add_argument("--id", action="append", dest="ids", metavar="ID",
+                   help="only this claim (repeatable); default: all")
+    c.add_argument("--json", action="store_true", help="JSON output (default: a table)")
+    c.add_argument("--out", type=Path)
+    c.add_argument("--device", default=None)
     job_cli.add_commands(sub, _Parser)
     return parser
 
@@ -330,8 +337,31 @@ def _run_density(args: argparse.Namespace) -> bytes:
     }) + "\n").encode()
 
 
+def _run_claims(args: argparse.Namespace) -> bytes:
+    """``{"claims": [{id, paper, statement, paper_value, computed, holds, how, view}]}``, or
+    a table: one line per claim, then how it was computed."""
+    from bnviz.claims import run_claims
+    from bnviz.device import pick_device
+
+    claims = run_claims(args.ids, device=pick_device(args.device))
+    if args.json:
+        return (json.dumps({"claims": [c.as_json() for c in claims]}) + "\n").encode()
+
+    def short(value) -> str:
+        text = json.dumps(value, default=float)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    lines = []
+    for c in claims:
+        lines += [f"{'holds' if c.holds else 'FAILS'}  {c.id}  ({c.paper})",
+                  f"       {c.statement}",
+                  f"       paper: {short(c.paper_value)}   computed: {short(c.computed)}",
+                  f"       {c.how}", ""]
+    return "\n".join(lines).encode()
+
+
 COMMANDS = {"partition": _run_partition, "jitter": _run_jitter, "bnstats": _run_bnstats,
-            "density": _run_density}
+            "density": _run_density, "claims": _run_claims}
 #: Commands that return (output, exit code): jobs, the worker, data downloads.
 STATUS_COMMANDS = {"jobs": job_cli.run_jobs, "worker": job_cli.run_worker,
                    "data": job_cli.run_data}
