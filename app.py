@@ -9,10 +9,11 @@ import dash_bootstrap_components as dbc
 import torch
 from dash import Dash, html
 
-from callbacks import density, explorer, jitter, jobs  # noqa: F401  (registers callbacks)
+from callbacks import density, explorer, jitter, jobs, papers  # noqa: F401  (registers callbacks)
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
+from layouts import papers as papers_layout
 
 
 def configure_torch() -> None:
@@ -35,6 +36,8 @@ def create_app() -> Dash:
                        layout=density_layout.layout)
     dash.register_page("jobs", path="/jobs", name="Jobs (Fig. 4, 5, 10)",
                        layout=jobs_layout.layout)
+    dash.register_page("papers", path="/papers", name="The debate (4 papers)",
+                       layout=papers_layout.layout)
     app.layout = html.Div([
         dbc.NavbarSimple(
             brand="bnviz: what batch normalization does to the partition", color="dark",

@@ -475,3 +475,58 @@ def job_figure(curves: list[tuple[str, str, dict]], title: str = "") -> Figure:
         "margin": {"l": 55, "r": 10, "t": 35, "b": 40}, "title": {"text": title,
                                                                   "font": {"size": 12}},
         "legend": {"font": {"size": 10}}, "uirevision": title, **axes}}
+
+
+def weight_plane_figure(plane) -> Figure:
+    """Dannemann & Junike's weight plane (bnviz.dannemann.WeightPlane): C^ filled (log of its
+    excess over the BN minimum), C as contour lines, W*, W0, the BN minima (ray or line), the
+    nearest BN optimum, and the gradient of C^ at W* (its length is scaled to be seen)."""
+    xs, ys = plane.xs, plane.ys
+    excess = np.log10(np.maximum(plane.bn_loss - plane.min_bn_loss, 0) + 1e-3)
+    e = float(xs[-1])
+    d = plane.bn_direction
+    ray = [[0.0, 0.0], (2 * e * d).tolist()] if not plane.both_signs else \
+        [(-2 * e * d).tolist(), (2 * e * d).tolist()]
+    g = plane.grad_at_w_star
+    gn = float(np.hypot(*g))
+    tip = plane.w_star - (0.25 * e * g / gn if gn > 0 else 0)  # descent direction
+    marker = {"size": 11, "line": {"width": 1, "color": "white"}}
+    data = [
+        {"type": "contour", "x": xs.tolist(), "y": ys.tolist(), "z": excess.tolist(),
+         "colorscale": "Viridis", "reversescale": True, "ncontours": 24,
+         "contours": {"coloring": "fill", "showlines": False},
+         "colorbar": {"title": {"text": "log10(C^ − min C^)", "side": "right"},
+                      "thickness": 12}, "name": "BN loss C^",  # hoverable: a click moves W0
+         "hovertemplate": "w = (%{x:.3f}, %{y:.3f})<extra></extra>"},
+        {"type": "contour", "x": xs.tolist(), "y": ys.tolist(),
+         "z": np.log10(plane.loss + 1e-9).tolist(), "showscale": False, "ncontours": 14,
+         "contours": {"coloring": "none"}, "line": {"color": "white", "width": 1},
+         "name": "loss C (log)", "hoverinfo": "skip"},
+        {"type": "scatter", "mode": "lines", "x": [p[0] for p in ray],
+         "y": [p[1] for p in ray], "line": {"color": "#e8590c", "width": 3},
+         "name": "BN minima (line: γ learnable)" if plane.both_signs else "BN minima (a ray)"},
+        {"type": "scatter", "mode": "markers", "x": [float(plane.w_star[0])],
+         "y": [float(plane.w_star[1])], "marker": {**marker, "color": "black"},
+         "name": "W* (minimum of C)"},
+        {"type": "scatter", "mode": "markers", "x": [float(plane.w0[0])],
+         "y": [float(plane.w0[1])], "marker": {**marker, "color": HIGHLIGHT,
+                                               "symbol": "diamond"}, "name": "W0"},
+        {"type": "scatter", "mode": "lines+markers",
+         "x": [float(plane.w0[0]), float(plane.nearest_bn[0])],
+         "y": [float(plane.w0[1]), float(plane.nearest_bn[1])],
+         "line": {"color": HIGHLIGHT, "dash": "dot"},
+         "marker": {"size": [0, 10], "color": "#e8590c"}, "name": "nearest BN optimum"},
+    ]
+    annotations = [{"x": float(tip[0]), "y": float(tip[1]), "ax": float(plane.w_star[0]),
+                    "ay": float(plane.w_star[1]), "xref": "x", "yref": "y", "axref": "x",
+                    "ayref": "y", "showarrow": True, "arrowhead": 3, "arrowwidth": 2,
+                    "arrowcolor": BOUNDARY, "text": ""}] if gn > 0 else []
+    return {"data": data, "layout": {
+        "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+        "title": {"text": "weight plane: C^ (fill), C (white lines), −∇C^ at W* (red arrow)",
+                  "font": {"size": 12}},
+        "xaxis": {"title": {"text": "w1"}, "range": [float(xs[0]), float(xs[-1])]},
+        "yaxis": {"title": {"text": "w2"}, "range": [float(ys[0]), float(ys[-1])],
+                  "scaleanchor": "x"},
+        "legend": {"orientation": "h", "y": -0.15}, "annotations": annotations,
+        "clickmode": "event"}}

@@ -137,3 +137,21 @@ class Jobs:
 def progress_id(job_id: str) -> str:
     """The id of a job's progress bar in the table (browser tests find it by this)."""
     return f"jobs-progress-{job_id}"
+
+
+class Papers:
+    """The debate page: the four papers that qualify the BN paper, and the claims panel."""
+
+    CLAIMS = "papers-claims"  # the claims table
+    CLAIMS_REQUEST = "papers-claims-request"  # a store whose initial value computes the table
+    # Dannemann & Junike's weight plane
+    DJ_GRAPH = "papers-dj-graph"
+    DJ_POINTS = "papers-dj-points"  # DataTable of x1, x2, y
+    DJ_ADD = "papers-dj-add"
+    DJ_RESET = "papers-dj-reset"
+    DJ_W01 = "papers-dj-w01"
+    DJ_W02 = "papers-dj-w02"
+    DJ_SIGMA = "papers-dj-sigma"  # biased / unbiased
+    DJ_AFFINE = "papers-dj-affine"  # learnable gamma, beta
+    DJ_NUMBERS = "papers-dj-numbers"
+    DJ_MESSAGE = "papers-dj-message"

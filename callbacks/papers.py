@@ -1,0 +1,136 @@
+"""Debate page callbacks: the claims table and Dannemann & Junike's weight plane."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import dash_bootstrap_components as dbc
+import numpy as np
+from dash import Input, Output, State, callback, ctx, html, no_update
+
+from bnviz.claims import all_claims
+from bnviz.dannemann import MAX_POINTS, weight_plane
+from callbacks.figures import weight_plane_figure
+from callbacks.parsing import finite_number
+from layouts.ids import Papers as ids
+from layouts.papers import DJ_EXAMPLE
+
+
+@functools.lru_cache(maxsize=1)
+def claims_json() -> tuple[dict, ...]:
+    """The claims, computed once per server process (seeded: the same every time)."""
+    return tuple(all_claims()["claims"])
+
+
+def _value(v) -> str:
+    text = json.dumps(v, default=float)
+    if isinstance(v, list):
+        text = "[" + ", ".join(f"{x:.5g}" if isinstance(x, float) else str(x) for x in v) + "]"
+    elif isinstance(v, float):
+        text = f"{v:.6g}"
+    elif isinstance(v, dict):
+        text = "; ".join(f"{k}: {_value(x)}" for k, x in v.items())
+    return text
+
+
+def claims_table(claims: tuple[dict, ...]) -> dbc.Table:
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "claim", "paper", "statement", "paper value", "computed", "holds")]))
+    rows = [html.Tr([
+        html.Td(html.Code(c["id"]), id=f"claim-{c['id']}"),
+        html.Td(c["paper"].split(",")[0]),
+        html.Td([c["statement"], html.Div(c["how"], className="text-muted")]),
+        html.Td(_value(c["paper_value"])),
+        html.Td(_value(c["computed"])),
+        html.Td("holds" if c["holds"] else "does not hold",
+                className="text-success fw-bold" if c["holds"] else "text-danger fw-bold"),
+    ]) for c in claims]
+    return dbc.Table([head, html.Tbody(rows)], size="sm", bordered=True,
+                     className="small claims-table")
+
+
+@callback(Output(ids.CLAIMS, "children"), Input(ids.CLAIMS_REQUEST, "data"))
+def show_claims(_request):
+    """Fill the claims panel (computed at the first request, then cached)."""
+    return claims_table(claims_json())
+
+
+def parse_points(rows) -> tuple[np.ndarray, np.ndarray]:
+    """The table's rows as inputs (M, 2) and labels (M,); ValueError says which row is bad."""
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("give at least 3 points")
+    if len(rows) > MAX_POINTS:
+        raise ValueError(f"at most {MAX_POINTS} points")
+    out = []
+    for i, row in enumerate(rows, 1):
+        values = [finite_number(row.get(k)) if isinstance(row, dict) else None
+                  for k in ("x1", "x2", "y")]
+        if any(v is None for v in values):
+            raise ValueError(f"point {i}: x1, x2 and y must be numbers")
+        out.append(values)
+    a = np.array(out)
+    return a[:, :2], a[:, 2]
+
+
+@callback(Output(ids.DJ_GRAPH, "figure"), Output(ids.DJ_NUMBERS, "children"),
+          Output(ids.DJ_MESSAGE, "children"), Output(ids.DJ_MESSAGE, "is_open"),
+          Input(ids.DJ_POINTS, "data"), Input(ids.DJ_W01, "value"), Input(ids.DJ_W02, "value"),
+          Input(ids.DJ_SIGMA, "value"), Input(ids.DJ_AFFINE, "value"))
+def update_weight_plane(rows, w01, w02, sigma, affine):
+    """Redraw the weight plane; a bad value shows a message and keeps the picture."""
+    try:
+        x, y = parse_points(rows)
+        w0 = [finite_number(w01), finite_number(w02)]
+        if None in w0 or max(abs(v) for v in w0) > 100:
+            raise ValueError("W0: two numbers between -100 and 100")
+        if sigma not in ("biased", "unbiased"):
+            raise ValueError("σ: biased or unbiased")
+        plane = weight_plane(x, y, np.array(w0), sigma == "unbiased", bool(affine))
+    except ValueError as exc:
+        return no_update, no_update, str(exc), True
+    g = plane.grad_at_w_star
+    verdict = ("holds" if plane.lemma_holds else "fails") if plane.lemma_applies else \
+        "does not apply (<W0, W*> ≤ 0)"
+    numbers = html.Ul([
+        html.Li(["W* = ", html.B(f"({plane.w_star[0]:.4g}, {plane.w_star[1]:.4g})"),
+                 f", C(W*) = {plane.loss_at_w_star:.5g}, C^(W*) = "
+                 f"{plane.bn_loss_at_w_star:.5g}; min C^ = {plane.min_bn_loss:.5g}"]),
+        html.Li(["∇C^(W*) = ", html.B(f"({g[0]:.5f}, {g[1]:.5f})", id="dj-gradient"),
+                 " (non-zero: W* is not a BN optimum)" if np.hypot(*g) > 1e-9 else ""]),
+        html.Li([f"BN minima: the {'line' if plane.both_signs else 'ray'} along "
+                 f"({plane.bn_direction[0]:.4f}, {plane.bn_direction[1]:.4f}); nearest to W0: "
+                 f"({plane.nearest_bn[0]:.4g}, {plane.nearest_bn[1]:.4g})"]),
+        html.Li(["Santurkar et al.'s Lemma 4.5: ‖W0 − W^*‖² = ",
+                 html.B(f"{plane.lemma_lhs:.5g}", id="dj-lemma-lhs"), " ≤ ‖W0 − W*‖² − "
+                 "(‖W*‖² − ⟨W*, W0⟩)²/‖W*‖² = ", html.B(f"{plane.lemma_rhs:.5g}"),
+                 " — ", html.B(verdict, id="dj-lemma-verdict",
+                               className="text-success" if plane.lemma_holds and
+                               plane.lemma_applies else "text-danger")]),
+    ])
+    return weight_plane_figure(plane), numbers, "", False
+
+
+@callback(Output(ids.DJ_W01, "value"), Output(ids.DJ_W02, "value"),
+          Input(ids.DJ_GRAPH, "clickData"), prevent_initial_call=True)
+def move_w0(click):
+    """A click on the plane moves W0 there."""
+    try:
+        point = click["points"][0]
+        w = [finite_number(point["x"]), finite_number(point["y"])]
+    except (TypeError, KeyError, IndexError):
+        return no_update, no_update
+    if None in w:
+        return no_update, no_update
+    return round(w[0], 4), round(w[1], 4)
+
+
+@callback(Output(ids.DJ_POINTS, "data"), Input(ids.DJ_ADD, "n_clicks"),
+          Input(ids.DJ_RESET, "n_clicks"), State(ids.DJ_POINTS, "data"),
+          prevent_initial_call=True)
+def edit_points(_add, _reset, rows):
+    if ctx.triggered_id == ids.DJ_RESET or not isinstance(rows, list):
+        return [dict(r) for r in DJ_EXAMPLE]
+    if len(rows) >= MAX_POINTS:
+        return no_update
+    return [*rows, {"x1": 0.0, "x2": 0.0, "y": 0.0}]

@@ -1,0 +1,112 @@
+"""Layout of the debate page: the claims panel, where the papers disagree, and the views."""
+
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dash_table, dcc, html
+
+from layouts.common import labelled_row, number_input
+from layouts.ids import Papers as ids
+
+#: Example 3.2 of Dannemann & Junike: inputs and labels.
+DJ_EXAMPLE = [{"x1": 1.0, "x2": 1.0, "y": 2.0}, {"x1": 1.0, "x2": 2.0, "y": 5.0},
+              {"x1": 2.0, "x2": 3.0, "y": 13.0}]
+
+#: Each disagreement in two sentences, with where the page (or the dashboard) shows it.
+DISAGREEMENTS = [
+    ("Does BN give a better initialisation?",
+     "Santurkar et al.'s Lemma 4.5 says the nearest BN optimum is at least as close to any "
+     "initialisation as a standard optimum is. Dannemann & Junike's three-point example "
+     "shows the opposite: at W0 = W* the BN loss still has a gradient, and the BN optima lie "
+     "4.24 away (squared distance).",
+     "#dannemann", "the weight plane below"),
+    ("How tight is Santurkar et al.'s gradient bound?",
+     "Theorem 4.1 is printed as an inequality with 1/sqrt(m). With BN's biased sigma the "
+     "statement is an equality with 1/m, and the printed bound is violated (it can be "
+     "negative).",
+     "#claims", "claims santurkar-thm41 and santurkar-thm41-as-printed"),
+    ("Is BN's mean a fit to the data or an optimisation device?",
+     "The BN paper shows that mu is the total-least-squares fit of each layer's hyperplanes "
+     "to the batch (Theorem 1), so BN moves the partition onto the data. Santurkar et al. "
+     "explain BN by a smoother loss landscape and find no reduction of internal covariate "
+     "shift.",
+     "/", "the explorer's presets (TLS colours, Figure 9)"),
+    ("Is mini-batch noise a regulariser?",
+     "Luo et al. write BN as population normalisation plus gamma decay of strength 3/(4M) "
+     "for a linear unit; that is a leading-order result (the exact gap at M = 16 is 1.9 % "
+     "larger). The BN paper instead shows the noise as jitter of the decision boundary, "
+     "and adds noise on purpose to gain accuracy.",
+     "/jitter", "the jitter page (Figures 6 and 7)"),
+    ("What do BN's gamma and beta mean?",
+     "Ergen et al. normalise by the l2 norm over the batch, not the standard deviation, so "
+     "their gamma is sqrt(n) times a usual BN gamma. The BN paper fixes gamma = 1, beta = 0 "
+     "for its geometry and measures the learnable ones in an ablation (Table 1).",
+     "/jobs", "the affine-ablation job"),
+]
+
+
+def _claims_section() -> html.Div:
+    return html.Div(id="claims", children=[
+        html.H5("Claims, checked now", className="mt-3"),
+        html.P("Each closed-form statement is recomputed independently (autograd, Monte "
+               "Carlo, a numerical minimiser, the exact partition) when the page first "
+               "loads; the same table is `python -m bnviz claims --json`.",
+               className="small text-muted"),
+        dcc.Store(id=ids.CLAIMS_REQUEST, data="all"),
+        dcc.Loading(html.Div(id=ids.CLAIMS), type="dot"),
+    ])
+
+
+def _disagreements_section() -> html.Div:
+    items = [html.Li([html.B(title + " "), text, " ", html.A(f"See {where}.", href=href)],
+                     className="mb-2") for title, text, href, where in DISAGREEMENTS]
+    return html.Div([html.H5("Where they disagree", className="mt-4"),
+                     html.Ul(items, className="small")])
+
+
+def _dannemann_section() -> html.Div:
+    controls = dbc.Card(dbc.CardBody([
+        html.H6("Data (one neuron, identity activation, no bias)", className="text-muted"),
+        dash_table.DataTable(
+            id=ids.DJ_POINTS, data=DJ_EXAMPLE, editable=True, row_deletable=True,
+            columns=[{"name": n, "id": n, "type": "numeric"} for n in ("x1", "x2", "y")],
+            style_cell={"fontSize": "0.8rem", "padding": "2px 6px"}),
+        dbc.ButtonGroup([
+            dbc.Button("add a point", id=ids.DJ_ADD, size="sm", outline=True),
+            dbc.Button("Example 3.2", id=ids.DJ_RESET, size="sm", outline=True)],
+            className="my-2"),
+        html.H6("Initialisation W0 (or click the plane)", className="text-muted mt-2"),
+        labelled_row("w1", number_input(ids.DJ_W01, 1.0, -100, 100, "any")),
+        labelled_row("w2", number_input(ids.DJ_W02, 3.0, -100, 100, "any")),
+        html.H6("BN", className="text-muted mt-2"),
+        dbc.RadioItems(id=ids.DJ_SIGMA, value="biased", inline=True, className="small",
+                       options=[{"label": "biased σ (÷M)", "value": "biased"},
+                                {"label": "unbiased σ (÷(M−1))", "value": "unbiased"}]),
+        dbc.Switch(id=ids.DJ_AFFINE, value=False, className="small",
+                   label="learnable γ, β (set to their optimum)"),
+    ]), className="mt-2")
+    return html.Div(id="dannemann", children=[
+        html.H5("Dannemann & Junike: BN does not improve initialisation", className="mt-4"),
+        dbc.Row([
+            dbc.Col(controls, lg=3),
+            dbc.Col([
+                dbc.Alert(id=ids.DJ_MESSAGE, color="warning", is_open=False,
+                          className="py-2 mt-2 mb-1"),
+                dcc.Graph(id=ids.DJ_GRAPH, style={"height": "62vh"},
+                          config={"displaylogo": False}),
+                html.Div(id=ids.DJ_NUMBERS, className="small"),
+            ], lg=9),
+        ]),
+    ])
+
+
+def layout(**_query) -> dbc.Container:
+    """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
+    return dbc.Container(fluid=True, children=[
+        html.P("The BN paper explains batch normalization by the geometry of the partition. "
+               "Four other papers explain it differently or dispute its claims; each is shown "
+               "here with its own numbers, checked.", className="mt-2"),
+        _disagreements_section(),
+        _claims_section(),
+        _dannemann_section(),
+    ])

@@ -1,0 +1,136 @@
+"""The debate page (/papers): its callbacks directly, and in headless Chromium what a person
+sees: the claims table with its verdicts, the weight plane, and W0 moved by a click."""
+
+from __future__ import annotations
+
+import json
+import re
+from contextvars import copy_context
+
+import pytest
+from dash import no_update
+from dash._callback_context import context_value
+from dash._utils import AttributeDict
+from dash.testing.wait import until
+from selenium.webdriver.common.by import By
+
+from layouts.ids import Papers as ids
+from layouts.papers import DJ_EXAMPLE
+
+TIMEOUT = 60  # the claims are computed at the first request (a few seconds)
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import app  # noqa: F401  (registers the callbacks)
+    from callbacks import papers
+
+    return papers
+
+
+def _in_callback(fn, prop_id: str, *args):
+    def inner():
+        context_value.set(AttributeDict(triggered_inputs=[{"prop_id": prop_id, "value": None}]))
+        return fn(*args)
+    return copy_context().run(inner)
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json())
+
+
+def test_weight_plane_callback(cp):
+    fig, numbers, message, shown = cp.update_weight_plane(DJ_EXAMPLE, 1, 3, "biased", False)
+    assert (message, shown) == ("", False)
+    names = [t.get("name") for t in fig["data"]]
+    assert "W* (minimum of C)" in names and "BN minima (a ray)" in names
+    text = _text(numbers)
+    assert "(-0.33932, 0.11311)" in text and "4.2353" in text and "fails" in text
+    fig, numbers, *_ = cp.update_weight_plane(DJ_EXAMPLE, 1, 3, "unbiased", True)
+    assert "(-1.55150, 0.51717)" in _text(numbers)  # learnable gamma, beta: 72/37 at W*
+    assert "BN minima (line: γ learnable)" in [t.get("name") for t in fig["data"]]
+    # W0 on the far side of the origin: <W0, W*> <= 0, the lemma does not apply
+    assert "does not apply" in _text(cp.update_weight_plane(DJ_EXAMPLE, -1, -3, "biased",
+                                                            False)[1])
+
+
+@pytest.mark.parametrize("rows, w01, w02, sigma, says", [
+    ([], 1, 3, "biased", "at least 3 points"),
+    (DJ_EXAMPLE[:2], 1, 3, "biased", "3 to 50 points"),
+    ([{"x1": "a", "x2": 1, "y": 2}, *DJ_EXAMPLE], 1, 3, "biased", "point 1"),
+    ([{"x1": None, "x2": 1, "y": 2}, *DJ_EXAMPLE], 1, 3, "biased", "point 1"),
+    ([*DJ_EXAMPLE, {"x1": 1e400, "x2": 1, "y": 2}], 1, 3, "biased", "point 4"),
+    (DJ_EXAMPLE * 20, 1, 3, "biased", "at most 50"),
+    ([{"x1": k, "x2": 2 * k, "y": k} for k in (1, 2, 3)], 1, 3, "biased", "on a line"),
+    (DJ_EXAMPLE, None, 3, "biased", "W0"),
+    (DJ_EXAMPLE, 1, 1e9, "biased", "W0"),
+    (DJ_EXAMPLE, 1, 3, "weird", "σ"),
+    ("junk", 1, 3, "biased", "at least 3 points"),
+])
+def test_bad_input_keeps_the_picture(cp, rows, w01, w02, sigma, says):
+    fig, numbers, message, shown = cp.update_weight_plane(rows, w01, w02, sigma, False)
+    assert fig is no_update and numbers is no_update and shown is True
+    assert says in message and "\n" not in message
+
+
+def test_click_moves_w0_and_points_are_edited(cp):
+    assert cp.move_w0({"points": [{"x": 2.123456, "y": -1.0}]}) == (2.1235, -1.0)
+    for junk in (None, {}, {"points": []}, {"points": [{"x": "a", "y": 1}]}, 5):
+        assert cp.move_w0(junk) == (no_update, no_update)
+    added = _in_callback(cp.edit_points, f"{ids.DJ_ADD}.n_clicks", 1, None, DJ_EXAMPLE)
+    assert len(added) == 4 and added[-1] == {"x1": 0.0, "x2": 0.0, "y": 0.0}
+    reset = _in_callback(cp.edit_points, f"{ids.DJ_RESET}.n_clicks", 1, 1, added)
+    assert reset == DJ_EXAMPLE
+    assert _in_callback(cp.edit_points, f"{ids.DJ_ADD}.n_clicks", 1, None, DJ_EXAMPLE * 17) \
+        is no_update
+
+
+def test_claims_table_lists_every_claim_with_its_verdict(cp):
+    from bnviz.claims import claim_ids
+
+    table = cp.show_claims("all")
+    text = _text(table)
+    for cid in claim_ids():
+        assert f'"claim-{cid}"' in text
+    assert text.count("does not hold") == 2  # the printed Theorem 4.1 and Lemma 4.5
+    assert cp.show_claims("again") is not None and cp.claims_json.cache_info().hits >= 1
+
+
+@pytest.mark.browser
+def test_papers_page_in_a_browser(dash_duo):
+    from app import app
+
+    dash_duo.driver.set_window_size(1400, 1000)
+    dash_duo.start_server(app)
+    dash_duo.driver.find_element(By.LINK_TEXT, "The debate (4 papers)").click()
+    until(lambda: dash_duo.driver.current_url.endswith("/papers"), TIMEOUT,
+          msg="the navbar link did not open /papers")
+    # the claims table: the Dannemann gradient row, and two claims that do not hold
+    row = until(lambda: dash_duo.find_elements("#claim-dannemann-gradient"), TIMEOUT,
+                msg="the claims table did not appear")[0]
+    cells = row.find_element(By.XPATH, "..").find_elements(By.TAG_NAME, "td")
+    assert cells[3].text == "[-0.34, 0.11]" and cells[4].text.startswith("[-0.33932, 0.11311")
+    assert cells[5].text == "holds"
+    verdicts = [e.text for e in dash_duo.find_elements(".claims-table td:last-child")]
+    assert verdicts.count("does not hold") == 2 and len(verdicts) >= 9
+    # the weight plane: the gradient at W* and the lemma's verdict at W0 = W* = (1, 3)
+    until(lambda: dash_duo.find_element("#dj-gradient").text == "(-0.33932, 0.11311)", TIMEOUT,
+          msg="no gradient shown")
+    assert dash_duo.find_element("#dj-lemma-lhs").text == "4.2353"
+    assert dash_duo.find_element("#dj-lemma-verdict").text == "fails"
+    # a click on the plane moves W0 (the lemma then holds or fails there: its text changes)
+    graph = dash_duo.find_element(f"#{ids.DJ_GRAPH} .nsewdrag")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", graph)
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(dash_duo.driver).move_to_element(graph).move_by_offset(60, -40).click() \
+        .perform()  # from the plot's centre (near w = 0) up and to the right
+    until(lambda: dash_duo.find_element(f"#{ids.DJ_W01}").get_attribute("value") != "1",
+          TIMEOUT, msg="the click did not move W0")
+    w0 = (float(dash_duo.find_element(f"#{ids.DJ_W01}").get_attribute("value")),
+          float(dash_duo.find_element(f"#{ids.DJ_W02}").get_attribute("value")))
+    assert w0 != (1.0, 3.0)
+    until(lambda: re.fullmatch(r"[\d.e+-]+", dash_duo.find_element("#dj-lemma-lhs").text)
+          and dash_duo.find_element("#dj-lemma-lhs").text != "4.2353", TIMEOUT,
+          msg="the lemma's left side did not follow W0")
+    assert dash_duo.get_logs() == []
