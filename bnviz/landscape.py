@@ -37,8 +37,12 @@ from torch.func import grad_and_value, vmap
 
 from bnviz.device import pick_device
 
-__all__ = ["LANDSCAPE_LIMITS", "LandscapeResult", "LandscapeSettings", "NoisyBN",
-           "run_landscape"]
+__all__ = ["LANDSCAPE_LIMITS", "MAX_LANDSCAPE_WORK", "LandscapeResult", "LandscapeSettings",
+           "NoisyBN", "load_landscape", "run_landscape", "start_landscape"]
+
+#: steps x (step sizes + depth + 2) x batch x width^2 x depth: the forward-backward work of
+#: one run (both arms); at the cap about 2e11 float64 flops, a minute or two on 2 cores.
+MAX_LANDSCAPE_WORK = 3e10
 
 LANDSCAPE_LIMITS: dict[str, tuple[float, float]] = {
     "n": (16, 2000), "depth": (1, 8), "width": (2, 64), "steps": (1, 2000),
@@ -85,6 +89,19 @@ class LandscapeSettings:
             raise ValueError("step sizes: 0 < lowest < highest <= 100 (multiples of lr)")
         if self.batch_size > self.n:
             raise ValueError(f"batch size {self.batch_size} is larger than the data ({self.n})")
+        if self.work() > MAX_LANDSCAPE_WORK:
+            raise ValueError("steps x step sizes x batch x width^2 x depth is over the cap: "
+                             "lower the steps, the step sizes, the batch or the width")
+
+    def work(self) -> float:
+        return (2.0 * self.steps * (self.etas + self.depth + 2) * self.batch_size
+                * self.width**2 * self.depth)
+
+    def as_params(self) -> dict:
+        """Plain values (the run's key and its stored settings)."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "noisy"}
+        out["noisy"] = None if self.noisy is None else vars(self.noisy).copy()
+        return out
 
 
 @dataclass(frozen=True)
@@ -250,3 +267,39 @@ def _logits_with_population(params: dict[str, torch.Tensor], x_all: torch.Tensor
         z_all = torch.relu(params[f"gamma{i}"] * (u_all - mu) / sd + params[f"beta{i}"])
         z = torch.relu(params[f"gamma{i}"] * (u - mu) / sd + params[f"beta{i}"])
     return z @ params["head_W"].T + params["head_b"]
+
+
+def start_landscape(settings: LandscapeSettings) -> str:
+    """Both arms in the background (kind ``landscape``, bnviz.runs): the run key.  Results
+    are kept on disk by their settings, so the same run is done once."""
+    from bnviz.runs import RunStatus, start_run
+
+    def work(progress, tmp) -> RunStatus:
+        r = run_landscape(settings, progress=lambda k: progress(k))
+        arrays = {f"{arm}__{k}": v for arm, rows in r.arms.items() for k, v in rows.items()}
+        np.savez_compressed(tmp, **arrays, **{f"decision__{k}": v for k, v in
+                                             r.decision.items()},
+                            box=np.array(r.box), points=r.points, labels=r.labels,
+                            seconds=r.seconds)
+        return RunStatus("done", 2 * settings.steps, 2 * settings.steps)
+
+    return start_run("landscape", settings.as_params(), 2 * settings.steps, work)
+
+
+def load_landscape(key: str) -> dict:
+    """A stored run: {"arms": {arm: {measure: array}}, "decision": {arm: map}, "box",
+    "points", "labels", "seconds"}."""
+    from bnviz.runs import result_path
+
+    with np.load(result_path("landscape", key), allow_pickle=False) as f:
+        out: dict = {"arms": {}, "decision": {}}
+        for name in f.files:
+            if "__" in name:
+                group, measure = name.split("__", 1)
+                if group == "decision":
+                    out["decision"][measure] = f[name]
+                else:
+                    out["arms"].setdefault(group, {})[measure] = f[name]
+            else:
+                out[name] = f[name]
+    return out

@@ -530,3 +530,104 @@ def weight_plane_figure(plane) -> Figure:
                   "scaleanchor": "x"},
         "legend": {"orientation": "h", "y": -0.15}, "annotations": annotations,
         "clickmode": "event"}}
+
+
+ARM_COLOURS = {"bn": HIGHLIGHT, "no_bn": "#e8590c"}
+ARM_NAMES = {"bn": "with BN", "no_bn": "without BN"}
+
+
+def landscape_figure(arms: dict[str, dict[str, np.ndarray]]) -> Figure:
+    """Santurkar et al.'s Figure 4 on the 2D task: loss range, gradient-change range and the
+    effective beta-smoothness per step, with and without BN (bands: min to max over eta)."""
+    data: list[dict] = []
+    panels = (("loss", "loss_min", "loss_max", "x", "y"),
+              ("gradient change", "grad_change_min", "grad_change_max", "x2", "y2"))
+    for arm, rows in arms.items():
+        steps = list(range(1, len(rows["loss"]) + 1))
+        colour = ARM_COLOURS.get(arm, "black")
+        for title, lo, hi, xa, ya in panels:
+            data += [{"type": "scatter", "x": steps, "y": _typed(rows[hi]), "xaxis": xa,
+                      "yaxis": ya, "mode": "lines", "line": {"width": 0, "color": colour},
+                      "showlegend": False, "hoverinfo": "skip"},
+                     {"type": "scatter", "x": steps, "y": _typed(rows[lo]), "xaxis": xa,
+                      "yaxis": ya, "mode": "lines", "fill": "tonexty",
+                      "line": {"width": 0.5, "color": colour}, "opacity": 0.4,
+                      "name": f"{ARM_NAMES.get(arm, arm)}: {title} range",
+                      "showlegend": False}]
+        data += [{"type": "scatter", "x": steps, "y": _typed(rows["beta_eff"]), "xaxis": "x3",
+                  "yaxis": "y3", "mode": "lines", "line": {"color": colour},
+                  "name": ARM_NAMES.get(arm, arm)},
+                 {"type": "scatter", "x": steps, "y": _typed(rows["loss"]), "xaxis": "x4",
+                  "yaxis": "y4", "mode": "lines", "line": {"color": colour},
+                  "showlegend": False, "name": f"{ARM_NAMES.get(arm, arm)}: training loss"}]
+    titles = ("loss along −g (range over η)", "‖g − ∇L(θ − ηg)‖ (range over η)",
+              "effective β-smoothness", "training loss")
+    layout: dict[str, Any] = {"margin": {"l": 45, "r": 10, "t": 30, "b": 35},
+                              "legend": {"orientation": "h", "y": 1.12, "x": 0},
+                              "annotations": []}
+    for k, title in enumerate(titles):
+        row, col = divmod(k, 2)
+        suffix = "" if k == 0 else str(k + 1)
+        layout[f"xaxis{suffix}"] = {"domain": [col * 0.53, col * 0.53 + 0.47],
+                                    "anchor": f"y{suffix}",
+                                    "title": {"text": "step"} if row else {}}
+        layout[f"yaxis{suffix}"] = {"domain": [0.56 - row * 0.56, 1.0 - row * 0.56],
+                                    "anchor": f"x{suffix}",
+                                    "type": "log" if k in (1, 2) else "linear"}
+        layout["annotations"].append({"text": title, "showarrow": False, "xref": "paper",
+                                      "yref": "paper", "x": col * 0.53, "xanchor": "left",
+                                      "y": 1.0 - row * 0.56, "yanchor": "bottom",
+                                      "font": {"size": 11}})
+    return {"data": data, "layout": layout}
+
+
+def ics_figure(arms: dict[str, dict[str, np.ndarray]]) -> Figure:
+    """Definition 2.1 per layer: mean over steps of the l2 difference and of the cosine."""
+    data = []
+    for arm, rows in arms.items():
+        layers = list(range(1, rows["ics_l2"].shape[1] + 1))
+        colour = ARM_COLOURS.get(arm, "black")
+        data += [{"type": "bar", "x": layers, "y": _typed(rows["ics_l2"].mean(0)),
+                  "name": f"{ARM_NAMES.get(arm, arm)}: ‖G − G′‖", "marker": {"color": colour}},
+                 {"type": "scatter", "x": layers, "y": _typed(rows["ics_cos"].mean(0)),
+                  "yaxis": "y2", "mode": "lines+markers", "line": {"color": colour,
+                                                                   "dash": "dot"},
+                  "name": f"{ARM_NAMES.get(arm, arm)}: cos(G, G′)"}]
+    return {"data": data, "layout": {
+        "margin": {"l": 45, "r": 45, "t": 30, "b": 35}, "barmode": "group",
+        "title": {"text": "internal covariate shift per layer (mean over steps)",
+                  "font": {"size": 12}},
+        "xaxis": {"title": {"text": "layer"}, "dtick": 1},
+        "yaxis": {"title": {"text": "ℓ2 difference"}},
+        "yaxis2": {"title": {"text": "cosine"}, "overlaying": "y", "side": "right",
+                   "range": [-1.05, 1.05]},
+        "legend": {"orientation": "h", "y": -0.25}}}
+
+
+def decision_maps_figure(decision: dict[str, np.ndarray], box, points: np.ndarray,
+                         labels: np.ndarray) -> Figure:
+    """The trained networks' predicted class on a grid of the box, with the data."""
+    x0, x1, y0, y1 = (float(v) for v in box)
+    data, layout = [], {"margin": {"l": 30, "r": 10, "t": 30, "b": 25}, "showlegend": False,
+                        "annotations": []}
+    for k, (arm, grid) in enumerate(decision.items()):
+        suffix = "" if k == 0 else str(k + 1)
+        res = grid.shape[0]
+        axis = np.linspace(x0, x1, res).tolist()
+        data.append({"type": "heatmap", "z": grid.astype(float).tolist(), "x": axis,
+                     "y": np.linspace(y0, y1, res).tolist(), "xaxis": f"x{suffix}",
+                     "yaxis": f"y{suffix}", "showscale": False, "hoverinfo": "skip",
+                     "colorscale": [[0, "#dbe4ff"], [1, "#ffe8cc"]]})
+        data.append({"type": "scatter", "mode": "markers", "x": _typed(points[:, 0]),
+                     "y": _typed(points[:, 1]), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                     "marker": {"size": 4, "color": _typed(labels.astype(float)),
+                                "colorscale": [[0, HIGHLIGHT], [1, "#e8590c"]]}})
+        layout[f"xaxis{suffix}"] = {"domain": [k * 0.52, k * 0.52 + 0.48],
+                                    "range": [x0, x1], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {"range": [y0, y1], "anchor": f"x{suffix}",
+                                    "scaleanchor": f"x{suffix}"}
+        layout["annotations"].append({"text": f"decision regions {ARM_NAMES.get(arm, arm)}",
+                                      "showarrow": False, "xref": "paper", "yref": "paper",
+                                      "x": k * 0.52, "xanchor": "left", "y": 1.0,
+                                      "yanchor": "bottom", "font": {"size": 11}})
+    return {"data": data, "layout": layout}

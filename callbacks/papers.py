@@ -11,8 +11,15 @@ from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.claims import all_claims
 from bnviz.dannemann import MAX_POINTS, weight_plane
-from callbacks.figures import weight_plane_figure
-from callbacks.parsing import finite_number
+from bnviz.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
+from bnviz.runs import is_run_key, run_status
+from callbacks.figures import (
+    decision_maps_figure,
+    ics_figure,
+    landscape_figure,
+    weight_plane_figure,
+)
+from callbacks.parsing import finite_number, whole_number
 from layouts.ids import Papers as ids
 from layouts.papers import DJ_EXAMPLE
 
@@ -134,3 +141,65 @@ def edit_points(_add, _reset, rows):
     if len(rows) >= MAX_POINTS:
         return no_update
     return [*rows, {"x1": 0.0, "x2": 0.0, "y": 0.0}]
+
+
+# ---- Santurkar et al.: landscape and ICS --------------------------------------------------
+
+def landscape_settings(depth, width, steps, lr, noisy) -> LandscapeSettings:
+    """The controls as settings (ValueError with a message for the page)."""
+    rate = finite_number(lr)
+    if rate is None:
+        raise ValueError("learning rate: enter a number from 0.0001 to 2")
+    return LandscapeSettings(depth=whole_number(depth, "depth", 1, 8),
+                             width=whole_number(width, "width", 2, 64),
+                             steps=whole_number(steps, "steps", 1, 2000), lr=rate,
+                             noisy=NoisyBN() if noisy is True else None)
+
+
+@callback(Output(ids.SL_JOB, "data"), Output(ids.SL_POLL, "disabled"),
+          Output(ids.SL_MESSAGE, "children"), Output(ids.SL_MESSAGE, "is_open"),
+          Input(ids.SL_TRAIN, "n_clicks"), State(ids.SL_DEPTH, "value"),
+          State(ids.SL_WIDTH, "value"), State(ids.SL_STEPS, "value"), State(ids.SL_LR, "value"),
+          State(ids.SL_NOISY, "value"), prevent_initial_call=True)
+def start_landscape_run(_, depth, width, steps, lr, noisy):
+    """Train both arms in the background (or find the run done on disk)."""
+    try:
+        key = start_landscape(landscape_settings(depth, width, steps, lr, noisy))
+    except ValueError as exc:  # bad settings, or the server is busy
+        return no_update, no_update, str(exc), True
+    return key, False, "", False
+
+
+@callback(Output(ids.SL_PROGRESS, "value"), Output(ids.SL_STATUS, "children"),
+          Output(ids.SL_RESULT, "data"), Output(ids.SL_POLL, "disabled", allow_duplicate=True),
+          Input(ids.SL_POLL, "n_intervals"), State(ids.SL_JOB, "data"),
+          prevent_initial_call=True)
+def poll_landscape(_, job):
+    if not is_run_key(job):
+        return no_update, no_update, no_update, True
+    st = run_status("landscape", job)
+    if st.state == "running":
+        pct = 100 * st.step / max(st.steps, 1)
+        return pct, f"training: step {st.step} of {st.steps} (both networks)", no_update, False
+    if st.state == "done":
+        return 100, "done", job, True
+    text = {"cancelled": "cancelled", "none": "not found"}.get(st.state, f"failed: {st.error}")
+    return 0, html.Span(text, className="text-danger"), no_update, True
+
+
+@callback(Output(ids.SL_LANDSCAPE, "figure"), Output(ids.SL_ICS, "figure"),
+          Output(ids.SL_BOUNDARY, "figure"),
+          Output(ids.SL_MESSAGE, "children", allow_duplicate=True),
+          Output(ids.SL_MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.SL_RESULT, "data"), prevent_initial_call=True)
+def show_landscape(result):
+    if not is_run_key(result):
+        return no_update, no_update, no_update, no_update, no_update
+    try:
+        stored = load_landscape(result)
+    except (OSError, ValueError):
+        return (no_update, no_update, no_update,
+                "the stored result is gone: press train again", True)
+    return (landscape_figure(stored["arms"]), ics_figure(stored["arms"]),
+            decision_maps_figure(stored["decision"], stored["box"], stored["points"],
+                                 stored["labels"]), "", False)

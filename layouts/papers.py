@@ -30,7 +30,7 @@ DISAGREEMENTS = [
      "to the batch (Theorem 1), so BN moves the partition onto the data. Santurkar et al. "
      "explain BN by a smoother loss landscape and find no reduction of internal covariate "
      "shift.",
-     "/", "the explorer's presets (TLS colours, Figure 9)"),
+     "#santurkar", "the landscape and ICS view below"),
     ("Is mini-batch noise a regulariser?",
      "Luo et al. write BN as population normalisation plus gamma decay of strength 3/(4M) "
      "for a linear unit; that is a leading-order result (the exact gap at M = 16 is 1.9 % "
@@ -100,6 +100,50 @@ def _dannemann_section() -> html.Div:
     ])
 
 
+def _santurkar_section() -> html.Div:
+    controls = dbc.Card(dbc.CardBody([
+        html.H6("Network (ReLU, 2D moons) and SGD", className="text-muted"),
+        labelled_row("depth", number_input(ids.SL_DEPTH, 3, 1, 8)),
+        labelled_row("width", number_input(ids.SL_WIDTH, 16, 2, 64)),
+        labelled_row("steps", number_input(ids.SL_STEPS, 200, 1, 2000)),
+        labelled_row("learning rate", number_input(ids.SL_LR, 0.1, 0.0001, 2, "any")),
+        dbc.Switch(id=ids.SL_NOISY, value=False, className="small",
+                   label="noisy BN (Algorithm 1: n_μ 0.5, n_σ 1.25, r_μ 0.1, r_σ 0.1)"),
+        dbc.Button("train with and without BN", id=ids.SL_TRAIN, size="sm", color="primary",
+                   className="my-2"),
+        dbc.Progress(id=ids.SL_PROGRESS, value=0, className="mb-1", style={"height": "18px"}),
+        html.Div(id=ids.SL_STATUS, className="small text-muted"),
+        dcc.Interval(id=ids.SL_POLL, interval=500, disabled=True),
+        dcc.Store(id=ids.SL_JOB),
+        dcc.Store(id=ids.SL_RESULT),
+    ]), className="mt-2")
+    return html.Div(id="santurkar", children=[
+        html.H5("Santurkar et al.: the loss landscape and internal covariate shift",
+                className="mt-4"),
+        dbc.Row([
+            dbc.Col(controls, lg=3),
+            dbc.Col([
+                dbc.Alert(id=ids.SL_MESSAGE, color="warning", is_open=False,
+                          className="py-2 mt-2 mb-1"),
+                dcc.Graph(id=ids.SL_LANDSCAPE, style={"height": "52vh"},
+                          config={"displaylogo": False}),
+                dcc.Graph(id=ids.SL_ICS, style={"height": "30vh"},
+                          config={"displaylogo": False}),
+                dcc.Graph(id=ids.SL_BOUNDARY, style={"height": "32vh"},
+                          config={"displaylogo": False}),
+                html.P("At every SGD step, on that step's mini-batch: the range of the loss "
+                       "and of the gradient change ‖g − ∇L(θ − ηg)‖ over step sizes η in "
+                       "[0.5, 4] × lr (section 3.1), and the effective β-smoothness, the "
+                       "largest gradient change per distance moved. ICS (Definition 2.1): "
+                       "how much a layer's gradient changes when the layers below it take "
+                       "their update first (ℓ2 difference and cosine). Both networks start "
+                       "from the same weights; the decision maps use the statistics of all "
+                       "the data for BN.", className="small explain"),
+            ], lg=9),
+        ]),
+    ])
+
+
 def layout(**_query) -> dbc.Container:
     """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     return dbc.Container(fluid=True, children=[
@@ -109,4 +153,5 @@ def layout(**_query) -> dbc.Container:
         _disagreements_section(),
         _claims_section(),
         _dannemann_section(),
+        _santurkar_section(),
     ])

@@ -13,6 +13,7 @@ from dash._callback_context import context_value
 from dash._utils import AttributeDict
 from dash.testing.wait import until
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from layouts.ids import Papers as ids
 from layouts.papers import DJ_EXAMPLE
@@ -96,8 +97,53 @@ def test_claims_table_lists_every_claim_with_its_verdict(cp):
     assert cp.show_claims("again") is not None and cp.claims_json.cache_info().hits >= 1
 
 
+def _wait_landscape(cp, key, timeout=120.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value, status, result, poll_off = cp.poll_landscape(1, key)
+        if result is not no_update or poll_off is True:
+            return value, status, result
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+
+
+def test_landscape_run_through_the_callbacks(cp, tmp_home):
+    key, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)
+    assert poll_off is False and shown is False and len(key) == 24
+    value, status, result = _wait_landscape(cp, key)
+    assert (value, status, result) == (100, "done", key)
+    landscape, ics, maps, message, shown = cp.show_landscape(result)
+    assert shown is False
+    names = {t.get("name") for t in landscape["data"]}
+    assert {"with BN", "without BN"} <= names  # the beta-smoothness curves, one per arm
+    assert len(ics["data"]) == 4 and ics["data"][0]["type"] == "bar"
+    assert [t["type"] for t in maps["data"]] == ["heatmap", "scatter"] * 2
+    # the same settings again: the stored run, at once
+    assert cp.start_landscape_run(2, 2, 8, 30, 0.1, True)[0] == key
+    # a removed result is said, not raised
+    import bnviz.runs
+
+    bnviz.runs.result_path("landscape", key).unlink()
+    assert cp.show_landscape(key)[3].startswith("the stored result is gone")
+    for junk in (None, 5, "abc", ["x"]):
+        assert cp.show_landscape(junk) == (no_update,) * 5
+        assert cp.poll_landscape(1, junk)[3] is True
+
+
+@pytest.mark.parametrize("args, says", [
+    ((0, 8, 30, 0.1, False), "depth"), ((2, 100, 30, 0.1, False), "width"),
+    ((2, 8, 0, 0.1, False), "steps"), ((2, 8, 30, "fast", False), "learning rate"),
+    ((2, 8, 30, 50.0, False), "lr"), ((8, 64, 2000, 0.1, False), "over the cap"),
+])
+def test_landscape_bad_settings_are_refused(cp, tmp_home, args, says):
+    key, poll_off, message, shown = cp.start_landscape_run(1, *args)
+    assert key is no_update and shown is True and says in message
+
+
 @pytest.mark.browser
-def test_papers_page_in_a_browser(dash_duo):
+def test_papers_page_in_a_browser(dash_duo, tmp_home):
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
@@ -105,6 +151,8 @@ def test_papers_page_in_a_browser(dash_duo):
     dash_duo.driver.find_element(By.LINK_TEXT, "The debate (4 papers)").click()
     until(lambda: dash_duo.driver.current_url.endswith("/papers"), TIMEOUT,
           msg="the navbar link did not open /papers")
+    # Bootstrap's smooth scrolling makes clicks below the fold land before the scroll ends
+    dash_duo.driver.execute_script("document.documentElement.style.scrollBehavior = 'auto';")
     # the claims table: the Dannemann gradient row, and two claims that do not hold
     row = until(lambda: dash_duo.find_elements("#claim-dannemann-gradient"), TIMEOUT,
                 msg="the claims table did not appear")[0]
@@ -133,4 +181,30 @@ def test_papers_page_in_a_browser(dash_duo):
     until(lambda: re.fullmatch(r"[\d.e+-]+", dash_duo.find_element("#dj-lemma-lhs").text)
           and dash_duo.find_element("#dj-lemma-lhs").text != "4.2353", TIMEOUT,
           msg="the lemma's left side did not follow W0")
+    # Santurkar et al.: train both networks for a few steps; the three graphs appear
+    steps = dash_duo.find_element(f"#{ids.SL_STEPS}")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", steps)
+    steps.send_keys(Keys.CONTROL, "a")
+    steps.send_keys(Keys.BACKSPACE)
+    steps.send_keys("25", Keys.ENTER)
+    train = dash_duo.find_element(f"#{ids.SL_TRAIN}")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", train)
+    train.click()
+    import time
+
+    deadline = time.monotonic() + TIMEOUT
+    while dash_duo.find_element(f"#{ids.SL_STATUS}").text != "done":
+        assert time.monotonic() < deadline, (
+            "the landscape run did not finish: status "
+            f"{dash_duo.find_element(f'#{ids.SL_STATUS}').text!r}, message "
+            f"{dash_duo.find_element(f'#{ids.SL_MESSAGE}').text!r}")
+        time.sleep(0.1)
+    n_traces = until(lambda: dash_duo.driver.execute_script(
+        f"const g = document.querySelector('#{ids.SL_LANDSCAPE} .js-plotly-plot');"
+        "return g && g.data && g.data.length;"), TIMEOUT, msg="no landscape figure")
+    assert n_traces == 12  # 2 arms x (2 bands of 2 traces + beta + loss)
+    steps_drawn = dash_duo.driver.execute_script(
+        f"const g = document.querySelector('#{ids.SL_LANDSCAPE} .js-plotly-plot');"
+        "return g.data.find(t => t.name === 'with BN').x.length;")
+    assert steps_drawn == 25
     assert dash_duo.get_logs() == []
