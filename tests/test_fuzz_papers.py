@@ -1,0 +1,97 @@
+"""Property tests (hypothesis) of the debate page's callbacks and the `claims` CLI: random
+values of every kind, no exception escapes, every rejection one clear line, and nothing
+expensive starts from a bad value."""
+
+from __future__ import annotations
+
+from dash import no_update
+from hypothesis import given
+from hypothesis import strategies as st
+from test_fuzz_inputs import FUZZ, HEX24, HUGE, JUNK, TOO_BIG, assert_clear, good, mixed, run_cli
+
+import app  # noqa: F401  (registers the callbacks)
+from callbacks import papers as cp
+from layouts.papers import DJ_EXAMPLE
+
+NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6),
+                   st.sampled_from([HUGE, -HUGE, TOO_BIG]))
+CELL = st.one_of(NUMBER, JUNK, NUMBER.map(str))
+ROW = st.one_of(st.fixed_dictionaries({"x1": CELL, "x2": CELL, "y": CELL}), JUNK,
+                st.dictionaries(st.text(max_size=3), CELL, max_size=3))
+ROWS = st.one_of(st.lists(ROW, max_size=60), JUNK, st.just(DJ_EXAMPLE),
+                 st.lists(st.fixed_dictionaries({
+                     "x1": st.floats(-5, 5), "x2": st.floats(-5, 5), "y": st.floats(-20, 20)}),
+                     min_size=3, max_size=8))
+
+
+@FUZZ
+@given(rows=ROWS, w01=st.one_of(NUMBER, JUNK), w02=st.one_of(NUMBER, JUNK),
+       sigma=st.one_of(st.sampled_from(["biased", "unbiased"]), JUNK),
+       affine=st.one_of(st.booleans(), JUNK))
+def test_weight_plane_never_raises(rows, w01, w02, sigma, affine):
+    fig, numbers, message, shown = cp.update_weight_plane(rows, w01, w02, sigma, affine)
+    if fig is no_update:
+        assert shown is True and numbers is no_update
+        assert_clear(message)
+    else:
+        assert shown is False and message == ""
+        assert {"W* (minimum of C)", "W0"} <= {t.get("name") for t in fig["data"]}
+
+
+@FUZZ
+@given(click=st.one_of(JUNK, st.fixed_dictionaries({"points": st.lists(
+    st.fixed_dictionaries({"x": st.one_of(NUMBER, JUNK), "y": st.one_of(NUMBER, JUNK)}),
+    max_size=2)})))
+def test_click_never_raises(click):
+    w = cp.move_w0(click)
+    assert w == (no_update, no_update) or all(isinstance(v, float) and abs(v) < 1e300
+                                               for v in w)
+
+
+LANDSCAPE_VALID = {"depth": good(st.integers(1, 3)), "width": good(st.integers(2, 8)),
+                   "steps": good(st.integers(1, 5)), "lr": good(st.floats(0.001, 1.0)),
+                   "noisy": st.booleans()}
+LANDSCAPE_BAD = {"depth": st.one_of(JUNK, st.sampled_from([0, 9, HUGE, TOO_BIG, 2.5])),
+                 "width": st.one_of(JUNK, st.sampled_from([1, 65, HUGE, TOO_BIG])),
+                 "steps": st.one_of(JUNK, st.sampled_from([0, 2001, -1, TOO_BIG])),
+                 "lr": st.one_of(JUNK, st.sampled_from([0, -1, 3, HUGE, TOO_BIG, "nan"])),
+                 "noisy": JUNK}
+
+
+@FUZZ
+@given(c=mixed(LANDSCAPE_VALID, LANDSCAPE_BAD))
+def test_landscape_start_refuses_or_starts(tmp_home, monkeypatch, c):
+    started = []
+    monkeypatch.setattr(cp, "start_landscape", lambda s: started.append(s) or "0" * 24)
+    key, poll_off, message, shown = cp.start_landscape_run(
+        1, c["depth"], c["width"], c["steps"], c["lr"], c["noisy"])
+    if key is no_update:
+        assert shown is True and not started
+        assert_clear(message)
+    else:
+        assert started and started[0].steps <= 5 and shown is False
+
+
+@FUZZ
+@given(job=st.one_of(JUNK, HEX24))
+def test_landscape_poll_and_show_never_raise(tmp_home, job):
+    value, status, result, poll_off = cp.poll_landscape(1, job)
+    assert poll_off is True  # nothing of these runs is going on
+    out = cp.show_landscape(job)
+    assert out == (no_update,) * 5 or (out[4] is True and assert_clear(out[3]))
+
+
+@FUZZ
+@given(argv=st.lists(st.sampled_from(["--id", "--json", "--device", "nope", "cpu", "meta",
+                                      "santurkar-thm41", "--out", "-x", ""]), max_size=4))
+def test_claims_cli_never_raises(capsysbinary, monkeypatch, argv):
+    from bnviz import claims
+
+    monkeypatch.setattr(claims, "_CLAIMS", tuple(
+        (lambda f: f if f.__name__ in ("santurkar_thm41", "dannemann_gradient") else
+         (lambda dev, f=f: claims.santurkar_thm41(dev)))(f) for f in claims._CLAIMS))
+    rc, out, err = run_cli(capsysbinary, ["claims", *argv])
+    if rc == 0:
+        assert out and not err
+    else:
+        assert rc == 2 and err.startswith("bnviz: error:") and err.count("\n") == 1
