@@ -631,3 +631,73 @@ def decision_maps_figure(decision: dict[str, np.ndarray], box, points: np.ndarra
                                       "x": k * 0.52, "xanchor": "left", "y": 1.0,
                                       "yanchor": "bottom", "font": {"size": 11}})
     return {"data": data, "layout": layout}
+
+
+def _normal_pdf(x: np.ndarray, mean: float, var: float) -> np.ndarray:
+    return np.exp(-((x - mean) ** 2) / (2 * var)) / np.sqrt(2 * np.pi * var)
+
+
+def batch_statistics_figure(stats) -> Figure:
+    """Histograms of mu_B and sigma_B (bnviz.luo.StatisticsSamples) with Luo et al.'s
+    Gaussian model: corrected (solid) and as printed (dashed, var(sigma_B) without
+    sigma_P^2)."""
+    data: list[dict] = []
+    panels = ((stats.mu, stats.mu_p, stats.mu_var_model, None, "μ_B", ""),
+              (stats.sigma, stats.sigma_p, stats.sigma_var_model, stats.sigma_var_printed,
+               "σ_B", "2"))
+    layout: dict[str, Any] = {"margin": {"l": 40, "r": 10, "t": 30, "b": 35},
+                              "barmode": "overlay", "legend": {"orientation": "h", "y": 1.2}}
+    for k, (values, mean, var, printed, name, suffix) in enumerate(panels):
+        lo, hi = np.percentile(values, [0.1, 99.9])
+        xs = np.linspace(lo, hi, 200)
+        data.append({"type": "histogram", "x": _typed(values), "histnorm": "probability density",
+                     "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "nbinsx": 60,
+                     "marker": {"color": "#adb5bd"}, "name": "over mini-batches",
+                     "showlegend": k == 0})
+        data.append({"type": "scatter", "x": _typed(xs), "y": _typed(_normal_pdf(xs, mean, var)),
+                     "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "mode": "lines",
+                     "line": {"color": "#2f9e44"}, "name": "Gaussian model (corrected)",
+                     "showlegend": k == 0})
+        if printed is not None:
+            data.append({"type": "scatter", "x": _typed(xs),
+                         "y": _typed(_normal_pdf(xs, mean, printed)), "xaxis": f"x{suffix}",
+                         "yaxis": f"y{suffix}", "mode": "lines",
+                         "line": {"color": BOUNDARY, "dash": "dash"},
+                         "name": "σ_B model as printed"})
+        layout[f"xaxis{suffix}"] = {"domain": [k * 0.52, k * 0.52 + 0.48],
+                                    "anchor": f"y{suffix}", "title": {"text": name}}
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}"}
+    return {"data": data, "layout": layout}
+
+
+def gap_figure(gammas: np.ndarray, gap: np.ndarray, zeta: float, batch_size: int) -> Figure:
+    return {"data": [
+        {"type": "scatter", "mode": "markers", "x": _typed(zeta * gammas**2), "y": _typed(gap),
+         "name": "Monte Carlo", "marker": {"color": HIGHLIGHT}},
+        {"type": "scatter", "mode": "lines", "x": [0, float(zeta * gammas[-1] ** 2)],
+         "y": [0, float(zeta * gammas[-1] ** 2)], "name": "= ζγ²",
+         "line": {"color": "#868e96", "dash": "dot"}}],
+        "layout": {"margin": {"l": 45, "r": 10, "t": 30, "b": 40},
+                   "title": {"text": f"E_B[loss] − PN loss vs ζγ², M = {batch_size}",
+                             "font": {"size": 12}},
+                   "xaxis": {"title": {"text": "ζγ² (ζ = 3/(4M))"}},
+                   "yaxis": {"title": {"text": "gap"}},
+                   "legend": {"orientation": "h", "y": -0.3}}}
+
+
+def dynamics_figure(dyn) -> Figure:
+    """gamma, R and L over time (bnviz.luo.Dynamics), with the fixed point gamma0."""
+    t = dyn.t[::10]
+    traces = [(dyn.gamma[::10], "γ", HIGHLIGHT), (dyn.r[::10], "R (overlap)", "#2f9e44"),
+              (dyn.length[::10], "L = |w|/√N", "#e8590c")]
+    data = [{"type": "scatter", "mode": "lines", "x": _typed(t), "y": _typed(y), "name": name,
+             "line": {"color": colour}} for y, name, colour in traces]
+    data.append({"type": "scatter", "mode": "lines", "x": [float(t[0]), float(t[-1])],
+                 "y": [dyn.gamma0, dyn.gamma0], "name": "γ0 = 1/(1+2ζ)",
+                 "line": {"color": HIGHLIGHT, "dash": "dot", "width": 1}})
+    return {"data": data, "layout": {
+        "margin": {"l": 40, "r": 10, "t": 30, "b": 40},
+        "title": {"text": f"learning dynamics (eq. 6); BN stable for η_eff < "
+                          f"{dyn.eta_max:.3g}", "font": {"size": 12}},
+        "xaxis": {"title": {"text": "t = steps / N"}}, "legend": {"orientation": "h",
+                                                                  "y": -0.3}}}

@@ -9,12 +9,16 @@ import dash_bootstrap_components as dbc
 import numpy as np
 from dash import Input, Output, State, callback, ctx, html, no_update
 
+from bnviz import luo
 from bnviz.claims import all_claims
 from bnviz.dannemann import MAX_POINTS, weight_plane
 from bnviz.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
 from bnviz.runs import is_run_key, run_status
 from callbacks.figures import (
+    batch_statistics_figure,
     decision_maps_figure,
+    dynamics_figure,
+    gap_figure,
     ics_figure,
     landscape_figure,
     weight_plane_figure,
@@ -203,3 +207,43 @@ def show_landscape(result):
     return (landscape_figure(stored["arms"]), ics_figure(stored["arms"]),
             decision_maps_figure(stored["decision"], stored["box"], stored["points"],
                                  stored["labels"]), "", False)
+
+
+# ---- Luo et al.: regularisation ----------------------------------------------------------
+
+LUO_GAMMAS = np.array([0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
+
+
+@callback(Output(ids.LUO_STATS, "figure"), Output(ids.LUO_GAP, "figure"),
+          Output(ids.LUO_DYNAMICS, "figure"), Output(ids.LUO_NUMBERS, "children"),
+          Output(ids.LUO_MESSAGE, "children"), Output(ids.LUO_MESSAGE, "is_open"),
+          Input(ids.LUO_DIST, "value"), Input(ids.LUO_BATCH, "value"),
+          Input(ids.LUO_ETA, "value"), Input(ids.LUO_ZETA, "value"),
+          Input(ids.LUO_I2, "value"))
+def update_luo(distribution, batch, eta, zeta, printed_i2):
+    """The three Luo et al. views; a bad value shows a message and keeps the pictures."""
+    try:
+        if not isinstance(distribution, str) or distribution not in luo.DISTRIBUTIONS:
+            raise ValueError(f"pre-activation: one of {', '.join(luo.DISTRIBUTIONS)}")
+        m = whole_number(batch, "batch size", 4, 256)
+        eta_v, zeta_v = finite_number(eta), finite_number(zeta)
+        if eta_v is None or not 0.1 <= eta_v <= 6:
+            raise ValueError("η: a number from 0.1 to 6")
+        if zeta_v is None or not 0 <= zeta_v <= 1:
+            raise ValueError("ζ: a number from 0 to 1")
+        stats = luo.statistics_samples(distribution, m, 20_000, seed=0)
+        gap = luo.gamma_decay_gap(m, LUO_GAMMAS, batches=min(1 << 16, (1 << 22) // m), seed=0)
+        dyn = luo.learning_dynamics(eta_v, zeta_v, printed_i2=printed_i2 is True)
+    except ValueError as exc:
+        return no_update, no_update, no_update, no_update, str(exc), True
+    numbers = html.Ul([
+        html.Li(f"var(μ_B) = {stats.mu.var():.4g} (model σ_P²/M = {stats.mu_var_model:.4g}); "
+                f"var(σ_B) = {stats.sigma.var():.4g} (corrected model "
+                f"{stats.sigma_var_model:.4g}, as printed {stats.sigma_var_printed:.4g})"),
+        html.Li(f"gap at γ = 1: {gap[2]:.5f}, against 3/(4M) = {3 / (4 * m):.5f}"),
+        html.Li(f"after t = {dyn.t[-1]:.0f}: γ = {dyn.gamma[-1]:.4f} (γ0 = {dyn.gamma0:.4f}), "
+                f"R = {dyn.r[-1]:.4f}, L = {dyn.length[-1]:.4f}; η_eff = η γ0 / L² = "
+                f"{eta_v * dyn.gamma0 / dyn.length[-1] ** 2:.3g}"),
+    ])
+    return (batch_statistics_figure(stats), gap_figure(LUO_GAMMAS, gap, 3 / (4 * m), m),
+            dynamics_figure(dyn), numbers, "", False)

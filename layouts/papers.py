@@ -36,7 +36,7 @@ DISAGREEMENTS = [
      "for a linear unit; that is a leading-order result (the exact gap at M = 16 is 1.9 % "
      "larger). The BN paper instead shows the noise as jitter of the decision boundary, "
      "and adds noise on purpose to gain accuracy.",
-     "/jitter", "the jitter page (Figures 6 and 7)"),
+     "#luo", "the regularisation view below, and the jitter page (Figures 6, 7)"),
     ("What do BN's gamma and beta mean?",
      "Ergen et al. normalise by the l2 norm over the batch, not the standard deviation, so "
      "their gamma is sqrt(n) times a usual BN gamma. The BN paper fixes gamma = 1, beta = 0 "
@@ -144,6 +144,55 @@ def _santurkar_section() -> html.Div:
     ])
 
 
+def _luo_section() -> html.Div:
+    controls = dbc.Card(dbc.CardBody([
+        html.H6("Batch statistics", className="text-muted"),
+        labelled_row("pre-activation", dbc.Select(id=ids.LUO_DIST, value="exponential",
+                                                  size="sm", options=[
+            {"label": n, "value": n} for n in ("gaussian", "exponential", "uniform")])),
+        labelled_row("batch size M", dbc.Select(id=ids.LUO_BATCH, value="16", size="sm",
+                                                options=[{"label": str(m), "value": str(m)}
+                                                         for m in (4, 8, 16, 32, 64, 128,
+                                                                   256)])),
+        html.H6("Learning dynamics (teacher-student ReLU)", className="text-muted mt-2"),
+        labelled_row("η (learning rate)", dcc.Slider(id=ids.LUO_ETA, min=0.1, max=6, step=0.1,
+                                                     value=1.0, marks=None,
+                                                     tooltip={"placement": "bottom"})),
+        labelled_row("ζ (gamma decay)", dcc.Slider(id=ids.LUO_ZETA, min=0, max=1,
+                                                   step=0.01, value=0.25, marks=None,
+                                                   tooltip={"placement": "bottom"})),
+        dbc.Switch(id=ids.LUO_I2, value=False, className="small",
+                   label="use I2 as printed (π R: a typo)"),
+    ]), className="mt-2")
+    return html.Div(id="luo", children=[
+        html.H5("Luo et al.: BN = population normalisation + gamma decay", className="mt-4"),
+        dbc.Row([
+            dbc.Col(controls, lg=3),
+            dbc.Col([
+                dbc.Alert(id=ids.LUO_MESSAGE, color="warning", is_open=False,
+                          className="py-2 mt-2 mb-1"),
+                dcc.Graph(id=ids.LUO_STATS, style={"height": "30vh"},
+                          config={"displaylogo": False}),
+                dbc.Row([
+                    dbc.Col(dcc.Graph(id=ids.LUO_GAP, style={"height": "30vh"},
+                                      config={"displaylogo": False}), md=5),
+                    dbc.Col(dcc.Graph(id=ids.LUO_DYNAMICS, style={"height": "30vh"},
+                                      config={"displaylogo": False}), md=7),
+                ]),
+                html.Div(id=ids.LUO_NUMBERS, className="small"),
+                html.P("Top: μ_B and σ_B over 20,000 batches of M draws, against the Gaussian "
+                       "model N(μ_P, σ_P²/M) and N(σ_P, σ_P²(ρ+2)/(4M)), ρ the excess "
+                       "kurtosis (dashed: the printed variance without σ_P²). Left: the "
+                       "excess of BN's loss over population normalisation for a linear "
+                       "unit, E_B[(γh − γBN_B(h))²/2], against ζγ² with ζ = 3/(4M). Right: "
+                       "eq. 6 integrated (RK4) from γ = 0.5, R = 0.1, L = 1; BN's fixed "
+                       "point is γ0 = 1/(1+2ζ), stable for η_eff below 2(1+2ζ).",
+                       className="small explain"),
+            ], lg=9),
+        ]),
+    ])
+
+
 def layout(**_query) -> dbc.Container:
     """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     return dbc.Container(fluid=True, children=[
@@ -154,4 +203,5 @@ def layout(**_query) -> dbc.Container:
         _claims_section(),
         _dannemann_section(),
         _santurkar_section(),
+        _luo_section(),
     ])

@@ -95,3 +95,18 @@ def test_claims_cli_never_raises(capsysbinary, monkeypatch, argv):
         assert out and not err
     else:
         assert rc == 2 and err.startswith("bnviz: error:") and err.count("\n") == 1
+
+
+@FUZZ
+@given(dist=st.one_of(st.sampled_from(["gaussian", "exponential", "uniform"]), JUNK),
+       batch=st.one_of(st.sampled_from(["4", "16", "256", 64]), JUNK),
+       eta=st.one_of(st.floats(0.1, 6), NUMBER, JUNK), zeta=st.one_of(st.floats(0, 1), NUMBER,
+                                                                        JUNK),
+       printed=st.one_of(st.booleans(), JUNK))
+def test_luo_never_raises(dist, batch, eta, zeta, printed):
+    out = cp.update_luo(dist, batch, eta, zeta, printed)
+    if out[0] is no_update:
+        assert out[5] is True
+        assert_clear(out[4])
+    else:
+        assert out[4:] == ("", False)

@@ -37,7 +37,8 @@ def _in_callback(fn, prop_id: str, *args):
 
 
 def _text(component) -> str:
-    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json())
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(),
+                      ensure_ascii=False)
 
 
 def test_weight_plane_callback(cp):
@@ -142,6 +143,32 @@ def test_landscape_bad_settings_are_refused(cp, tmp_home, args, says):
     assert key is no_update and shown is True and says in message
 
 
+def test_luo_views(cp):
+    stats, gap, dyn, numbers, message, shown = cp.update_luo("exponential", "16", 1.0, 0.25,
+                                                              False)
+    assert (message, shown) == ("", False)
+    names = [t.get("name") for t in stats["data"]]
+    assert "Gaussian model (corrected)" in names and "σ_B model as printed" in names
+    assert gap["layout"]["title"]["text"].endswith("M = 16")
+    assert dyn["layout"]["title"]["text"].endswith("< 3")  # eta_max = 2 (1 + 2 * 0.25)
+    text = _text(numbers)
+    assert "3/(4M) = 0.04688" in text and "γ0 = 0.6667" in text
+    # the printed I2 changes the dynamics (not the statistics)
+    other = cp.update_luo("exponential", "16", 1.0, 0.25, True)
+    assert other[2]["data"][1]["y"] != dyn["data"][1]["y"] and other[0] == stats
+
+
+@pytest.mark.parametrize("args, says", [
+    (("cauchy", "16", 1, 0.2, False), "pre-activation"),
+    (("gaussian", "512", 1, 0.2, False), "batch size"),
+    (("gaussian", "16", 9, 0.2, False), "η"), (("gaussian", "16", 1, -1, False), "ζ"),
+    (("gaussian", "16", "x", 0.2, False), "η"), ((None, None, None, None, None), "pre-act"),
+])
+def test_luo_bad_values(cp, args, says):
+    out = cp.update_luo(*args)
+    assert out[:4] == (no_update,) * 4 and out[5] is True and says in out[4]
+
+
 @pytest.mark.browser
 def test_papers_page_in_a_browser(dash_duo, tmp_home):
     from app import app
@@ -181,6 +208,16 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     until(lambda: re.fullmatch(r"[\d.e+-]+", dash_duo.find_element("#dj-lemma-lhs").text)
           and dash_duo.find_element("#dj-lemma-lhs").text != "4.2353", TIMEOUT,
           msg="the lemma's left side did not follow W0")
+    # Luo et al.: the numbers under the three graphs follow the batch-size select
+    until(lambda: "3/(4M) = 0.04688" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
+          TIMEOUT, msg="the Luo et al. numbers did not appear")
+    from selenium.webdriver.support.select import Select
+
+    select = dash_duo.find_element(f"#{ids.LUO_BATCH}")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", select)
+    Select(select).select_by_value("64")
+    until(lambda: "3/(4M) = 0.01172" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
+          TIMEOUT, msg="M = 64 was not computed")
     # Santurkar et al.: train both networks for a few steps; the three graphs appear
     steps = dash_duo.find_element(f"#{ids.SL_STEPS}")
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", steps)
