@@ -701,3 +701,52 @@ def dynamics_figure(dyn) -> Figure:
                           f"{dyn.eta_max:.3g}", "font": {"size": 12}},
         "xaxis": {"title": {"text": "t = steps / N"}}, "legend": {"orientation": "h",
                                                                   "y": -0.3}}}
+
+
+CLASS_COLOURS = (HIGHLIGHT, "#e8590c", "#2f9e44", "#ae3ec9", "#f08c00", "#1098ad")
+
+
+def whitening_figure(points: np.ndarray, whitened: np.ndarray, labels: np.ndarray) -> Figure:
+    """The centred data X beside U of X = U Sigma V^T (Ergen et al.'s whitening)."""
+    colours = [CLASS_COLOURS[int(c) % len(CLASS_COLOURS)] for c in labels]
+    centred = points - points.mean(0)
+    u = whitened if whitened.shape[1] >= 2 else np.column_stack([whitened[:, 0],
+                                                                 np.zeros(len(whitened))])
+    data = [{"type": "scatter", "mode": "markers", "x": _typed(a[:, 0]), "y": _typed(a[:, 1]),
+             "xaxis": f"x{s}", "yaxis": f"y{s}", "marker": {"color": colours, "size": 6},
+             "showlegend": False} for a, s in ((centred, ""), (u, "2"))]
+    layout: dict[str, Any] = {"margin": {"l": 35, "r": 10, "t": 30, "b": 30},
+                              "annotations": []}
+    for k, (s, title) in enumerate((("", "centred data X"), ("2", "whitened U (UᵀU = I)"))):
+        layout[f"xaxis{s}"] = {"domain": [k * 0.54, k * 0.54 + 0.46], "anchor": f"y{s}"}
+        layout[f"yaxis{s}"] = {"anchor": f"x{s}", "scaleanchor": f"x{s}"}
+        layout["annotations"].append({"text": title, "showarrow": False, "xref": "paper",
+                                      "yref": "paper", "x": k * 0.54, "xanchor": "left",
+                                      "y": 1.0, "yanchor": "bottom", "font": {"size": 11}})
+    return {"data": data, "layout": layout}
+
+
+def closed_form_figure(result) -> Figure:
+    """Each active unit's normalised (|gamma|, alpha) against the closed form, per class."""
+    data = []
+    for c in range(len(result.gamma_star)):
+        colour = CLASS_COLOURS[c % len(CLASS_COLOURS)]
+        mine = result.unit_class == c
+        data.append({"type": "scatter", "mode": "markers", "x": _typed(result.unit_gamma[mine]),
+                     "y": _typed(result.unit_alpha[mine]), "name": f"class {c}: units",
+                     "marker": {"color": colour, "size": 8, "opacity": 0.7}})
+        data.append({"type": "scatter", "mode": "markers", "x": [float(result.gamma_star[c])],
+                     "y": [float(result.alpha_star[c])], "name": f"class {c}: γ*, α*",
+                     "marker": {"color": colour, "size": 16, "symbol": "x-thin",
+                                "line": {"width": 3, "color": colour}}})
+    theta = np.linspace(0, np.pi / 2, 60)
+    data.append({"type": "scatter", "mode": "lines", "x": _typed(np.cos(theta)),
+                 "y": _typed(np.sin(theta)), "line": {"color": "#ced4da", "width": 1},
+                 "showlegend": False, "hoverinfo": "skip"})
+    return {"data": data, "layout": {
+        "margin": {"l": 40, "r": 10, "t": 30, "b": 40},
+        "title": {"text": "trained units vs the closed form", "font": {"size": 12}},
+        "xaxis": {"title": {"text": "|γ| / ‖(γ, α)‖"}, "range": [0, 1.05]},
+        "yaxis": {"title": {"text": "α / ‖(γ, α)‖"}, "range": [-0.05, 1.05],
+                  "scaleanchor": "x"},
+        "legend": {"font": {"size": 9}}}}

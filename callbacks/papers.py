@@ -12,20 +12,23 @@ from dash import Input, Output, State, callback, ctx, html, no_update
 from bnviz import luo
 from bnviz.claims import all_claims
 from bnviz.dannemann import MAX_POINTS, weight_plane
+from bnviz.ergen import ergen_experiment
 from bnviz.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
 from bnviz.runs import is_run_key, run_status
 from callbacks.figures import (
     batch_statistics_figure,
+    closed_form_figure,
     decision_maps_figure,
     dynamics_figure,
     gap_figure,
     ics_figure,
     landscape_figure,
     weight_plane_figure,
+    whitening_figure,
 )
 from callbacks.parsing import finite_number, whole_number
 from layouts.ids import Papers as ids
-from layouts.papers import DJ_EXAMPLE
+from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
 
 
 @functools.lru_cache(maxsize=1)
@@ -247,3 +250,46 @@ def update_luo(distribution, batch, eta, zeta, printed_i2):
     ])
     return (batch_statistics_figure(stats), gap_figure(LUO_GAMMAS, gap, 3 / (4 * m), m),
             dynamics_figure(dyn), numbers, "", False)
+
+
+# ---- Ergen et al.: whitening and the closed form ------------------------------------------
+
+@functools.lru_cache(maxsize=16)
+def _ergen(dataset: str, n: int, beta: float):
+    from bnviz.datasets import make_dataset
+
+    data = make_dataset(dataset, n, 0)
+    return ergen_experiment(data.points, data.labels, beta=beta)
+
+
+@callback(Output(ids.EG_WHITEN, "figure"), Output(ids.EG_UNITS, "figure"),
+          Output(ids.EG_NUMBERS, "children"), Output(ids.EG_MESSAGE, "children"),
+          Output(ids.EG_MESSAGE, "is_open"),
+          Input(ids.EG_DATASET, "value"), Input(ids.EG_N, "value"), Input(ids.EG_BETA, "value"))
+def update_ergen(dataset, n, beta):
+    """Train (cached by the settings) and compare with the closed form."""
+    try:
+        if not isinstance(dataset, str) or dataset not in ERGEN_DATASETS:
+            raise ValueError(f"data set: one of {', '.join(ERGEN_DATASETS)}")
+        n = whole_number(n, "points", 4, 60)
+        b = finite_number(beta)
+        if b is None or not 0.01 <= b <= 10:
+            raise ValueError("β: a number from 0.01 to 10")
+        result = _ergen(dataset, n, round(b, 6))
+    except ValueError as exc:
+        return no_update, no_update, no_update, str(exc), True
+    sv = ", ".join(f"{v:.3g}" for v in result.singular_values[:6])
+    numbers = html.Ul([
+        html.Li(["trained objective ", html.B(f"{result.objective:.6g}", id="eg-objective"),
+                 " against the closed-form optimum p* = ", html.B(f"{result.p_star:.6g}"),
+                 f" (relative gap {result.objective / result.p_star - 1:.1e}, after "
+                 f"{result.steps} full-batch Adam steps)"]),
+        html.Li(["rank of the last hidden features: ", html.B(str(result.feature_rank),
+                                                            id="eg-rank"),
+                 f" (at 5 % of the largest singular value: {sv}, ...); classes with "
+                 f"‖y_j‖ > β: {result.active_classes}"]),
+        html.Li(f"largest distance of a point's features to its class mean: "
+                f"{result.within_class_spread:.2g} (neural collapse: 0 at the optimum)"),
+    ])
+    return (whitening_figure(result.points, result.whitened, result.labels),
+            closed_form_figure(result), numbers, "", False)

@@ -182,3 +182,11 @@ class Papers:
     LUO_DYNAMICS = "papers-luo-dynamics"
     LUO_NUMBERS = "papers-luo-numbers"
     LUO_MESSAGE = "papers-luo-message"
+    # Ergen et al.: whitening and the closed-form last layer
+    EG_DATASET = "papers-eg-dataset"
+    EG_N = "papers-eg-n"
+    EG_BETA = "papers-eg-beta"
+    EG_WHITEN = "papers-eg-whiten"
+    EG_UNITS = "papers-eg-units"
+    EG_NUMBERS = "papers-eg-numbers"
+    EG_MESSAGE = "papers-eg-message"

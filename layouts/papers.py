@@ -8,6 +8,9 @@ from dash import dash_table, dcc, html
 from layouts.common import labelled_row, number_input
 from layouts.ids import Papers as ids
 
+#: Data sets of the Ergen et al. view (each has at least two classes).
+ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")
+
 #: Example 3.2 of Dannemann & Junike: inputs and labels.
 DJ_EXAMPLE = [{"x1": 1.0, "x2": 1.0, "y": 2.0}, {"x1": 1.0, "x2": 2.0, "y": 5.0},
               {"x1": 2.0, "x2": 3.0, "y": 13.0}]
@@ -41,7 +44,7 @@ DISAGREEMENTS = [
      "Ergen et al. normalise by the l2 norm over the batch, not the standard deviation, so "
      "their gamma is sqrt(n) times a usual BN gamma. The BN paper fixes gamma = 1, beta = 0 "
      "for its geometry and measures the learnable ones in an ablation (Table 1).",
-     "/jobs", "the affine-ablation job"),
+     "#ergen", "the convex view below, and the affine-ablation job"),
 ]
 
 
@@ -193,6 +196,44 @@ def _luo_section() -> html.Div:
     ])
 
 
+def _ergen_section() -> html.Div:
+    controls = dbc.Card(dbc.CardBody([
+        html.H6("Data (one class per label)", className="text-muted"),
+        labelled_row("data set", dbc.Select(id=ids.EG_DATASET, value="blobs", size="sm",
+                                            options=[{"label": d, "value": d} for d in
+                                                     ERGEN_DATASETS])),
+        labelled_row("points", number_input(ids.EG_N, 24, 4, 60)),
+        labelled_row("β (regularisation)", number_input(ids.EG_BETA, 0.7, 0.01, 10, "any")),
+        html.P("Their BN divides by the ℓ2 norm over the n samples, not the standard "
+               "deviation: ‖Ph‖ = √n std(h), so their γ and α are √n times a usual BN's.",
+               className="small text-muted mt-2"),
+    ]), className="mt-2")
+    return html.Div(id="ergen", children=[
+        html.H5("Ergen et al.: BN as whitening, and a closed-form last layer", className="mt-4"),
+        dbc.Row([
+            dbc.Col(controls, lg=3),
+            dbc.Col([
+                dbc.Alert(id=ids.EG_MESSAGE, color="warning", is_open=False,
+                          className="py-2 mt-2 mb-1"),
+                dbc.Row([
+                    dbc.Col(dcc.Loading(dcc.Graph(id=ids.EG_WHITEN, style={"height": "32vh"},
+                                                  config={"displaylogo": False})), md=6),
+                    dbc.Col(dcc.Graph(id=ids.EG_UNITS, style={"height": "32vh"},
+                                      config={"displaylogo": False}), md=6),
+                ]),
+                html.Div(id=ids.EG_NUMBERS, className="small"),
+                html.P("Left: the centred data X and its whitened U (X = UΣVᵀ): a BN layer "
+                       "after a linear layer sees only U. Right: each trained unit's "
+                       "normalised (|γ|, α) (dots, by the class it serves) against the "
+                       "closed form γ* = ‖y − ȳ‖/‖y‖, α* = 1ᵀy/(√n‖y‖) (crosses). The network: "
+                       "a fixed random ReLU lift of width 4n, then Ergen's BN, ReLU and a "
+                       "linear layer, trained on 0.5‖F − Y‖² + β/2(γ² + α² + ‖W‖²).",
+                       className="small explain"),
+            ], lg=9),
+        ]),
+    ])
+
+
 def layout(**_query) -> dbc.Container:
     """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     return dbc.Container(fluid=True, children=[
@@ -204,4 +245,5 @@ def layout(**_query) -> dbc.Container:
         _dannemann_section(),
         _santurkar_section(),
         _luo_section(),
+        _ergen_section(),
     ])

@@ -110,3 +110,22 @@ def test_luo_never_raises(dist, batch, eta, zeta, printed):
         assert_clear(out[4])
     else:
         assert out[4:] == ("", False)
+
+
+@FUZZ
+@given(dataset=st.one_of(st.sampled_from(["blobs", "moons"]), JUNK),
+       n=st.one_of(st.sampled_from([8, "12", 3, 61]), NUMBER, JUNK),
+       beta=st.one_of(st.sampled_from([0.5, "1", 0, 11]), NUMBER, JUNK))
+def test_ergen_never_raises(monkeypatch, dataset, n, beta):
+    trained = []
+    monkeypatch.setattr(cp, "_ergen", lambda *a: trained.append(a) or cp._ergen_real(
+        "blobs", 12, 0.5))  # one training, cached: this test is about the checks
+    out = cp.update_ergen(dataset, n, beta)
+    if out[0] is no_update:
+        assert out[4] is True and not trained
+        assert_clear(out[3])
+    else:
+        assert out[3:] == ("", False) and 4 <= trained[0][1] <= 60
+
+
+cp._ergen_real = cp._ergen  # the cached function, called by the stub above

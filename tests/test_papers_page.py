@@ -169,6 +169,26 @@ def test_luo_bad_values(cp, args, says):
     assert out[:4] == (no_update,) * 4 and out[5] is True and says in out[4]
 
 
+def test_ergen_view(cp):
+    whiten, units, numbers, message, shown = cp.update_ergen("moons", 20, 0.5)
+    assert (message, shown) == ("", False)
+    assert len(whiten["data"]) == 2
+    names = [t.get("name") for t in units["data"]]
+    assert "class 0: γ*, α*" in names and "class 1: units" in names
+    text = _text(numbers)
+    assert '"eg-rank"' in text and "classes with ‖y_j‖ > β: 2" in text
+    assert cp.update_ergen("moons", "20", "0.5")[2] is not None  # text, as a URL holds it
+
+
+@pytest.mark.parametrize("args, says", [
+    (("star", 20, 0.5), "data set"), (("moons", 3, 0.5), "points"),
+    (("moons", 20, 0), "β"), ((["moons"], 20, 0.5), "data set"), (("moons", 20, "x"), "β"),
+])
+def test_ergen_bad_values(cp, args, says):
+    out = cp.update_ergen(*args)
+    assert out[:3] == (no_update,) * 3 and out[4] is True and says in out[3]
+
+
 @pytest.mark.browser
 def test_papers_page_in_a_browser(dash_duo, tmp_home):
     from app import app
@@ -218,6 +238,10 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     Select(select).select_by_value("64")
     until(lambda: "3/(4M) = 0.01172" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
           TIMEOUT, msg="M = 64 was not computed")
+    # Ergen et al.: the rank of the last hidden features equals the number of classes
+    until(lambda: dash_duo.find_elements("#eg-rank")
+          and dash_duo.find_element("#eg-rank").text == "3", TIMEOUT,
+          msg="the Ergen et al. view did not show rank 3 for three blobs")
     # Santurkar et al.: train both networks for a few steps; the three graphs appear
     steps = dash_duo.find_element(f"#{ids.SL_STEPS}")
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", steps)
