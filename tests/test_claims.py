@@ -37,7 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 REQUIRED = ("bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "bn-prop2-variance",
             "dannemann-gradient", "santurkar-thm41", "luo-gamma-decay-gap",
             "luo-sgd-generalisation")
-MUST_FAIL = ("santurkar-thm41-as-printed", "dannemann-lemma45")
+MUST_FAIL = ("santurkar-thm41-as-printed", "dannemann-lemma45",
+             "luo-sigma-b-variance-as-printed", "luo-i2-as-printed")
+ALSO_HOLD = ("ergen-closed-form",)
 JSON_KEYS = {"id", "paper", "statement", "paper_value", "computed", "holds", "how", "view"}
 #: Claims without randomness: the CLI must reproduce the in-process values.
 DETERMINISTIC = ("bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "dannemann-gradient",
@@ -534,7 +536,7 @@ def test_luo_sgd_generalisation_by_numpy_lstsq(claims: dict[str, Claim]) -> None
 # ------------------------------------------------------------------ 10. holds flags
 
 
-@pytest.mark.parametrize("cid", REQUIRED)
+@pytest.mark.parametrize("cid", REQUIRED + ALSO_HOLD)
 def test_required_claims_hold(claims: dict[str, Claim], cid: str) -> None:
     assert claims[cid].holds is True
 
@@ -546,7 +548,46 @@ def test_printed_errors_do_not_hold(claims: dict[str, Claim], cid: str) -> None:
 
 def test_claim_ids_cover_the_computed_claims(claims: dict[str, Claim]) -> None:
     assert sorted(claims) == sorted(claim_ids())
-    assert set(REQUIRED) | set(MUST_FAIL) == set(claim_ids())
+    assert set(REQUIRED) | set(MUST_FAIL) | set(ALSO_HOLD) == set(claim_ids())
     for cid, claim in claims.items():
         assert claim.as_json()["id"] == cid
         assert set(claim.as_json()) == JSON_KEYS
+
+
+# ---- the printed Luo et al. formulas, and Ergen et al.'s closed form ------------------------
+
+def test_luo_sigma_variance_as_printed(claims: dict[str, Claim]) -> None:
+    """numpy Monte Carlo (own seed): var of the biased sigma_B of Gaussian batches of 256
+    with sigma_P = 2 is sigma_P^2 (rho + 2)/(4M) = 1/128 to first order (within 4 %), four
+    times the printed (rho + 2)/(4M) = 1/512."""
+    c = claims["luo-sigma-b-variance-as-printed"]
+    rng = np.random.default_rng(31)
+    sig = (rng.normal(1.0, 2.0, size=(20_000, 256))).std(1)
+    assert float(sig.var()) == pytest.approx(4 / 512, rel=0.04)
+    assert c.paper_value == pytest.approx(1 / 512)
+    assert c.computed == pytest.approx(float(sig.var()), rel=0.05)
+    assert c.holds is False
+
+
+def test_luo_i2_as_printed(claims: dict[str, Claim]) -> None:
+    """At R = 0 (s, t independent) <delta^2> = E[1{s>0}(relu(t) - s)^2] = 1/4 + gamma^2/2 -
+    gamma/pi, by numpy Monte Carlo and in closed form; the printed I2 lacks the 1/4."""
+    c = claims["luo-i2-as-printed"]
+    gamma = 0.7
+    closed = 0.25 + gamma**2 / 2 - gamma / math.pi
+    rng = np.random.default_rng(12)
+    t, s = rng.standard_normal(2_000_000), gamma * rng.standard_normal(2_000_000)
+    d2 = ((s > 0) * (np.maximum(t, 0) - s)) ** 2
+    assert float(d2.mean()) == pytest.approx(closed, abs=4 * d2.std() / math.sqrt(len(d2)))
+    assert c.computed == pytest.approx(closed, rel=0.01)
+    assert c.paper_value == pytest.approx(closed - 0.25, abs=1e-12)  # the typo drops 1/4
+    assert c.holds is False
+
+
+def test_ergen_closed_form_claim(claims: dict[str, Claim]) -> None:
+    """p* summed by hand for 3 balanced classes of 8 (||y_j|| = sqrt 8), beta = 0.7."""
+    c = claims["ergen-closed-form"]
+    want = 3 * (0.7 * math.sqrt(8) - 0.7**2 / 2)
+    assert c.paper_value["p_star"] == pytest.approx(want, rel=1e-12)
+    assert want <= c.computed["objective"] <= want * 1.001
+    assert c.computed["rank"] == c.paper_value["rank"] == 3 and c.holds is True

@@ -94,7 +94,7 @@ def test_claims_table_lists_every_claim_with_its_verdict(cp):
     text = _text(table)
     for cid in claim_ids():
         assert f'"claim-{cid}"' in text
-    assert text.count("does not hold") == 2  # the printed Theorem 4.1 and Lemma 4.5
+    assert text.count("does not hold") == 4  # Theorem 4.1, Lemma 4.5, sigma_B and I2 as printed
     assert cp.show_claims("again") is not None and cp.claims_json.cache_info().hits >= 1
 
 
@@ -207,7 +207,7 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     assert cells[3].text == "[-0.34, 0.11]" and cells[4].text.startswith("[-0.33932, 0.11311")
     assert cells[5].text == "holds"
     verdicts = [e.text for e in dash_duo.find_elements(".claims-table td:last-child")]
-    assert verdicts.count("does not hold") == 2 and len(verdicts) >= 9
+    assert verdicts.count("does not hold") == 4 and len(verdicts) >= 12
     # the weight plane: the gradient at W* and the lemma's verdict at W0 = W* = (1, 3)
     until(lambda: dash_duo.find_element("#dj-gradient").text == "(-0.33932, 0.11311)", TIMEOUT,
           msg="no gradient shown")
