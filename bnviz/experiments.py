@@ -10,6 +10,11 @@
 * ``jitter-noise`` (section 5): BN vs BN with extra noise raising the variance of mu_B and
   sigma_B^2 by ``noise`` (default 15%).
 * ``affine-ablation`` (Table 1): BN without vs with learnable gamma, beta.
+* ``landscape`` (Santurkar et al., sections 2-3): the same network trained by plain SGD with
+  BN (learnable gamma, beta) and without; every ``measure_every`` steps, on that step's
+  mini-batch, the loss range and the largest gradient change along -g for step sizes in
+  [1/2, 4] x lr, the effective beta-smoothness, and Definition 2.1's internal covariate shift
+  per weight tensor (in definition order), as in :mod:`bnviz.landscape` for the 2D task.
 
 A job reports through a :class:`JobContext`: ``progress`` (which raises
 :class:`~bnviz.runs.Cancelled` when the job was cancelled), ``log`` and ``metric`` (one row per
@@ -38,7 +43,8 @@ from bnviz.messages import brief
 __all__ = ["ARMS", "JOB_TYPES", "PARAMS", "DistInfo", "JobContext", "ParamError", "ParamSpec",
            "RecordingContext", "check_params", "run_experiment", "summarise"]
 
-JOB_TYPES: tuple[str, ...] = ("smart-init", "concentration", "jitter-noise", "affine-ablation")
+JOB_TYPES: tuple[str, ...] = ("smart-init", "concentration", "jitter-noise", "affine-ablation",
+                              "landscape")
 #: arm name -> (norm mode, learnable gamma/beta), per job type, in the order they are shown.
 ARMS: dict[str, dict[str, tuple[str, bool]]] = {
     "smart-init": {"zero_bias": ("zero_bias", False), "random_bias": ("random_bias", False),
@@ -47,6 +53,7 @@ ARMS: dict[str, dict[str, tuple[str, bool]]] = {
                       "bn": ("frozen", False)},
     "jitter-noise": {"bn": ("bn", False), "bn_noise": ("noisy_bn", False)},
     "affine-ablation": {"no_affine": ("bn", False), "affine": ("bn", True)},
+    "landscape": {"no_bn": ("zero_bias", False), "bn": ("bn", True)},
 }
 
 
@@ -96,6 +103,10 @@ PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("eps", "floats", (0.01, 0.03, 0.1, 0.3),
               "ball radii, as RMS change per pixel in units of the data's std", 1e-6, 100.0,
               types=("concentration",)),
+    ParamSpec("etas", "int", 4, "step sizes in [1/2, 4] x lr (log-spaced) at each measured "
+              "step", 2, 16, types=("landscape",)),
+    ParamSpec("measure_every", "int", 10, "measure the landscape and ICS every this many "
+              "steps", 1, 10_000, types=("landscape",)),
 )
 _SPEC = {p.name: p for p in PARAMS}
 #: A job's work is capped (epochs x runs x arms x training images; concentration: images x
@@ -180,6 +191,8 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
     else:
         n_train = out["max_train"] or _TRAIN_SIZES.get(out["dataset"], MAX_FOLDER_IMAGES)
         work = out["epochs"] * out["runs"] * arms * n_train
+        if job_type == "landscape":  # each measurement: etas + ~12 layer hybrids passes
+            work *= 1 + (out["etas"] + 12) / out["measure_every"]
         if work > MAX_TRAINING_IMAGES:
             raise ParamError(f"epochs x runs x {arms} arms x training images = {work:.3g} is "
                              f"over the cap of {MAX_TRAINING_IMAGES:.0e}: lower --epochs, "
@@ -368,6 +381,110 @@ def _run_training(job_type: str, params: dict, data: _Tensors, shape: tuple[int,
             _train_arm(model, data, params, seed, ctx, report, step, dist)
 
 
+# --------------------------------------------------------------------------- landscape
+
+
+def landscape_measures(model: nn.Module, x: torch.Tensor, y: torch.Tensor, lr: float,
+                       etas: int) -> tuple[dict[str, float], dict[str, torch.Tensor]]:
+    """Santurkar et al.'s measures at the model's current parameters on one mini-batch
+    (float32 as the network trains; BN in train mode): returns (measures, gradient).
+
+    Step sizes and the Definition 2.1 hybrids are a handful each: one forward-backward pass
+    per step size and per weight tensor (batched passes would hold several copies of an image
+    network's activations)."""
+    from torch.func import functional_call
+
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+    def grad_and_value(p: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], float]:
+        """Plain autograd on a copy of the buffers: a measurement never moves the model's
+        running statistics (torch.func transforms refuse BN's in-place buffer updates)."""
+        q = {k: v.detach().requires_grad_() for k, v in p.items()}
+        out = functional_call(model, {**q, **{k: v.clone() for k, v in buffers.items()}},
+                              (x,))
+        loss = F.cross_entropy(out, y)
+        grads = torch.autograd.grad(loss, list(q.values()))
+        return dict(zip(q, grads, strict=True)), float(loss.detach())
+
+    grads, loss = grad_and_value(params)
+    g = torch.cat([t.flatten() for t in grads.values()])
+    g_norm = float(g.norm())
+    losses, changes, betas = [], [], []
+    for eta in np.geomspace(0.5, 4.0, etas) * lr:
+        ge, le = grad_and_value({k: params[k] - eta * grads[k] for k in params})
+        change = float((torch.cat([t.flatten() for t in ge.values()]) - g).norm())
+        losses.append(le)
+        changes.append(change)
+        betas.append(change / max(eta * g_norm, 1e-30))
+    names = list(params)
+    weights = [i for i, k in enumerate(names) if k.endswith("weight") and params[k].ndim > 1]
+    stepped = {k: params[k] - lr * grads[k] for k in names}
+    l2, cos = [], []
+    for i in weights:  # Definition 2.1: tensors defined before W_i take this step first
+        gh, _ = grad_and_value({k: stepped[k] if j < i else params[k]
+                                for j, k in enumerate(names)})
+        a, b = grads[names[i]].flatten(), gh[names[i]].flatten()
+        l2.append(float((a - b).norm()))
+        cos.append(float(a @ b / (a.norm() * b.norm()).clamp_min(1e-30)))
+    measures = {"train_loss": loss, "loss_min": min(losses), "loss_max": max(losses),
+                "grad_change_max": max(changes), "beta_eff": max(betas),
+                "ics_l2": float(np.mean(l2[1:])) if len(l2) > 1 else 0.0,
+                "ics_cos": float(np.mean(cos[1:])) if len(cos) > 1 else 1.0}
+    return measures, grads
+
+
+def _run_landscape(params: dict, data: _Tensors, shape: tuple[int, int, int],
+                   ctx: JobContext) -> None:
+    """Plain SGD (the measures are about the gradient step) for both arms; a metric row per
+    measured step (kind "step") and per epoch (kind "epoch": test accuracy)."""
+    arms = ARMS["landscape"]
+    n, b = len(data.y_train), params["batch_size"]
+    total = params["runs"] * len(arms) * params["epochs"] * math.ceil(n / b)
+    done = 0
+    for run in range(params["runs"]):
+        seed = params["seed"] + run
+        for arm, (mode, affine) in arms.items():
+            model = build_model(params["arch"], shape[0], data.classes, shape[1], mode,
+                                affine=affine, width=params["width"],
+                                seed=seed).to(data.x_train.device)
+            opt = torch.optim.SGD(model.parameters(), lr=params["lr"])
+            gen = torch.Generator().manual_seed(seed)
+            step = 0
+            for epoch in range(1, params["epochs"] + 1):
+                t0 = time.perf_counter()
+                total_loss, count = 0.0, 0
+                model.train()
+                perm = torch.randperm(n, generator=gen).to(data.x_train.device)
+                for i in range(0, n - 1, b):
+                    idx = perm[i:i + b]
+                    if len(idx) < 2:  # BN needs two images
+                        continue
+                    x, y = data.x_train[idx], data.y_train[idx]
+                    if step % params["measure_every"] == 0:
+                        measures, _ = landscape_measures(model, x, y, params["lr"],
+                                                         params["etas"])
+                        ctx.metric({"kind": "step", "arm": arm, "run": run, "epoch": epoch,
+                                    "step": step, **measures})
+                    loss = F.cross_entropy(model(x), y)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    total_loss += float(loss.detach()) * len(idx)
+                    count += len(idx)
+                    step += 1
+                    done += 1
+                    if done % 5 == 0:
+                        ctx.progress(min(done / total, 1.0))
+                acc = test_accuracy(model, data.x_test, data.y_test)
+                mean_loss = total_loss / count if count else math.nan
+                ctx.metric({"kind": "epoch", "arm": arm, "run": run, "epoch": epoch,
+                            "train_loss": mean_loss if math.isfinite(mean_loss) else None,
+                            "test_accuracy": acc,
+                            "seconds": round(time.perf_counter() - t0, 4)})
+                ctx.log(f"run {run}, {arm}, epoch {epoch}: test accuracy {100 * acc:.2f}%")
+
+
 # --------------------------------------------------------------------------- concentration
 
 
@@ -455,6 +572,8 @@ def run_experiment(job_type: str, params: dict, ctx: JobContext,
     tensors = _standardise(data, ctx.device)
     if job_type == "concentration":
         _run_concentration(params, tensors, shape, ctx)
+    elif job_type == "landscape":
+        _run_landscape(params, tensors, shape, ctx)
     else:
         _run_training(job_type, params, tensors, shape, ctx, dist)
     ctx.progress(1.0)
@@ -489,7 +608,7 @@ def summarise(job_type: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     for arm in arms:
         by_epoch: dict[int, list[float]] = {}
         for r in rows:
-            if r["arm"] == arm:
+            if r["arm"] == arm and r.get("kind", "epoch") == "epoch":
                 by_epoch.setdefault(r["epoch"], []).append(r["test_accuracy"])
         epochs = sorted(by_epoch)
         acc = [np.array(by_epoch[e]) for e in epochs]
@@ -497,4 +616,18 @@ def summarise(job_type: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "epoch": epochs, "mean": [float(a.mean()) for a in acc],
             "std": [float(a.std()) for a in acc], "runs": [len(a) for a in acc],
             "final": float(acc[-1].mean()) if acc else None}
+        if job_type == "landscape":  # the measures per measured step, mean and std over runs
+            by_step: dict[int, list[dict]] = {}
+            for r in rows:
+                if r["arm"] == arm and r.get("kind") == "step":
+                    by_step.setdefault(r["step"], []).append(r)
+            steps = sorted(by_step)
+            land: dict[str, Any] = {"step": steps}
+            for key in ("beta_eff", "grad_change_max", "ics_l2", "ics_cos", "train_loss"):
+                vals = [np.array([r[key] for r in by_step[s]], dtype=float) for s in steps]
+                land[key] = [float(v.mean()) for v in vals]
+                land[key + "_std"] = [float(v.std()) for v in vals]
+            land["loss_range"] = [float(np.mean([r["loss_max"] - r["loss_min"]
+                                                 for r in by_step[s]])) for s in steps]
+            out["arms"][arm]["landscape"] = land
     return out

@@ -449,6 +449,9 @@ def job_figure(curves: list[tuple[str, str, dict]], title: str = "") -> Figure:
     solid and Gaussian images dashed."""
     data: list[dict] = []
     concentration = bool(curves) and all(t == "concentration" for _, t, _ in curves)
+    landscape = bool(curves) and all(t == "landscape" for _, t, _ in curves)
+    if landscape:
+        return _landscape_job_figure(curves, title)
     k = 0
     for label, job_type, summary in curves:
         for arm, values in (summary or {}).get("arms", {}).items():
@@ -750,3 +753,32 @@ def closed_form_figure(result) -> Figure:
         "yaxis": {"title": {"text": "α / ‖(γ, α)‖"}, "range": [-0.05, 1.05],
                   "scaleanchor": "x"},
         "legend": {"font": {"size": 9}}}}
+
+
+def _landscape_job_figure(curves: list[tuple[str, str, dict]], title: str) -> Figure:
+    """Landscape jobs: the effective beta-smoothness per measured step (mean +- std over
+    runs) per arm, and the test accuracy per epoch on a second axis pair."""
+    data: list[dict] = []
+    k = 0
+    for label, _type, summary in curves:
+        for arm, values in (summary or {}).get("arms", {}).items():
+            colour = JOB_COLOURS[k % len(JOB_COLOURS)]
+            k += 1
+            land = values.get("landscape") or {}
+            if land.get("step"):
+                data += _band(land["step"], land["beta_eff"], land["beta_eff_std"], colour,
+                              f"{label} {arm}: effective β".strip())
+            if values.get("epoch"):
+                data.append({"type": "scatter", "mode": "lines+markers",
+                             "x": values["epoch"], "y": [100 * m for m in values["mean"]],
+                             "xaxis": "x2", "yaxis": "y2", "line": {"color": colour},
+                             "name": f"{label} {arm}: test accuracy".strip()})
+    return {"data": data, "layout": {
+        "margin": {"l": 55, "r": 10, "t": 35, "b": 40},
+        "title": {"text": title, "font": {"size": 12}}, "legend": {"font": {"size": 10}},
+        "uirevision": title,
+        "xaxis": {"domain": [0, 0.62], "title": {"text": "step"}},
+        "yaxis": {"type": "log", "title": {"text": "effective β-smoothness"}},
+        "xaxis2": {"domain": [0.72, 1], "anchor": "y2", "title": {"text": "epoch"},
+                   "dtick": 1},
+        "yaxis2": {"anchor": "x2", "title": {"text": "test accuracy (%)"}}}}

@@ -15,6 +15,7 @@ TYPE_LABELS = {
     "concentration": "Concentration around images (Fig. 4)",
     "jitter-noise": "Jitter noise (section 5)",
     "affine-ablation": "Learnable gamma, beta (Table 1)",
+    "landscape": "Loss landscape and ICS (Santurkar et al.)",
 }
 EXPLAIN = {
     "smart-init": "The same random weights, no BN during training, initialised with zero "
@@ -30,6 +31,11 @@ EXPLAIN = {
                     "margins and lifts test accuracy slightly (section 5).",
     "affine-ablation": "BN without and with learnable γ, β. The paper: little difference "
                        "(appendix D, Table 1).",
+    "landscape": "Santurkar et al.: the same network trained by plain SGD with and without BN. "
+                 "Every few steps, on that step's mini-batch: the loss and the gradient "
+                 "change along −g for step sizes in [½, 4] × lr, the effective β-smoothness "
+                 "(plotted), and the internal covariate shift of Definition 2.1. Their claim: "
+                 "BN makes the landscape smoother, not the covariate shift smaller.",
 }
 
 

@@ -220,6 +220,17 @@ def _run_and_check(job_type: str, dataset: str, arch: str = "resnet9") -> Record
         _check_concentration_rows(ctx.rows, params["runs"], params["eps"], units,
                                   params["images"])
         _check_concentration_summary(ctx.rows, params["eps"])
+    elif job_type == "landscape":  # epoch rows as the training types', plus measured steps
+        epochs = [{k: v for k, v in r.items() if k != "kind"} for r in ctx.rows
+                  if r["kind"] == "epoch"]
+        _check_training_rows(job_type, epochs, params["runs"], params["epochs"], n_test)
+        _check_training_summary(job_type, epochs, params["runs"], params["epochs"])
+        steps = [r for r in ctx.rows if r["kind"] == "step"]
+        assert {(r["arm"], r["run"]) for r in steps} == set(product(ARMS[job_type],
+                                                                      range(params["runs"])))
+        for r in steps:
+            assert 0 <= r["loss_min"] <= r["loss_max"] and r["beta_eff"] > 0
+            assert r["ics_l2"] >= 0 and -1 - 1e-9 <= r["ics_cos"] <= 1 + 1e-9
     else:
         _check_training_rows(job_type, ctx.rows, params["runs"], params["epochs"], n_test)
         _check_training_summary(job_type, ctx.rows, params["runs"], params["epochs"])
@@ -340,7 +351,9 @@ def test_cancel_stops_the_job(jobs_home, job_type):
     summary = summarise(job_type, ctx.rows)
     assert list(summary["arms"]) == list(ARMS[job_type])
     if job_type != "concentration":
-        reached = {r["arm"] for r in ctx.rows}
+        # an arm has a final accuracy once one of its epochs ended (landscape jobs also
+        # record measured steps before that)
+        reached = {r["arm"] for r in ctx.rows if r.get("kind", "epoch") == "epoch"}
         for arm, curve in summary["arms"].items():
             assert (curve["final"] is None) == (arm not in reached)
 
@@ -594,7 +607,8 @@ def test_defaults_filled_for_each_type():
             assert value == SPECS[name].default
         # the issue's shared parameters are every type's (concentration keeps, not uses, them)
         assert {"dataset", "arch", "epochs", "runs", "batch_size", "lr", "seed"} <= set(out)
-        assert ("gpus" in out) == (job_type != "concentration")
+        assert ("gpus" in out) == (job_type not in ("concentration", "landscape"))
+        assert ("etas" in out) == ("measure_every" in out) == (job_type == "landscape")
         assert ("noise" in out) == (job_type == "jitter-noise")
         assert ("eps" in out) == (job_type == "concentration")
 

@@ -768,6 +768,7 @@ JOB_VALID = {
     "samples": good(st.integers(2, 4096)),
     "eps": st.one_of(st.sampled_from(["0.01,0.1", "0.3", " 1 , 2 ", "1e-6,100"]),
                      st.lists(st.floats(1e-6, 100), min_size=1, max_size=16)),
+    "etas": good(st.integers(2, 16)), "measure_every": good(st.integers(1, 10_000)),
 }
 JOB_BAD = {name: st.one_of(JUNK, st.just(None), st.just("")) for name in JOB_VALID}
 JOB_BAD["dataset"] = st.one_of(JUNK, st.sampled_from(["folder:../x", "folder:", "imagenet",
@@ -779,7 +780,10 @@ def _work(job_type: str, p: dict) -> float:
     arms = len(bx.ARMS[job_type])
     if job_type == "concentration":
         return p["images"] * p["samples"] * len(p["eps"]) * p["runs"] * arms * 2
-    return p["epochs"] * p["runs"] * arms * (p["max_train"] or bx._TRAIN_SIZES[p["dataset"]])
+    work = p["epochs"] * p["runs"] * arms * (p["max_train"] or bx._TRAIN_SIZES[p["dataset"]])
+    if job_type == "landscape":
+        work *= 1 + (p["etas"] + 12) / p["measure_every"]
+    return work
 
 
 @FUZZ
