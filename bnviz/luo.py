@@ -26,7 +26,8 @@ import torch
 
 from bnviz.device import pick_device
 
-__all__ = ["DISTRIBUTIONS", "Dynamics", "StatisticsSamples", "eta_max", "gamma_decay_gap",
+__all__ = ["DISTRIBUTIONS", "NORMALISATIONS", "Dynamics", "NormalisationComparison",
+           "StatisticsSamples", "compare_normalisations", "eta_max", "gamma_decay_gap",
            "integrals", "learning_dynamics", "statistics_samples"]
 
 #: Pre-activation distributions of the histogram view: (mean, std, excess kurtosis).
@@ -176,3 +177,114 @@ def learning_dynamics(eta: float, zeta: float, gamma_init: float = 0.5, r_init: 
             break
     return Dynamics(np.arange(n + 1) * dt, out[:, 0], out[:, 1], out[:, 2],
                     1 / (1 + 2 * zeta), eta_max(zeta))
+
+
+NORMALISATIONS: tuple[str, ...] = ("bn", "pn", "pn_decay")
+
+
+@dataclass(frozen=True)
+class NormalisationComparison:
+    """Three networks from the same weights on a 2D task: BN (batch statistics, with the
+    gradient through them), population normalisation (PN: statistics of all the training
+    data, as constants) and PN + gamma decay (zeta = 3/(4M), Luo et al.'s eq. 3 for a linear
+    unit with squared loss; for a ReLU network with cross-entropy their zeta(h) is smaller,
+    so this decay is strong: the view says which zeta it used)."""
+
+    arms: tuple[str, ...]
+    decision: dict[str, np.ndarray]  # arm -> (R, R) predicted class (population statistics)
+    patterns: dict[str, np.ndarray]  # arm -> (R, R) activation-pattern hash (the partition)
+    train_accuracy: dict[str, float]
+    test_accuracy: dict[str, float]
+    gamma_sq: dict[str, float]  # mean gamma^2 over units and layers
+    zeta: float
+    box: tuple[float, float, float, float]
+    points: np.ndarray
+    labels: np.ndarray
+
+
+def compare_normalisations(batch_size: int = 16, steps: int = 400, lr: float = 0.1,
+                           depth: int = 3, width: int = 16, n: int = 300, seed: int = 0,
+                           device: torch.device | str | None = None) -> NormalisationComparison:
+    """Train the three arms by SGD on moons (labels 0/1) and draw their partitions."""
+    from bnviz.jitter import binary_task
+
+    if not (isinstance(batch_size, int) and 4 <= batch_size <= 256 and batch_size <= n):
+        raise ValueError("batch size: a whole number from 4 to 256 (and at most the points)")
+    if not (1 <= depth <= 6 and 2 <= width <= 64 and 10 <= steps <= 3000 and 0 < lr <= 2):
+        raise ValueError("depth 1-6, width 2-64, steps 10-3000, learning rate in (0, 2]")
+    dev = torch.device(device) if device is not None else pick_device()
+    train = binary_task("moons", n, seed)
+    test = binary_task("moons", 1000, seed + 1)
+    x = torch.as_tensor(train.points, dtype=torch.float64, device=dev)
+    y = torch.as_tensor(train.labels, dtype=torch.int64, device=dev)
+    zeta = 3 / (4 * batch_size)
+    e = float(np.abs(train.points).max()) * 1.15 + 0.1
+    box = (-e, e, -e, e)
+    res = 96
+    g1 = torch.linspace(-e, e, res, dtype=torch.float64, device=dev)
+    grid = torch.stack([g1.repeat(res), g1.repeat_interleave(res)], 1)
+    init = torch.Generator().manual_seed(int(seed))
+    ws0 = []
+    d_in = 2
+    for _ in range(depth):
+        ws0.append(torch.randn(width, d_in, generator=init, dtype=torch.float64)
+                   * math.sqrt(2 / d_in))
+        d_in = width
+    head0 = torch.randn(2, width, generator=init, dtype=torch.float64) / math.sqrt(width)
+
+    def forward(p: dict, xb: torch.Tensor, batch_stats: bool, population: torch.Tensor
+                ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits and each layer's pre-activation signs; normalised by the batch's own
+        statistics (BN) or by those of ``population`` (PN; constants, no gradient)."""
+        z, zp, signs = xb, population, []
+        for i in range(depth):
+            u = z @ p["W"][i].T
+            up = zp @ p["W"][i].T
+            ref = u if batch_stats else up.detach()
+            mu, sd = ref.mean(0), ref.var(0, correction=0).sqrt().clamp_min(1e-12)
+            h = p["g"][i] * (u - mu) / sd + p["b"][i]
+            hp = p["g"][i] * (up - up.mean(0).detach()) / up.var(
+                0, correction=0).sqrt().clamp_min(1e-12).detach() + p["b"][i]
+            signs.append(h > 0)
+            z, zp = torch.relu(h), torch.relu(hp)
+        return z @ p["head"].T + p["head_b"], signs
+
+    out: dict[str, dict] = {k: {} for k in ("decision", "patterns", "train", "test", "gamma")}
+    for arm in NORMALISATIONS:
+        p = {"W": [w.clone().to(dev).requires_grad_() for w in ws0],
+             "g": [torch.ones(width, dtype=torch.float64, device=dev, requires_grad=True)
+                   for _ in range(depth)],
+             "b": [torch.zeros(width, dtype=torch.float64, device=dev, requires_grad=True)
+                   for _ in range(depth)],
+             "head": head0.clone().to(dev).requires_grad_(),
+             "head_b": torch.zeros(2, dtype=torch.float64, device=dev, requires_grad=True)}
+        leaves = [*p["W"], *p["g"], *p["b"], p["head"], p["head_b"]]
+        opt = torch.optim.SGD(leaves, lr=lr)
+        batches = torch.Generator().manual_seed(int(seed) + 5)
+        for _ in range(steps):  # SGD: each step needs the last
+            idx = torch.randperm(n, generator=batches)[:batch_size].to(dev)
+            logits, _ = forward(p, x[idx], arm == "bn", x)
+            loss = torch.nn.functional.cross_entropy(logits, y[idx])
+            if arm == "pn_decay":
+                loss = loss + zeta * sum((g**2).sum() for g in p["g"])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():  # test time: every arm uses the population statistics
+            def predict(pts: torch.Tensor, p=p) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                return forward(p, pts, False, x)
+
+            logits, signs = predict(grid)
+            keys = torch.as_tensor(np.random.default_rng(7).integers(1, 2**20, size=(
+                depth, width)).astype(np.float64), device=dev)
+            code = sum(keys[i] @ s.T.to(torch.float64) for i, s in enumerate(signs))
+            out["decision"][arm] = logits.argmax(1).view(res, res).cpu().numpy().astype(np.int8)
+            out["patterns"][arm] = code.view(res, res).cpu().numpy()
+            out["train"][arm] = float((predict(x)[0].argmax(1) == y).double().mean())
+            xt = torch.as_tensor(test.points, dtype=torch.float64, device=dev)
+            yt = torch.as_tensor(test.labels, dtype=torch.int64, device=dev)
+            out["test"][arm] = float((predict(xt)[0].argmax(1) == yt).double().mean())
+            out["gamma"][arm] = float(torch.cat([g.detach() for g in p["g"]]).pow(2).mean())
+    return NormalisationComparison(NORMALISATIONS, out["decision"], out["patterns"],
+                                   out["train"], out["test"], out["gamma"], zeta, box,
+                                   train.points, train.labels)

@@ -782,3 +782,42 @@ def _landscape_job_figure(curves: list[tuple[str, str, dict]], title: str) -> Fi
         "xaxis2": {"domain": [0.72, 1], "anchor": "y2", "title": {"text": "epoch"},
                    "dtick": 1},
         "yaxis2": {"anchor": "x2", "title": {"text": "test accuracy (%)"}}}}
+
+
+def normalisation_figure(result) -> Figure:
+    """BN, PN and PN + gamma decay (bnviz.luo.NormalisationComparison): each network's
+    regions (activation patterns on a grid, coloured by hash) under its decision boundary."""
+    x0, x1, y0, y1 = (float(v) for v in result.box)
+    names = {"bn": "BN (batch statistics)", "pn": "population normalisation",
+             "pn_decay": f"PN + γ decay (ζ = {result.zeta:.3g})"}
+    data, layout = [], {"margin": {"l": 30, "r": 10, "t": 30, "b": 25}, "showlegend": False,
+                        "annotations": []}
+    for k, arm in enumerate(result.arms):
+        s = "" if k == 0 else str(k + 1)
+        res = result.patterns[arm].shape[0]
+        axis = np.linspace(x0, x1, res).tolist()
+        codes = np.unique(result.patterns[arm], return_inverse=True)[1].reshape(res, res)
+        fill = np.asarray([int(c) % len(REGION_PALETTE) for c in codes.ravel()]).reshape(res,
+                                                                                         res)
+        scale = [[i / (len(REGION_PALETTE) - 1), c] for i, c in enumerate(REGION_PALETTE)]
+        data += [{"type": "heatmap", "z": fill.tolist(), "x": axis, "y": axis,
+                  "xaxis": f"x{s}", "yaxis": f"y{s}", "colorscale": scale, "zmin": 0,
+                  "zmax": len(REGION_PALETTE) - 1, "showscale": False, "hoverinfo": "skip"},
+                 {"type": "contour", "z": result.decision[arm].astype(float).tolist(),
+                  "x": axis, "y": axis, "xaxis": f"x{s}", "yaxis": f"y{s}",
+                  "contours": {"coloring": "none", "start": 0.5, "end": 0.5, "size": 1},
+                  "line": {"color": BOUNDARY, "width": 2}, "showscale": False,
+                  "hoverinfo": "skip"},
+                 {"type": "scatter", "mode": "markers", "x": _typed(result.points[:, 0]),
+                  "y": _typed(result.points[:, 1]), "xaxis": f"x{s}", "yaxis": f"y{s}",
+                  "marker": {"size": 3, "color": _typed(result.labels.astype(float)),
+                             "colorscale": [[0, HIGHLIGHT], [1, "#e8590c"]]}}]
+        layout[f"xaxis{s}"] = {"domain": [k * 0.34, k * 0.34 + 0.32], "range": [x0, x1],
+                               "anchor": f"y{s}", "showticklabels": False}
+        layout[f"yaxis{s}"] = {"range": [y0, y1], "anchor": f"x{s}", "scaleanchor": f"x{s}",
+                               "showticklabels": False}
+        layout["annotations"].append({"text": names.get(arm, arm), "showarrow": False,
+                                      "xref": "paper", "yref": "paper", "x": k * 0.34,
+                                      "xanchor": "left", "y": 1.0, "yanchor": "bottom",
+                                      "font": {"size": 11}})
+    return {"data": data, "layout": layout}

@@ -23,6 +23,7 @@ from callbacks.figures import (
     gap_figure,
     ics_figure,
     landscape_figure,
+    normalisation_figure,
     weight_plane_figure,
     whitening_figure,
 )
@@ -293,3 +294,30 @@ def update_ergen(dataset, n, beta):
     ])
     return (whitening_figure(result.points, result.whitened, result.labels),
             closed_form_figure(result), numbers, "", False)
+
+
+@functools.lru_cache(maxsize=8)
+def _normalisations(batch_size: int):
+    return luo.compare_normalisations(batch_size=batch_size)
+
+
+@callback(Output(ids.LUO_COMPARE, "figure"), Output(ids.LUO_COMPARE_NUMBERS, "children"),
+          Output(ids.LUO_MESSAGE, "children", allow_duplicate=True),
+          Output(ids.LUO_MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.LUO_TRAIN, "n_clicks"), State(ids.LUO_BATCH, "value"),
+          prevent_initial_call=True)
+def show_normalisations(_, batch):
+    """Train the three networks (once per batch size, then cached) and draw them."""
+    try:
+        m = whole_number(batch, "batch size", 4, 256)
+        result = _normalisations(m)
+    except ValueError as exc:
+        return no_update, no_update, str(exc), True
+    rows = [html.Tr([html.Td(name), html.Td(f"{100 * result.train_accuracy[a]:.1f} %"),
+                     html.Td(f"{100 * result.test_accuracy[a]:.1f} %"),
+                     html.Td(f"{result.gamma_sq[a]:.3g}", id=f"luo-gamma-{a}")])
+            for a, name in (("bn", "BN"), ("pn", "PN"), ("pn_decay", "PN + γ decay"))]
+    table = dbc.Table([html.Thead(html.Tr([html.Th(h) for h in (
+        "", "train accuracy", "test accuracy", "mean γ²")])), html.Tbody(rows)],
+        size="sm", className="small")
+    return normalisation_figure(result), table, "", False

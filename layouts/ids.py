@@ -190,3 +190,6 @@ class Papers:
     EG_UNITS = "papers-eg-units"
     EG_NUMBERS = "papers-eg-numbers"
     EG_MESSAGE = "papers-eg-message"
+    LUO_TRAIN = "papers-luo-train"
+    LUO_COMPARE = "papers-luo-compare"
+    LUO_COMPARE_NUMBERS = "papers-luo-compare-numbers"

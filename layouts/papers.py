@@ -166,6 +166,9 @@ def _luo_section() -> html.Div:
                                                    tooltip={"placement": "bottom"})),
         dbc.Switch(id=ids.LUO_I2, value=False, className="small",
                    label="use I2 as printed (π R: a typo)"),
+        html.H6("BN vs population normalisation", className="text-muted mt-2"),
+        dbc.Button("train BN, PN and PN + γ decay (batch M above)", id=ids.LUO_TRAIN,
+                   size="sm", color="primary", className="my-1"),
     ]), className="mt-2")
     return html.Div(id="luo", children=[
         html.H5("Luo et al.: BN = population normalisation + gamma decay", className="mt-4"),
@@ -183,6 +186,9 @@ def _luo_section() -> html.Div:
                                       config={"displaylogo": False}), md=7),
                 ]),
                 html.Div(id=ids.LUO_NUMBERS, className="small"),
+                dcc.Loading(dcc.Graph(id=ids.LUO_COMPARE, style={"height": "30vh"},
+                                      config={"displaylogo": False})),
+                html.Div(id=ids.LUO_COMPARE_NUMBERS, className="small"),
                 html.P("Top: μ_B and σ_B over 20,000 batches of M draws, against the Gaussian "
                        "model N(μ_P, σ_P²/M) and N(σ_P, σ_P²(ρ+2)/(4M)), ρ the excess "
                        "kurtosis (dashed: the printed variance without σ_P²). Left: the "

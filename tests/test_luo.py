@@ -98,3 +98,25 @@ def test_dynamics_settings_checked(kwargs, says):
 def test_statistics_settings_checked(args, says):
     with pytest.raises(ValueError, match=says):
         luo.statistics_samples(*args, device="cpu")
+
+
+def test_bn_and_population_normalisation_with_the_whole_data_as_batch():
+    """With M = n BN's forward pass is PN's (the batch statistics are the population's); the
+    two differ only in BN's gradient through its statistics, so their test-time boundaries
+    nearly coincide. Gamma decay shrinks gamma, and every arm learns the moons."""
+    r = luo.compare_normalisations(batch_size=64, n=64, steps=200, depth=2, width=8,
+                                   device="cpu")
+    assert np.mean(r.decision["bn"] == r.decision["pn"]) > 0.9
+    assert r.gamma_sq["pn_decay"] < r.gamma_sq["pn"]
+    assert r.zeta == pytest.approx(3 / 256)
+    for arm in luo.NORMALISATIONS:
+        assert r.train_accuracy[arm] >= 0.8 and 0 <= r.test_accuracy[arm] <= 1
+        assert r.decision[arm].shape == r.patterns[arm].shape == (96, 96)
+        assert len(np.unique(r.patterns[arm])) > 4  # a partition, not one region
+
+
+@pytest.mark.parametrize("kwargs", [dict(batch_size=2), dict(batch_size=300, n=200),
+                                    dict(depth=0), dict(lr=0.0), dict(steps=5)])
+def test_normalisation_settings_checked(kwargs):
+    with pytest.raises(ValueError):
+        luo.compare_normalisations(**kwargs)

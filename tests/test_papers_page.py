@@ -158,6 +158,25 @@ def test_luo_views(cp):
     assert other[2]["data"][1]["y"] != dyn["data"][1]["y"] and other[0] == stats
 
 
+def test_normalisation_comparison_callback(cp, monkeypatch):
+    from bnviz import luo
+
+    calls = []
+    real = luo.compare_normalisations
+    monkeypatch.setattr(luo, "compare_normalisations", lambda batch_size: calls.append(
+        batch_size) or real(batch_size=batch_size, n=64, steps=30, depth=2, width=6))
+    cp._normalisations.cache_clear()
+    fig, table, message, shown = cp.show_normalisations(1, "16")
+    assert (message, shown) == ("", False) and calls == [16]
+    assert [t["type"] for t in fig["data"]] == ["heatmap", "contour", "scatter"] * 3
+    assert '"luo-gamma-pn_decay"' in _text(table)
+    cp.show_normalisations(2, 16)
+    assert calls == [16]  # cached
+    out = cp.show_normalisations(1, "1000")
+    assert out[:2] == (no_update, no_update) and out[3] is True and "batch size" in out[2]
+    cp._normalisations.cache_clear()
+
+
 @pytest.mark.parametrize("args, says", [
     (("cauchy", "16", 1, 0.2, False), "pre-activation"),
     (("gaussian", "512", 1, 0.2, False), "batch size"),
