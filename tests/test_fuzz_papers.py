@@ -129,3 +129,26 @@ def test_ergen_never_raises(monkeypatch, dataset, n, beta):
 
 
 cp._ergen_real = cp._ergen  # the cached function, called by the stub above
+
+
+@FUZZ
+@given(batch=st.one_of(st.sampled_from(["4", "16", 256, 3, 257, "x"]), NUMBER, JUNK))
+def test_normalisation_comparison_never_raises(monkeypatch, batch):
+    trained = []
+    monkeypatch.setattr(cp, "_normalisations", lambda m: trained.append(m) or _SMALL_RUN)
+    fig, table, message, shown = cp.show_normalisations(1, batch)
+    if fig is no_update:
+        assert shown is True and not trained
+        assert_clear(message)
+    else:
+        assert 4 <= trained[0] <= 256 and (message, shown) == ("", False)
+
+
+def _small_run():
+    from bnviz.luo import compare_normalisations
+
+    return compare_normalisations(batch_size=8, n=32, steps=10, depth=1, width=4,
+                                  device="cpu")
+
+
+_SMALL_RUN = _small_run()
