@@ -135,7 +135,7 @@ def move_w0(click):
         w = [finite_number(point["x"]), finite_number(point["y"])]
     except (TypeError, KeyError, IndexError):
         return no_update, no_update
-    if None in w:
+    if None in w or max(abs(v) for v in w) > 100:  # W0's inputs hold -100 to 100
         return no_update, no_update
     return round(w[0], 4), round(w[1], 4)
 
