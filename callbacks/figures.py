@@ -524,7 +524,13 @@ def weight_plane_figure(plane) -> Figure:
                     "ay": float(plane.w_star[1]), "xref": "x", "yref": "y", "axref": "x",
                     "ayref": "y", "showarrow": True, "arrowhead": 3, "arrowwidth": 2,
                     "arrowcolor": BOUNDARY, "text": ""}] if gn > 0 else []
+    r = 0.03 * e  # W0 as a draggable circle (the graph allows moving shapes)
+    w0_shape = {"type": "circle", "xref": "x", "yref": "y", "x0": float(plane.w0[0]) - r,
+                "x1": float(plane.w0[0]) + r, "y0": float(plane.w0[1]) - r,
+                "y1": float(plane.w0[1]) + r, "line": {"color": "white", "width": 2},
+                "fillcolor": HIGHLIGHT, "opacity": 0.8}
     return {"data": data, "layout": {
+        "shapes": [w0_shape],
         "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
         "title": {"text": "weight plane: C^ (fill), C (white lines), −∇C^ at W* (red arrow)",
                   "font": {"size": 12}},
@@ -821,3 +827,21 @@ def normalisation_figure(result) -> Figure:
                                       "xanchor": "left", "y": 1.0, "yanchor": "bottom",
                                       "font": {"size": 11}})
     return {"data": data, "layout": layout}
+
+
+def data_points_figure(points: np.ndarray, labels: np.ndarray) -> Figure:
+    """The inputs of the weight-plane view as draggable circles, labelled with their y."""
+    lo = float(min(points.min(), 0.0)) - 1.0
+    hi = float(max(points.max(), 1.0)) + 1.0
+    r = 0.04 * (hi - lo)
+    shapes = [{"type": "circle", "xref": "x", "yref": "y", "x0": float(p[0]) - r,
+               "x1": float(p[0]) + r, "y0": float(p[1]) - r, "y1": float(p[1]) + r,
+               "line": {"color": HIGHLIGHT}, "fillcolor": HIGHLIGHT, "opacity": 0.5}
+              for p in points]
+    return {"data": [{"type": "scatter", "mode": "text", "x": _typed(points[:, 0]),
+                      "y": _typed(points[:, 1]), "text": [f"y={v:g}" for v in labels],
+                      "textposition": "top right", "hoverinfo": "skip"}],
+            "layout": {"shapes": shapes, "margin": {"l": 30, "r": 5, "t": 5, "b": 25},
+                       "xaxis": {"range": [lo, hi], "title": {"text": "x1"}},
+                       "yaxis": {"range": [lo, hi], "scaleanchor": "x"},
+                       "showlegend": False}}

@@ -18,6 +18,7 @@ from bnviz.runs import is_run_key, run_status
 from callbacks.figures import (
     batch_statistics_figure,
     closed_form_figure,
+    data_points_figure,
     decision_maps_figure,
     dynamics_figure,
     gap_figure,
@@ -124,6 +125,58 @@ def update_weight_plane(rows, w01, w02, sigma, affine):
                                plane.lemma_applies else "text-danger")]),
     ])
     return weight_plane_figure(plane), numbers, "", False
+
+
+def dragged_shape(relayout) -> tuple[int, float, float] | None:
+    """(shape index, centre x, centre y) of a shape moved on a graph, from its relayoutData
+    ({"shapes[k].x0": ..., "shapes[k].x1": ..., ...}); None for anything else (a zoom)."""
+    if not isinstance(relayout, dict):
+        return None
+    for key in relayout:
+        if isinstance(key, str) and key.startswith("shapes[") and key.endswith("].x0"):
+            k = key[len("shapes["):-len("].x0")]
+            if not k.isdigit():
+                return None
+            ends = [finite_number(relayout.get(f"shapes[{k}].{e}"))
+                    for e in ("x0", "x1", "y0", "y1")]
+            if None in ends:
+                return None
+            return int(k), (ends[0] + ends[1]) / 2, (ends[2] + ends[3]) / 2
+    return None
+
+
+@callback(Output(ids.DJ_W01, "value", allow_duplicate=True),
+          Output(ids.DJ_W02, "value", allow_duplicate=True),
+          Input(ids.DJ_GRAPH, "relayoutData"), prevent_initial_call=True)
+def drag_w0(relayout):
+    """Dragging W0's circle moves W0."""
+    moved = dragged_shape(relayout)
+    if moved is None or moved[0] != 0 or max(abs(moved[1]), abs(moved[2])) > 100:
+        return no_update, no_update
+    return round(moved[1], 4), round(moved[2], 4)
+
+
+@callback(Output(ids.DJ_DATA, "figure"), Input(ids.DJ_POINTS, "data"))
+def draw_points(rows):
+    try:
+        x, y = parse_points(rows)
+    except ValueError:
+        return no_update
+    return data_points_figure(x, y)
+
+
+@callback(Output(ids.DJ_POINTS, "data", allow_duplicate=True),
+          Input(ids.DJ_DATA, "relayoutData"), State(ids.DJ_POINTS, "data"),
+          prevent_initial_call=True)
+def drag_point(relayout, rows):
+    """Dragging a point's circle moves that input (its label stays)."""
+    moved = dragged_shape(relayout)
+    if moved is None or not isinstance(rows, list) or not 0 <= moved[0] < len(rows) or \
+            max(abs(moved[1]), abs(moved[2])) > 1e6 or not isinstance(rows[moved[0]], dict):
+        return no_update
+    out = [dict(r) if isinstance(r, dict) else r for r in rows]
+    out[moved[0]].update(x1=round(moved[1], 4), x2=round(moved[2], 4))
+    return out
 
 
 @callback(Output(ids.DJ_W01, "value"), Output(ids.DJ_W02, "value"),

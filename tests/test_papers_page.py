@@ -75,6 +75,27 @@ def test_bad_input_keeps_the_picture(cp, rows, w01, w02, sigma, says):
     assert says in message and "\n" not in message
 
 
+def test_dragging_w0_and_the_points(cp):
+    drag = {"shapes[0].x0": 1.9, "shapes[0].x1": 2.1, "shapes[0].y0": -0.6, "shapes[0].y1": -0.4}
+    assert cp.dragged_shape(drag) == (0, 2.0, -0.5)
+    assert cp.drag_w0(drag) == (2.0, -0.5)
+    for junk in (None, {"xaxis.range[0]": 1}, {"shapes[x].x0": 1}, 5,
+                 {"shapes[0].x0": 1, "shapes[0].x1": "a", "shapes[0].y0": 1,
+                  "shapes[0].y1": 1}, {**drag, "shapes[0].x0": 1e9, "shapes[0].x1": 1e9}):
+        assert cp.drag_w0(junk) == (no_update, no_update)
+    moved = cp.drag_point({k.replace("[0]", "[2]"): v for k, v in drag.items()}, DJ_EXAMPLE)
+    assert moved[2] == {"x1": 2.0, "x2": -0.5, "y": 13.0} and moved[:2] == DJ_EXAMPLE[:2]
+    assert DJ_EXAMPLE[2] == {"x1": 2.0, "x2": 3.0, "y": 13.0}  # the input is not mutated
+    assert cp.drag_point({k.replace("[0]", "[7]"): v for k, v in drag.items()},
+                         DJ_EXAMPLE) is no_update
+    fig = cp.draw_points(DJ_EXAMPLE)
+    assert len(fig["layout"]["shapes"]) == 3 and fig["data"][0]["text"][2] == "y=13"
+    assert cp.draw_points("junk") is no_update
+    plane = cp.update_weight_plane(DJ_EXAMPLE, 1, 3, "biased", False)[0]
+    w0 = plane["layout"]["shapes"][0]
+    assert (w0["x0"] + w0["x1"]) / 2 == pytest.approx(1) and (w0["y0"] + w0["y1"]) / 2 == 3
+
+
 def test_click_moves_w0_and_points_are_edited(cp):
     assert cp.move_w0({"points": [{"x": 2.123456, "y": -1.0}]}) == (2.1235, -1.0)
     for junk in (None, {}, {"points": []}, {"points": [{"x": "a", "y": 1}]}, 5):
@@ -247,6 +268,13 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     until(lambda: re.fullmatch(r"[\d.e+-]+", dash_duo.find_element("#dj-lemma-lhs").text)
           and dash_duo.find_element("#dj-lemma-lhs").text != "4.2353", TIMEOUT,
           msg="the lemma's left side did not follow W0")
+    # drag the third data point: its row in the table follows, and so does W*
+    w_star = dash_duo.find_element(f"#{ids.DJ_NUMBERS} li").text
+    circle = dash_duo.find_elements(f"#{ids.DJ_DATA} .shapelayer path")[2]
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", circle)
+    ActionChains(dash_duo.driver).drag_and_drop_by_offset(circle, 25, -20).perform()
+    until(lambda: dash_duo.find_element(f"#{ids.DJ_NUMBERS} li").text != w_star, TIMEOUT,
+          msg="dragging a data point did not change W*")
     # Luo et al.: the numbers under the three graphs follow the batch-size select
     until(lambda: "3/(4M) = 0.04688" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
           TIMEOUT, msg="the Luo et al. numbers did not appear")
