@@ -712,12 +712,12 @@ def dynamics_figure(dyn) -> Figure:
                                                                   "y": -0.3}}}
 
 
-CLASS_COLOURS = (HIGHLIGHT, "#e8590c", "#2f9e44", "#ae3ec9", "#f08c00", "#1098ad")
+MULTICLASS_COLOURS = (HIGHLIGHT, "#e8590c", "#2f9e44", "#ae3ec9", "#f08c00", "#1098ad")
 
 
 def whitening_figure(points: np.ndarray, whitened: np.ndarray, labels: np.ndarray) -> Figure:
     """The centred data X beside U of X = U Sigma V^T (Ergen et al.'s whitening)."""
-    colours = [CLASS_COLOURS[int(c) % len(CLASS_COLOURS)] for c in labels]
+    colours = [MULTICLASS_COLOURS[int(c) % len(MULTICLASS_COLOURS)] for c in labels]
     centred = points - points.mean(0)
     u = whitened if whitened.shape[1] >= 2 else np.column_stack([whitened[:, 0],
                                                                  np.zeros(len(whitened))])
@@ -739,7 +739,7 @@ def closed_form_figure(result) -> Figure:
     """Each active unit's normalised (|gamma|, alpha) against the closed form, per class."""
     data = []
     for c in range(len(result.gamma_star)):
-        colour = CLASS_COLOURS[c % len(CLASS_COLOURS)]
+        colour = MULTICLASS_COLOURS[c % len(MULTICLASS_COLOURS)]
         mine = result.unit_class == c
         data.append({"type": "scatter", "mode": "markers", "x": _typed(result.unit_gamma[mine]),
                      "y": _typed(result.unit_alpha[mine]), "name": f"class {c}: units",
