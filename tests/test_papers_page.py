@@ -229,6 +229,13 @@ def test_ergen_bad_values(cp, args, says):
     assert out[:3] == (no_update,) * 3 and out[4] is True and says in out[3]
 
 
+def _read(dash_duo, css: str) -> str:
+    """An element's text, read in one step in the page (a re-render between finding an
+    element and reading it would make a WebDriver element stale)."""
+    return dash_duo.driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", css)
+
+
 @pytest.mark.browser
 def test_papers_page_in_a_browser(dash_duo, tmp_home):
     from app import app
@@ -249,10 +256,10 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     verdicts = [e.text for e in dash_duo.find_elements(".claims-table td:last-child")]
     assert verdicts.count("does not hold") == 4 and len(verdicts) >= 12
     # the weight plane: the gradient at W* and the lemma's verdict at W0 = W* = (1, 3)
-    until(lambda: dash_duo.find_element("#dj-gradient").text == "(-0.33932, 0.11311)", TIMEOUT,
+    until(lambda: _read(dash_duo, "#dj-gradient") == "(-0.33932, 0.11311)", TIMEOUT,
           msg="no gradient shown")
-    assert dash_duo.find_element("#dj-lemma-lhs").text == "4.2353"
-    assert dash_duo.find_element("#dj-lemma-verdict").text == "fails"
+    assert _read(dash_duo, "#dj-lemma-lhs") == "4.2353"
+    assert _read(dash_duo, "#dj-lemma-verdict") == "fails"
     # a click on the plane moves W0 (the lemma then holds or fails there: its text changes)
     graph = dash_duo.find_element(f"#{ids.DJ_GRAPH} .nsewdrag")
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", graph)
@@ -265,29 +272,29 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     w0 = (float(dash_duo.find_element(f"#{ids.DJ_W01}").get_attribute("value")),
           float(dash_duo.find_element(f"#{ids.DJ_W02}").get_attribute("value")))
     assert w0 != (1.0, 3.0)
-    until(lambda: re.fullmatch(r"[\d.e+-]+", dash_duo.find_element("#dj-lemma-lhs").text)
-          and dash_duo.find_element("#dj-lemma-lhs").text != "4.2353", TIMEOUT,
+    until(lambda: re.fullmatch(r"[\d.e+-]+", _read(dash_duo, "#dj-lemma-lhs"))
+          and _read(dash_duo, "#dj-lemma-lhs") != "4.2353", TIMEOUT,
           msg="the lemma's left side did not follow W0")
     # drag the third data point: its row in the table follows, and so does W*
-    w_star = dash_duo.find_element(f"#{ids.DJ_NUMBERS} li").text
+    w_star = _read(dash_duo, f"#{ids.DJ_NUMBERS} li")
     circle = dash_duo.find_elements(f"#{ids.DJ_DATA} .shapelayer path")[2]
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", circle)
     ActionChains(dash_duo.driver).drag_and_drop_by_offset(circle, 25, -20).perform()
-    until(lambda: dash_duo.find_element(f"#{ids.DJ_NUMBERS} li").text != w_star, TIMEOUT,
+    until(lambda: _read(dash_duo, f"#{ids.DJ_NUMBERS} li") != w_star, TIMEOUT,
           msg="dragging a data point did not change W*")
     # Luo et al.: the numbers under the three graphs follow the batch-size select
-    until(lambda: "3/(4M) = 0.04688" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
+    until(lambda: "3/(4M) = 0.04688" in _read(dash_duo, f"#{ids.LUO_NUMBERS}"),
           TIMEOUT, msg="the Luo et al. numbers did not appear")
     from selenium.webdriver.support.select import Select
 
     select = dash_duo.find_element(f"#{ids.LUO_BATCH}")
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", select)
     Select(select).select_by_value("64")
-    until(lambda: "3/(4M) = 0.01172" in dash_duo.find_element(f"#{ids.LUO_NUMBERS}").text,
+    until(lambda: "3/(4M) = 0.01172" in _read(dash_duo, f"#{ids.LUO_NUMBERS}"),
           TIMEOUT, msg="M = 64 was not computed")
     # Ergen et al.: the rank of the last hidden features equals the number of classes
     until(lambda: dash_duo.find_elements("#eg-rank")
-          and dash_duo.find_element("#eg-rank").text == "3", TIMEOUT,
+          and _read(dash_duo, "#eg-rank") == "3", TIMEOUT,
           msg="the Ergen et al. view did not show rank 3 for three blobs")
     # Santurkar et al.: train both networks for a few steps; the three graphs appear
     steps = dash_duo.find_element(f"#{ids.SL_STEPS}")
@@ -301,7 +308,7 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
     import time
 
     deadline = time.monotonic() + TIMEOUT
-    while dash_duo.find_element(f"#{ids.SL_STATUS}").text != "done":
+    while _read(dash_duo, f"#{ids.SL_STATUS}") != "done":
         assert time.monotonic() < deadline, (
             "the landscape run did not finish: status "
             f"{dash_duo.find_element(f'#{ids.SL_STATUS}').text!r}, message "
