@@ -176,11 +176,19 @@ def held_runs(tmp_home, monkeypatch):
         np.savez(tmp, x=np.zeros(1))
         return runs.RunStatus("done", 1, 1)
 
+    started: list[str] = []
+
     def start(i: int) -> str:
-        return runs.start_run("density", {"i": i}, 1, work)
+        # runs are known process-wide by their key: this test's own keys, never a run that
+        # an earlier test left finishing in its thread
+        key = runs.start_run("density", {"i": i, "home": str(tmp_home)}, 1, work)
+        started.append(key)
+        return key
 
     yield start, gate
     gate.set()
+    for key in started:  # let the threads end before the next test
+        _wait_state(key, "done")
 
 
 def _wait_state(key: str, state: str, timeout: float = 20.0) -> None:
@@ -190,14 +198,15 @@ def _wait_state(key: str, state: str, timeout: float = 20.0) -> None:
         time.sleep(0.02)
 
 
-def test_runs_beyond_the_cap_are_refused_with_a_message(held_runs):
+def test_runs_beyond_the_cap_are_refused_with_a_message(held_runs, tmp_home):
     start, gate = held_runs
     a, b = start(1), start(2)
     assert runs.running_runs() == 2
     with pytest.raises(runs.ServerBusy, match="busy: 2 background computations"):
         start(3)
     assert start(1) == a  # the same run again is not a new one: no refusal
-    assert runs.run_status("density", runs.run_key({"i": 3})).state == "none"  # nothing left
+    assert runs.run_status("density", runs.run_key({"i": 3, "home": str(tmp_home)})
+                           ).state == "none"  # a refused run leaves nothing
     gate.set()
     _wait_state(a, "done")
     _wait_state(b, "done")
