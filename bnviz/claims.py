@@ -377,31 +377,36 @@ def ergen_closed_form(device: torch.device) -> Claim:
                  "value", "/papers#ergen")
 
 
-_CLAIMS: tuple[Callable[[torch.device], Claim], ...] = (
-    bn_thm1_tls_minimiser, bn_cor2_central_arrangement, bn_prop2_variance,
-    dannemann_gradient, dannemann_lemma45, santurkar_thm41, santurkar_thm41_printed,
-    luo_gamma_decay_gap, luo_sgd_generalisation, luo_sigma_variance_printed, luo_i2_printed,
-    ergen_closed_form,
-)
+#: Every claim by its id, in the order the table shows them.
+_CLAIMS: dict[str, Callable[[torch.device], Claim]] = {
+    "bn-thm1-tls-minimiser": bn_thm1_tls_minimiser,
+    "bn-cor2-central-arrangement": bn_cor2_central_arrangement,
+    "bn-prop2-variance": bn_prop2_variance,
+    "dannemann-gradient": dannemann_gradient,
+    "dannemann-lemma45": dannemann_lemma45,
+    "santurkar-thm41": santurkar_thm41,
+    "santurkar-thm41-as-printed": santurkar_thm41_printed,
+    "luo-gamma-decay-gap": luo_gamma_decay_gap,
+    "luo-sgd-generalisation": luo_sgd_generalisation,
+    "luo-sigma-b-variance-as-printed": luo_sigma_variance_printed,
+    "luo-i2-as-printed": luo_i2_printed,
+    "ergen-closed-form": ergen_closed_form,
+}
 
 
 def claim_ids() -> list[str]:
-    return ["bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "bn-prop2-variance",
-            "dannemann-gradient", "dannemann-lemma45", "santurkar-thm41",
-            "santurkar-thm41-as-printed", "luo-gamma-decay-gap", "luo-sgd-generalisation",
-            "luo-sigma-b-variance-as-printed", "luo-i2-as-printed", "ergen-closed-form"]
+    return list(_CLAIMS)
 
 
 def run_claims(ids: list[str] | None = None,
                device: torch.device | str | None = None) -> list[Claim]:
     """The claims (all, or those of ``ids``), each computed now."""
     dev = torch.device(device) if device is not None else pick_device()
-    known = dict(zip(claim_ids(), _CLAIMS, strict=True))
     if ids:
-        unknown = [i for i in ids if i not in known]
+        unknown = [i for i in ids if i not in _CLAIMS]
         if unknown:
-            raise ValueError(f"unknown claim {unknown[0]!r}; known: {', '.join(known)}")
-    return [known[i](dev) for i in (ids or known)]
+            raise ValueError(f"unknown claim {unknown[0]!r}; known: {', '.join(_CLAIMS)}")
+    return [_CLAIMS[i](dev) for i in (ids or _CLAIMS)]
 
 
 def all_claims(device: torch.device | str | None = None) -> dict:

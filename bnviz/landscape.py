@@ -38,7 +38,8 @@ from torch.func import grad_and_value, vmap
 from bnviz.device import pick_device
 
 __all__ = ["LANDSCAPE_LIMITS", "MAX_LANDSCAPE_WORK", "LandscapeResult", "LandscapeSettings",
-           "NoisyBN", "load_landscape", "run_landscape", "start_landscape"]
+           "NoisyBN", "init_params", "load_landscape", "run_landscape", "square_grid",
+           "start_landscape"]
 
 #: steps x (step sizes + depth + 2) x batch x width^2 x depth: the forward-backward work of
 #: one run (both arms); at the cap about 2e11 float64 flops, a minute or two on 2 cores.
@@ -118,25 +119,35 @@ class LandscapeResult:
     device: str
 
 
-def _init(settings: LandscapeSettings, bn: bool, dev: torch.device) -> dict[str, torch.Tensor]:
-    """The same W for both arms (He-normal, seeded); BN: gamma = 1, beta = 0, else a zero
-    bias."""
-    gen = torch.Generator().manual_seed(int(settings.seed))
+def init_params(depth: int, width: int, seed: int, bn: bool,
+                device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """A ReLU MLP on 2D inputs with a two-logit head, the same W for every arm (He-normal,
+    seeded): with BN, gamma = 1 and beta = 0 per layer, else a zero bias."""
+    gen = torch.Generator().manual_seed(int(seed))
     params: dict[str, torch.Tensor] = {}
     d_in = 2
-    for i in range(settings.depth):
-        w = torch.randn(settings.width, d_in, generator=gen, dtype=torch.float64)
+    for i in range(depth):
+        w = torch.randn(width, d_in, generator=gen, dtype=torch.float64)
         params[f"W{i + 1}"] = w * math.sqrt(2.0 / d_in)
         if bn:
-            params[f"gamma{i + 1}"] = torch.ones(settings.width, dtype=torch.float64)
-            params[f"beta{i + 1}"] = torch.zeros(settings.width, dtype=torch.float64)
+            params[f"gamma{i + 1}"] = torch.ones(width, dtype=torch.float64)
+            params[f"beta{i + 1}"] = torch.zeros(width, dtype=torch.float64)
         else:
-            params[f"b{i + 1}"] = torch.zeros(settings.width, dtype=torch.float64)
-        d_in = settings.width
+            params[f"b{i + 1}"] = torch.zeros(width, dtype=torch.float64)
+        d_in = width
     head = torch.randn(2, d_in, generator=gen, dtype=torch.float64) * math.sqrt(1.0 / d_in)
     params["head_W"] = head
     params["head_b"] = torch.zeros(2, dtype=torch.float64)
-    return {k: v.to(dev) for k, v in params.items()}
+    return {k: v.to(device) for k, v in params.items()}
+
+
+def square_grid(points: np.ndarray, res: int = 96, device: torch.device | str = "cpu"
+                ) -> tuple[tuple[float, float, float, float], torch.Tensor]:
+    """A square box around the data (15 % margin) and the (res^2, 2) centres of a res x res
+    grid in it, row by row: where the decision maps are drawn."""
+    e = float(np.abs(points).max()) * 1.15 + 0.1
+    g1 = torch.linspace(-e, e, res, dtype=torch.float64, device=device)
+    return (-e, e, -e, e), torch.stack([g1.repeat(res), g1.repeat_interleave(res)], 1)
 
 
 def _logits(params: dict[str, torch.Tensor], x: torch.Tensor, depth: int, bn: bool,
@@ -184,15 +195,12 @@ def run_landscape(settings: LandscapeSettings, device: torch.device | str | None
                           settings.etas, dtype=torch.float64, device=dev) * settings.lr
     arms: dict[str, dict[str, np.ndarray]] = {}
     decision: dict[str, np.ndarray] = {}
-    e = float(np.abs(data.points).max()) * 1.15 + 0.1
-    box = (-e, e, -e, e)
     res = 96
-    g1 = torch.linspace(-e, e, res, dtype=torch.float64, device=dev)
-    grid = torch.stack([g1.repeat(res), g1.repeat_interleave(res)], 1)
+    box, grid = square_grid(data.points, res, dev)
     depth = settings.depth
     for arm_index, arm in enumerate(("bn", "no_bn")):
         bn = arm == "bn"
-        params = _init(settings, bn, dev)
+        params = init_params(depth, settings.width, settings.seed, bn, dev)
         names = list(params)
         weights = [f"W{i}" for i in range(1, depth + 1)]
         batch_gen = torch.Generator().manual_seed(int(settings.seed) + 17)

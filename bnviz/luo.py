@@ -207,6 +207,7 @@ def compare_normalisations(batch_size: int = 16, steps: int = 400, lr: float = 0
                            device: torch.device | str | None = None) -> NormalisationComparison:
     """Train the three arms by SGD on moons (labels 0/1) and draw their partitions."""
     from bnviz.jitter import binary_task
+    from bnviz.landscape import init_params, square_grid
 
     if not (isinstance(batch_size, int) and 4 <= batch_size <= 256 and batch_size <= n):
         raise ValueError("batch size: a whole number from 4 to 256 (and at most the points)")
@@ -218,19 +219,9 @@ def compare_normalisations(batch_size: int = 16, steps: int = 400, lr: float = 0
     x = torch.as_tensor(train.points, dtype=torch.float64, device=dev)
     y = torch.as_tensor(train.labels, dtype=torch.int64, device=dev)
     zeta = 3 / (4 * batch_size)
-    e = float(np.abs(train.points).max()) * 1.15 + 0.1
-    box = (-e, e, -e, e)
     res = 96
-    g1 = torch.linspace(-e, e, res, dtype=torch.float64, device=dev)
-    grid = torch.stack([g1.repeat(res), g1.repeat_interleave(res)], 1)
-    init = torch.Generator().manual_seed(int(seed))
-    ws0 = []
-    d_in = 2
-    for _ in range(depth):
-        ws0.append(torch.randn(width, d_in, generator=init, dtype=torch.float64)
-                   * math.sqrt(2 / d_in))
-        d_in = width
-    head0 = torch.randn(2, width, generator=init, dtype=torch.float64) / math.sqrt(width)
+    box, grid = square_grid(train.points, res, dev)
+    init = init_params(depth, width, seed, True, dev)  # the landscape view's networks
 
     def forward(p: dict, xb: torch.Tensor, batch_stats: bool, population: torch.Tensor
                 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -251,13 +242,11 @@ def compare_normalisations(batch_size: int = 16, steps: int = 400, lr: float = 0
 
     out: dict[str, dict] = {k: {} for k in ("decision", "patterns", "train", "test", "gamma")}
     for arm in NORMALISATIONS:
-        p = {"W": [w.clone().to(dev).requires_grad_() for w in ws0],
-             "g": [torch.ones(width, dtype=torch.float64, device=dev, requires_grad=True)
-                   for _ in range(depth)],
-             "b": [torch.zeros(width, dtype=torch.float64, device=dev, requires_grad=True)
-                   for _ in range(depth)],
-             "head": head0.clone().to(dev).requires_grad_(),
-             "head_b": torch.zeros(2, dtype=torch.float64, device=dev, requires_grad=True)}
+        fresh = {k: v.clone().requires_grad_() for k, v in init.items()}
+        p = {"W": [fresh[f"W{i}"] for i in range(1, depth + 1)],
+             "g": [fresh[f"gamma{i}"] for i in range(1, depth + 1)],
+             "b": [fresh[f"beta{i}"] for i in range(1, depth + 1)],
+             "head": fresh["head_W"], "head_b": fresh["head_b"]}
         leaves = [*p["W"], *p["g"], *p["b"], p["head"], p["head_b"]]
         opt = torch.optim.SGD(leaves, lr=lr)
         batches = torch.Generator().manual_seed(int(seed) + 5)

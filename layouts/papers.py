@@ -67,6 +67,24 @@ def _disagreements_section() -> html.Div:
                      html.Ul(items, className="small")])
 
 
+def _graph(id_: str, height: str, **config) -> dcc.Graph:
+    return dcc.Graph(id=id_, style={"height": height},
+                     config={"displaylogo": False, **config})
+
+
+def _view(anchor: str, title: str, controls, message_id: str, body: list) -> html.Div:
+    """One paper's view: its title, controls on the left, a message line and the pictures
+    on the right; ``anchor`` is the id the disagreement panel links to."""
+    return html.Div(id=anchor, children=[
+        html.H5(title, className="mt-4"),
+        dbc.Row([
+            dbc.Col(controls, lg=3),
+            dbc.Col([dbc.Alert(id=message_id, color="warning", is_open=False,
+                               className="py-2 mt-2 mb-1"), *body], lg=9),
+        ]),
+    ])
+
+
 def _dannemann_section() -> html.Div:
     controls = dbc.Card(dbc.CardBody([
         html.H6("Data (one neuron, identity activation, no bias)", className="text-muted"),
@@ -78,9 +96,7 @@ def _dannemann_section() -> html.Div:
             dbc.Button("add a point", id=ids.DJ_ADD, size="sm", outline=True),
             dbc.Button("Example 3.2", id=ids.DJ_RESET, size="sm", outline=True)],
             className="my-2"),
-        dcc.Graph(id=ids.DJ_DATA, style={"height": "200px"},
-                  config={"displaylogo": False, "displayModeBar": False,
-                          "edits": {"shapePosition": True}}),
+        _graph(ids.DJ_DATA, "200px", displayModeBar=False, edits={"shapePosition": True}),
         html.Div("drag a point to move its input (x1, x2)", className="small text-muted"),
         html.H6("Initialisation W0 (drag it, or click the plane)",
                 className="text-muted mt-2"),
@@ -93,19 +109,10 @@ def _dannemann_section() -> html.Div:
         dbc.Switch(id=ids.DJ_AFFINE, value=False, className="small",
                    label="learnable γ, β (set to their optimum)"),
     ]), className="mt-2")
-    return html.Div(id="dannemann", children=[
-        html.H5("Dannemann & Junike: BN does not improve initialisation", className="mt-4"),
-        dbc.Row([
-            dbc.Col(controls, lg=3),
-            dbc.Col([
-                dbc.Alert(id=ids.DJ_MESSAGE, color="warning", is_open=False,
-                          className="py-2 mt-2 mb-1"),
-                dcc.Graph(id=ids.DJ_GRAPH, style={"height": "62vh"},
-                          config={"displaylogo": False, "edits": {"shapePosition": True}}),
-                html.Div(id=ids.DJ_NUMBERS, className="small"),
-            ], lg=9),
-        ]),
-    ])
+    return _view("dannemann", "Dannemann & Junike: BN does not improve initialisation",
+                 controls, ids.DJ_MESSAGE, [
+                     _graph(ids.DJ_GRAPH, "62vh", edits={"shapePosition": True}),
+                     html.Div(id=ids.DJ_NUMBERS, className="small")])
 
 
 def _santurkar_section() -> html.Div:
@@ -125,20 +132,10 @@ def _santurkar_section() -> html.Div:
         dcc.Store(id=ids.SL_JOB),
         dcc.Store(id=ids.SL_RESULT),
     ]), className="mt-2")
-    return html.Div(id="santurkar", children=[
-        html.H5("Santurkar et al.: the loss landscape and internal covariate shift",
-                className="mt-4"),
-        dbc.Row([
-            dbc.Col(controls, lg=3),
-            dbc.Col([
-                dbc.Alert(id=ids.SL_MESSAGE, color="warning", is_open=False,
-                          className="py-2 mt-2 mb-1"),
-                dcc.Graph(id=ids.SL_LANDSCAPE, style={"height": "52vh"},
-                          config={"displaylogo": False}),
-                dcc.Graph(id=ids.SL_ICS, style={"height": "30vh"},
-                          config={"displaylogo": False}),
-                dcc.Graph(id=ids.SL_BOUNDARY, style={"height": "32vh"},
-                          config={"displaylogo": False}),
+    return _view("santurkar", "Santurkar et al.: the loss landscape and internal covariate "
+                 "shift", controls, ids.SL_MESSAGE, [
+                     _graph(ids.SL_LANDSCAPE, "52vh"), _graph(ids.SL_ICS, "30vh"),
+                     _graph(ids.SL_BOUNDARY, "32vh"),
                 html.P("At every SGD step, on that step's mini-batch: the range of the loss "
                        "and of the gradient change ‖g − ∇L(θ − ηg)‖ over step sizes η in "
                        "[0.5, 4] × lr (section 3.1), and the effective β-smoothness, the "
@@ -147,9 +144,7 @@ def _santurkar_section() -> html.Div:
                        "their update first (ℓ2 difference and cosine). Both networks start "
                        "from the same weights; the decision maps use the statistics of all "
                        "the data for BN.", className="small explain"),
-            ], lg=9),
-        ]),
-    ])
+                 ])
 
 
 def _luo_section() -> html.Div:
@@ -175,25 +170,14 @@ def _luo_section() -> html.Div:
         dbc.Button("train BN, PN and PN + γ decay (batch M above)", id=ids.LUO_TRAIN,
                    size="sm", color="primary", className="my-1"),
     ]), className="mt-2")
-    return html.Div(id="luo", children=[
-        html.H5("Luo et al.: BN = population normalisation + gamma decay", className="mt-4"),
-        dbc.Row([
-            dbc.Col(controls, lg=3),
-            dbc.Col([
-                dbc.Alert(id=ids.LUO_MESSAGE, color="warning", is_open=False,
-                          className="py-2 mt-2 mb-1"),
-                dcc.Graph(id=ids.LUO_STATS, style={"height": "30vh"},
-                          config={"displaylogo": False}),
-                dbc.Row([
-                    dbc.Col(dcc.Graph(id=ids.LUO_GAP, style={"height": "30vh"},
-                                      config={"displaylogo": False}), md=5),
-                    dbc.Col(dcc.Graph(id=ids.LUO_DYNAMICS, style={"height": "30vh"},
-                                      config={"displaylogo": False}), md=7),
-                ]),
-                html.Div(id=ids.LUO_NUMBERS, className="small"),
-                dcc.Loading(dcc.Graph(id=ids.LUO_COMPARE, style={"height": "30vh"},
-                                      config={"displaylogo": False})),
-                html.Div(id=ids.LUO_COMPARE_NUMBERS, className="small"),
+    return _view("luo", "Luo et al.: BN = population normalisation + gamma decay", controls,
+                 ids.LUO_MESSAGE, [
+                     _graph(ids.LUO_STATS, "30vh"),
+                     dbc.Row([dbc.Col(_graph(ids.LUO_GAP, "30vh"), md=5),
+                              dbc.Col(_graph(ids.LUO_DYNAMICS, "30vh"), md=7)]),
+                     html.Div(id=ids.LUO_NUMBERS, className="small"),
+                     dcc.Loading(_graph(ids.LUO_COMPARE, "30vh")),
+                     html.Div(id=ids.LUO_COMPARE_NUMBERS, className="small"),
                 html.P("Top: μ_B and σ_B over 20,000 batches of M draws, against the Gaussian "
                        "model N(μ_P, σ_P²/M) and N(σ_P, σ_P²(ρ+2)/(4M)), ρ the excess "
                        "kurtosis (dashed: the printed variance without σ_P²). Left: the "
@@ -202,9 +186,7 @@ def _luo_section() -> html.Div:
                        "eq. 6 integrated (RK4) from γ = 0.5, R = 0.1, L = 1; BN's fixed "
                        "point is γ0 = 1/(1+2ζ), stable for η_eff below 2(1+2ζ).",
                        className="small explain"),
-            ], lg=9),
-        ]),
-    ])
+                 ])
 
 
 def _ergen_section() -> html.Div:
@@ -219,20 +201,11 @@ def _ergen_section() -> html.Div:
                "deviation: ‖Ph‖ = √n std(h), so their γ and α are √n times a usual BN's.",
                className="small text-muted mt-2"),
     ]), className="mt-2")
-    return html.Div(id="ergen", children=[
-        html.H5("Ergen et al.: BN as whitening, and a closed-form last layer", className="mt-4"),
-        dbc.Row([
-            dbc.Col(controls, lg=3),
-            dbc.Col([
-                dbc.Alert(id=ids.EG_MESSAGE, color="warning", is_open=False,
-                          className="py-2 mt-2 mb-1"),
-                dbc.Row([
-                    dbc.Col(dcc.Loading(dcc.Graph(id=ids.EG_WHITEN, style={"height": "32vh"},
-                                                  config={"displaylogo": False})), md=6),
-                    dbc.Col(dcc.Graph(id=ids.EG_UNITS, style={"height": "32vh"},
-                                      config={"displaylogo": False}), md=6),
-                ]),
-                html.Div(id=ids.EG_NUMBERS, className="small"),
+    return _view("ergen", "Ergen et al.: BN as whitening, and a closed-form last layer",
+                 controls, ids.EG_MESSAGE, [
+                     dbc.Row([dbc.Col(dcc.Loading(_graph(ids.EG_WHITEN, "32vh")), md=6),
+                              dbc.Col(_graph(ids.EG_UNITS, "32vh"), md=6)]),
+                     html.Div(id=ids.EG_NUMBERS, className="small"),
                 html.P("Left: the centred data X and its whitened U (X = UΣVᵀ): a BN layer "
                        "after a linear layer sees only U. Right: each trained unit's "
                        "normalised (|γ|, α) (dots, by the class it serves) against the "
@@ -240,9 +213,7 @@ def _ergen_section() -> html.Div:
                        "a fixed random ReLU lift of width 4n, then Ergen's BN, ReLU and a "
                        "linear layer, trained on 0.5‖F − Y‖² + β/2(γ² + α² + ‖W‖²).",
                        className="small explain"),
-            ], lg=9),
-        ]),
-    ])
+                 ])
 
 
 def layout(**_query) -> dbc.Container:

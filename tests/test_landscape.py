@@ -19,7 +19,7 @@ SMALL = dict(n=64, depth=3, width=6, steps=4, batch_size=16, lr=0.2, etas=5, see
 
 def test_bn_forward_is_torch_batch_norm():
     s = ls.LandscapeSettings(**SMALL)
-    p = ls._init(s, True, torch.device("cpu"))
+    p = ls.init_params(s.depth, s.width, s.seed, True)
     gen = torch.Generator().manual_seed(0)
     for i in range(1, 4):
         p[f"gamma{i}"] = torch.rand(6, generator=gen, dtype=torch.float64) + 0.5
@@ -35,7 +35,7 @@ def test_bn_forward_is_torch_batch_norm():
 
 def test_both_arms_start_from_the_same_weights():
     s = ls.LandscapeSettings(**SMALL)
-    a, b = (ls._init(s, bn, torch.device("cpu")) for bn in (True, False))
+    a, b = (ls.init_params(s.depth, s.width, s.seed, bn) for bn in (True, False))
     for k in ("W1", "W2", "W3", "head_W"):
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
     assert "gamma1" in a and "b1" in b and "b1" not in a
@@ -53,7 +53,7 @@ def test_measures_equal_a_step_by_step_recomputation(noisy):
     etas = np.logspace(math.log10(s.eta_lo), math.log10(s.eta_hi), s.etas) * s.lr
     for arm in ("bn", "no_bn"):
         bn = arm == "bn"
-        params = ls._init(s, bn, torch.device("cpu"))
+        params = ls.init_params(s.depth, s.width, s.seed, bn)
         batch_gen = torch.Generator().manual_seed(s.seed + 17)
         noise_gen = torch.Generator().manual_seed(s.seed + 29)
         got = result.arms[arm]
