@@ -19,6 +19,8 @@ COPY requirements.txt .
 RUN pip install --extra-index-url "https://download.pytorch.org/whl/${TORCH_VARIANT}" \
         -r requirements.txt
 COPY . .
+# The bnviz package itself (its dependencies are the lock above): the `bnviz` command.
+RUN pip install --no-deps --no-build-isolation .
 RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data && chown -R bnviz /app /data
 USER bnviz
 VOLUME ["/data"]

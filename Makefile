@@ -3,26 +3,50 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint lock clean check-python
 
-# Stamp: (re)install the pinned dependencies when a requirements file changes.
-$(VENV)/.installed: requirements.txt requirements-test.txt
+# One line, not a pip traceback, when the interpreter is one bnviz does not support.
+check-python:
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v < (3, 14) else "bnviz needs Python 3.11 to 3.13 (found %d.%d): set PYTHON=python3.11, e.g. make run PYTHON=python3.11" % v)'
+
+# Stamps: (re)install a pinned lock when it or pyproject changes, then the bnviz package itself
+# (editable, no dependencies: the lock has them all). `run` needs the runtime lock; `test` the
+# test lock, a superset (its urllib3 is older, for selenium), which also satisfies `run`.
+$(VENV)/.installed: requirements.txt pyproject.toml | check-python
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps --no-build-isolation -e .
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt requirements.txt pyproject.toml | check-python
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -r requirements-test.txt
-	touch $@
+	$(PY) -m pip install --no-deps --no-build-isolation -e .
+	touch $@ $(VENV)/.installed
 
 run: $(VENV)/.installed
 	$(PY) app.py
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed
 	$(PY) bench/partition.py
+
+# Regenerate the pinned locks from pyproject.toml (needs the package index; CI never runs it).
+# Runtime and test locks are resolved separately: selenium's urllib3<2 stays in the test lock.
+# torch's local version tag (+cpu) is dropped: the pin is torch==2.13.0, whichever build.
+COMPILE = $(VENV)/bin/pip-compile --quiet --allow-unsafe --strip-extras --no-emit-index-url \
+	--no-emit-find-links
+lock: $(VENV)/.installed-test
+	$(PY) -m pip install -q pip-tools
+	$(COMPILE) --extra web -o requirements.txt pyproject.toml
+	$(COMPILE) --extra web --extra test -o requirements-test.txt pyproject.toml
+	sed -i 's/^torch==2\.13\.0+cpu/torch==2.13.0/' requirements.txt requirements-test.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -54,20 +54,20 @@ def add_health_route(app: Dash) -> None:
     dashboard serves, even when the job backend is down (status "degraded")."""
     from flask import jsonify
 
-    from bnviz.health import health
+    from bnviz.service.health import health
 
     app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(health()))
 
 
 def add_memory_release(app: Dash, min_seconds: float = 0.25) -> None:
     """After a request that computed for ``min_seconds`` or more, give the memory its
-    tensors used back to the OS once the response is sent (bnviz.memory), so that a worker
+    tensors used back to the OS once the response is sent (bnviz.service.memory), so that a worker
     does not keep a heavy request's peak for good."""
     import time
 
     from flask import g, request
 
-    from bnviz import memory
+    from bnviz.service import memory
 
     @app.server.before_request
     def _started() -> None:

@@ -3,8 +3,8 @@
 Each row calls a page's real figure callback (cache cleared) with the largest settings its
 caps let through, or just past them, and prints the seconds, the peak memory growth, whether it
 was served or refused, and the ratio to the same page's default request timed in the same
-process (the baseline).  The caps are in ``bnviz/limits.py``, ``bnviz/explorer.py``
-(``EXPLORER_LIMITS``, 60k regions a layer), ``bnviz/jitter.py`` (300k regions over all
+process (the baseline).  The caps are in ``bnviz/core/limits.py``, ``bnviz/views/explorer.py``
+(``EXPLORER_LIMITS``, 60k regions a layer), ``bnviz/views/jitter.py`` (300k regions over all
 realisations, 2^17 points for Figure 7) and the partition's work cap
 (``partition.WORK_PER_REGION``).
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 warnings.filterwarnings("ignore")
 
 import app  # noqa: E402, F401  (registers the callbacks)
-from bnviz.memory import release_freed_memory  # noqa: E402
+from bnviz.service.memory import release_freed_memory  # noqa: E402
 from callbacks import explorer as ce  # noqa: E402
 from callbacks import jitter as cj  # noqa: E402
 

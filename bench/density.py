@@ -17,10 +17,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bnviz.datasets import make_dataset  # noqa: E402
-from bnviz.density import concentration, near_data_ratio  # noqa: E402
+from bnviz.core.network import random_network  # noqa: E402
+from bnviz.data.datasets import make_dataset  # noqa: E402
 from bnviz.device import pick_device  # noqa: E402
-from bnviz.network import random_network  # noqa: E402
+from bnviz.views.density import concentration, near_data_ratio  # noqa: E402
 
 
 def matmul_gflops(device: torch.device, dtype: torch.dtype, n: int = 1024, rows: int = 8192,

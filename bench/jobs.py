@@ -24,8 +24,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from bnviz.imagedata import load_image_data  # noqa: E402
-from bnviz.imagenets import ModeNorm, build_model  # noqa: E402
+from bnviz.data.imagedata import load_image_data  # noqa: E402
+from bnviz.images.networks import ModeNorm, build_model  # noqa: E402
 from bnviz.jobs.store import SQLiteStore  # noqa: E402
 
 

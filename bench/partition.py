@@ -18,8 +18,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bnviz.network import layer_statistics, random_network  # noqa: E402
-from bnviz.partition import compute_partition  # noqa: E402
+from bnviz.core.network import layer_statistics, random_network  # noqa: E402
+from bnviz.core.partition import compute_partition  # noqa: E402
 
 SIZES = ((16, 3), (32, 4), (64, 3), (64, 6))
 BOX = (-1.0, 1.0, -1.0, 1.0)

@@ -13,13 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bnviz.datasets import DATASETS, load_points, make_dataset
-from bnviz.explorer import EXPLORER_LIMITS, SCOPES, slider_overrides
-from bnviz.jobs import cli as job_cli
-from bnviz.jobs.local import WorkerRunning
-from bnviz.jobs.store import StoreError
-from bnviz.limits import MAX_DEPTH, MAX_WIDTH, PartitionTooLarge
-from bnviz.network import (
+from bnviz.core.limits import MAX_DEPTH, MAX_WIDTH, PartitionTooLarge
+from bnviz.core.network import (
     ACTIVATIONS,
     MODES,
     Network,
@@ -28,6 +23,11 @@ from bnviz.network import (
     random_network,
     select_batch,
 )
+from bnviz.data.datasets import DATASETS, load_points, make_dataset
+from bnviz.jobs import cli as job_cli
+from bnviz.jobs.local import WorkerRunning
+from bnviz.jobs.store import StoreError
+from bnviz.views.explorer import EXPLORER_LIMITS, SCOPES, slider_overrides
 
 __all__ = ["main"]
 
@@ -201,9 +201,9 @@ def _network(args: argparse.Namespace) -> Network:
 
 
 def _run_partition(args: argparse.Namespace) -> bytes:
+    from bnviz.core.export import partition_to_dict
+    from bnviz.core.partition import box_from_extent, compute_partition
     from bnviz.device import pick_device
-    from bnviz.export import partition_to_dict
-    from bnviz.partition import box_from_extent, compute_partition
 
     if args.extent <= 0:
         raise CLIError(f"--extent must be > 0, got {args.extent}")
@@ -234,7 +234,7 @@ def _run_partition(args: argparse.Namespace) -> bytes:
                              device=device)
     if args.format == "json":
         return (json.dumps(partition_to_dict(part)) + "\n").encode()
-    from bnviz.render import render_partition
+    from bnviz.views.render import render_partition
 
     title = f"{net.mode}, {net.activation}, widths {list(net.widths)}"
     return render_partition(part, data.points, args.format, title=title)
@@ -242,8 +242,8 @@ def _run_partition(args: argparse.Namespace) -> bytes:
 
 def _run_jitter(args: argparse.Namespace) -> bytes:
     from bnviz.device import pick_device
-    from bnviz.jitter import JITTER_LIMITS, JitterSettings, binary_task, run_jitter
-    from bnviz.train import save_network, train_network
+    from bnviz.views.jitter import JITTER_LIMITS, JitterSettings, binary_task, run_jitter
+    from bnviz.views.train import save_network, train_network
 
     lo, hi = JITTER_LIMITS["train_steps"]
     if not lo <= args.train_steps <= hi:
@@ -281,13 +281,13 @@ def _run_jitter(args: argparse.Namespace) -> bytes:
     result = run_jitter(settings, net=net, data=data, device=device)
     if args.format == "json":
         return (json.dumps(result.as_json() | extra) + "\n").encode()
-    from bnviz.render import render_jitter
+    from bnviz.views.render import render_jitter
 
     return render_jitter(result, args.format)
 
 
 def _run_bnstats(args: argparse.Namespace) -> bytes:
-    from bnviz.bnstats import figure7_report
+    from bnviz.views.bnstats import figure7_report
 
     virtual = args.virtual_batch_size
     if virtual is None:
@@ -298,9 +298,9 @@ def _run_bnstats(args: argparse.Namespace) -> bytes:
 
 
 def _run_density(args: argparse.Namespace) -> bytes:
-    from bnviz.datasets import make_dataset
-    from bnviz.density import MAX_DENSITY_WORK, concentration, density_work, near_data_ratio
+    from bnviz.data.datasets import make_dataset
     from bnviz.device import pick_device
+    from bnviz.views.density import MAX_DENSITY_WORK, concentration, density_work, near_data_ratio
 
     if args.layers is None:
         args.layers = ",".join(str(v) for v in sorted({1, (args.depth + 1) // 2 + 1
@@ -324,7 +324,7 @@ def _run_density(args: argparse.Namespace) -> bytes:
                            device=pick_device(args.device))
     ratios = near_data_ratio(result, data.points, args.radius)
     if args.format != "json":
-        from bnviz.render import render_density
+        from bnviz.views.render import render_density
 
         return render_density(result, data.points, args.mode, args.format)
     return (json.dumps({
@@ -340,8 +340,8 @@ def _run_density(args: argparse.Namespace) -> bytes:
 def _run_claims(args: argparse.Namespace) -> bytes:
     """``{"claims": [{id, paper, statement, paper_value, computed, holds, how, view}]}``, or
     a table: one line per claim, then how it was computed."""
-    from bnviz.claims import run_claims
     from bnviz.device import pick_device
+    from bnviz.papers.claims import run_claims
 
     claims = run_claims(args.ids, device=pick_device(args.device))
     if args.json:

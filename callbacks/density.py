@@ -7,9 +7,9 @@ import math
 import numpy as np
 from dash import Input, Output, State, callback, html, no_update
 
-from bnviz.datasets import DATASETS
-from bnviz.density import load_density, near_data_ratios, start_density
+from bnviz.data.datasets import DATASETS
 from bnviz.runs import cancel_run, is_run_key, run_status
+from bnviz.views.density import load_density, near_data_ratios, start_density
 from callbacks.figures import density_figure, near_ratio_figure
 from callbacks.parsing import whole_number
 from layouts.ids import Density as ids

@@ -29,8 +29,9 @@ from dash import (
     no_update,
 )
 
-from bnviz.datasets import points_from_csv_bytes
-from bnviz.explorer import (
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.data.datasets import points_from_csv_bytes
+from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
     PRESETS,
@@ -39,7 +40,6 @@ from bnviz.explorer import (
     InputError,
     explore,
 )
-from bnviz.limits import PartitionTooLarge
 from callbacks.figures import partition_figure, small_multiples_figure, unit_figure
 from callbacks.parsing import finite_number, shown_name
 from layouts import explorer as explorer_layout

@@ -13,8 +13,8 @@ import numpy as np
 from _plotly_utils.utils import to_typed_array_spec
 from plotly.colors import sample_colorscale
 
-from bnviz.explorer import UnitView
-from bnviz.partition import Partition
+from bnviz.core.partition import Partition
+from bnviz.views.explorer import UnitView
 
 __all__ = [
     "REGION_PALETTE",
@@ -444,7 +444,7 @@ def _band(x: list, mean: list, std: list, colour: str, name: str, dash: str = "s
 
 def job_figure(curves: list[tuple[str, str, dict]], title: str = "") -> Figure:
     """Curves of one or several jobs: ``(label, job type, summary)`` each (summary from
-    :func:`bnviz.experiments.summarise`). Training jobs: test accuracy per epoch, mean +- std
+    :func:`bnviz.images.experiments.summarise`). Training jobs: test accuracy per epoch, mean +- std
     over runs, per arm. Concentration: units crossing the eps-ball vs eps, training images
     solid and Gaussian images dashed."""
     data: list[dict] = []
@@ -481,7 +481,7 @@ def job_figure(curves: list[tuple[str, str, dict]], title: str = "") -> Figure:
 
 
 def weight_plane_figure(plane) -> Figure:
-    """Dannemann & Junike's weight plane (bnviz.dannemann.WeightPlane): C^ filled (log of its
+    """Dannemann & Junike's weight plane (bnviz.papers.dannemann.WeightPlane): C^ filled (log of its
     excess over the BN minimum), C as contour lines, W*, W0, the BN minima (ray or line), the
     nearest BN optimum, and the gradient of C^ at W* (its length is scaled to be seen)."""
     xs, ys = plane.xs, plane.ys
@@ -647,7 +647,7 @@ def _normal_pdf(x: np.ndarray, mean: float, var: float) -> np.ndarray:
 
 
 def batch_statistics_figure(stats) -> Figure:
-    """Histograms of mu_B and sigma_B (bnviz.luo.StatisticsSamples) with Luo et al.'s
+    """Histograms of mu_B and sigma_B (bnviz.papers.luo.StatisticsSamples) with Luo et al.'s
     Gaussian model: corrected (solid) and as printed (dashed, var(sigma_B) without
     sigma_P^2)."""
     data: list[dict] = []
@@ -695,7 +695,7 @@ def gap_figure(gammas: np.ndarray, gap: np.ndarray, zeta: float, batch_size: int
 
 
 def dynamics_figure(dyn) -> Figure:
-    """gamma, R and L over time (bnviz.luo.Dynamics), with the fixed point gamma0."""
+    """gamma, R and L over time (bnviz.papers.luo.Dynamics), with the fixed point gamma0."""
     t = dyn.t[::10]
     traces = [(dyn.gamma[::10], "γ", HIGHLIGHT), (dyn.r[::10], "R (overlap)", "#2f9e44"),
               (dyn.length[::10], "L = |w|/√N", "#e8590c")]
@@ -791,7 +791,7 @@ def _landscape_job_figure(curves: list[tuple[str, str, dict]], title: str) -> Fi
 
 
 def normalisation_figure(result) -> Figure:
-    """BN, PN and PN + gamma decay (bnviz.luo.NormalisationComparison): each network's
+    """BN, PN and PN + gamma decay (bnviz.papers.luo.NormalisationComparison): each network's
     regions (activation patterns on a grid, coloured by hash) under its decision boundary."""
     x0, x1, y0, y1 = (float(v) for v in result.box)
     names = {"bn": "BN (batch statistics)", "pn": "population normalisation",

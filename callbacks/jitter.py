@@ -1,4 +1,4 @@
-"""Jitter page callbacks: controls -> bnviz.jitter / bnviz.bnstats -> figure dicts."""
+"""Jitter page callbacks: controls -> bnviz.views.jitter / bnviz.views.bnstats -> figure dicts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from functools import lru_cache
 import numpy as np
 from dash import Input, Output, State, callback, dcc, html, no_update
 
-from bnviz.jitter import (
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.core.network import random_network
+from bnviz.runs import is_run_key
+from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
     binary_task,
@@ -17,10 +20,7 @@ from bnviz.jitter import (
     network_unit_statistics,
     run_jitter,
 )
-from bnviz.limits import PartitionTooLarge
-from bnviz.network import random_network
-from bnviz.runs import is_run_key
-from bnviz.training_cache import (
+from bnviz.views.training_cache import (
     load_trained,
     save_uploaded,
     start_training,
@@ -211,7 +211,7 @@ def load(contents, filename):
 
 @lru_cache(maxsize=8)
 def _figure7(batch: int, train: int, virtual: int):
-    from bnviz.bnstats import figure7
+    from bnviz.views.bnstats import figure7
 
     return figure7(batch_size=batch, train_size=train, samples=3000,
                    virtual_batch_size=virtual, seed=0)

@@ -9,8 +9,8 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, html, no_update
 
 from bnviz import jobs
-from bnviz.experiments import JOB_TYPES, PARAMS, ParamError, summarise
-from bnviz.imagedata import data_dir
+from bnviz.data.imagedata import data_dir
+from bnviz.images.experiments import JOB_TYPES, PARAMS, ParamError, summarise
 from callbacks.figures import job_figure
 from layouts.ids import Jobs as ids
 from layouts.ids import progress_id

@@ -9,11 +9,11 @@ import dash_bootstrap_components as dbc
 import numpy as np
 from dash import Input, Output, State, callback, ctx, html, no_update
 
-from bnviz import luo
-from bnviz.claims import all_claims
-from bnviz.dannemann import MAX_POINTS, weight_plane
-from bnviz.ergen import ergen_experiment
-from bnviz.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
+from bnviz.papers import luo
+from bnviz.papers.claims import all_claims
+from bnviz.papers.dannemann import MAX_POINTS, weight_plane
+from bnviz.papers.ergen import ergen_experiment
+from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
 from bnviz.runs import is_run_key, run_status
 from callbacks.figures import (
     batch_statistics_figure,
@@ -310,7 +310,7 @@ def update_luo(distribution, batch, eta, zeta, printed_i2):
 
 @functools.lru_cache(maxsize=16)
 def _ergen(dataset: str, n: int, beta: float):
-    from bnviz.datasets import make_dataset
+    from bnviz.data.datasets import make_dataset
 
     data = make_dataset(dataset, n, 0)
     return ergen_experiment(data.points, data.labels, beta=beta)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.datasets import DATASETS
+from bnviz.data.datasets import DATASETS
 from layouts.common import labelled_row, number_input
 from layouts.ids import Density as ids
 

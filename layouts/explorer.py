@@ -11,9 +11,9 @@ import math
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.datasets import DATASETS
-from bnviz.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
-from bnviz.network import ACTIVATIONS, MODES
+from bnviz.core.network import ACTIVATIONS, MODES
+from bnviz.data.datasets import DATASETS
+from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
 from layouts.ids import Explorer as ids
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.jitter import JITTER_LIMITS
+from bnviz.views.jitter import JITTER_LIMITS
 from layouts.common import labelled_row, number_input
 from layouts.ids import Jitter as ids
 

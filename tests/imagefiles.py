@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnviz.imagedata import cifar_batch_bytes
+from bnviz.data.imagedata import cifar_batch_bytes
 
 
 def _images(rng: np.random.Generator, n: int, classes: int, size: int = 32):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bnviz.experiments import check_params
+from bnviz.images.experiments import check_params
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
 from bnviz.jobs.local import ensure_local_worker
 from bnviz.jobs.store import ENDED, Job, StoreError, check_job_id, open_store

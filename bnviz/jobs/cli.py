@@ -9,7 +9,7 @@
     worker [--concurrency N]                 (Celery with BNVIZ_BROKER_URL, else the local pool)
     data download NAME [--mirror URL]        (cifar10, cifar100, svhn, imagenette)
 
-Parameters are checked by :func:`bnviz.experiments.check_params`: a bad one is one line on
+Parameters are checked by :func:`bnviz.images.experiments.check_params`: a bad one is one line on
 stderr and exit code 2, like every other bnviz command.
 """
 
@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from bnviz.experiments import JOB_TYPES, PARAMS, summarise
+from bnviz.images.experiments import JOB_TYPES, PARAMS, summarise
 
 __all__ = ["add_commands"]
 
@@ -133,7 +133,7 @@ def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
 
 
 def run_data(args: argparse.Namespace) -> tuple[bytes, int]:
-    from bnviz.imagedata import download
+    from bnviz.data.imagedata import download
 
     path = download(args.name, args.mirror)
     return f"{args.name}: {path}\n".encode(), 0

@@ -23,15 +23,15 @@ from typing import Any
 
 import torch
 
+from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
-from bnviz.experiments import (
+from bnviz.images.experiments import (
     DistInfo,
     ParamError,
     check_params,
     run_experiment,
     summarise,
 )
-from bnviz.imagedata import DataError
 from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
 from bnviz.runs import Cancelled
 
@@ -41,7 +41,7 @@ HEARTBEAT_SECONDS = 2.0
 
 
 class StoreContext:
-    """A :class:`~bnviz.experiments.JobContext` that writes to the store: progress at most
+    """A :class:`~bnviz.images.experiments.JobContext` that writes to the store: progress at most
     every 0.5 s, and a look at the cancel flag at most every second (or at every call, for
     DDP ranks, which must stop at the same step)."""
 

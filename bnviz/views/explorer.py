@@ -1,0 +1,387 @@
+"""What the live partition explorer shows, computed from validated settings (no dash here).
+
+The explorer (issue 3, BN paper Figures 1, 2 and 9) has sliders for the BN statistics:
+
+* mu slider t in [0, 1.5]: mu_l = t * mu_BN (t = 0: no centering, t = 1: BN);
+* sigma slider s in [0.25, 4]: sigma_l = s * sigma_BN;
+
+each acting on all layers, on one layer, or on one (layer, unit) as in Figure 2.  mu_BN and
+sigma_BN are those of the network without slider changes (frozen statistics, as the paper's
+Figure 2 fixes mu_2 while sigma_1 varies).  Everything
+here is also reachable from the command line (``python -m bnviz partition --mu-scale ...``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bnviz.core.geometry import nearest_segment_distances
+from bnviz.core.network import (
+    ACTIVATIONS,
+    MODES,
+    BNOverrides,
+    LayerOverride,
+    LayerStatistics,
+    Network,
+    layer_statistics,
+    random_network,
+    select_batch,
+)
+from bnviz.core.partition import Partition, box_from_extent, compute_partition
+from bnviz.data.datasets import DATASETS, Dataset, as_dataset, make_dataset
+from bnviz.messages import brief
+
+__all__ = [
+    "EXPLORER_LIMITS",
+    "SCOPES",
+    "ExplorerResult",
+    "ExplorerSettings",
+    "InputError",
+    "PRESETS",
+    "Preset",
+    "UnitView",
+    "explore",
+    "is_central",
+    "pattern_raster",
+    "slider_overrides",
+    "unit_view",
+]
+
+SCOPES: tuple[str, ...] = ("all", "layer", "unit")
+
+#: Bounds of every explorer setting: (lowest, highest).  They also cap what one web request
+#: may cost: width x depth here, and the region cap below.
+EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
+    "depth": (1, 12),
+    "width": (2, 64),
+    "alpha": (0.01, 0.99),
+    "weight_seed": (0, 2**31 - 1),
+    "n_points": (2, 2000),
+    "data_seed": (0, 2**31 - 1),
+    "batch_seed": (0, 2**31 - 1),
+    "mu_t": (0.0, 1.5),
+    "sigma_s": (0.25, 4.0),
+    "target_layer": (1, 12),
+    "target_unit": (0, 63),
+    "layer": (1, 12),
+    "extent": (0.5, 20.0),
+}
+#: Regions of one layer above which an explorer request stops with a message.
+EXPLORER_MAX_REGIONS = 60_000
+#: Pixels per side of the region-fill raster (the lines on top of it are exact).
+RASTER = 128
+#: Points a user may add by clicking or uploading.
+MAX_EXTRA_POINTS = 2000
+
+
+class InputError(ValueError):
+    """A setting the explorer cannot use; the message says which and why (shown in the page)."""
+
+
+def _number(raw: Any, name: str, integer: bool) -> float:
+    lo, hi = EXPLORER_LIMITS[name]
+    if isinstance(raw, bool) or raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise InputError(f"{name.replace('_', ' ')}: enter a number from {lo:g} to {hi:g}")
+    if isinstance(raw, list | tuple | dict):
+        raise InputError(f"{name.replace('_', ' ')}: expected one number")
+    bounds = f"{int(lo)} to {int(hi)}" if integer else f"{lo:g} to {hi:g}"
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name.replace('_', ' ')}: enter a number from {bounds}, "
+                         f"got {brief(str(raw)[:40])}") from None
+    if not math.isfinite(value) or not lo <= value <= hi or (integer and value != int(value)):
+        kind = "a whole number" if integer else "a number"
+        raise InputError(f"{name.replace('_', ' ')}: enter {kind} from {bounds}, "
+                         f"got {brief(str(raw)[:40])}")
+    return int(value) if integer else value
+
+
+def _choice(raw: Any, name: str, options: tuple[str, ...]) -> str:
+    if raw not in options:
+        raise InputError(f"{name.replace('_', ' ')}: choose one of {', '.join(options)}, "
+                         f"got {brief(raw)}")
+    return raw
+
+
+@dataclass(frozen=True)
+class ExplorerSettings:
+    """Every control of the explorer; ``parse`` validates raw values (URL, controls, CLI)."""
+
+    depth: int = 4
+    width: int = 8
+    activation: str = "leaky_relu"
+    alpha: float = 0.1
+    mode: str = "bn"
+    weight_seed: int = 0
+    dataset: str = "moons"
+    n_points: int = 100
+    data_seed: int = 0
+    batch_size: int | None = None  # None: all data (test-time statistics)
+    batch_seed: int = 0
+    mu_t: float = 1.0
+    sigma_s: float = 1.0
+    scope: str = "all"
+    target_layer: int = 1
+    target_unit: int = 0
+    layer: int = 4  # highlighted layer
+    extent: float = 3.0
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> ExplorerSettings:
+        """Validate raw values (strings from a URL, numbers from controls); missing -> default.
+
+        Raises InputError naming the first bad setting.  Unknown keys are ignored.
+        """
+        d = {f.name: raw.get(f.name, getattr(cls, f.name)) for f in fields(cls)}
+        depth = _number(d["depth"], "depth", True)
+        width = _number(d["width"], "width", True)
+        n_points = _number(d["n_points"], "n_points", True)
+        bs = d["batch_size"]
+        if bs is None or (isinstance(bs, str) and bs.strip().lower() in ("", "all", "none")):
+            batch_size = None
+        else:
+            try:
+                batch_size = int(float(bs)) if float(bs) == int(float(bs)) else None
+            except (TypeError, ValueError, OverflowError):
+                batch_size = None
+            if batch_size is None or not 2 <= batch_size:
+                raise InputError(f"batch size: enter 'all' or a whole number from 2 to the number "
+                                 f"of points, got {brief(bs)}")
+        settings = cls(
+            depth=depth,
+            width=width,
+            activation=_choice(d["activation"], "activation", ACTIVATIONS),
+            alpha=_number(d["alpha"], "alpha", False),
+            mode=_choice(d["mode"], "mode", MODES),
+            weight_seed=_number(d["weight_seed"], "weight_seed", True),
+            dataset=_choice(d["dataset"], "dataset", DATASETS),
+            n_points=n_points,
+            data_seed=_number(d["data_seed"], "data_seed", True),
+            batch_size=batch_size,
+            batch_seed=_number(d["batch_seed"], "batch_seed", True),
+            mu_t=_number(d["mu_t"], "mu_t", False),
+            sigma_s=_number(d["sigma_s"], "sigma_s", False),
+            scope=_choice(d["scope"], "scope", SCOPES),
+            target_layer=_number(d["target_layer"], "target_layer", True),
+            target_unit=_number(d["target_unit"], "target_unit", True),
+            layer=_number(d["layer"], "layer", True),
+            extent=_number(d["extent"], "extent", False),
+        )
+        # settings that depend on each other are clamped, not refused (a smaller depth keeps
+        # the chosen layer in range), so moving one control never invalidates another
+        return replace(
+            settings,
+            target_layer=min(settings.target_layer, depth),
+            target_unit=min(settings.target_unit, width - 1),
+            layer=min(settings.layer, depth),
+        )
+
+    def to_query(self) -> dict[str, str]:
+        """The settings as URL query values (only those that differ from the defaults)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != getattr(type(self), f.name):
+                out[f.name] = "all" if value is None else f"{value:.12g}" if isinstance(
+                    value, float) else str(value)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def overrides(self) -> BNOverrides:
+        return slider_overrides(self.depth, self.width, self.mu_t, self.sigma_s, self.scope,
+                                self.target_layer, self.target_unit)
+
+
+def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
+                     target_layer: int, target_unit: int) -> BNOverrides:
+    """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
+    layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
+    the target layer)."""
+    if mu_t == 1.0 and sigma_s == 1.0:
+        return BNOverrides()
+    if scope == "all":
+        return BNOverrides.all_layers(depth, mu_scale=mu_t, sigma_scale=sigma_s)
+    if not 1 <= target_layer <= depth:
+        raise InputError(f"target layer {target_layer} is not a layer of a depth-{depth} network")
+    if scope == "layer":
+        return BNOverrides({target_layer: LayerOverride(mu_t, 0.0, sigma_s)})
+    return BNOverrides.unit(width, target_layer, target_unit, mu_scale=mu_t, sigma_scale=sigma_s)
+
+
+@dataclass(frozen=True)
+class UnitView:
+    """Figure 2a: unit k of layer l in its own input space, and its TLS loss (eq. 8)."""
+
+    layer: int
+    unit: int
+    projections: np.ndarray  # <w_{l,k}, z_{l-1}> over the batch
+    mu: float  # where the hyperplane is (the mu in use)
+    batch_mean: float  # the BN mean: the TLS minimiser (Theorem 1)
+    batch_std: float
+    weight_norm: float
+    mu_grid: np.ndarray
+    tls_loss: np.ndarray  # L_k(mu') = mean_B (<w, z> - mu')^2 / ||w||^2 on mu_grid
+
+
+def unit_view(net: Network, stats: list[LayerStatistics], layer: int, unit: int) -> UnitView:
+    """The 1D picture of one unit: batch projections, hyperplane position and TLS parabola."""
+    st = stats[layer - 1]
+    w = net.weights[layer - 1][unit]
+    proj = st.inputs @ w
+    mean, std, norm = float(st.batch_mean[unit]), float(st.batch_std[unit]), float(
+        st.weight_norm[unit])
+    mu = float(st.mu[unit])
+    half = max(4.0 * std, abs(mu - mean) * 1.3, 1e-6)
+    grid = np.linspace(mean - half, mean + half, 121)
+    loss = (std**2 + (mean - grid) ** 2) / norm**2 if norm > 0 else np.full_like(grid, np.inf)
+    return UnitView(layer, unit, proj, mu, mean, std, norm, grid, loss)
+
+
+def is_central(w: np.ndarray, mu: np.ndarray, rtol: float = 1e-9) -> bool:
+    """Whether the lines {x : w_k . x = mu_k} all pass through one point (Corollary 2).
+
+    Least squares for x, then the largest residual relative to the terms' size.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64)
+    if w.shape[0] < 2:
+        return True
+    x, *_ = np.linalg.lstsq(w, mu, rcond=None)
+    scale = np.abs(w) @ np.abs(x) + np.abs(mu) + 1e-300
+    return bool(np.max(np.abs(w @ x - mu) / scale) <= rtol)
+
+
+def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float, ...],
+                   resolution: int, device: torch.device | str | None = None) -> np.ndarray:
+    """(L, res, res) int64 hash of the activation pattern of layers 1..l at pixel centres.
+
+    Row 0 is the bottom of the box.  The hash is a fixed function of the pattern bits, so a
+    region keeps its hash, hence its colour, while sliders move; regions themselves are exact
+    (``partition``), this only fills them in a picture.
+    """
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    x0, x1, y0, y1 = box
+    xs = x0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (x1 - x0) / resolution)
+    ys = y0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (y1 - y0) / resolution)
+    # units x pixels layout: each layer is one wide GEMM; leaky_relu with the activation's
+    # negative slope is exactly a(u) for relu (0), leaky relu (alpha) and abs (-1)
+    z = torch.stack([xs.repeat(resolution), ys.repeat_interleave(resolution)])
+    gen = np.random.default_rng(20240607)
+    # hash = sum over layers of keys . (pattern bits): exact in float64 (keys < 2^20, at most
+    # 12 x 64 units), no integer modulo needed
+    code = torch.zeros(z.shape[1], dtype=torch.float64, device=dev)
+    out = torch.empty((net.depth, z.shape[1]), dtype=torch.float64, device=dev)
+    for i, (w, st) in enumerate(zip(net.weights, stats, strict=True)):
+        sigma = torch.as_tensor(st.sigma, device=dev)
+        h = torch.addmm((-torch.as_tensor(st.mu, device=dev) / sigma)[:, None],
+                        torch.as_tensor(w, device=dev) / sigma[:, None], z)
+        keys = torch.as_tensor(gen.integers(1, 2**20, size=w.shape[0]).astype(np.float64),
+                               device=dev)
+        code += keys @ (h > 0).to(torch.float64)
+        out[i] = code
+        z = F.leaky_relu(h, net.negative_slope)
+    return out.view(net.depth, resolution, resolution).cpu().numpy().astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ExplorerResult:
+    settings: ExplorerSettings
+    data: Dataset
+    batch: np.ndarray
+    network: Network
+    partition: Partition
+    unit: UnitView
+    mean_boundary_distance: float  # mean over data of the distance to the nearest facet
+    central_layer1: bool
+    raster: np.ndarray  # (L, RASTER, RASTER) activation-pattern hashes, to fill the regions
+
+
+def explorer_data(settings: ExplorerSettings, extra_points: np.ndarray | None = None) -> Dataset:
+    """The data set of the settings plus the points a user added (clicked or uploaded)."""
+    data = make_dataset(settings.dataset, settings.n_points, settings.data_seed)
+    if extra_points is None or len(extra_points) == 0:
+        return data
+    extra = as_dataset(np.asarray(extra_points, dtype=np.float64).reshape(-1, 2))
+    if extra.points.shape[0] > MAX_EXTRA_POINTS:
+        raise InputError(f"at most {MAX_EXTRA_POINTS} added points")
+    return as_dataset(np.concatenate([data.points, extra.points]),
+                      np.concatenate([data.labels, extra.labels]), name=data.name)
+
+
+def explore(settings: ExplorerSettings, extra_points: np.ndarray | None = None,
+            device: torch.device | str | None = None) -> ExplorerResult:
+    """Compute everything the explorer shows for one state of its controls."""
+    data = explorer_data(settings, extra_points)
+    n = data.points.shape[0]
+    if settings.batch_size is not None and settings.batch_size > n:
+        raise InputError(f"batch size: at most the number of points ({n}), got "
+                         f"{settings.batch_size}")
+    net = random_network(settings.depth, settings.width, settings.activation, settings.alpha,
+                         settings.mode, settings.weight_seed)
+    batch = select_batch(data.points, settings.batch_size, settings.batch_seed)
+    stats = layer_statistics(net, batch, settings.overrides(), frozen=True)
+    part = compute_partition(net, batch, box_from_extent(settings.extent), stats=stats,
+                             device=device, max_regions=EXPLORER_MAX_REGIONS)
+    facets = np.concatenate([lp.facets for lp in part.layers])
+    mean_distance = float(nearest_segment_distances(data.points, facets, device=device).mean())
+    unit = unit_view(net, stats, settings.target_layer, settings.target_unit)
+    central = is_central(net.weights[0], stats[0].mu)
+    raster = pattern_raster(net, stats, part.box, RASTER, device=device)
+    return ExplorerResult(settings, data, batch, net, part, unit, mean_distance, central, raster)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One click that reproduces a figure of the BN paper: its settings, view and caption."""
+
+    key: str
+    label: str
+    settings: ExplorerSettings
+    view: str  # "space" (input space), "layers" (small multiples) or "unit" (Figure 2a)
+    tls: bool
+    caption: str
+
+
+PRESETS: dict[str, Preset] = {p.key: p for p in (
+    Preset("fig1", "Figure 1", ExplorerSettings(depth=4, width=6, mode="bn", dataset="moons",
+                                                 layer=4), "layers", False,
+           "Top row: without BN the folded hyperplanes of every layer spread over the whole "
+           "input space, whatever the data. Bottom row: the same random weights with BN draw "
+           "every layer's hyperplanes toward the data (Theorem 1), so regions concentrate where "
+           "the data are."),
+    Preset("fig2a", "Figure 2a", ExplorerSettings(depth=2, width=8, mode="bn", scope="unit",
+                                                  target_layer=2, target_unit=0, layer=2),
+           "unit", False,
+           "Unit k of layer 2 seen in its own input space: the batch projections <w, z> and "
+           "the hyperplane at mu. Move the mu slider: the TLS loss is a parabola in mu whose "
+           "minimum is exactly the BN mean (Theorem 1, eq. 7-9)."),
+    Preset("fig2b", "Figure 2b", ExplorerSettings(depth=2, width=8, mode="bn", scope="unit",
+                                                  target_layer=2, target_unit=0, layer=2,
+                                                  mu_t=0.3), "space", False,
+           "The same unit in the input space: its folded hyperplane F(2,k) (orange) is a bent "
+           "line. Moving mu translates it, and mu = BN mean (slider at 1) brings it closest to "
+           "the data (Theorem 2)."),
+    Preset("fig2c", "Figure 2c", ExplorerSettings(depth=2, width=8, mode="bn", scope="layer",
+                                                  target_layer=1, layer=2, sigma_s=2.0),
+           "space", False,
+           "Now sigma of layer 1 changes while layer 2's mu stays BN's: the layer-2 folded "
+           "hyperplanes bend at the layer-1 lines, and sigma_1 changes how much they fold. "
+           "Drag the sigma slider between 0.25 and 4."),
+    Preset("fig9", "Figure 9", ExplorerSettings(depth=4, width=6, mode="bn", layer=4), "space",
+           True,
+           "Every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8): the mean "
+           "squared distance from the layer's input batch to the hyperplane. The network here "
+           "has random weights; BN already minimises this distance over mu for each unit."),
+)}

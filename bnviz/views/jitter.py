@@ -1,0 +1,362 @@
+"""Decision-boundary jitter across mini-batches (BN paper section 5, Figure 6).
+
+Because mu and sigma are recomputed for every mini-batch, a BN network's decision boundary
+moves from batch to batch.  Here K mini-batches of size B are drawn at once, each one's BN
+statistics computed by one batched forward pass (train-mode BN: every layer normalised by
+that batch's own mean and biased std, eq. 3), optionally with the extra noise of
+noise-controlled BN (a virtual batch size B' < B), and all K exact decision boundaries are
+cut in one batched partition pass (:func:`bnviz.core.partition.decision_boundaries`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bnviz.core.geometry import facet_distances
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.core.network import SIGMA_FLOOR_REL, Network, layer_statistics, random_network
+from bnviz.core.partition import decision_boundaries
+from bnviz.data.datasets import Dataset, as_dataset, make_dataset
+from bnviz.device import pick_device
+
+__all__ = [
+    "JITTER_LIMITS",
+    "JitterResult",
+    "JitterSettings",
+    "batch_statistics",
+    "binary_task",
+    "disagreement_area",
+    "disagreement_by_batch_size",
+    "run_jitter",
+]
+
+#: (lowest, highest) of each setting; they also bound what one request may cost.
+JITTER_LIMITS: dict[str, tuple[int, int]] = {
+    "n": (8, 2000),
+    "depth": (1, 6),
+    "width": (2, 32),
+    "batch_size": (2, 512),
+    "realizations": (1, 128),
+    "train_steps": (0, 5000),
+}
+#: Real batches of B and of B' whose measured statistics calibrate noise-controlled BN
+#: beyond layer 1.
+CALIBRATION_BATCHES = 512
+#: Realisations per batch size in the disagreement-vs-B curve (a small plot: a grid of 64^2).
+CURVE_REALIZATIONS = 32
+#: Points in all the mini-batches of one Figure 7 request on a network (samples x batch size),
+#: and the fewest samples drawn however large the batch (variances from 256 samples are within
+#: ~9 % of the truth).
+NETWORK_STATS_MAX_POINTS = 2**17
+MIN_NETWORK_SAMPLES = 256
+#: Regions of all K realisations together above which a jitter request stops (with the work cap
+#: of bnviz.core.partition, one layer at the cap takes about 1-2 s on a 2-core CPU).
+JITTER_MAX_REGIONS = 300_000
+
+
+@dataclass(frozen=True)
+class JitterSettings:
+    dataset: str = "moons"
+    n: int = 200
+    data_seed: int = 0
+    depth: int = 3
+    width: int = 8
+    activation: str = "leaky_relu"
+    alpha: float = 0.1
+    seed: int = 0
+    batch_size: int = 16
+    realizations: int = 16
+    virtual_batch_size: int | None = None  # None: plain BN
+    batch_seed: int = 0
+    extent: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in JITTER_LIMITS.items():
+            if name in ("train_steps",):
+                continue
+            value = getattr(self, name)
+            if not isinstance(value, int | np.integer) or not lo <= value <= hi:
+                raise ValueError(f"{name.replace('_', ' ')} must be a whole number from {lo} "
+                                 f"to {hi}, got {value!r}")
+        if self.batch_size > self.n:
+            raise ValueError(f"batch size {self.batch_size} is larger than the data ({self.n})")
+        vb = self.virtual_batch_size
+        if vb is not None and not (isinstance(vb, int | np.integer) and 2 <= vb <= self.batch_size):
+            raise ValueError(f"virtual batch size must be from 2 to the batch size "
+                             f"({self.batch_size}), got {vb!r}")
+
+
+def binary_task(dataset: str, n: int, seed: int) -> Dataset:
+    """A 2D binary task from the data sets (labels mod 2: blobs' 3 classes become 2)."""
+    data = make_dataset(dataset, n, seed)
+    return as_dataset(data.points, data.labels % 2, name=data.name)
+
+
+def _draw_batches(n: int, batch_size: int, k: int, seed: int, device) -> torch.Tensor:
+    """(K, B) indices: K mini-batches drawn without replacement, all at once."""
+    gen = torch.Generator().manual_seed(int(seed))
+    keys = torch.rand((k, n), generator=gen, dtype=torch.float64)
+    return keys.argsort(1)[:, :batch_size].to(device)
+
+
+def calibration_batches(batch_size: int) -> int:
+    """Real batches of B measured to calibrate noise-controlled BN: ``CALIBRATION_BATCHES``,
+    fewer (not under ``MIN_NETWORK_SAMPLES``) when B is so large that they would exceed
+    ``NETWORK_STATS_MAX_POINTS`` points."""
+    return min(CALIBRATION_BATCHES, max(MIN_NETWORK_SAMPLES,
+                                        NETWORK_STATS_MAX_POINTS // batch_size))
+
+
+def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
+                     virtual_batch_size: int | None = None, seed: int = 0,
+                     device: torch.device | str | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Train-mode BN statistics of K mini-batches at once: (mu, sigma), each (K, L, D) with
+    D the widest layer (narrower layers padded with mu = 0, sigma = 1).
+
+    Every layer is normalised by the batch's own mean and biased std (eq. 3).  With a
+    ``virtual_batch_size`` B' < B, noise-controlled BN (section 5) adds Gaussian noise to mu
+    and multiplies sigma^2 by chi^2_k / k so that their variances are those of a batch of B':
+
+    * layer 1 exactly (:func:`bnviz.views.bnstats.noise_controlled` with the data's moments and the
+      finite-population correction: its inputs are the data themselves);
+    * deeper layers by measurement: in a BN network a batch normalises its own inputs, so
+      the layer's statistics vary far less than the population moments of W z suggest.  The
+      variances over :func:`calibration_batches` real batches of B and of B' (one batched pass
+      each) set the extra noise (:func:`bnviz.views.bnstats.noise_from_variances`).
+
+    Beyond layer 1 the statistics themselves then vary more than a real batch of B' would
+    make them (noise on mu_1 moves the whole batch off-centre, which a batch centred on its
+    own mean never is: the paper's noise model has this property), but the decision boundary
+    jitters as much as with real batches of B' (measured: disagreement area of B = 64, B' = 16
+    within 10-15 % of real batches of 16; tests/test_jitter.py).
+    """
+    dev = torch.device(device) if device is not None else pick_device()
+    x = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
+    z = x[batches]  # (K, B, 2)
+    k, b = batches.shape
+    slope = net.negative_slope
+    noise = virtual_batch_size is not None and virtual_batch_size < b
+    if noise:
+        from bnviz.views.bnstats import noise_controlled, noise_from_variances
+
+        n = x.shape[0]
+        n_cal = calibration_batches(b)
+        real_b = batch_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, dev),
+                                  device=dev)
+        real_v = batch_statistics(net, points, _draw_batches(n, virtual_batch_size, n_cal,
+                                                             seed + 202, dev), device=dev)
+        gen = torch.Generator(device=dev).manual_seed(int(seed) + 1)
+    mus, sigmas = [], []
+    for i, w in enumerate(net.weights):
+        u = z @ torch.as_tensor(w, device=dev).T  # (K, B, D)
+        var, mu = torch.var_mean(u, dim=1, correction=0)  # one pass (biased, eq. 3)
+        if noise and i == 0:
+            pop_u = x @ torch.as_tensor(w, device=dev).T
+            pop_mean = pop_u.mean(0)
+            pop_var = (pop_u - pop_mean).pow(2).mean(0)
+            pop_m4 = (pop_u - pop_mean).pow(4).mean(0)
+            mu, var = noise_controlled(mu, var, b, virtual_batch_size, pop_var, pop_m4, gen,
+                                       population_size=n)
+        elif noise:
+            d = w.shape[0]  # the calibration statistics are padded to the widest layer
+            s2_b, s2_v = real_b[1][:, i, :d].pow(2), real_v[1][:, i, :d].pow(2)
+            extra = (real_v[0][:, i, :d].var(0) - real_b[0][:, i, :d].var(0)).clamp_min(0.0)
+            mu, var = noise_from_variances(mu, var, extra, s2_b.mean(0), s2_b.var(0),
+                                           s2_v.var(0), gen)
+        lo, hi = torch.aminmax(u, dim=1)
+        ref = torch.maximum(hi, -lo)  # max |u|, without an |u| temporary
+        floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
+        sigma = torch.maximum(var.clamp_min(0).sqrt(), floor)
+        mus.append(mu)
+        sigmas.append(sigma)
+        z = F.leaky_relu(u.sub_(mu[:, None]).div_(sigma[:, None]), slope, inplace=True)
+    # layers of different widths: pad to the widest (mu 0, sigma 1); users slice by width
+    d = max(net.widths)
+    mus = [F.pad(m, (0, d - m.shape[1])) for m in mus]
+    sigmas = [F.pad(s, (0, d - s.shape[1]), value=1.0) for s in sigmas]
+    return torch.stack(mus, 1), torch.stack(sigmas, 1)
+
+
+def _predict(net: Network, mu: torch.Tensor, sigma: torch.Tensor, x: torch.Tensor
+             ) -> torch.Tensor:
+    """(K, P) class of P points under each of the K statistics (the head's sign / argmax).
+
+    Layer 1's W x is shared by all K; realisations go in chunks to bound memory."""
+    ws = [torch.as_tensor(w, device=x.device) for w in net.weights]
+    wd, bd = net.head.decision_function()
+    wd = torch.as_tensor(wd, device=x.device)
+    u1 = x @ ws[0].T  # (P, D_1), the same for every realisation
+    chunk = max(1, 2_000_000 // max(1, x.shape[0] * max(net.widths)))
+    out = []
+    for lo in range(0, mu.shape[0], chunk):  # chunks of realisations, each fully batched
+        m, s = mu[lo : lo + chunk], sigma[lo : lo + chunk]
+        z = None
+        for i, w in enumerate(ws):
+            u = u1[None] if i == 0 else z @ w.T
+            d = w.shape[0]
+            z = F.leaky_relu((u - m[:, i, None, :d]).div_(s[:, i, None, :d]),
+                             net.negative_slope, inplace=True)
+        out.append(z @ wd + bd > 0)
+    return torch.cat(out)
+
+
+def disagreement_area(net: Network, mu: torch.Tensor, sigma: torch.Tensor,
+                      box: tuple[float, ...], resolution: int = 128) -> float:
+    """Fraction of the box where the K realisations do not all predict the same class,
+    estimated at the centres of a resolution x resolution grid."""
+    x0, x1, y0, y1 = box
+    dev = mu.device
+    xs = x0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (x1 - x0) / resolution)
+    ys = y0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
+        (y1 - y0) / resolution)
+    grid = torch.stack([xs.repeat(resolution), ys.repeat_interleave(resolution)], 1)
+    pred = _predict(net, mu, sigma, grid)
+    return float((pred.any(0) & ~pred.all(0)).to(torch.float64).mean())
+
+
+@dataclass(frozen=True)
+class JitterResult:
+    settings: JitterSettings
+    network: Network
+    data: Dataset
+    batches: np.ndarray  # (K, B) indices into the data
+    boundaries: list[np.ndarray]  # K arrays of segments (x0, y0, x1, y1)
+    test_boundary: np.ndarray  # full-data (test-time) statistics
+    disagreement_area: float
+    margins: np.ndarray  # (n, K): distance from each point to each realisation's boundary
+    seconds: float
+    device: str
+    extra: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        finite = self.margins[np.isfinite(self.margins)]
+        return {
+            "batch_size": self.settings.batch_size,
+            "realizations": self.settings.realizations,
+            "virtual_batch_size": self.settings.virtual_batch_size,
+            "disagreement_area": self.disagreement_area,
+            "margins": {"mean": float(finite.mean()) if finite.size else None,
+                        "min": float(finite.min()) if finite.size else None},
+            "boundaries": [b.tolist() for b in self.boundaries],
+            "test_boundary": self.test_boundary.tolist(),
+            "seconds": self.seconds,
+            "device": self.device,
+            **self.extra,
+        }
+
+
+def run_jitter(settings: JitterSettings, net: Network | None = None,
+               data: Dataset | None = None, device: torch.device | str | None = None
+               ) -> JitterResult:
+    """Figure 6: K mini-batch realisations of a BN network's decision boundary, the test-time
+    boundary, the disagreement area and the margins of the data to each realisation."""
+    t0 = time.perf_counter()
+    dev = torch.device(device) if device is not None else pick_device()
+    if data is None:
+        data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    if net is None:
+        net = random_network(settings.depth, settings.width, settings.activation,
+                             settings.alpha, "bn", settings.seed, head_outputs=2)
+    if net.head is None:
+        raise ValueError("jitter needs a network with a classifier head")
+    n = data.points.shape[0]
+    if settings.batch_size > n:
+        raise ValueError(f"batch size {settings.batch_size} is larger than the data ({n})")
+    box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
+    batches = _draw_batches(n, settings.batch_size, settings.realizations, settings.batch_seed,
+                            dev)
+    mu, sigma = batch_statistics(net, data.points, batches, settings.virtual_batch_size,
+                                 settings.batch_seed, dev)
+    try:
+        boundaries = decision_boundaries(net, mu, sigma, box, dev,
+                                         max_regions=JITTER_MAX_REGIONS)
+    except PartitionTooLarge as exc:  # all K realisations are cut together: K is a knob too
+        raise PartitionTooLarge(f"{settings.realizations} realisations together: {exc}, or "
+                                "the number of realisations") from None
+    full = layer_statistics(net.with_mode("bn"), data.points)
+    test_boundary = decision_boundaries(net, [[s.mu for s in full]], [[s.sigma for s in full]],
+                                        box, dev)[0]
+    area = disagreement_area(net, mu, sigma, box)
+    segs = np.concatenate(boundaries) if boundaries else np.zeros((0, 4))
+    owner = np.repeat(np.arange(len(boundaries)), [len(b) for b in boundaries])
+    margins = facet_distances(data.points, segs, owner, len(boundaries), device=dev)
+    return JitterResult(settings, net, data, batches.cpu().numpy(), boundaries, test_boundary,
+                        area, margins, time.perf_counter() - t0, str(dev))
+
+
+def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dataset,
+                               sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512),
+                               device: torch.device | str | None = None
+                               ) -> list[tuple[int, float]]:
+    """Disagreement area of min(K, CURVE_REALIZATIONS) realisations for each batch size up to
+    the data size (64^2 grid estimate; no exact boundaries needed), for the small plot of
+    area vs B."""
+    dev = torch.device(device) if device is not None else pick_device()
+    box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
+    k = min(settings.realizations, CURVE_REALIZATIONS)
+    out = []
+    for b in sizes:  # a handful of sizes, each batched over the realisations
+        if b > data.points.shape[0]:
+            break
+        batches = _draw_batches(data.points.shape[0], b, k, settings.batch_seed, dev)
+        vb = settings.virtual_batch_size
+        mu, sigma = batch_statistics(net, data.points, batches,
+                                     vb if vb is not None and vb < b else None,
+                                     settings.batch_seed, dev)
+        out.append((b, disagreement_area(net, mu, sigma, box, resolution=64)))
+    return out
+
+
+
+def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_size: int,
+                            samples: int = 2000, virtual_batch_size: int | None = None,
+                            seed: int = 0, units: int = 3,
+                            device: torch.device | str | None = None) -> tuple[dict, dict]:
+    """Figure 7 for units of this network: (report, samples) in the format of
+    :func:`bnviz.views.bnstats.figure7_report` / :func:`~bnviz.views.bnstats.figure7_samples`.
+
+    Empirical: mu and sigma^2 of the first ``units`` units of ``layer`` over ``samples``
+    mini-batches of the data (train-mode BN, one batched pass).  Analytical (eq. 13) and
+    finite-population values use the moments of the unit's W z over all the data with
+    test-time statistics: exact in layer 1, an approximation beyond it, where each batch is
+    normalised by its own statistics (compare the empirical column).
+
+    Cost: only layers 1..``layer`` are run, and the mini-batches are capped at
+    ``NETWORK_STATS_MAX_POINTS`` points in all (samples x batch size; the report says how many
+    were drawn): 2000 batches of 512 through 6 layers of 32 units held ~1 GB of float64
+    temporaries and took 15 s in one web request.
+    """
+    from bnviz.views.bnstats import unit_moments, unit_report
+
+    dev = torch.device(device) if device is not None else pick_device()
+    n = points.shape[0]
+    if not 1 <= layer <= net.depth:
+        raise ValueError(f"layer must be from 1 to {net.depth}, got {layer}")
+    if not 2 <= batch_size <= n:
+        raise ValueError(f"batch size must be from 2 to the number of points ({n})")
+    units = min(units, net.widths[layer - 1])
+    samples = max(1, min(samples, max(MIN_NETWORK_SAMPLES,
+                                      NETWORK_STATS_MAX_POINTS // batch_size)))
+    net = Network(net.weights[:layer], net.activation, net.alpha, "bn")  # deeper: not needed
+    batches = _draw_batches(n, batch_size, samples, seed, dev)
+    mu, sigma = batch_statistics(net, points, batches, None, seed, dev)
+    mu_n, sigma_n = batch_statistics(net, points, batches, virtual_batch_size, seed, dev)
+    full = layer_statistics(net, points)
+    u = full[layer - 1].inputs @ net.weights[layer - 1][:units].T  # (n, units)
+    sample = {"mu": mu[:, layer - 1, :units].cpu().numpy(),
+              "sigma2": sigma[:, layer - 1, :units].pow(2).cpu().numpy(),
+              "mu_noise": mu_n[:, layer - 1, :units].cpu().numpy(),
+              "sigma2_noise": sigma_n[:, layer - 1, :units].pow(2).cpu().numpy(), "train": u}
+    report_units = [unit_report(sample, j, batch_size, n, *unit_moments(u[:, j]))
+                    for j in range(units)]
+    report = {"batch_size": batch_size, "train_size": n, "samples": samples,
+              "virtual_batch_size": virtual_batch_size, "seed": seed, "layer": layer,
+              "units": report_units}
+    return report, sample

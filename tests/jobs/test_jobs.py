@@ -1,0 +1,745 @@
+"""Tests of the background jobs: the stores, reaping, persistence and the embedded backend.
+
+* Store semantics run against both stores: :class:`SQLiteStore` on a temporary file and
+  :class:`RedisStore` on the session's real redis-server (a unique key prefix per test).
+* The embedded backend is tested with real processes: ``python -m bnviz jobs ...`` in
+  subprocesses, the detached local worker it starts, and a job process per job. Jobs are tiny
+  (smart-init on digits, width 4, one epoch, one run); the "long" job (1000 epochs) is only ever
+  killed or cancelled.
+
+Every test that can start a local worker uses the ``home`` fixture (``jobs_home`` plus a
+teardown that stops the worker and reaps it, see :func:`_stop_local_worker`).
+
+Celery is tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from bnviz.cli import main
+from bnviz.images.experiments import ARMS, check_params, summarise
+from bnviz.jobs import (
+    cancel_job,
+    get_job,
+    job_details,
+    list_jobs,
+    rerun_job,
+    submit_job,
+    wait_job,
+)
+from bnviz.jobs import store as store_module
+from bnviz.jobs.local import ensure_local_worker, local_worker_pid
+from bnviz.jobs.store import (
+    HOST,
+    Job,
+    JobStore,
+    RedisStore,
+    SQLiteStore,
+    open_store,
+    pid_alive,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["smart-init", "--epochs", "1", "--runs", "1", "--width", "4"]
+TINY_PARAMS = {"epochs": 1, "runs": 1, "width": 4}
+#: Minutes of training on a CPU (3 arms x 1000 epochs): long enough to be killed or cancelled.
+LONG_PARAMS = {"epochs": 1000, "runs": 1, "width": 4}
+SMART_INIT_ARMS = set(ARMS["smart-init"])
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def bnviz(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m bnviz ARGS`` in a subprocess with this test's environment (BNVIZ_HOME)."""
+    return subprocess.run([sys.executable, "-m", "bnviz", *args], cwd=ROOT, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def wait_for(predicate: Callable[[], T | None], timeout: float, what: str,
+             poll: float = 0.1) -> T:
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(poll)
+
+
+def ended(job_id: str) -> Job | None:
+    job = get_job(job_id)
+    assert job is not None
+    return job if job.ended else None
+
+
+def wait_running(job_id: str, timeout: float = 90) -> Job:
+    """Wait until the job's own process runs it (its pid and device are set by the runner).
+    Reads the store itself: get_job on a queued job would start more workers (see
+    test_reading_a_queued_job_starts_no_second_worker)."""
+    store = open_store()
+
+    def running() -> Job | None:
+        job = store.get(job_id)
+        assert job is not None
+        if job.ended:
+            pytest.fail(f"job {job_id} ended before it was seen running: {job.status} "
+                        f"({job.error})")
+        return job if job.status == "running" and job.device is not None else None
+
+    return wait_for(running, timeout, f"job {job_id} to run", poll=0.2)
+
+
+def dead_pid() -> int:
+    """The pid of a process of this host that has exited (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    assert not pid_alive(proc.pid)
+    return proc.pid
+
+
+def one_error_line(rc: int, out: str, err: str) -> str:
+    """Exit code 2, nothing on stdout, exactly one 'bnviz: error:' line on stderr."""
+    assert rc == 2, (rc, out, err)
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("bnviz: error: "), err
+    return lines[0]
+
+
+def _stop_local_worker(home: Path) -> None:
+    """SIGTERM the local worker of ``home`` (it kills its job processes) and wait until it is
+    gone; reap it when it is this process's child. A worker started by a CLI subprocess was
+    re-parented to PID 1, which in some containers never reaps: once it is dead (a zombie at
+    most), clear the lock file so that jobs_home's teardown does not wait on the zombie."""
+    pid = local_worker_pid()
+    if pid is None or pid <= 0:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+        except ChildProcessError:  # not our child
+            if not pid_alive(pid):
+                break
+        time.sleep(0.05)
+    if local_worker_pid() is None:
+        (home / "jobs" / "worker.lock").write_text("")
+
+
+@pytest.fixture
+def home(jobs_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """jobs_home with one job at a time, and the local worker stopped and reaped afterwards.
+
+    A job's heartbeat starts once its process has imported torch; on a loaded 2-core machine
+    that took over 60 s (the default BNVIZ_JOB_STALE_SECONDS) and reap failed a job that was
+    about to run. These tests detect dead processes by pid, so a late heartbeat is allowed."""
+    monkeypatch.setenv("BNVIZ_LOCAL_WORKERS", "1")
+    monkeypatch.setenv("BNVIZ_JOB_STALE_SECONDS", "600")
+    yield jobs_home
+    _stop_local_worker(jobs_home)
+
+
+def _open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
+    if kind == "sqlite":
+        return SQLiteStore(tmp_path / "store" / "jobs.sqlite")
+    store = RedisStore(request.getfixturevalue("redis_server"))
+    store.PREFIX = f"bnviz-test-{uuid.uuid4().hex}"  # type: ignore[misc]  # keys of this test only
+    assert store.ping()
+    return store
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
+    return _open_store(request.param, request, tmp_path)
+
+
+# --------------------------------------------------------------------------- store semantics
+
+
+def test_create_get_and_list_newest_first(store: JobStore) -> None:
+    ids = []
+    for i in range(4):
+        job = store.create("smart-init", {"width": 4, "seed": i, "eps": [0.1, 0.3]})
+        ids.append(job.id)
+        time.sleep(0.002)
+    assert len(set(ids)) == 4
+    got = store.get(ids[1])
+    assert got is not None
+    assert (got.id, got.type, got.status, got.params) == (
+        ids[1], "smart-init", "queued", {"width": 4, "seed": 1, "eps": [0.1, 0.3]})
+    assert got.progress == 0.0 and got.created > 0
+    assert got.started is got.finished is got.pid is got.error is None
+    assert got.cancel_requested is False and got.backend == "local" and got.rerun_of is None
+    assert [j.id for j in store.list()] == ids[::-1]
+    assert [j.id for j in store.list(2)] == ids[:1:-1]
+    assert store.get("0123456789ab") is None
+    rerun = store.create("smart-init", {}, backend="celery", rerun_of=ids[0])
+    assert (store.get(rerun.id).backend, store.get(rerun.id).rerun_of) == ("celery", ids[0])
+
+
+def test_claim_is_exclusive(store: JobStore) -> None:
+    old = store.create("smart-init", {})
+    time.sleep(0.002)
+    new = store.create("smart-init", {})
+    assert store.claim_next(111) == old.id  # the oldest queued job first
+    assert store.claim(old.id, 222) is False
+    job = store.get(old.id)
+    assert (job.status, job.pid, job.host) == ("running", 111, HOST)
+    assert job.started is not None and job.heartbeat is not None
+
+    # many claimers at once on one queued job: exactly one wins
+    barrier = threading.Barrier(8)
+    wins: list[int] = []
+
+    def claim(pid: int) -> None:
+        barrier.wait()
+        if store.claim(new.id, pid):
+            wins.append(pid)
+
+    threads = [threading.Thread(target=claim, args=(1000 + k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(wins) == 1
+    assert store.get(new.id).pid == wins[0]
+    assert store.claim_next(333) is None  # nothing queued is left
+
+
+def test_finish_on_an_ended_job_does_nothing(store: JobStore) -> None:
+    job = store.create("smart-init", {})
+    assert store.claim(job.id, 1)
+    store.update(job.id, progress=0.25)
+    assert store.finish(job.id, "succeeded", summary={"arms": {"a": 1}})
+    done = store.get(job.id)
+    assert (done.status, done.progress, done.error, done.summary) == (
+        "succeeded", 1.0, None, {"arms": {"a": 1}})
+    assert done.finished is not None and done.finished >= done.started
+
+    assert store.finish(job.id, "failed", "too late") is False
+    assert store.finish(job.id, "cancelled") is False
+    assert store.claim(job.id, 2) is False
+    assert store.request_cancel(job.id) == "succeeded"
+    assert store.get(job.id) == done  # not a field changed
+    with pytest.raises(ValueError, match="end status"):
+        store.finish(job.id, "running")
+
+    queued = store.create("smart-init", {})  # a queued job may end directly (e.g. a bad broker)
+    assert store.finish(queued.id, "failed", "cannot reach the broker")
+    assert (store.get(queued.id).status, store.get(queued.id).error) == (
+        "failed", "cannot reach the broker")
+    assert store.claim(queued.id, 3) is False
+
+
+def test_request_cancel(store: JobStore) -> None:
+    queued = store.create("smart-init", {})
+    assert store.request_cancel(queued.id) == "cancelled"  # a queued job ends at once
+    job = store.get(queued.id)
+    assert (job.status, job.cancel_requested, job.started) == ("cancelled", True, None)
+    assert job.finished is not None
+    assert store.claim(queued.id, 1) is False and store.claim_next(1) is None
+
+    running = store.create("smart-init", {})
+    assert store.claim(running.id, 2)
+    assert store.request_cancel(running.id) == "running"  # its process is asked to stop
+    job = store.get(running.id)
+    assert (job.status, job.cancel_requested, job.finished) == ("running", True, None)
+    assert store.finish(running.id, "cancelled", "cancelled by the user")
+    assert store.get(running.id).status == "cancelled"
+
+    with pytest.raises(KeyError):
+        store.request_cancel("0123456789ab")
+
+
+def test_metrics_and_logs_append_in_order(store: JobStore) -> None:
+    job, other = store.create("smart-init", {}), store.create("smart-init", {})
+    rows = [{"arm": arm, "epoch": e, "test_accuracy": e / 10, "train_loss": None}
+            for e in range(1, 4) for arm in ("zero_bias", "bn_init")]
+    for i, row in enumerate(rows):
+        store.add_metric(job.id, row)
+        store.add_log(job.id, f"line {i}")
+    store.add_metric(other.id, {"arm": "x"})
+    store.add_log(other.id, "other")
+    assert store.metrics(job.id) == rows
+    lines = [f"line {i}" for i in range(len(rows))]
+    assert store.logs(job.id) == lines
+    assert store.logs(job.id, tail=3) == lines[-3:]
+    assert store.logs(job.id, tail=1) == lines[-1:]
+    assert store.logs(job.id, tail=100) == lines
+    assert store.logs(job.id, tail=0) == []
+    assert store.metrics(other.id) == [{"arm": "x"}] and store.logs(other.id) == ["other"]
+    assert store.metrics("0123456789ab") == [] and store.logs("0123456789ab") == []
+
+
+@pytest.mark.parametrize("kind", [
+    "sqlite", "redis"])
+def test_logs_are_capped_at_max_log_lines(kind: str, request: pytest.FixtureRequest,
+                                          tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "MAX_LOG_LINES", 5)
+    store = _open_store(kind, request, tmp_path)
+    job = store.create("smart-init", {})
+    for i in range(8):
+        store.add_log(job.id, f"line {i}")
+    assert store.logs(job.id, tail=1000) == [f"line {i}" for i in range(3, 8)]
+
+
+def test_update_sets_fields_but_refuses_status_and_id(store: JobStore) -> None:
+    job = store.create("smart-init", {})
+    store.update(job.id, progress=0.5, device="cpu", pid=42, cancel_requested=True,
+                 summary={"k": [1, 2]})
+    got = store.get(job.id)
+    assert (got.progress, got.device, got.pid, got.cancel_requested, got.summary) == (
+        0.5, "cpu", 42, True, {"k": [1, 2]})
+    for bad in ({"status": "succeeded"}, {"id": "0123456789ab"}, {"no_such_field": 1},
+                {"status": "running", "progress": 0.9}):
+        with pytest.raises(ValueError, match="cannot update"):
+            store.update(job.id, **bad)
+    assert store.get(job.id) == got
+    assert [j.id for j in store.list()] == [job.id]
+
+
+def test_claim_next_from_8_threads_claims_each_job_once(store: JobStore) -> None:
+    ids = {store.create("smart-init", {"seed": i}).id for i in range(20)}
+    barrier = threading.Barrier(8)
+    claimed: dict[int, list[str]] = {k: [] for k in range(8)}
+    errors: list[BaseException] = []
+
+    def claimer(k: int) -> None:
+        try:
+            barrier.wait()
+            while (job_id := store.claim_next(1000 + k)) is not None:
+                claimed[k].append(job_id)
+        except BaseException as exc:  # reported below, with the test's failure
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    got = [job_id for c in claimed.values() for job_id in c]
+    assert sorted(got) == sorted(ids)  # every job, none twice
+    for k, c in claimed.items():
+        for job_id in c:
+            job = store.get(job_id)
+            assert (job.status, job.pid) == ("running", 1000 + k)
+
+
+_CLAIMER = r"""
+import importlib.util, json, os, sys, time
+spec = importlib.util.spec_from_file_location("_jobstore", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+sys.modules["_jobstore"] = mod
+spec.loader.exec_module(mod)  # the store module alone: no torch, a fast start
+store = mod.SQLiteStore(sys.argv[2])
+print("ready", flush=True)
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.002)
+got = []
+while (job_id := store.claim_next(os.getpid())) is not None:
+    got.append(job_id)
+print(json.dumps(got), flush=True)
+"""
+
+
+def test_claim_next_from_4_processes_claims_each_sqlite_job_once(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.sqlite"
+    store = SQLiteStore(path)
+    ids = {store.create("smart-init", {"seed": i}).id for i in range(20)}
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _CLAIMER, store_module.__file__, str(path),
+                               str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        go.touch()
+        results = {p.pid: json.loads(p.communicate(timeout=60)[0]) for p in procs}
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert all(p.returncode == 0 for p in procs)
+    got = [job_id for c in results.values() for job_id in c]
+    assert sorted(got) == sorted(ids)
+    for pid, c in results.items():
+        for job_id in c:
+            assert (store.get(job_id).status, store.get(job_id).pid) == ("running", pid)
+
+
+# --------------------------------------------------------------------------- reap
+
+
+def test_reap_fails_jobs_whose_process_died(store: JobStore) -> None:
+    dead = dead_pid()
+    died = store.create("smart-init", {})
+    live = store.create("smart-init", {})
+    queued = store.create("smart-init", {})
+    assert store.claim(died.id, dead) and store.claim(live.id, os.getpid())
+    assert store.reap() == [died.id]
+    job = store.get(died.id)
+    assert job.status == "failed"
+    assert "died" in job.error and str(dead) in job.error, job.error
+    assert job.finished is not None
+    untouched = store.get(live.id)
+    assert (untouched.status, untouched.error, untouched.finished) == ("running", None, None)
+    assert store.get(queued.id).status == "queued"
+    assert store.reap() == []  # an ended job is never reaped again
+
+
+def test_reap_fails_jobs_whose_heartbeat_stopped(store: JobStore) -> None:
+    silent = store.create("smart-init", {})
+    live = store.create("smart-init", {})
+    elsewhere = store.create("smart-init", {})
+    for job in (silent, live, elsewhere):
+        assert store.claim(job.id, os.getpid())
+    store.update(silent.id, heartbeat=time.time() - 120)
+    # a process of another host cannot be checked: only its heartbeat counts
+    store.update(elsewhere.id, host="another-host", pid=dead_pid())
+    assert store.reap(stale=30) == [silent.id]
+    job = store.get(silent.id)
+    assert job.status == "failed" and "heartbeat" in job.error, job.error
+    assert store.get(live.id).status == "running"
+    assert store.get(elsewhere.id).status == "running"
+    store.update(elsewhere.id, heartbeat=time.time() - 120)
+    assert store.reap(stale=30) == [elsewhere.id]
+    assert "another-host" in store.get(elsewhere.id).error
+
+
+def test_reap_ends_a_dead_cancel_requested_job_cancelled(store: JobStore) -> None:
+    job = store.create("smart-init", {})
+    live = store.create("smart-init", {})
+    assert store.claim(job.id, dead_pid()) and store.claim(live.id, os.getpid())
+    assert store.request_cancel(job.id) == "running"
+    assert store.request_cancel(live.id) == "running"
+    assert store.reap() == [job.id]
+    assert store.get(job.id).status == "cancelled"
+    assert store.get(live.id).status == "running"  # alive: its process stops it itself
+
+
+# --------------------------------------------------------------------------- persistence
+
+
+def test_jobs_metrics_and_logs_survive_a_restart(jobs_home: Path) -> None:
+    path = jobs_home / "jobs" / "jobs.sqlite"
+    assert open_store().url == f"sqlite:///{path}"  # the default store of this BNVIZ_HOME
+    first = SQLiteStore(path)
+    params = check_params("smart-init", TINY_PARAMS)
+    job = first.create("smart-init", params)
+    assert first.claim(job.id, os.getpid())
+    first.update(job.id, device="cpu", progress=0.5)
+    rows = [{"arm": arm, "run": 0, "epoch": 1, "train_loss": 1.0 + i, "test_accuracy": 0.25 * i,
+             "seconds": 0.1} for i, arm in enumerate(ARMS["smart-init"])]
+    lines = [f"log line {i}" for i in range(7)]
+    for row in rows:
+        first.add_metric(job.id, row)
+    for line in lines:
+        first.add_log(job.id, line)
+    assert first.finish(job.id, "succeeded", summary=summarise("smart-init", rows))
+    other = first.create("smart-init", params)
+    assert first.request_cancel(other.id) == "cancelled"
+    saved, saved_other = first.get(job.id), first.get(other.id)
+    del first
+
+    again = SQLiteStore(path)  # another store object: what a restarted server opens
+    assert again.get(job.id) == saved and again.get(other.id) == saved_other
+    assert again.metrics(job.id) == rows
+    assert again.logs(job.id) == lines
+    assert [j.id for j in again.list()] == [other.id, job.id]
+
+    shown = bnviz("jobs", "show", job.id, "--json")  # another process
+    assert shown.returncode == 0, shown.stderr
+    details = json.loads(shown.stdout)
+    assert details["id"] == job.id and details["status"] == "succeeded"
+    assert details["params"] == params and details["device"] == "cpu"
+    assert details["metrics"] == rows and details["log"] == lines
+    assert details["summary"] == saved.summary
+    assert details["summary"]["arms"]["bn_init"]["final"] == 0.5
+
+
+# --------------------------------------------------------------------------- embedded backend
+
+
+@pytest.mark.slow
+def test_embedded_backend_end_to_end(home: Path) -> None:
+    submitted = bnviz("jobs", "submit", *TINY, "--json")
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["id"]
+    assert len(job_id) == 12
+
+    waited = bnviz("jobs", "wait", job_id, "--timeout", "110")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    assert waited.stdout.split() == [job_id, "succeeded"]
+
+    shown = bnviz("jobs", "show", job_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    details = json.loads(shown.stdout)
+    assert {"id", "type", "status", "params", "metrics", "device", "error"} <= set(details)
+    assert (details["id"], details["type"], details["status"], details["error"]) == (
+        job_id, "smart-init", "succeeded", None)
+    assert details["device"] and details["progress"] == 1.0
+    assert details["params"] == check_params("smart-init", TINY_PARAMS)
+    metrics = details["metrics"]
+    assert len(metrics) == 3 and {r["arm"] for r in metrics} == SMART_INIT_ARMS
+    for row in metrics:
+        assert (row["run"], row["epoch"]) == (0, 1)
+        assert 0.0 <= row["test_accuracy"] <= 1.0
+    assert set(details["summary"]["arms"]) == SMART_INIT_ARMS
+
+    listed = bnviz("jobs", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    jobs = json.loads(listed.stdout)["jobs"]
+    assert [(j["id"], j["status"]) for j in jobs] == [(job_id, "succeeded")]
+
+    again = rerun_job(job_id)  # the worker the CLI started is still there
+    assert again.id != job_id and again.rerun_of == job_id
+    assert (again.type, again.params) == ("smart-init", details["params"])
+    assert wait_job(again.id, timeout=90).status == "succeeded"
+    assert [j.id for j in list_jobs()] == [again.id, job_id]
+    assert get_job(again.id).rerun_of == job_id
+
+
+@pytest.mark.slow
+def test_a_killed_job_process_is_detected_and_the_worker_goes_on(home: Path) -> None:
+    job = submit_job("smart-init", LONG_PARAMS)
+    running = wait_running(job.id)
+    worker = local_worker_pid()
+    assert worker is not None and worker > 0
+    assert running.pid is not None and running.pid != worker and pid_alive(running.pid)
+    os.kill(running.pid, signal.SIGKILL)
+    failed = wait_for(lambda: ended(job.id), 10, "the killed job to be marked ended")
+    assert failed.status == "failed", failed
+    assert failed.error and (str(running.pid) in failed.error or "-9" in failed.error), \
+        failed.error
+    assert local_worker_pid() == worker  # the worker itself goes on
+    tiny = submit_job("smart-init", TINY_PARAMS)
+    assert wait_job(tiny.id, timeout=90).status == "succeeded"
+    assert local_worker_pid() == worker
+
+
+@pytest.mark.slow
+def test_a_job_failed_by_reap_while_its_process_lives_is_stopped(home: Path) -> None:
+    job = submit_job("smart-init", LONG_PARAMS)
+    running = wait_running(job.id)
+    store = open_store()
+    # what every reader's reap does once a heartbeat is late (beats come every 2 s)
+    wait_for(lambda: job.id in store.reap(stale=0.5), 10, "reap(stale=0.5) to fail the job")
+    failed = get_job(job.id)
+    assert failed.status == "failed" and "heartbeat" in failed.error
+    assert pid_alive(running.pid)
+    wait_for(lambda: not pid_alive(running.pid), 8, "the failed job's process to stop")
+
+
+@pytest.mark.slow
+def test_cancel_a_queued_and_a_running_job(home: Path) -> None:
+    long = submit_job("smart-init", LONG_PARAMS)
+    running = wait_running(long.id)
+    queued = submit_job("smart-init", TINY_PARAMS)  # one job at a time: this one waits
+    assert get_job(queued.id).status == "queued"
+    assert cancel_job(queued.id) == "cancelled"
+    job = get_job(queued.id)
+    assert (job.status, job.started) == ("cancelled", None)
+
+    t0 = time.monotonic()
+    assert cancel_job(long.id) == "running"
+    assert get_job(long.id).cancel_requested
+    # the job process stops at its next look at the flag (about a second), or the worker
+    # kills it after CANCEL_GRACE_SECONDS (10 s)
+    done = wait_for(lambda: ended(long.id), 20, "the running job to stop")
+    assert done.status == "cancelled", done
+    assert "cancelled" in done.error and done.finished is not None
+    assert time.monotonic() - t0 < 20
+    wait_for(lambda: not pid_alive(running.pid), 10, f"job process {running.pid} to exit")
+    time.sleep(1.0)  # a few worker rounds: the cancelled queued job is never started
+    job = get_job(queued.id)
+    assert (job.status, job.started) == ("cancelled", None)
+
+
+def test_cancel_of_an_unknown_job_is_one_line_and_exit_code_2(
+        jobs_home: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    result = bnviz("jobs", "cancel", "0123456789ab")  # as a shell sees it
+    line = one_error_line(result.returncode, result.stdout, result.stderr)
+    assert "0123456789ab" in line and "no job" in line
+    capsysbinary.readouterr()
+    for args, text in ((["cancel", "not-an-id"], "not a job id"),
+                       (["show", "0123456789ab"], "no job 0123456789ab"),
+                       (["wait", "0123456789ab"], "no job 0123456789ab"),
+                       (["rerun", "0123456789ab"], "no job 0123456789ab")):
+        rc = main(["jobs", *args])
+        captured = capsysbinary.readouterr()
+        assert text in one_error_line(rc, captured.out.decode(), captured.err.decode())
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["smart-init", "--epochs", "0"], ["--epochs", "from 1 to 1000"]),
+    (["smart-init", "--lr", "nan"], ["--lr", "finite"]),
+    (["smart-init", "--width", "4.5"], ["--width", "whole number"]),
+    (["smart-init", "--dataset", "../x"], ["--dataset", "'../x'"]),
+    (["smart-init", "--dataset", "folder:../x"], ["--dataset", "folder:../x"]),
+    (["smart-init", "--dataset", "cifar10"], ["CIFAR-10", "cifar-10-batches-py", "download"]),
+    (["smart-init", "--epochs", "1000", "--runs", "50", "--max-train", "1000000"], ["cap"]),
+    (["no-such-type"], ["no-such-type"]),
+])
+def test_bad_parameters_are_refused_and_nothing_is_stored(
+        jobs_home: Path, capsysbinary: pytest.CaptureFixture[bytes], args: list[str],
+        expected: list[str]) -> None:
+    capsysbinary.readouterr()
+    rc = main(["jobs", "submit", *args])
+    captured = capsysbinary.readouterr()
+    line = one_error_line(rc, captured.out.decode(), captured.err.decode())
+    for text in expected:
+        assert text in line, line
+    if "cifar10" in args:  # names where it looked
+        assert str(jobs_home / "data" / "cifar-10-batches-py") in line, line
+    path = jobs_home / "jobs" / "jobs.sqlite"
+    assert not path.exists() or SQLiteStore(path).list() == []
+    assert local_worker_pid() is None  # and no worker was started for it
+
+
+def test_rerun_makes_a_new_job_with_the_same_params(home: Path) -> None:
+    store = open_store()
+    params = check_params("smart-init", {**TINY_PARAMS, "seed": 7})
+    old = store.create("smart-init", params)
+    assert store.finish(old.id, "failed", "out of memory")
+    new = rerun_job(old.id)
+    assert cancel_job(new.id) in ("cancelled", "running")  # it need not run to be checked
+    got = get_job(new.id)
+    assert got.id != old.id and got.rerun_of == old.id
+    assert (got.type, got.params) == ("smart-init", params)
+    assert got.created > old.created
+    assert get_job(old.id).status == "failed" and get_job(old.id).rerun_of is None
+    with pytest.raises(KeyError):
+        rerun_job("0123456789ab")
+    assert wait_job(new.id, timeout=30).status == "cancelled"
+    # the worker rerun_job started: let it take the lock, so that the teardown stops it
+    wait_for(lambda: (local_worker_pid() or 0) > 0, 60, "the worker to start")
+
+
+# --------------------------------------------------------------------------- worker lock
+
+
+@pytest.mark.slow
+def test_one_local_worker_per_home_and_the_lock_dies_with_it(home: Path) -> None:
+    assert local_worker_pid() is None
+    with (home / "first-worker.log").open("wb") as log:
+        first = subprocess.Popen([sys.executable, "-m", "bnviz", "worker", "--idle-exit", "0"],
+                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: local_worker_pid() == first.pid, 60, "the first worker to start")
+        second = bnviz("worker", "--idle-exit", "0", timeout=60)
+        line = one_error_line(second.returncode, second.stdout, second.stderr)
+        assert "already running" in line, line
+        assert first.poll() is None and local_worker_pid() == first.pid
+        assert ensure_local_worker() == first.pid  # nothing new is started either
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        assert local_worker_pid() is None  # the kernel dropped the lock with the process
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    new = ensure_local_worker()  # a crashed worker does not block the next one
+    assert new != first.pid
+    wait_for(lambda: local_worker_pid() == new, 60, "a new worker to take the lock")
+
+
+class _CountingSubprocess:
+    """bnviz.jobs.local's ``subprocess``, counting the processes it starts."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    def Popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen:  # noqa: N802 (the name)
+        proc = subprocess.Popen(*args, **kwargs)
+        self.started.append(proc)
+        return proc
+
+
+@pytest.mark.slow
+def test_reading_a_queued_job_starts_no_second_worker(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bnviz.jobs import local
+
+    spy = _CountingSubprocess()
+    monkeypatch.setattr(local, "subprocess", spy)
+    job = submit_job("smart-init", TINY_PARAMS)
+    try:
+        for _ in range(3):  # a page polling the new job
+            assert get_job(job.id) is not None
+            time.sleep(0.1)
+        wait_for(lambda: (local_worker_pid() or 0) > 0, 60, "a worker to take the lock")
+        workers = [p for p in spy.started if "worker" in p.args]
+        assert len(workers) == 1, [p.pid for p in workers]
+    finally:
+        holder = local_worker_pid()
+        for p in spy.started:
+            if p.pid != holder:
+                try:
+                    p.wait(60)  # the extra workers exit ('already running')
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+
+# --------------------------------------------------------------------------- wait_job, ids
+
+
+def test_wait_job_times_out_on_a_running_job(jobs_home: Path) -> None:
+    store = open_store()
+    job = store.create("smart-init", check_params("smart-init", TINY_PARAMS))
+    assert store.claim(job.id, os.getpid())  # "running" in this (live) process: not reaped
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="still running"):
+        wait_job(job.id, timeout=0.5, poll=0.05)
+    assert 0.5 <= time.monotonic() - t0 < 10
+    assert get_job(job.id).status == "running"
+    assert store.finish(job.id, "succeeded")
+    assert wait_job(job.id, timeout=0.5).status == "succeeded"
+    assert get_job(job.id.upper()).id == job.id  # ids are case-insensitive
+    assert local_worker_pid() is None
+
+
+@pytest.mark.parametrize("bad", ["", "nope", "../../etc/passwd", "0123456789abc", "g123456789ab",
+                                 "0123-5678-ab", 123, None])
+def test_invalid_job_ids_raise_value_error(jobs_home: Path, bad: Any) -> None:
+    for fn in (get_job, job_details, cancel_job, rerun_job, wait_job):
+        with pytest.raises(ValueError, match="not a job id"):
+            fn(bad)
+
+
+def test_unknown_job_ids(jobs_home: Path) -> None:
+    unknown = "0123456789ab"
+    assert get_job(unknown) is None and job_details(unknown) is None
+    for fn in (cancel_job, rerun_job, wait_job):
+        with pytest.raises(KeyError):
+            fn(unknown)

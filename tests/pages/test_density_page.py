@@ -1,0 +1,652 @@
+"""Tests of the density page (BN paper Figure 3; issue 5): its callbacks and the browser.
+
+The page runs the three-mode concentration of ``bnviz.views.density`` in the background
+(``bnviz.runs``): compute starts it (or finds it done on disk), poll reports its progress,
+cancel stops it, show draws a 3 x layers grid of heatmaps (each normalised by its maximum,
+which is printed) with the data on top and the near-data ratio per layer.  These tests drive
+the callbacks as Dash calls them and check what they return against the stored counts and an
+own numpy near-data ratio; the browser test at the end drives the page itself.
+
+Runs use small networks (depth <= 4, width <= 32, grid <= 64: well under a second), except the
+cancel test, which needs one that takes seconds.  Where a run must be seen mid-way, the
+engine's ``concentration`` is wrapped in a gate that holds each mode until the test lets it go,
+so what is observed does not depend on timing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import queue
+import re
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from dash import html, no_update
+from dash.testing.wait import until
+
+import bnviz.runs
+import bnviz.views.density
+from bnviz.core.network import MODES
+from bnviz.data.datasets import DATASETS, make_dataset
+from bnviz.runs import STALE_SECONDS, RunStatus, result_path, run_key, run_status
+from bnviz.views.density import MAX_DENSITY_WORK, density_work, load_density
+from callbacks import density as cd
+from callbacks.figures import density_figure
+from layouts.ids import Density as ids
+
+BOX = (-3.0, 3.0, -3.0, 3.0)
+RUN_TIMEOUT = 60.0  # seconds for a small run to finish or a cancelled one to stop
+#: The controls as the page sends them: selects give strings, number inputs numbers.
+SMALL = {"depth": 3, "width": "16", "dataset": "star", "n": 50, "seed": 0, "grid": "48",
+         "eps": 1}
+#: A run that takes seconds (about 2 s a mode on one thread): time to cancel it mid-way.
+LONG = {"depth": 8, "width": "256", "dataset": "star", "n": 50, "seed": 0, "grid": "256",
+        "eps": 1}
+ANNOTATION = re.compile(r"layer (\d+) \(max (\d+)\)")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def compute(**over):
+    """The compute callback with the SMALL controls, some overridden."""
+    c = {**SMALL, **over}
+    return cd.compute(1, c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
+                      c["eps"])
+
+
+def params(**over) -> dict:
+    c = {**SMALL, **over}
+    return cd.parse_params(c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
+                           c["eps"])
+
+
+def wait_run(key: str, timeout: float = RUN_TIMEOUT) -> RunStatus:
+    """Poll run_status until the run leaves 'running' (fail after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = run_status("density", key)
+        if st.state != "running":
+            return st
+        if time.monotonic() > deadline:
+            pytest.fail(f"density run {key} still running after {timeout} s: {st}")
+        time.sleep(0.02)
+
+
+def decode_typed(spec) -> np.ndarray:
+    """A plotly typed-array spec ({'dtype', 'bdata'[, 'shape': 'r, c']}) or a plain list."""
+    if isinstance(spec, dict):
+        a = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=spec["dtype"])
+        if "shape" in spec:
+            a = a.reshape([int(v) for v in str(spec["shape"]).split(",")])
+        return a
+    return np.asarray(spec, dtype=np.float64)
+
+
+def centres(g: int) -> np.ndarray:
+    return BOX[0] + (np.arange(g) + 0.5) * (BOX[1] - BOX[0]) / g
+
+
+def data_distance(g: int, data: np.ndarray) -> np.ndarray:
+    """(g, g) distance of each grid centre (row i at y = centres[i]) to the nearest point."""
+    c = centres(g)
+    gx, gy = np.meshgrid(c, c)  # gx[i, j] = c[j], gy[i, j] = c[i]
+    d2 = (gx[..., None] - data[:, 0]) ** 2 + (gy[..., None] - data[:, 1]) ** 2
+    return np.sqrt(d2.min(-1))
+
+
+def np_near_ratios(counts: np.ndarray, data: np.ndarray, radius: float) -> np.ndarray:
+    """Own reference: mean count within ``radius`` of a data point / mean count in the box."""
+    near = data_distance(counts.shape[-1], data) <= radius
+    c = counts.astype(np.float64)
+    return c[..., near].mean(-1) / c.mean((-2, -1))
+
+
+def text_of(children) -> str:
+    return children.children if isinstance(children, html.Span) else children
+
+
+def density_files(home: Path) -> list[str]:
+    d = home / "density"
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+class Gate:
+    """Wraps ``concentration``: each call (one per mode) waits until the test releases it."""
+
+    def __init__(self, real):
+        self.real = real
+        self.entered: queue.Queue[int] = queue.Queue()
+        self.go: queue.Queue[bool] = queue.Queue()
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        self.entered.put(self.calls)
+        if not self.go.get(timeout=RUN_TIMEOUT):
+            raise RuntimeError("gate closed")
+        return self.real(*args, **kwargs)
+
+    def wait_entered(self) -> int:
+        return self.entered.get(timeout=RUN_TIMEOUT)
+
+    def release(self) -> None:
+        self.go.put(True)
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One intra-op thread, as the server runs (app.configure_torch): on a busy machine
+    torch's thread pool makes these computations many times slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def fresh_runs(tmp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh BNVIZ_HOME and empty in-memory tables of runs (as after a restart); at the end
+    the test's run threads are waited for, so none reports into another test's tables."""
+    monkeypatch.setattr(bnviz.runs, "_runs", {})
+    monkeypatch.setattr(bnviz.runs, "_cancel", {})
+    yield tmp_home
+    for t in threading.enumerate():
+        if t.name.startswith("bnviz-density-"):
+            t.join(RUN_TIMEOUT)
+
+
+@pytest.fixture
+def gate(fresh_runs, monkeypatch: pytest.MonkeyPatch):
+    g = Gate(bnviz.views.density.concentration)
+    monkeypatch.setattr(bnviz.views.density, "concentration", g)
+    yield g
+    for _ in range(3):  # never leave a run thread waiting
+        g.release()
+
+
+# --------------------------------------------------------------------------- 1. parsing
+
+
+def test_parse_params_good_values():
+    p = params()
+    assert p == {"depth": 3, "width": 16, "activation": "leaky_relu", "dataset": "star",
+                 "n": 50, "seed": 0, "grid": 48, "eps": 1.0}
+    assert all(type(p[k]) is int for k in ("depth", "width", "n", "seed", "grid"))
+    # the range ends, and numbers as text (selects) or floats (number inputs) alike
+    assert params(depth=16, width="1024", n="2000", seed=2**31 - 1, grid="512", eps=8.0) == {
+        "depth": 16, "width": 1024, "activation": "leaky_relu", "dataset": "star", "n": 2000,
+        "seed": 2**31 - 1, "grid": 512, "eps": 8.0}
+    assert params(depth=1, width=2, n=2, grid=16, eps="1.5")["eps"] == 1.5
+    # the same settings, however typed, give the same run (so the same cache entry)
+    assert run_key(params(depth=3.0, width=16, grid=48.0, eps="1")) == run_key(params())
+    for name in DATASETS:
+        assert params(dataset=name)["dataset"] == name
+
+
+@pytest.mark.parametrize(("control", "value", "words"), [
+    ("depth", 0, "depth"), ("depth", 17, "depth"), ("depth", "x", "depth"),
+    ("depth", None, "depth"), ("depth", 2.5, "depth"), ("depth", 10**400, "depth"),
+    ("width", 1, "width"), ("width", "5000", "width"), ("width", "", "width"),
+    ("n", 1, "points"), ("n", 2001, "points"), ("n", "many", "points"),
+    ("seed", -1, "seed"), ("seed", 2**31, "seed"),
+    ("grid", "8", "grid"), ("grid", "1024", "grid"), ("grid", "inf", "grid"),
+    ("eps", 0, "ε"), ("eps", 9, "ε"), ("eps", "nan", "ε"), ("eps", "x", "ε"),
+    ("eps", None, "ε"), ("eps", 0.5, "ε"),
+    ("dataset", "mnist", "data set"), ("dataset", None, "data set"),
+])
+def test_parse_params_rejects_bad_values(control, value, words):
+    with pytest.raises(ValueError) as info:
+        params(**{control: value})
+    message = str(info.value)
+    assert message.startswith(words + ":"), message  # names the control first
+    assert "Traceback" not in message and len(message.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("text", "depth", "expected"), [
+    ("1,7,11", 11, [1, 7, 11]), ("11, 1 ,7", 11, [1, 7, 11]), ("2,2,1", 3, [1, 2]),
+    ("3", 3, [3]), ("1,2,3,4,5,6", 6, [1, 2, 3, 4, 5, 6]), ("1,,3,", 3, [1, 3]),
+])
+def test_parse_layers_good_values(text, depth, expected):
+    assert cd.parse_layers(text, depth) == expected
+
+
+@pytest.mark.parametrize(("text", "depth"), [
+    ("", 11), (" , ", 11), ("a,b", 11), ("1.5", 11), ("0", 11), ("-1,2", 11), ("4", 3),
+    ("1,7,11", 3), ("1,2,3,4,5,6,7", 11), (None, 11),
+])
+def test_parse_layers_rejects_bad_values(text, depth):
+    with pytest.raises(ValueError, match=r"^layers: "):
+        cd.parse_layers(text, depth)
+
+
+# --------------------------------------------------------------------------- 2. end to end
+
+
+def test_compute_poll_show_end_to_end(fresh_runs):
+    home = fresh_runs
+    key, poll_off, message, is_open = compute()
+    assert (poll_off, message, is_open) == (False, "", False)
+    assert key == run_key(params())
+    assert wait_run(key).state == "done"
+    assert cd.poll(1, key) == (100, "done", key, True)
+    assert density_files(home) == [f"{key}.npz"]  # no progress or temporary file left
+
+    stored = load_density(key)
+    counts, data = stored["counts"], stored["data"]
+    assert counts.shape == (3, 3, 48, 48)
+    assert [str(m) for m in stored["modes"]] == list(MODES)
+    np.testing.assert_array_equal(data, make_dataset("star", 50, 0).points)
+    assert all(counts[m, j].max() > 0 for m in range(3) for j in range(3))
+
+    heat, ratio, message, is_open = cd.show(key, "3, 1,2", 0.15)
+    assert (message, is_open) == ("", False)
+    layers = [1, 2, 3]
+    traces = heat["data"]
+    assert [t["type"] for t in traces] == ["heatmap", "scatter"] * 9  # data on each panel
+    maxima = []
+    for r in range(3):
+        for c, layer in enumerate(layers):
+            k = r * 3 + c + 1
+            hm, dots = traces[2 * (k - 1)], traces[2 * (k - 1) + 1]
+            axes = ("x", "y") if k == 1 else (f"x{k}", f"y{k}")
+            assert (hm["xaxis"], hm["yaxis"]) == axes == (dots["xaxis"], dots["yaxis"])
+            panel = counts[r, layer - 1]
+            z = decode_typed(hm["z"])
+            assert z.shape == (48, 48)
+            assert z.max() == 255 and z.min() >= 0  # normalised by its own maximum
+            np.testing.assert_array_equal(z, np.round(255.0 * panel / panel.max()))
+            assert (hm["zmin"], hm["zmax"]) == (0, 255)
+            # row 0 of the counts is the bottom of the box: the heatmap starts there
+            assert hm["x0"] == pytest.approx(centres(48)[0])
+            assert hm["y0"] == pytest.approx(centres(48)[0])
+            assert hm["dx"] == hm["dy"] == pytest.approx(6 / 48)
+            np.testing.assert_allclose(decode_typed(dots["x"]), data[:, 0], atol=1e-6)
+            np.testing.assert_allclose(decode_typed(dots["y"]), data[:, 1], atol=1e-6)
+            maxima.append((layer, int(panel.max())))
+            # the panel sits in row r (top to bottom) and column c of the grid
+            lay = heat["layout"]
+            xa = lay["xaxis" if k == 1 else f"xaxis{k}"]
+            ya = lay["yaxis" if k == 1 else f"yaxis{k}"]
+            assert c / 3 <= xa["domain"][0] < xa["domain"][1] <= (c + 1) / 3
+            assert 1 - (r + 1) / 3 <= ya["domain"][0] < ya["domain"][1] <= 1 - r / 3
+    texts = [a["text"] for a in heat["layout"]["annotations"]]
+    printed = [(int(m[1]), int(m[2])) for t in texts if (m := ANNOTATION.fullmatch(t))]
+    assert printed == maxima  # 'layer L (max M)' with M the panel's largest count
+    assert [t for t in texts if not ANNOTATION.fullmatch(t)] == [
+        m.replace("_", " ") for m in MODES]
+
+    lines = ratio["data"]
+    assert [t["name"] for t in lines] == [m.replace("_", " ") for m in MODES]
+    assert len({t["line"]["color"] for t in lines}) == 3
+    assert np.abs(data_distance(48, data) - 0.15).min() > 1e-6  # no ties at the radius
+    expected = np_near_ratios(counts, data, 0.15)
+    for row, t in zip(expected, lines, strict=True):
+        assert list(t["x"]) == [1, 2, 3]  # every layer, whatever the heatmaps show
+        np.testing.assert_allclose(np.asarray(t["y"], dtype=np.float64), row, rtol=1e-9)
+
+    # other layers shown and another radius: redrawn from the same result, nothing recomputed
+    assert np.abs(data_distance(48, data) - 1.0).min() > 1e-6
+    heat, ratio, message, is_open = cd.show(key, "2", 1.0)
+    assert (message, is_open) == ("", False)
+    assert [t["type"] for t in heat["data"]] == ["heatmap", "scatter"] * 3
+    printed = [ANNOTATION.fullmatch(a["text"]) for a in heat["layout"]["annotations"]]
+    assert [(int(m[1]), int(m[2])) for m in printed if m] == [(2, int(counts[r, 1].max()))
+                                                             for r in range(3)]
+    for row, t in zip(np_near_ratios(counts, data, 1.0), ratio["data"], strict=True):
+        np.testing.assert_allclose(np.asarray(t["y"], dtype=np.float64), row, rtol=1e-9)
+    assert density_files(home) == [f"{key}.npz"]
+
+
+def test_poll_reports_each_mode_as_it_runs(gate):
+    key, *_ = compute()
+    seen = []
+    for call in (1, 2, 3):
+        assert gate.wait_entered() == call  # mode `call` is about to be computed
+        value, status, result, poll_off = cd.poll(1, key)
+        assert (result, poll_off) == (no_update, False)  # running: keep polling
+        seen.append(value)
+        assert status == f"computing: {value}% (3 modes)"
+        gate.release()
+    assert seen == [0, 33, 66]
+    assert wait_run(key).state == "done"
+    assert cd.poll(1, key) == (100, "done", key, True)
+
+
+def test_poll_without_a_job_stops_polling():
+    assert cd.poll(1, None) == (no_update, no_update, no_update, True)
+
+
+def test_show_without_a_result_changes_nothing():
+    assert cd.show(None, "1,2", 0.15) == (no_update,) * 4
+
+
+# --------------------------------------------------------------------------- 3. caching
+
+
+def test_results_are_cached_by_their_settings(fresh_runs):
+    home = fresh_runs
+    key, *_ = compute()
+    assert wait_run(key).state == "done"
+    path = result_path("density", key)
+    mtime = path.stat().st_mtime_ns
+    table = dict(bnviz.runs._runs)
+
+    # the same settings (typed differently): the same key, done at once, nothing started
+    assert compute(width=16, grid=48.0, eps="1.0") == (key, False, "", False)
+    assert cd.poll(1, key) == (100, "done", key, True)
+    assert bnviz.runs._runs == table
+    assert not [t for t in threading.enumerate() if t.name == f"bnviz-density-{key}"]
+    assert path.stat().st_mtime_ns == mtime
+
+    # after a restart (nothing in memory) it is found done on disk and not recomputed
+    bnviz.runs._runs.clear()
+    assert cd.poll(1, key) == (100, "done", key, True)
+    assert compute() == (key, False, "", False)
+    assert bnviz.runs._runs == {}
+    assert path.stat().st_mtime_ns == mtime
+    assert cd.show(key, "1,3", 0.15)[2:] == ("", False)
+
+    # other settings are another run
+    other, *_ = compute(seed=1)
+    assert other != key
+    assert wait_run(other).state == "done"
+    assert density_files(home) == sorted([f"{key}.npz", f"{other}.npz"])
+
+
+def test_a_deleted_result_is_computed_again(fresh_runs):
+    key, *_ = compute()
+    assert wait_run(key).state == "done"
+    result_path("density", key).unlink()
+    assert compute()[0] == key
+    assert wait_run(key).state == "done"
+    assert result_path("density", key).exists()
+
+
+# --------------------------------------------------------------------------- 4. cancel
+
+
+def test_cancel_stops_a_long_run_and_the_page_goes_on(fresh_runs):
+    home = fresh_runs
+    p = params(**LONG)
+    assert density_work(p["grid"], p["depth"], p["width"]) < MAX_DENSITY_WORK
+    key, poll_off, message, is_open = compute(**LONG)
+    assert (poll_off, message, is_open) == (False, "", False)
+    assert cd.cancel(1, key) == "cancelling..."
+    assert wait_run(key).state == "cancelled"
+    value, status, result, poll_off = cd.poll(1, key)
+    assert (value, result, poll_off) == (0, no_update, True)
+    assert isinstance(status, html.Span) and status.children == "cancelled"
+    assert "text-danger" in status.className
+    assert not result_path("density", key).exists()
+    assert not [f for f in density_files(home) if f.endswith(".npz")]  # no half result
+    # other processes see it cancelled too (the progress file says so)
+    bnviz.runs._runs.clear()
+    assert run_status("density", key).state == "cancelled"
+
+    # the app stays responsive: another computation runs and is shown
+    other, *_ = compute(depth=2, width="8")
+    assert wait_run(other).state == "done"
+    assert cd.poll(1, other) == (100, "done", other, True)
+    heat, ratio, message, is_open = cd.show(other, "1,2", 0.15)
+    assert (message, is_open) == ("", False) and len(heat["data"]) == 12
+
+
+def test_cancel_is_honoured_before_the_next_mode(gate):
+    key, *_ = compute()
+    assert gate.wait_entered() == 1
+    assert cd.cancel(1, key) == "cancelling..."
+    gate.release()
+    assert wait_run(key).state == "cancelled"
+    assert gate.calls == 1  # the other two modes were never started
+    assert not result_path("density", key).exists()
+    # the same settings again start afresh
+    assert compute()[0] == key
+    for _ in range(3):
+        gate.release()
+    assert wait_run(key).state == "done"
+    assert cd.poll(1, key) == (100, "done", key, True)
+
+
+@pytest.mark.parametrize("job", [None, "", "0" * 24])
+def test_cancel_without_a_job_says_so(fresh_runs, job):
+    assert cd.cancel(1, job) == "nothing to cancel"
+
+
+def test_cancel_after_the_run_finished_says_nothing_to_cancel(fresh_runs):
+    key, *_ = compute()
+    assert wait_run(key).state == "done"
+    assert cd.cancel(1, key) == "nothing to cancel"
+
+
+def test_compute_right_after_cancel_computes(gate):
+    key, *_ = compute()
+    assert gate.wait_entered() == 1
+    cd.cancel(1, key)
+    assert compute()[0] == key  # the lecturer changes their mind and clicks compute
+    for _ in range(4):
+        gate.release()
+    assert wait_run(key).state == "done"
+
+
+# --------------------------------------------------------------------------- 5. caps, input
+
+
+def test_compute_over_the_cost_cap_starts_nothing(fresh_runs):
+    assert density_work(512, 16, 1024) > MAX_DENSITY_WORK
+    key, poll_off, message, is_open = compute(depth=16, width="1024", grid="512")
+    assert (key, poll_off, is_open) == (no_update, no_update, True)
+    assert "cap" in message and "grid" in message and "width" in message
+    assert bnviz.runs._runs == {}
+    assert density_files(fresh_runs) == []
+    # the paper's own size (11 x 1024 at grid 512) is allowed
+    assert density_work(512, 11, 1024) <= MAX_DENSITY_WORK
+
+
+@pytest.mark.parametrize(("control", "value", "words"), [
+    ("depth", "x", "depth"), ("width", 1, "width"), ("eps", "nan", "ε"),
+    ("dataset", "nope", "data set"), ("grid", None, "grid"),
+])
+def test_compute_with_bad_input_shows_a_message(fresh_runs, control, value, words):
+    key, poll_off, message, is_open = compute(**{control: value})
+    assert (key, poll_off, is_open) == (no_update, no_update, True)
+    assert message.startswith(words + ":")
+    assert bnviz.runs._runs == {}
+    assert density_files(fresh_runs) == []
+
+
+@pytest.fixture
+def done_key(fresh_runs) -> str:
+    key, *_ = compute()
+    assert wait_run(key).state == "done"
+    return key
+
+
+@pytest.mark.parametrize(("layers", "radius", "words"), [
+    ("", 0.15, "layers"), ("a,b", 0.15, "layers"), ("0", 0.15, "layers"),
+    ("4", 0.15, "layers"), ("1,2,3,1,2,3,4", 0.15, "layers"), (None, 0.15, "layers"),
+    ("1,2", 0, "r"), ("1,2", -1, "r"), ("1,2", "nan", "r"), ("1,2", "inf", "r"),
+])
+def test_show_with_bad_input_shows_a_message(done_key, layers, radius, words):
+    heat, ratio, message, is_open = cd.show(done_key, layers, radius)
+    assert (heat, ratio, is_open) == (no_update, no_update, True)
+    assert message.startswith(words + ":"), message
+
+
+@pytest.mark.parametrize("radius", [None, "abc"])
+def test_show_with_no_radius_names_the_control(done_key, radius):
+    heat, ratio, message, is_open = cd.show(done_key, "1,2", radius)
+    assert (heat, ratio, is_open) == (no_update, no_update, True)
+    assert message.startswith("r:"), message
+
+
+def test_show_with_a_deleted_result_shows_a_message(done_key):
+    result_path("density", done_key).unlink()
+    heat, ratio, message, is_open = cd.show(done_key, "1,2", 0.15)
+    assert (heat, ratio, is_open) == (no_update, no_update, True)
+    assert isinstance(message, str) and message
+
+
+def test_show_with_a_deleted_result_does_not_show_server_paths(done_key):
+    result_path("density", done_key).unlink()
+    message = cd.show(done_key, "1,2", 0.15)[2]
+    assert str(bnviz.runs.bnviz_home()) not in message and "Errno" not in message
+
+
+@pytest.mark.parametrize("result", ["../../etc/passwd", "not-a-key", "0" * 24])
+def test_show_with_a_bad_result_key_shows_a_message(fresh_runs, result):
+    heat, ratio, message, is_open = cd.show(result, "1,2", 0.15)
+    assert (heat, ratio, is_open) == (no_update, no_update, True)
+    assert message
+
+
+def test_an_empty_panel_prints_its_maximum_zero():
+    counts = np.zeros((1, 1, 4, 4), np.int32)
+    fig = density_figure(counts, ["bn"], [1], np.zeros((2, 2)), BOX)
+    assert "layer 1 (max 0)" in [a["text"] for a in fig["layout"]["annotations"]]
+    assert decode_typed(fig["data"][0]["z"]).max() == 0
+
+
+# --------------------------------------------------------------------------- 6. other processes
+
+
+def test_progress_of_a_run_in_another_process(fresh_runs):
+    key = run_key({"a run of": "another worker"})
+    bnviz.runs._write_progress("density", key, RunStatus("running", 40, 100))
+    assert cd.poll(1, key) == (40, "computing: 40% (3 modes)", no_update, False)
+    assert cd.cancel(1, key) == "nothing to cancel"  # only its own process can stop it
+
+    # its progress file has not moved for longer than STALE_SECONDS: that process died
+    path = bnviz.runs._progress_path("density", key)
+    saved = json.loads(path.read_text())
+    saved["updated"] = time.time() - STALE_SECONDS - 1
+    path.write_text(json.dumps(saved))
+    value, status, result, poll_off = cd.poll(1, key)
+    assert (value, result, poll_off) == (0, no_update, True)
+    assert text_of(status) == "failed: the process running it stopped"
+
+    # a failure or a cancellation written by another process is shown as such
+    bnviz.runs._write_progress("density", key, RunStatus("failed", error="RuntimeError: x"))
+    assert text_of(cd.poll(1, key)[1]) == "failed: RuntimeError: x"
+    bnviz.runs._write_progress("density", key, RunStatus("cancelled", error="cancelled"))
+    assert text_of(cd.poll(1, key)[1]) == "cancelled"
+    # and a key nobody knows
+    assert text_of(cd.poll(1, "f" * 24)[1]) == "not found"
+
+
+def test_a_long_run_is_not_reported_dead_by_another_worker(gate, monkeypatch):
+    clock = [1000.0]  # a fake clock for bnviz.runs: each mode takes 30 s
+    monkeypatch.setattr(bnviz.runs, "time", types.SimpleNamespace(
+        time=lambda: clock[0], monotonic=lambda: clock[0], perf_counter=lambda: clock[0],
+        sleep=time.sleep))
+    key, *_ = compute()
+    for call in (1, 2, 3):
+        assert gate.wait_entered() == call
+        if call == 3:
+            break
+        clock[0] += 30.0
+        gate.release()
+    clock[0] += 30.0  # 90 s into the run, two modes done, the third about to start
+    own = bnviz.runs._runs
+    monkeypatch.setattr(bnviz.runs, "_runs", {})  # what another worker knows (its thread waits)
+    try:
+        value, status, result, poll_off = cd.poll(1, key)
+    finally:
+        monkeypatch.setattr(bnviz.runs, "_runs", own)
+        gate.release()
+    assert poll_off is False, text_of(status)
+    assert value > 0
+
+
+# --------------------------------------------------------------------------- 7. browser
+# Needs Chromium and ChromeDriver (marked ``browser`` by conftest.py through ``dash_duo``).
+
+TIMEOUT = 30  # seconds: the first figure of a fresh server includes the torch warm-up
+
+
+def _js(dash_duo, script: str, *args):
+    return dash_duo.driver.execute_script(script, *args)
+
+
+def _traces(dash_duo, graph: str, kind: str) -> int | None:
+    return _js(dash_duo, f"const g = document.querySelector('#{graph} .js-plotly-plot'); "
+                         f"return g && g.data ? g.data.filter(t => t.type === '{kind}').length "
+                         ": null;")
+
+
+def _annotations(dash_duo) -> list[str]:
+    return _js(dash_duo, f"const g = document.querySelector('#{ids.HEATMAPS} .js-plotly-plot');"
+                         " return g && g.layout && g.layout.annotations ? "
+                         "g.layout.annotations.map(a => a.text) : [];")
+
+
+def _type(dash_duo, css: str, text: str) -> None:
+    """Replace an input's text and commit it with Enter (the inputs are debounced)."""
+    from selenium.webdriver.common.keys import Keys
+
+    el = dash_duo.find_element(css)
+    el.send_keys(Keys.CONTROL, "a")
+    el.send_keys(Keys.BACKSPACE)
+    el.send_keys(text, Keys.ENTER)
+
+
+def _status(dash_duo) -> str:
+    return dash_duo.find_element(f"#{ids.STATUS}").text
+
+
+def test_density_page_in_the_browser(dash_duo, tmp_home, monkeypatch):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    monkeypatch.setattr(bnviz.runs, "_runs", {})
+    monkeypatch.setattr(bnviz.runs, "_cancel", {})
+    from app import app
+
+    dash_duo.driver.set_window_size(1400, 1000)
+    dash_duo.start_server(app)
+    # Bootstrap's smooth scrolling makes clicks below the fold land before the scroll ends
+    _js(dash_duo, "document.documentElement.style.scrollBehavior = 'auto';")
+    dash_duo.driver.find_element(By.LINK_TEXT, "Density (Fig. 3)").click()
+    until(lambda: dash_duo.driver.current_url.endswith("/density"), TIMEOUT,
+          msg="the navbar link did not open /density")
+    _js(dash_duo, "document.documentElement.style.scrollBehavior = 'auto';")
+    dash_duo.wait_for_element(f"#{ids.COMPUTE}", timeout=TIMEOUT)
+
+    Select(dash_duo.find_element(f"#{ids.WIDTH}")).select_by_value("16")
+    _type(dash_duo, f"#{ids.DEPTH}", "3")
+    _type(dash_duo, f"#{ids.LAYERS}", "1,2,3")
+    Select(dash_duo.find_element(f"#{ids.GRID}")).select_by_value("64")
+    until(lambda: dash_duo.find_element(f"#{ids.DEPTH}").get_attribute("value") == "3",
+          TIMEOUT)
+    dash_duo.find_element(f"#{ids.COMPUTE}").click()
+    until(lambda: _status(dash_duo) == "done", TIMEOUT,
+          msg=f"the run did not finish (status {_status(dash_duo)!r})")
+    until(lambda: _traces(dash_duo, ids.HEATMAPS, "heatmap") == 9, TIMEOUT,
+          msg=f"not 9 heatmaps: {_traces(dash_duo, ids.HEATMAPS, 'heatmap')}")
+    assert _traces(dash_duo, ids.HEATMAPS, "scatter") == 9  # the data on every panel
+    until(lambda: _traces(dash_duo, ids.RATIOS, "scatter") == 3, TIMEOUT,
+          msg="the near-data ratio plot has not 3 lines")
+    bar = dash_duo.find_element(f"#{ids.PROGRESS} .progress-bar, #{ids.PROGRESS}.progress-bar")
+    assert bar.get_attribute("aria-valuenow") == "100"
+    assert not dash_duo.find_elements(f"#{ids.MESSAGE}.show")
+
+    # the run was stored under BNVIZ_HOME; the printed maxima are those of its counts
+    key = run_key(cd.parse_params(3, "16", "star", 50, 0, "64", 1))
+    assert (tmp_home / "density" / f"{key}.npz").exists()
+    counts = load_density(key)["counts"]
+    expected = [f"layer {j} (max {counts[m, j - 1].max()})" for m in range(3) for j in (1, 2, 3)]
+    assert [t for t in _annotations(dash_duo) if t.startswith("layer")] == expected
+
+    _type(dash_duo, f"#{ids.LAYERS}", "1,3")
+    until(lambda: _traces(dash_duo, ids.HEATMAPS, "heatmap") == 6, TIMEOUT,
+          msg=f"not 6 heatmaps: {_traces(dash_duo, ids.HEATMAPS, 'heatmap')}")
+    expected = [f"layer {j} (max {counts[m, j - 1].max()})" for m in range(3) for j in (1, 3)]
+    assert [t for t in _annotations(dash_duo) if t.startswith("layer")] == expected
+    assert dash_duo.get_logs() == []
