@@ -1,0 +1,156 @@
+"""The caches of the web layer: one in memory per process, bounded by bytes, and one on disk
+shared by every process of a ``BNVIZ_HOME``.
+
+* :func:`memory_cache` is a :class:`cachetools.LRUCache` whose size is the bytes its values
+  hold (:func:`nbytes`), not their count: one explorer result at the caps holds ~60 MB, a
+  default one ~100 kB, so a count bound either wastes the cache or lets a worker grow to
+  gigabytes (32 entries at the caps were ~2 GB).
+* :func:`shared_cache` is a :class:`diskcache.Cache` under ``$BNVIZ_HOME/cache`` (what Dash's
+  own background callbacks use): results that take seconds (the claims table, the Ergen et al.
+  training) are computed once per ``BNVIZ_HOME``, not once per web process.
+  :func:`shared_memoize` wraps a function with it, and holds a lock across processes while
+  computing, so that N workers asked at once compute once (the others wait and read).
+
+``BNVIZ_CACHE_MB`` bounds each process's memory cache (default 256) and ``BNVIZ_DISK_CACHE_MB``
+the disk cache (default 1024); diskcache evicts the least recently stored entries past it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import sys
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import cachetools
+import diskcache
+import numpy as np
+
+from bnviz.config import bnviz_home
+
+__all__ = ["memory_cache", "memoize", "nbytes", "shared_cache", "shared_memoize"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _env_megabytes(name: str, default: float) -> int:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        value = default
+    return int(max(value, 1.0) * 2**20)
+
+
+def nbytes(value: Any, _seen: set[int] | None = None) -> int:
+    """Bytes a cached value holds: numpy arrays and torch tensors by their buffers, containers
+    and dataclasses by their items, anything else by ``sys.getsizeof``. Each object is counted
+    once (views of one array count their own header only)."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes if value.base is None else sys.getsizeof(value)
+    if type(value).__module__.startswith("torch") and hasattr(value, "element_size"):
+        return int(value.element_size() * value.nelement())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sys.getsizeof(value) + sum(nbytes(getattr(value, f.name), seen)
+                                          for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(nbytes(k, seen) + nbytes(v, seen)
+                                          for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return sys.getsizeof(value) + sum(nbytes(v, seen) for v in value)
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return sys.getsizeof(value) + nbytes(vars(value), seen)
+    return sys.getsizeof(value)
+
+
+def memory_cache(max_bytes: int | None = None) -> cachetools.LRUCache:
+    """An LRU cache of this process bounded by the bytes of its values (``BNVIZ_CACHE_MB``
+    when ``max_bytes`` is None). A value larger than the bound is not kept."""
+    size = _env_megabytes("BNVIZ_CACHE_MB", 256) if max_bytes is None else int(max_bytes)
+    return cachetools.LRUCache(maxsize=size, getsizeof=nbytes)
+
+
+def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
+    """Decorator: memoise a function of hashable arguments in a :func:`memory_cache` of its
+    own, thread-safe (web workers run several threads). ``fn.cache`` is the cache."""
+
+    def wrap(fn: F) -> F:
+        cache = memory_cache(max_bytes)
+        lock = threading.Lock()
+
+        def store(key: Hashable, value: Any) -> None:
+            with lock:
+                try:
+                    cache[key] = value
+                except ValueError:  # larger than the whole cache: serve it, keep nothing
+                    pass
+
+        @functools.wraps(fn)
+        def cached(*args: Any, **kwargs: Any) -> Any:
+            key = cachetools.keys.hashkey(*args, **kwargs)
+            with lock:
+                try:
+                    return cache[key]
+                except KeyError:
+                    pass
+            value = fn(*args, **kwargs)
+            store(key, value)
+            return value
+
+        cached.cache = cache  # type: ignore[attr-defined]
+        cached.cache_clear = lambda: cache.clear()  # type: ignore[attr-defined]
+        return cached  # type: ignore[return-value]
+
+    return wrap
+
+
+_shared: dict[str, diskcache.Cache] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_cache() -> diskcache.Cache:
+    """The disk cache of this ``BNVIZ_HOME`` (one per process and home; safe across threads
+    and processes: diskcache uses SQLite transactions)."""
+    directory = str(bnviz_home() / "cache")
+    with _shared_lock:
+        cache = _shared.get(directory)
+        if cache is None:
+            cache = diskcache.Cache(directory, size_limit=_env_megabytes(
+                "BNVIZ_DISK_CACHE_MB", 1024), eviction_policy="least-recently-stored")
+            _shared[directory] = cache
+        return cache
+
+
+def shared_memoize(name: str, expire: float | None = None) -> Callable[[F], F]:
+    """Decorator: memoise a function of hashable, picklable arguments in :func:`shared_cache`
+    under ``name`` (bump it when the function's results change meaning). While one process
+    computes a key, the others asking for it wait on a lock (diskcache's ``Lock``) and then
+    read the stored value: computed once per ``BNVIZ_HOME``."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def cached(*args: Any, **kwargs: Any) -> Any:
+            cache = shared_cache()
+            key = (name, args, tuple(sorted(kwargs.items())))
+            value = cache.get(key, default=_MISSING)
+            if value is not _MISSING:
+                return value
+            with diskcache.Lock(cache, ("lock", key), expire=600):
+                value = cache.get(key, default=_MISSING)
+                if value is _MISSING:
+                    value = fn(*args, **kwargs)
+                    cache.set(key, value, expire=expire)
+            return value
+
+        return cached  # type: ignore[return-value]
+
+    return wrap
+
+
+_MISSING = object()

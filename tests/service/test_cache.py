@@ -1,0 +1,120 @@
+"""The web layer's caches: memory bounded by bytes, disk shared by processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from bnviz.service import cache
+
+
+@dataclass
+class _Result:
+    regions: np.ndarray
+    names: list[str]
+
+
+def test_nbytes_counts_buffers_once():
+    a = np.zeros((1000, 100))  # 800 kB
+    assert cache.nbytes(a) == a.nbytes
+    # a view of a counts its header, not the buffer again; the same array twice counts once
+    assert cache.nbytes([a, a, a[:10]]) < a.nbytes + 10_000
+    assert cache.nbytes(torch.zeros(1000, dtype=torch.float64)) == 8000
+    r = _Result(np.ones(500), ["x"] * 3)
+    assert 4000 <= cache.nbytes(r) < 6000
+    assert cache.nbytes({"k": np.ones(1000)}) >= 8000
+
+
+def test_memory_cache_is_bounded_by_bytes_not_count():
+    c = cache.memory_cache(max_bytes=1_000_000)
+    for i in range(10):
+        c[i] = np.zeros(50_000)  # 400 kB each: two fit
+    assert len(c) == 2 and set(c) == {8, 9}
+    assert c.currsize <= 1_000_000
+    small = cache.memory_cache(max_bytes=1_000_000)
+    for i in range(200):
+        small[i] = np.zeros(100)  # 800 B each: all fit
+    assert len(small) == 200
+
+
+def test_memoize_computes_once_and_skips_values_larger_than_the_cache():
+    calls = []
+
+    @cache.memoize(max_bytes=100_000)
+    def f(n):
+        calls.append(n)
+        return np.zeros(n)
+
+    f(10), f(10)
+    assert calls == [10]
+    f(1_000_000), f(1_000_000)  # 8 MB: served, never kept
+    assert calls == [10, 1_000_000, 1_000_000]
+    assert f.cache.currsize <= 100_000
+    f.cache_clear()
+    f(10)
+    assert calls[-1] == 10 and len(calls) == 4
+
+
+def test_memoize_is_thread_safe():
+    @cache.memoize(max_bytes=50_000)
+    def f(n):
+        return np.full(n % 50 + 1, n, dtype=float)
+
+    errors = []
+
+    def hammer(seed):
+        try:
+            for i in range(2000):
+                v = f((seed * 7919 + i) % 400)
+                assert v[0] == (seed * 7919 + i) % 400
+        except Exception as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert f.cache.currsize <= 50_000
+
+
+_CHILD = """
+import sys, time
+from bnviz.service import cache
+
+@cache.shared_memoize("test-slow")
+def slow(x):
+    with open(sys.argv[1], "a") as log:
+        log.write("computed\\n")
+    time.sleep(1.0)
+    return x * 2
+
+print(slow(21))
+"""
+
+
+def test_shared_memoize_computes_once_across_processes(tmp_home, tmp_path):
+    log = tmp_path / "log"
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(log)], stdout=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert outs == ["42"] * 3
+    assert log.read_text().count("computed") == 1  # the others waited and read
+    # and a later process reads it from disk without computing
+    again = subprocess.run([sys.executable, "-c", _CHILD, str(log)], capture_output=True,
+                           text=True, timeout=60)
+    assert again.stdout.strip() == "42"
+    assert log.read_text().count("computed") == 1
+
+
+def test_shared_cache_lives_under_bnviz_home(tmp_home):
+    c = cache.shared_cache()
+    assert str(tmp_home) in c.directory
+    c.set("k", np.arange(3))
+    assert np.array_equal(cache.shared_cache().get("k"), np.arange(3))
