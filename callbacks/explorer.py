@@ -12,7 +12,6 @@ import binascii
 import math
 import time
 from dataclasses import replace
-from functools import lru_cache
 from urllib.parse import urlencode
 
 import numpy as np
@@ -31,6 +30,7 @@ from dash import (
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.data.datasets import points_from_csv_bytes
+from bnviz.service.cache import memoize
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
@@ -152,7 +152,7 @@ def query_string(settings: ExplorerSettings, view: str, tls: bool, projector: bo
 
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 
-@lru_cache(maxsize=32)
+@memoize()  # bounded by bytes (BNVIZ_CACHE_MB): one result at the caps is ~60 MB
 def _explore_cached(settings: ExplorerSettings, extra: tuple) -> tuple[ExplorerResult, float]:
     t0 = time.perf_counter()
     result = explore(settings, np.array(extra, dtype=np.float64).reshape(-1, 2) if extra

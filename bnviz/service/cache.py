@@ -22,6 +22,7 @@ import functools
 import os
 import sys
 import threading
+from collections import namedtuple
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -78,11 +79,14 @@ def memory_cache(max_bytes: int | None = None) -> cachetools.LRUCache:
 
 def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
     """Decorator: memoise a function of hashable arguments in a :func:`memory_cache` of its
-    own, thread-safe (web workers run several threads). ``fn.cache`` is the cache."""
+    own, thread-safe (web workers run several threads). ``fn.cache`` is the cache;
+    ``fn.cache_info()`` and ``fn.cache_clear()`` work as functools.lru_cache's do (currsize and
+    maxsize in bytes)."""
 
     def wrap(fn: F) -> F:
         cache = memory_cache(max_bytes)
         lock = threading.Lock()
+        stats = {"hits": 0, "misses": 0}
 
         def store(key: Hashable, value: Any) -> None:
             with lock:
@@ -96,19 +100,25 @@ def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
             key = cachetools.keys.hashkey(*args, **kwargs)
             with lock:
                 try:
-                    return cache[key]
+                    value = cache[key]
+                    stats["hits"] += 1
+                    return value
                 except KeyError:
-                    pass
+                    stats["misses"] += 1
             value = fn(*args, **kwargs)
             store(key, value)
             return value
 
         cached.cache = cache  # type: ignore[attr-defined]
         cached.cache_clear = lambda: cache.clear()  # type: ignore[attr-defined]
+        cached.cache_info = lambda: CacheInfo(  # type: ignore[attr-defined]
+            stats["hits"], stats["misses"], cache.maxsize, cache.currsize)
         return cached  # type: ignore[return-value]
 
     return wrap
 
+
+CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 
 _shared: dict[str, diskcache.Cache] = {}
 _shared_lock = threading.Lock()

@@ -52,6 +52,7 @@ def test_memoize_computes_once_and_skips_values_larger_than_the_cache():
 
     f(10), f(10)
     assert calls == [10]
+    assert f.cache_info().hits == 1 and f.cache_info().misses == 1
     f(1_000_000), f(1_000_000)  # 8 MB: served, never kept
     assert calls == [10, 1_000_000, 1_000_000]
     assert f.cache.currsize <= 100_000
