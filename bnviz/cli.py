@@ -23,7 +23,8 @@ from bnviz.core.network import (
     random_network,
     select_batch,
 )
-from bnviz.data.datasets import DATASETS, load_points, make_dataset
+from bnviz.data.datasets import DATASETS, make_dataset
+from bnviz.data.pointfiles import load_points
 from bnviz.jobs import cli as job_cli
 from bnviz.jobs.local import WorkerRunning
 from bnviz.jobs.store import StoreError

@@ -29,7 +29,7 @@ from dash import (
 )
 
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.data.datasets import points_from_csv_bytes
+from bnviz.data.pointfiles import points_from_csv_bytes
 from bnviz.service.cache import memoize
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,

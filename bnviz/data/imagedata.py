@@ -20,30 +20,26 @@ every class but the few numpy needs to rebuild an array: a tampered file cannot 
 user never gives a path: a data set is a name, and a folder name is one path component inside
 the data directory.
 
-Downloads are opt-in (``python -m bnviz data download NAME``, for machines with internet).
+Downloads are opt-in (``bnviz data download NAME``, for machines with internet): see
+:mod:`bnviz.data.download`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
 import re
-import shutil
-import tarfile
-import tempfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from bnviz.config import bnviz_home
 from bnviz.messages import brief
-from bnviz.runs import bnviz_home
 
 __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "ImageData",
-           "check_available", "cifar_batch_bytes", "data_dir", "download", "load_image_data",
+           "check_available", "cifar_batch_bytes", "data_dir", "load_image_data",
            "parse_dataset_name"]
 
 STANDARD_DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100", "svhn")
@@ -77,6 +73,18 @@ class ImageData:
     @property
     def num_classes(self) -> int:
         return len(self.classes)
+
+
+#: name -> (url, md5 of the archive or file, what it unpacks to inside the data directory).
+DOWNLOADS: dict[str, tuple[str, str, str]] = {
+    "cifar10": ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+                "c58f30108f718f92721af3b95e74349a", "cifar-10-batches-py"),
+    "cifar100": ("https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
+                 "eb9058c3a382ffc7106e4002c42a8d85", "cifar-100-python"),
+    "svhn": ("http://ufldl.stanford.edu/housenumbers/", "", "svhn"),
+    "imagenette": ("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
+                   "e793b78cc4c9e9a4ccc0c1155377a412", "imagenette2-160"),
+}
 
 
 def data_dir() -> Path:
@@ -326,68 +334,6 @@ def _checked(data: ImageData) -> ImageData:
         if y.min() < 0 or y.max() >= data.num_classes:
             raise DataError(f"{data.name}: labels outside 0..{data.num_classes - 1}")
     return data
-
-
-# --------------------------------------------------------------------------- downloads
-
-#: name -> (url, md5 of the archive or file, what it unpacks to inside the data directory).
-DOWNLOADS: dict[str, tuple[str, str, str]] = {
-    "cifar10": ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
-                "c58f30108f718f92721af3b95e74349a", "cifar-10-batches-py"),
-    "cifar100": ("https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
-                 "eb9058c3a382ffc7106e4002c42a8d85", "cifar-100-python"),
-    "svhn": ("http://ufldl.stanford.edu/housenumbers/", "", "svhn"),
-    "imagenette": ("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
-                   "e793b78cc4c9e9a4ccc0c1155377a412", "imagenette2-160"),
-}
-_SVHN_FILES = {"train_32x32.mat": "e26dedcc434d2e4c54c9b2d4a06d8373",
-               "test_32x32.mat": "eb5a983be6a315427106f1b164d9cef3"}
-
-
-def _fetch(url: str, md5: str, dest: Path) -> None:
-    digest = hashlib.md5()
-    with urllib.request.urlopen(url, timeout=60) as response, open(dest, "wb") as out:
-        while chunk := response.read(1 << 20):
-            digest.update(chunk)
-            out.write(chunk)
-    if md5 and digest.hexdigest() != md5:
-        raise DataError(f"{url}: checksum mismatch (got md5 {digest.hexdigest()})")
-
-
-def _safe_extract(archive: Path, target: Path) -> None:
-    with tarfile.open(archive) as tar:
-        tar.extractall(target, filter="data")  # refuses absolute paths, '..' and devices
-
-
-def download(name: str, base_url: str | None = None) -> Path:
-    """Fetch a standard data set into the data directory (opt-in, needs internet).
-
-    ``base_url`` replaces the host part (a local mirror). Archives are checked against their
-    md5 and unpacked with tarfile's ``data`` filter (no path escapes the data directory).
-    """
-    if name not in DOWNLOADS:
-        raise DataError(f"nothing to download for {brief(name)}: one of {', '.join(DOWNLOADS)}")
-    url, md5, target = DOWNLOADS[name]
-    root = data_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    if base_url:
-        url = base_url.rstrip("/") + "/" + url.rsplit("/", 1)[1] if url[-1] != "/" else base_url
-    try:
-        with tempfile.TemporaryDirectory(dir=root) as tmp:
-            if name == "svhn":
-                (root / target).mkdir(exist_ok=True)
-                for file, file_md5 in _SVHN_FILES.items():
-                    _fetch(url.rstrip("/") + "/" + file, file_md5, Path(tmp) / file)
-                    shutil.move(Path(tmp) / file, root / target / file)
-            else:
-                archive = Path(tmp) / "archive.tar.gz"
-                _fetch(url, md5, archive)
-                _safe_extract(archive, root)
-    except (OSError, tarfile.TarError, ValueError) as exc:
-        if isinstance(exc, DataError):
-            raise
-        raise DataError(f"download of {name} from {url} failed: {exc}") from None
-    return root / target
 
 
 def cifar_batch_bytes(images: np.ndarray, labels: np.ndarray, label_key: str = "labels") -> bytes:

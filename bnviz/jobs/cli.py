@@ -133,7 +133,7 @@ def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
 
 
 def run_data(args: argparse.Namespace) -> tuple[bytes, int]:
-    from bnviz.data.imagedata import download
+    from bnviz.data.download import download
 
     path = download(args.name, args.mirror)
     return f"{args.name}: {path}\n".encode(), 0
