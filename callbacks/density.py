@@ -1,15 +1,16 @@
-"""Density page callbacks: start/poll/cancel the Figure 3 run, draw its result."""
+"""Density page callbacks: start/poll/cancel the Figure 3 run (a ``density`` job, through
+:mod:`callbacks.background`), draw its result."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from dash import Input, Output, State, callback, html, no_update
+from dash import Input, Output, State, callback, no_update
 
 from bnviz.data.datasets import DATASETS
-from bnviz.runs import cancel_run, is_run_key, run_status
-from bnviz.views.density import load_density, near_data_ratios, start_density
+from bnviz.views.density import load_density, near_data_ratios
+from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
 from callbacks.figures import density_figure, near_ratio_figure
 from callbacks.parsing import whole_number
 from layouts.ids import Density as ids
@@ -45,42 +46,17 @@ def parse_layers(text, depth: int) -> list[int]:
     return layers
 
 
-@callback(Output(ids.JOB, "data"), Output(ids.POLL, "disabled"),
-          Output(ids.MESSAGE, "children"), Output(ids.MESSAGE, "is_open"),
-          Input(ids.COMPUTE, "n_clicks"),
-          State(ids.DEPTH, "value"), State(ids.WIDTH, "value"), State(ids.DATASET, "value"),
-          State(ids.N, "value"), State(ids.SEED, "value"), State(ids.GRID, "value"),
-          State(ids.EPS, "value"), prevent_initial_call=True)
-def compute(_, depth, width, dataset, n, seed, grid, eps):
-    """Start the three-mode computation in the background (or find it done on disk)."""
-    try:
-        key = start_density(parse_params(depth, width, dataset, n, seed, grid, eps))
-    except ValueError as exc:
-        return no_update, no_update, str(exc), True
-    return key, False, "", False
-
-
-@callback(Output(ids.STATUS, "children", allow_duplicate=True),
-          Input(ids.CANCEL, "n_clicks"), State(ids.JOB, "data"), prevent_initial_call=True)
-def cancel(_, job):
-    if job and cancel_run("density", job):
-        return "cancelling..."
-    return "nothing to cancel"
-
-
-@callback(Output(ids.PROGRESS, "value"), Output(ids.STATUS, "children"),
-          Output(ids.RESULT, "data"), Output(ids.POLL, "disabled", allow_duplicate=True),
-          Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"), prevent_initial_call=True)
-def poll(_, job):
-    if not is_run_key(job):  # none, or a tampered store
-        return no_update, no_update, no_update, True
-    st = run_status("density", job)
-    if st.state == "running":
-        return st.step, f"computing: {st.step}% (3 modes)", no_update, False
-    if st.state == "done":
-        return 100, "done", job, True
-    text = {"cancelled": "cancelled", "none": "not found"}.get(st.state, f"failed: {st.error}")
-    return 0, html.Span(text, className="text-danger"), no_update, True
+compute, poll, cancel = register_background(BackgroundRun(
+    BackgroundIds(start=ids.COMPUTE, job=ids.JOB, poll=ids.POLL, progress=ids.PROGRESS,
+                  status=ids.STATUS, message=ids.MESSAGE, result=(ids.RESULT, "data"),
+                  cancel=ids.CANCEL),
+    job_type="density",
+    controls=[State(ids.DEPTH, "value"), State(ids.WIDTH, "value"), State(ids.DATASET, "value"),
+              State(ids.N, "value"), State(ids.SEED, "value"), State(ids.GRID, "value"),
+              State(ids.EPS, "value")],
+    params=parse_params,
+    running=lambda job: f"computing: {percent(job.progress)}% (3 modes)",
+    done=lambda job: "done"))
 
 
 @callback(Output(ids.HEATMAPS, "figure"), Output(ids.RATIOS, "figure"),

@@ -11,7 +11,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
-from bnviz.runs import is_run_key
+from bnviz.jobs.store import Job, open_store
 from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
@@ -23,10 +23,10 @@ from bnviz.views.jitter import (
 from bnviz.views.training_cache import (
     load_trained,
     save_uploaded,
-    start_training,
     trained_path,
-    training_status,
+    training_reference,
 )
+from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
 from callbacks.parsing import finite_number, shown_name, whole_number
 from layouts.ids import Jitter as ids
@@ -103,59 +103,45 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
 
 # ---- training, saving, loading -----------------------------------------------------------
 
-@callback(Output(ids.JOB, "data"), Output(ids.POLL, "disabled"),
-          Output(ids.MESSAGE, "children", allow_duplicate=True),
-          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
-          Input(ids.TRAIN, "n_clicks"),
-          State(ids.DATASET, "value"), State(ids.N, "value"), State(ids.DEPTH, "value"),
-          State(ids.WIDTH, "value"), State(ids.SEED, "value"), State(ids.BATCH, "value"),
-          State(ids.STEPS, "value"), State(ids.OPTIMIZER, "value"), State(ids.LR, "value"),
-          prevent_initial_call=True)
-def start(_, dataset, n, depth, width, seed, batch, steps, optimizer, lr):
-    """Train in the background (a server thread); the result is cached on disk by its
-    parameters, so the same training is done once."""
-    try:
-        s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
-        steps = whole_number(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
-        lr = finite_number(lr)
-        if lr is None or not 0 < lr <= 10:
-            raise ValueError("learning rate: enter a number in (0, 10]")
-        if optimizer not in ("adam", "sgd"):
-            raise ValueError("optimizer: adam or sgd")
-    except (ValueError, TypeError) as exc:
-        return no_update, no_update, str(exc), True
-    params = {"dataset": s.dataset, "n": s.n, "data_seed": s.data_seed, "depth": s.depth,
-              "width": s.width, "activation": s.activation, "alpha": s.alpha, "seed": s.seed,
-              "steps": steps, "batch_size": s.batch_size, "lr": lr, "optimizer": optimizer}
-    try:
-        key = start_training(params)
-    except ValueError as exc:  # ServerBusy: as many runs as the server allows
-        return no_update, no_update, str(exc), True
-    return key, False, no_update, no_update
+def training_params(dataset, n, depth, width, seed, batch, steps, optimizer, lr) -> dict:
+    """The training controls as a ``jitter-training`` job's parameters (ValueError with a
+    message for the page)."""
+    s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
+    steps = whole_number(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
+    lr = finite_number(lr)
+    if lr is None or not 0 < lr <= 10:
+        raise ValueError("learning rate: enter a number in (0, 10]")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError("optimizer: adam or sgd")
+    return {"dataset": s.dataset, "n": s.n, "data_seed": s.data_seed, "depth": s.depth,
+            "width": s.width, "activation": s.activation, "alpha": s.alpha, "seed": s.seed,
+            "steps": steps, "batch_size": s.batch_size, "lr": lr, "optimizer": optimizer}
 
 
-@callback(Output(ids.PROGRESS, "value"), Output(ids.PROGRESS, "label"),
-          Output(ids.STATUS, "children"), Output(ids.TRAINED, "data"),
-          Output(ids.POLL, "disabled", allow_duplicate=True),
-          Input(ids.POLL, "n_intervals"), State(ids.JOB, "data"),
-          prevent_initial_call=True)
-def poll(_, job):
-    if not is_run_key(job):  # none, or a tampered store
-        return no_update, no_update, no_update, no_update, True
-    st = training_status(job)
-    if st.state == "running":
-        pct = 100 * st.step / max(st.steps, 1)
-        loss = f", loss {st.loss:.3f}" if st.loss is not None else ""
-        return pct, f"{pct:.0f}%", f"training: step {st.step} of {st.steps}{loss}", \
-            no_update, False
-    if st.state == "done":
-        acc = f", training accuracy {st.accuracy:.1%}" if st.accuracy is not None else ""
-        return 100, "100%", f"trained{acc}", job, True
-    if st.state == "none":
-        return 0, "", html.Span("training not found (its files were removed?)",
-                                className="text-danger"), no_update, True
-    return 0, "", html.Span(f"training failed: {st.error}", className="text-danger"), \
-        no_update, True
+def _training_status(job: Job) -> str:
+    """The step and the latest loss of a running training (its metric rows)."""
+    steps = int(job.params["steps"])
+    rows = open_store().metrics(job.id)
+    loss = f", loss {rows[-1]['loss']:.3f}" if rows else ""
+    return f"training: step {round(job.progress * steps)} of {steps}{loss}"
+
+
+def _trained_status(job: Job) -> str:
+    accuracy = (job.summary or {}).get("accuracy")
+    return "trained" + (f", training accuracy {accuracy:.1%}" if accuracy is not None else "")
+
+
+start, poll, _ = register_background(BackgroundRun(
+    BackgroundIds(start=ids.TRAIN, job=ids.JOB, poll=ids.POLL, progress=ids.PROGRESS,
+                  status=ids.STATUS, message=ids.MESSAGE, result=(ids.TRAINED, "data"),
+                  progress_label=True),
+    job_type="jitter-training",
+    controls=[State(ids.DATASET, "value"), State(ids.N, "value"), State(ids.DEPTH, "value"),
+              State(ids.WIDTH, "value"), State(ids.SEED, "value"), State(ids.BATCH, "value"),
+              State(ids.STEPS, "value"), State(ids.OPTIMIZER, "value"), State(ids.LR, "value")],
+    params=training_params, running=_training_status, done=_trained_status,
+    result=lambda job: training_reference(job.id), failed="training failed: ",
+    missing="training not found (its files were removed?)", keep_message=True))
 
 
 @callback(Output(ids.TRAINED, "data", allow_duplicate=True),

@@ -10,7 +10,9 @@ from dash import ALL, Input, Output, State, callback, ctx, html, no_update
 
 from bnviz import jobs
 from bnviz.data.imagedata import data_dir
-from bnviz.images.experiments import JOB_TYPES, PARAMS, ParamError, summarise
+from bnviz.images.experiments import summarise
+from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.jobs.types import ParamError
 from callbacks.figures import job_figure
 from layouts.ids import Jobs as ids
 from layouts.ids import progress_id

@@ -9,12 +9,13 @@ import dash_bootstrap_components as dbc
 import numpy as np
 from dash import Input, Output, State, callback, ctx, html, no_update
 
+from bnviz.jobs.store import check_job_id
 from bnviz.papers import luo
 from bnviz.papers.claims import all_claims
 from bnviz.papers.dannemann import MAX_POINTS, weight_plane
 from bnviz.papers.ergen import ergen_experiment
-from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape, start_landscape
-from bnviz.runs import is_run_key, run_status
+from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape
+from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.figures import (
     batch_statistics_figure,
     closed_form_figure,
@@ -217,35 +218,24 @@ def landscape_settings(depth, width, steps, lr, noisy) -> LandscapeSettings:
                              noisy=NoisyBN() if noisy is True else None)
 
 
-@callback(Output(ids.SL_JOB, "data"), Output(ids.SL_POLL, "disabled"),
-          Output(ids.SL_MESSAGE, "children"), Output(ids.SL_MESSAGE, "is_open"),
-          Input(ids.SL_TRAIN, "n_clicks"), State(ids.SL_DEPTH, "value"),
-          State(ids.SL_WIDTH, "value"), State(ids.SL_STEPS, "value"), State(ids.SL_LR, "value"),
-          State(ids.SL_NOISY, "value"), prevent_initial_call=True)
-def start_landscape_run(_, depth, width, steps, lr, noisy):
-    """Train both arms in the background (or find the run done on disk)."""
-    try:
-        key = start_landscape(landscape_settings(depth, width, steps, lr, noisy))
-    except ValueError as exc:  # bad settings, or the server is busy
-        return no_update, no_update, str(exc), True
-    return key, False, "", False
+def _landscape_params(depth, width, steps, lr, noisy) -> dict:
+    return landscape_settings(depth, width, steps, lr, noisy).as_params()
 
 
-@callback(Output(ids.SL_PROGRESS, "value"), Output(ids.SL_STATUS, "children"),
-          Output(ids.SL_RESULT, "data"), Output(ids.SL_POLL, "disabled", allow_duplicate=True),
-          Input(ids.SL_POLL, "n_intervals"), State(ids.SL_JOB, "data"),
-          prevent_initial_call=True)
-def poll_landscape(_, job):
-    if not is_run_key(job):
-        return no_update, no_update, no_update, True
-    st = run_status("landscape", job)
-    if st.state == "running":
-        pct = 100 * st.step / max(st.steps, 1)
-        return pct, f"training: step {st.step} of {st.steps} (both networks)", no_update, False
-    if st.state == "done":
-        return 100, "done", job, True
-    text = {"cancelled": "cancelled", "none": "not found"}.get(st.state, f"failed: {st.error}")
-    return 0, html.Span(text, className="text-danger"), no_update, True
+def _training_step(job) -> str:
+    steps = 2 * int(job.params["steps"])
+    return f"training: step {round(job.progress * steps)} of {steps} (both networks)"
+
+
+start_landscape_run, poll_landscape, _ = register_background(BackgroundRun(
+    BackgroundIds(start=ids.SL_TRAIN, job=ids.SL_JOB, poll=ids.SL_POLL,
+                  progress=ids.SL_PROGRESS, status=ids.SL_STATUS, message=ids.SL_MESSAGE,
+                  result=(ids.SL_RESULT, "data")),
+    job_type="landscape-2d",
+    controls=[State(ids.SL_DEPTH, "value"), State(ids.SL_WIDTH, "value"),
+              State(ids.SL_STEPS, "value"), State(ids.SL_LR, "value"),
+              State(ids.SL_NOISY, "value")],
+    params=_landscape_params, running=_training_step, done=lambda job: "done"))
 
 
 @callback(Output(ids.SL_LANDSCAPE, "figure"), Output(ids.SL_ICS, "figure"),
@@ -254,11 +244,11 @@ def poll_landscape(_, job):
           Output(ids.SL_MESSAGE, "is_open", allow_duplicate=True),
           Input(ids.SL_RESULT, "data"), prevent_initial_call=True)
 def show_landscape(result):
-    if not is_run_key(result):
-        return no_update, no_update, no_update, no_update, no_update
     try:
-        stored = load_landscape(result)
-    except (OSError, ValueError):
+        stored = load_landscape(check_job_id(result))
+    except ValueError:  # none, or a tampered store
+        return no_update, no_update, no_update, no_update, no_update
+    except OSError:
         return (no_update, no_update, no_update,
                 "the stored result is gone: press train again", True)
     return (landscape_figure(stored["arms"]), ics_figure(stored["arms"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.images.experiments import JOB_TYPES, PARAMS
+from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.store import JOB_ID
 from layouts.common import labelled_row
 from layouts.ids import Jobs as ids

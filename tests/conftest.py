@@ -8,6 +8,10 @@
   options (see ``dash/testing/newhooks.py``); it makes Chromium work as root in a
   container with no GPU and no network.
 - ``tmp_home``: points ``BNVIZ_HOME`` at a fresh temporary directory.
+- ``jobs_home``: ``tmp_home`` on the embedded job backend; kills the local workers a test
+  started.
+- ``inline_jobs``: jobs run in a thread of the test process instead of the local worker's
+  processes, reporting at every step (a test can wrap what a job calls and see it mid-way).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -134,6 +139,47 @@ def jobs_home(tmp_home: Path, monkeypatch: pytest.MonkeyPatch):
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and pid_alive(int(text)):
             time.sleep(0.1)
+
+
+@pytest.fixture
+def inline_jobs(jobs_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """jobs_home whose jobs run in one thread of this process (``bnviz.jobs.runner.run_job``,
+    as the local worker's job processes do), so that a test can monkeypatch what a job calls;
+    progress is written and the cancel flag read at every report. At the end, the jobs still
+    queued or running are cancelled and the thread is stopped."""
+    from bnviz import jobs
+    from bnviz.jobs import runner
+    from bnviz.jobs.store import ACTIVE, open_store
+
+    monkeypatch.setattr(runner, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(runner, "CANCEL_CHECK_SECONDS", 0.0)
+    stop = threading.Event()
+    started: list[threading.Thread] = []
+
+    def work() -> None:
+        store = open_store()
+        while not stop.is_set():
+            job_id = store.claim_next(os.getpid())
+            if job_id is None:
+                stop.wait(0.02)
+            else:
+                runner.run_job(job_id, store, claim=False)
+
+    def ensure_worker() -> int:
+        if not started:
+            started.append(threading.Thread(target=work, name="bnviz-inline-jobs", daemon=True))
+            started[0].start()
+        return os.getpid()
+
+    monkeypatch.setattr(jobs, "ensure_local_worker", ensure_worker)
+    yield jobs_home
+    store = open_store()
+    for job in store.list(1000):
+        if job.status in ACTIVE:
+            store.request_cancel(job.id)
+    stop.set()
+    for thread in started:
+        thread.join(60)
 
 
 @pytest.fixture(scope="session")

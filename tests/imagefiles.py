@@ -9,6 +9,9 @@ import numpy as np
 
 from bnviz.data.imagedata import cifar_batch_bytes
 
+#: The image folder write_folder writes by default (an imagenette layout).
+FOLDER = "imagenette-mini"
+
 
 def _images(rng: np.random.Generator, n: int, classes: int, size: int = 32):
     """Images whose class shows in their mean colour (so a network can learn something)."""
@@ -51,7 +54,7 @@ def write_svhn(root: Path, n_train: int = 60, n_test: int = 20, seed: int = 2) -
     return folder
 
 
-def write_folder(root: Path, name: str = "imagenette-mini", classes: tuple[str, ...] =
+def write_folder(root: Path, name: str = FOLDER, classes: tuple[str, ...] =
                  ("n01440764", "n02102040", "n02979186"), per_class: int = 6,
                  size: int = 40, seed: int = 3) -> Path:
     from PIL import Image
@@ -73,3 +76,13 @@ def write_all(root: Path) -> None:
     write_cifar100(root)
     write_svhn(root)
     write_folder(root)
+
+
+def digits_sizes() -> tuple[int, int]:
+    """Training and test sizes of bnviz's digits split (1/4 of each class is for testing),
+    from scikit-learn's data directly."""
+    from sklearn.datasets import load_digits
+
+    y = load_digits().target
+    n_test = sum(int((y == c).sum()) // 4 for c in np.unique(y))
+    return len(y) - n_test, n_test

@@ -1,27 +1,61 @@
-"""Background jobs: the BN paper's image experiments, persisted, on a local worker pool or on
-Celery workers (see :mod:`bnviz.jobs.local`, :mod:`bnviz.jobs.celery_app`).
+"""Background jobs: every computation that outlives a request, persisted, on a local worker or
+on Celery workers (see :mod:`bnviz.jobs.local`, :mod:`bnviz.jobs.celery_app`).
 
-This module is the one entry point the CLI and the page use: submit, list, show, cancel,
-re-run and wait. Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`).
+The job types (:mod:`bnviz.jobs.types`) are the BN paper's image experiments and the three
+computations the pages start: the density page's Figure 3 (``density``), the debate page's 2D
+landscape run (``landscape-2d``) and the jitter page's training (``jitter-training``).
+
+This module is the one entry point the CLI and the pages use:
+
+* :func:`submit_job` (the CLI, the jobs page): always a new job;
+* :func:`start_job` (the pages' background runs): the same type and parameters are computed
+  once and reused, also after a restart (a queued, running or succeeded job of the same key is
+  returned; a succeeded one whose result file is gone is computed again), and at most
+  :func:`max_runs` jobs may be queued or running when a page starts a new one
+  (:class:`ServerBusy`, whose message the page shows);
+* list, show, cancel (from any process: the store's cancel flag), re-run and wait.
+
+Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
-from bnviz.images.experiments import check_params
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
 from bnviz.jobs.local import ensure_local_worker
-from bnviz.jobs.store import ENDED, Job, StoreError, check_job_id, open_store
+from bnviz.jobs.results import has_result
+from bnviz.jobs.store import (
+    ENDED,
+    Job,
+    ServerBusy,
+    StoreError,
+    check_job_id,
+    job_key,
+    open_store,
+)
+from bnviz.jobs.types import Cancelled, ParamError, get_job_type
 
-__all__ = ["Job", "StoreError", "backend", "cancel_job", "get_job", "job_details", "list_jobs",
-           "rerun_job", "submit_job", "wait_job"]
+__all__ = ["Cancelled", "Job", "ParamError", "ServerBusy", "StoreError", "backend", "cancel_job",
+           "get_job", "job_details", "list_jobs", "max_runs", "rerun_job", "start_job",
+           "submit_job", "wait_job"]
 
 
 def backend() -> str:
     """``celery`` when BNVIZ_BROKER_URL is set, else ``local`` (the embedded default)."""
     return "celery" if broker_url() else "local"
+
+
+def max_runs() -> int:
+    """Jobs that may be queued or running when a page starts one: ``BNVIZ_MAX_RUNS``, else the
+    number of cores (at least 2). Each is CPU-bound: more would only slow every job down."""
+    default = max(2, os.cpu_count() or 1)
+    try:
+        return max(1, int(os.environ.get("BNVIZ_MAX_RUNS", default)))
+    except ValueError:
+        return default
 
 
 def _dispatch(job: Job) -> None:
@@ -38,11 +72,28 @@ def _dispatch(job: Job) -> None:
 
 
 def submit_job(job_type: str, params: dict[str, Any], rerun_of: str | None = None) -> Job:
-    """Check the parameters (ParamError on bad ones), store the job and hand it to the
+    """Check the parameters (ParamError on bad ones), store a new job and hand it to the
     backend; returns the stored job (queued)."""
-    checked = check_params(job_type, params)
-    job = open_store().create(job_type, checked, backend(), rerun_of)
+    checked = get_job_type(job_type).check(params)
+    job = open_store().create(job_type, checked, backend(), rerun_of, job_key(job_type, checked))
     _dispatch(job)
+    return job
+
+
+def start_job(job_type: str, params: dict[str, Any]) -> Job:
+    """What a page's button does: the job of these parameters, reused or new (see the module
+    docstring). ParamError on bad parameters, ServerBusy at the cap."""
+    spec = get_job_type(job_type)
+    checked = spec.check(params)
+    store = open_store()
+    store.reap()  # a dead worker's job is neither reused nor counted
+    gone = [j.id for j in store.find(job_key(job_type, checked))
+            if spec.result and j.status == "succeeded" and not has_result(j.id)]
+    job, new = store.create_unless(job_type, checked, backend(), max_runs(), gone)
+    if new:
+        _dispatch(job)
+    elif job.status == "queued" and job.backend == "local" == backend():
+        ensure_local_worker()  # queued before a restart: the worker picks it up again
     return job
 
 
@@ -78,7 +129,8 @@ def job_details(job_id: str, log_tail: int = 200) -> dict[str, Any] | None:
 
 
 def cancel_job(job_id: str) -> str:
-    """Ask a job to stop; returns its status after the request (KeyError if unknown)."""
+    """Ask a job to stop, from any process; returns its status after the request (KeyError
+    if unknown)."""
     return open_store().request_cancel(check_job_id(job_id))
 
 

@@ -9,8 +9,10 @@
     worker [--concurrency N]                 (Celery with BNVIZ_BROKER_URL, else the local pool)
     data download NAME [--mirror URL]        (cifar10, cifar100, svhn, imagenette)
 
-Parameters are checked by :func:`bnviz.images.experiments.check_params`: a bad one is one line on
-stderr and exit code 2, like every other bnviz command.
+``jobs submit`` starts the image experiments; the other commands handle every job, those the
+pages start too (``density``, ``landscape-2d``, ``jitter-training``). Parameters are checked by
+:func:`bnviz.images.params.check_params`: a bad one is one line on stderr and exit code 2,
+like every other bnviz command.
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ import json
 import time
 from typing import Any
 
-from bnviz.images.experiments import JOB_TYPES, PARAMS, summarise
+from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.jobs.types import get_job_type
 
 __all__ = ["add_commands"]
 
 
 def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
-    jobs = sub.add_parser("jobs", help="background image experiments (Figures 4, 5, 10, "
-                          "Table 1, section 5)")
+    jobs = sub.add_parser("jobs", help="background jobs: the image experiments (Figures 4, 5, "
+                          "10, Table 1, section 5) and the pages' runs")
     jsub = jobs.add_subparsers(dest="jobs_command", required=True, parser_class=parser_class)
     s = jsub.add_parser("submit", help="submit a job")
     s.add_argument("type", choices=JOB_TYPES)
@@ -95,7 +98,8 @@ def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
             raise KeyError(args.id)
         if args.json:
             return _dump(details), 0
-        summary = details["summary"] or summarise(details["type"], details["metrics"])
+        summary = (details["summary"] or
+                   get_job_type(details["type"]).summarise(details["metrics"]))
         text = [f"{k}: {details[k]}" for k in ("id", "type", "status", "progress", "device",
                                                 "error", "seconds", "params")]
         text += [f"{arm}: {json.dumps(v)}" for arm, v in summary.get("arms", {}).items()]

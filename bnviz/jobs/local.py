@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import bnviz
+from bnviz.config import bnviz_home
 from bnviz.jobs.store import JobStore, open_store, pid_alive
-from bnviz.runs import bnviz_home
 
 __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
            "local_worker_pid"]

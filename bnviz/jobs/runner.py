@@ -19,41 +19,41 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
-from bnviz.images.experiments import (
-    DistInfo,
-    ParamError,
-    check_params,
-    run_experiment,
-    summarise,
-)
+from bnviz.jobs.results import write_result
 from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
-from bnviz.runs import Cancelled
+from bnviz.jobs.types import Cancelled, DistInfo, ParamError, get_job_type
 
-__all__ = ["HEARTBEAT_SECONDS", "StoreContext", "run_job"]
+__all__ = ["CANCEL_CHECK_SECONDS", "HEARTBEAT_SECONDS", "PROGRESS_SECONDS", "StoreContext",
+           "run_job"]
 
 HEARTBEAT_SECONDS = 2.0
+#: A job's progress is written at most this often (and at 100 %).
+PROGRESS_SECONDS = 0.5
+#: A job looks at its cancel flag at most this often (a store read).
+CANCEL_CHECK_SECONDS = 1.0
 
 
 class StoreContext:
-    """A :class:`~bnviz.images.experiments.JobContext` that writes to the store: progress at most
-    every 0.5 s, and a look at the cancel flag at most every second (or at every call, for
-    DDP ranks, which must stop at the same step)."""
+    """A :class:`~bnviz.jobs.types.JobContext` that writes to the store: progress at most every
+    PROGRESS_SECONDS, a look at the cancel flag at most every CANCEL_CHECK_SECONDS (or at every
+    call, for DDP ranks, which must stop at the same step), the result to the job's file."""
 
     def __init__(self, store: JobStore, job_id: str, device: torch.device, report: bool = True,
-                 check_every: float = 1.0):
+                 check_every: float | None = None):
         self.store, self.job_id, self.device, self.report = store, job_id, device, report
-        self.check_every = check_every
-        self._last_progress = self._last_check = 0.0
+        self.check_every = CANCEL_CHECK_SECONDS if check_every is None else check_every
+        self._last_progress = self._last_check = -float("inf")
 
     def progress(self, fraction: float) -> None:
         now = time.monotonic()
-        if self.report and (now - self._last_progress >= 0.5 or fraction >= 1.0):
+        if self.report and (now - self._last_progress >= PROGRESS_SECONDS or fraction >= 1.0):
             self.store.update(self.job_id, progress=float(min(max(fraction, 0.0), 1.0)))
             self._last_progress = now
         if now - self._last_check >= self.check_every:
@@ -69,6 +69,10 @@ class StoreContext:
     def metric(self, row: dict[str, Any]) -> None:
         if self.report:
             self.store.add_metric(self.job_id, row)
+
+    def save_result(self, write: Callable[[Any], None]) -> None:
+        if self.report:
+            write_result(self.job_id, write)
 
 
 class _Heartbeat(threading.Thread):
@@ -104,7 +108,7 @@ def _ddp_rank(rank: int, world: int, port: int, job_id: str, url: str, job_type:
                             world_size=world)
     try:
         ctx = StoreContext(open_store(url), job_id, device, report=rank == 0, check_every=0.0)
-        run_experiment(job_type, params, ctx, DistInfo(rank, world))
+        get_job_type(job_type).run(params, ctx, DistInfo(rank, world))
     finally:
         dist.destroy_process_group()
 
@@ -148,14 +152,15 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
     beat = _Heartbeat(store, job_id)
     beat.start()
     try:
-        params = check_params(job.type, job.params)
+        spec = get_job_type(job.type)
+        params = spec.check(job.params)
         device = pick_device()
         store.update(job_id, device=str(device))
         if params.get("gpus", 1) > 1:
             extra = _run_ddp(store, job_id, job.type, params, device)
         else:
-            extra = run_experiment(job.type, params, StoreContext(store, job_id, device))
-        summary = {**summarise(job.type, store.metrics(job_id)), **extra}
+            extra = spec.run(params, StoreContext(store, job_id, device), DistInfo())
+        summary = {**spec.summarise(store.metrics(job_id)), **extra}
         store.finish(job_id, "succeeded", summary=summary)
     except Cancelled:
         store.add_log(job_id, "cancelled")

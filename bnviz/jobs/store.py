@@ -2,9 +2,11 @@
 
 Two stores behind one interface (:class:`JobStore`):
 
-* :class:`SQLiteStore`, the embedded default: ``$BNVIZ_HOME/jobs/jobs.sqlite`` (WAL mode; every
-  web worker, job process and CLI call opens it), so jobs and results survive a restart.
-* :class:`RedisStore`, shared by web servers and Celery workers on other machines.
+* :class:`~bnviz.jobs.sqlite_store.SQLiteStore`, the embedded default:
+  ``$BNVIZ_HOME/jobs/jobs.sqlite`` (WAL mode; every web worker, job process and CLI call opens
+  it), so jobs and results survive a restart.
+* :class:`~bnviz.jobs.redis_store.RedisStore`, shared by web servers and Celery workers on
+  other machines.
 
 ``BNVIZ_STORE_URL`` picks one (``sqlite:///path`` or ``redis://host:port/db``); without it, the
 Redis broker's URL when ``BNVIZ_BROKER_URL`` is a Redis URL, else SQLite under BNVIZ_HOME.
@@ -13,31 +15,42 @@ Status changes are compare-and-set (queued -> running -> succeeded | failed | ca
 job is claimed by one worker only and an ended job never changes again. A running job whose
 process died, or whose heartbeat stopped, is marked failed by :meth:`JobStore.reap`, which
 every reader calls: no job is left "running" forever.
+
+Each job has a ``key``, a hash of its type and checked parameters. :meth:`JobStore.create_unless`
+is what the pages use: atomically, it returns the live job of the same key (queued, running,
+or succeeded, with no cancel asked) instead of a new one, and refuses a new one with
+:class:`ServerBusy` while ``limit`` jobs are queued or running.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import socket
-import sqlite3
 import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bnviz.config import bnviz_home
 from bnviz.messages import brief
-from bnviz.runs import bnviz_home
 
-__all__ = ["ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "RedisStore", "SQLiteStore",
-           "StoreError", "check_job_id", "open_store", "pid_alive", "stale_seconds", "store_url"]
+__all__ = ["ACTIVE", "ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "ServerBusy",
+           "StoreError", "check_job_id", "job_key", "open_store", "pid_alive", "stale_seconds",
+           "store_url"]
 
 STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
 ENDED = frozenset({"succeeded", "failed", "cancelled"})
+#: Jobs that occupy a worker or wait for one (what the run cap counts).
+ACTIVE: tuple[str, ...] = ("queued", "running")
+#: Jobs a page may reuse instead of starting the same computation again.
+REUSABLE: tuple[str, ...] = ("queued", "running", "succeeded")
 HOST = socket.gethostname()
 #: Keep at most this many log lines per job (the tail).
 MAX_LOG_LINES = 5000
@@ -48,11 +61,26 @@ class StoreError(RuntimeError):
     """The job store cannot be reached or read: a message for the user."""
 
 
+class ServerBusy(ValueError):
+    """As many jobs as the server allows are queued or running; the message says so."""
+
+    def __init__(self, active: int):
+        super().__init__(f"the server is busy: {active} background computations are going on, "
+                         "the most it runs at once; try again when one ends")
+        self.active = active
+
+
 def check_job_id(job_id: object) -> str:
-    """A job id as given by a user (URL, CLI): 12 hex digits, or ValueError."""
+    """A job id as given by a user (URL, CLI, a page's store): 12 hex digits, or ValueError."""
     if not isinstance(job_id, str) or not JOB_ID.match(job_id.strip().lower()):
         raise ValueError(f"{brief(job_id)} is not a job id (12 hex digits, as `jobs list` shows)")
     return job_id.strip().lower()
+
+
+def job_key(job_type: str, params: dict[str, Any]) -> str:
+    """The dedupe key of a job: its type and checked parameters, hashed (24 hex digits)."""
+    text = json.dumps({"type": job_type, "params": params}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def stale_seconds() -> float:
@@ -100,6 +128,7 @@ class Job:
     backend: str = "local"
     rerun_of: str | None = None
     summary: dict[str, Any] | None = None
+    key: str | None = None
 
     @property
     def ended(self) -> bool:
@@ -116,8 +145,8 @@ class Job:
         return out
 
 
-_FIELDS = [f.name for f in fields(Job)]
-_JSON_FIELDS = {"params", "summary"}
+FIELDS = [f.name for f in fields(Job)]
+JSON_FIELDS = frozenset({"params", "summary"})
 
 
 class JobStore(ABC):
@@ -130,10 +159,22 @@ class JobStore(ABC):
     def _insert(self, job: Job) -> None: ...
 
     @abstractmethod
+    def _insert_unless(self, job: Job, skip: tuple[str, ...], limit: int | None
+                       ) -> tuple[str, int]:
+        """Atomically: the id of the newest job with ``job.key`` whose status is in REUSABLE,
+        with no cancel asked and not in ``skip``, and -1; else ("", the number of ACTIVE
+        jobs) when that number is ``limit`` or more; else insert ``job`` and return
+        (job.id, that number)."""
+
+    @abstractmethod
     def get(self, job_id: str) -> Job | None: ...
 
     @abstractmethod
     def list(self, limit: int = 200) -> list[Job]: ...
+
+    @abstractmethod
+    def find(self, key: str, limit: int = 20) -> list[Job]:
+        """The jobs with this key, newest first."""
 
     @abstractmethod
     def _cas(self, job_id: str, allowed: tuple[str, ...], status: str,
@@ -160,12 +201,33 @@ class JobStore(ABC):
     def ping(self) -> bool: ...
 
     # -- the status logic
+    @staticmethod
+    def _new(job_type: str, params: dict[str, Any], backend: str, rerun_of: str | None,
+             key: str | None) -> Job:
+        return Job(uuid.uuid4().hex[:12], job_type, params, created=time.time(),
+                   backend=backend, rerun_of=rerun_of, key=key)
+
     def create(self, job_type: str, params: dict[str, Any], backend: str = "local",
-               rerun_of: str | None = None) -> Job:
-        job = Job(uuid.uuid4().hex[:12], job_type, params, created=time.time(),
-                  backend=backend, rerun_of=rerun_of)
+               rerun_of: str | None = None, key: str | None = None) -> Job:
+        job = self._new(job_type, params, backend, rerun_of, key)
         self._insert(job)
         return job
+
+    def create_unless(self, job_type: str, params: dict[str, Any], backend: str = "local",
+                      limit: int | None = None, skip: Iterable[str] = ()) -> tuple[Job, bool]:
+        """The live job of the same type and parameters (see :class:`JobStore._insert_unless`;
+        ``skip``: jobs not to reuse, e.g. succeeded ones whose result file is gone) and False,
+        or a new queued job and True; ServerBusy when ``limit`` jobs are active already."""
+        job = self._new(job_type, params, backend, None, job_key(job_type, params))
+        found, active = self._insert_unless(job, tuple(skip), limit)
+        if not found:
+            raise ServerBusy(active)
+        if found == job.id:
+            return job, True
+        existing = self.get(found)
+        if existing is None:  # deleted in between (by hand): make a new one after all
+            return self.create_unless(job_type, params, backend, limit, skip)
+        return existing, False
 
     def claim(self, job_id: str, pid: int) -> bool:
         """queued -> running, for the process ``pid`` of this host."""
@@ -230,243 +292,6 @@ class JobStore(ABC):
         return reaped
 
 
-# --------------------------------------------------------------------------- SQLite
-
-
-class SQLiteStore(JobStore):
-    """Jobs in one SQLite file (WAL), safe across threads and processes: a connection per
-    operation, writes in IMMEDIATE transactions."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.url = f"sqlite:///{self.path}"
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.executescript("""
-                    CREATE TABLE IF NOT EXISTS jobs (
-                        id TEXT PRIMARY KEY, type TEXT NOT NULL, params TEXT NOT NULL,
-                        status TEXT NOT NULL, progress REAL NOT NULL DEFAULT 0, device TEXT,
-                        error TEXT, created REAL NOT NULL, started REAL, finished REAL,
-                        heartbeat REAL, host TEXT, pid INTEGER,
-                        cancel_requested INTEGER NOT NULL DEFAULT 0, backend TEXT NOT NULL,
-                        rerun_of TEXT, summary TEXT);
-                    CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created);
-                    CREATE TABLE IF NOT EXISTS metrics (
-                        job_id TEXT NOT NULL, seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        row TEXT NOT NULL);
-                    CREATE INDEX IF NOT EXISTS metrics_job ON metrics (job_id, seq);
-                    CREATE TABLE IF NOT EXISTS logs (
-                        job_id TEXT NOT NULL, seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        time REAL NOT NULL, line TEXT NOT NULL);
-                    CREATE INDEX IF NOT EXISTS logs_job ON logs (job_id, seq);
-                """)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the job store {self.path}: {exc}") from None
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        return db
-
-    def _exec(self, sql: str, args: tuple = (), write: bool = False) -> list[sqlite3.Row]:
-        try:
-            db = self._connect()
-            try:
-                if write:
-                    db.execute("BEGIN IMMEDIATE")
-                    cur = db.execute(sql, args)
-                    db.execute("COMMIT")
-                    return [cur.rowcount]  # type: ignore[list-item]
-                return db.execute(sql, args).fetchall()
-            finally:
-                db.close()
-        except sqlite3.Error as exc:
-            raise StoreError(f"job store {self.path}: {exc}") from None
-
-    @staticmethod
-    def _encode(key: str, value: Any) -> Any:
-        if key in _JSON_FIELDS:
-            return None if value is None else json.dumps(value)
-        if key == "cancel_requested":
-            return int(bool(value))
-        return value
-
-    def _decode(self, row: sqlite3.Row) -> Job:
-        values = dict(row)
-        for key in _JSON_FIELDS:
-            values[key] = None if values[key] is None else json.loads(values[key])
-        values["cancel_requested"] = bool(values["cancel_requested"])
-        return Job(**values)
-
-    def _insert(self, job: Job) -> None:
-        values = {k: self._encode(k, v) for k, v in asdict(job).items()}
-        cols = ", ".join(values)
-        self._exec(f"INSERT INTO jobs ({cols}) VALUES ({', '.join('?' * len(values))})",
-                   tuple(values.values()), write=True)
-
-    def get(self, job_id: str) -> Job | None:
-        rows = self._exec("SELECT * FROM jobs WHERE id = ?", (job_id,))
-        return self._decode(rows[0]) if rows else None
-
-    def list(self, limit: int = 200) -> list[Job]:
-        rows = self._exec("SELECT * FROM jobs ORDER BY created DESC LIMIT ?", (int(limit),))
-        return [self._decode(r) for r in rows]
-
-    def _cas(self, job_id: str, allowed: tuple[str, ...], status: str,
-             values: dict[str, Any]) -> bool:
-        sets = ", ".join(f"{k} = ?" for k in values)
-        args = (status, *(self._encode(k, v) for k, v in values.items()), job_id, *allowed)
-        (count,) = self._exec(
-            f"UPDATE jobs SET status = ?{', ' + sets if sets else ''} WHERE id = ? AND status "
-            f"IN ({', '.join('?' * len(allowed))})", args, write=True)
-        return bool(count)
-
-    def update(self, job_id: str, **values: Any) -> None:
-        bad = set(values) - set(_FIELDS) | ({"id", "status"} & set(values))
-        if bad:
-            raise ValueError(f"cannot update {sorted(bad)}")
-        sets = ", ".join(f"{k} = ?" for k in values)
-        self._exec(f"UPDATE jobs SET {sets} WHERE id = ?",
-                   (*(self._encode(k, v) for k, v in values.items()), job_id), write=True)
-
-    def add_metric(self, job_id: str, row: dict[str, Any]) -> None:
-        self._exec("INSERT INTO metrics (job_id, row) VALUES (?, ?)",
-                   (job_id, json.dumps(row)), write=True)
-
-    def metrics(self, job_id: str) -> list[dict[str, Any]]:
-        rows = self._exec("SELECT row FROM metrics WHERE job_id = ? ORDER BY seq", (job_id,))
-        return [json.loads(r["row"]) for r in rows]
-
-    def add_log(self, job_id: str, line: str) -> None:
-        self._exec("INSERT INTO logs (job_id, time, line) VALUES (?, ?, ?)",
-                   (job_id, time.time(), line), write=True)
-        self._exec("DELETE FROM logs WHERE job_id = ? AND seq <= (SELECT seq FROM logs WHERE "
-                   "job_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                   (job_id, job_id, MAX_LOG_LINES), write=True)
-
-    def logs(self, job_id: str, tail: int = 200) -> list[str]:
-        if tail <= 0:
-            return []
-        rows = self._exec("SELECT line FROM logs WHERE job_id = ? ORDER BY seq DESC LIMIT ?",
-                          (job_id, int(tail)))
-        return [r["line"] for r in reversed(rows)]
-
-    def ping(self) -> bool:
-        try:
-            self._exec("SELECT 1")
-            return True
-        except StoreError:
-            return False
-
-
-# --------------------------------------------------------------------------- Redis
-
-_CAS_LUA = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 0 end
-local n = tonumber(ARGV[1])
-local ok = false
-for i = 2, n + 1 do if status == ARGV[i] then ok = true end end
-if not ok then return 0 end
-for i = n + 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
-_UPDATE_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
-
-
-class RedisStore(JobStore):
-    """Jobs in Redis, shared by every web server and Celery worker: a hash per job (fields as
-    JSON), a sorted set of ids by creation time, and a list each of metrics and log lines."""
-
-    PREFIX = "bnviz"
-
-    def __init__(self, url: str):
-        import redis
-
-        self.url = url
-        self._redis = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
-        self._cas_script = self._redis.register_script(_CAS_LUA)
-        self._update_script = self._redis.register_script(_UPDATE_LUA)
-
-    def _key(self, job_id: str, part: str = "") -> str:
-        return f"{self.PREFIX}:job:{job_id}{':' + part if part else ''}"
-
-    def _call(self, fn, *args, **kwargs):
-        import redis
-
-        try:
-            return fn(*args, **kwargs)
-        except redis.RedisError as exc:
-            raise StoreError(f"job store {self.url}: {exc}") from None
-
-    @staticmethod
-    def _flat(values: dict[str, Any]) -> list[str]:
-        return [x for k, v in values.items() for x in (k, json.dumps(v))]
-
-    def _insert(self, job: Job) -> None:
-        pipe = self._redis.pipeline()
-        pipe.hset(self._key(job.id), mapping={k: json.dumps(v) for k, v in asdict(job).items()})
-        pipe.zadd(f"{self.PREFIX}:jobs", {job.id: job.created})
-        self._call(pipe.execute)
-
-    def _decode(self, raw: dict[bytes, bytes]) -> Job:
-        values = {k.decode(): json.loads(v) for k, v in raw.items()}
-        return Job(**{k: v for k, v in values.items() if k in _FIELDS})
-
-    def get(self, job_id: str) -> Job | None:
-        raw = self._call(self._redis.hgetall, self._key(job_id))
-        return self._decode(raw) if raw else None
-
-    def list(self, limit: int = 200) -> list[Job]:
-        ids = self._call(self._redis.zrevrange, f"{self.PREFIX}:jobs", 0, int(limit) - 1)
-        pipe = self._redis.pipeline()
-        for job_id in ids:
-            pipe.hgetall(self._key(job_id.decode()))
-        return [self._decode(raw) for raw in self._call(pipe.execute) if raw]
-
-    def _cas(self, job_id: str, allowed: tuple[str, ...], status: str,
-             values: dict[str, Any]) -> bool:
-        args = [len(allowed), *(json.dumps(a) for a in allowed),
-                *self._flat({"status": status, **values})]
-        return bool(self._call(self._cas_script, keys=[self._key(job_id)], args=args))
-
-    def update(self, job_id: str, **values: Any) -> None:
-        if set(values) - set(_FIELDS) or {"id", "status"} & set(values):
-            raise ValueError(f"cannot update {sorted(values)}")
-        self._call(self._update_script, keys=[self._key(job_id)], args=self._flat(values))
-
-    def add_metric(self, job_id: str, row: dict[str, Any]) -> None:
-        self._call(self._redis.rpush, self._key(job_id, "metrics"), json.dumps(row))
-
-    def metrics(self, job_id: str) -> list[dict[str, Any]]:
-        return [json.loads(r) for r in
-                self._call(self._redis.lrange, self._key(job_id, "metrics"), 0, -1)]
-
-    def add_log(self, job_id: str, line: str) -> None:
-        pipe = self._redis.pipeline()
-        pipe.rpush(self._key(job_id, "log"), line)
-        pipe.ltrim(self._key(job_id, "log"), -MAX_LOG_LINES, -1)
-        self._call(pipe.execute)
-
-    def logs(self, job_id: str, tail: int = 200) -> list[str]:
-        if tail <= 0:
-            return []
-        return [r.decode() for r in
-                self._call(self._redis.lrange, self._key(job_id, "log"), -int(tail), -1)]
-
-    def ping(self) -> bool:
-        try:
-            return bool(self._call(self._redis.ping))
-        except StoreError:
-            return False
-
-
 # --------------------------------------------------------------------------- choosing one
 
 
@@ -491,8 +316,12 @@ def open_store(url: str | None = None) -> JobStore:
     with _LOCK:
         if url not in _STORES:
             if url.startswith(("redis://", "rediss://", "unix://")):
+                from bnviz.jobs.redis_store import RedisStore
+
                 _STORES[url] = RedisStore(url)
             elif url.startswith("sqlite:///"):
+                from bnviz.jobs.sqlite_store import SQLiteStore
+
                 _STORES[url] = SQLiteStore(url[len("sqlite:///"):])
             else:
                 raise StoreError(f"BNVIZ_STORE_URL {brief(url)}: use sqlite:///PATH or redis://...")

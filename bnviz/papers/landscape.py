@@ -36,10 +36,12 @@ import torch
 from torch.func import grad_and_value, vmap
 
 from bnviz.device import pick_device
+from bnviz.jobs.results import load_result
+from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 
-__all__ = ["LANDSCAPE_LIMITS", "MAX_LANDSCAPE_WORK", "LandscapeResult", "LandscapeSettings",
-           "NoisyBN", "init_params", "load_landscape", "run_landscape", "square_grid",
-           "start_landscape"]
+__all__ = ["LANDSCAPE_2D_JOB", "LANDSCAPE_LIMITS", "MAX_LANDSCAPE_WORK", "LandscapeResult",
+           "LandscapeSettings", "NoisyBN", "check_landscape_params", "init_params",
+           "load_landscape", "run_landscape", "run_landscape_job", "square_grid"]
 
 #: steps x (step sizes + depth + 2) x batch x width^2 x depth: the forward-backward work of
 #: one run (both arms); at the cap about 2e11 float64 flops, a minute or two on 2 cores.
@@ -277,37 +279,39 @@ def _logits_with_population(params: dict[str, torch.Tensor], x_all: torch.Tensor
     return z @ params["head_W"].T + params["head_b"]
 
 
-def start_landscape(settings: LandscapeSettings) -> str:
-    """Both arms in the background (kind ``landscape``, bnviz.runs): the run key.  Results
-    are kept on disk by their settings, so the same run is done once."""
-    from bnviz.runs import RunStatus, start_run
-
-    def work(progress, tmp) -> RunStatus:
-        r = run_landscape(settings, progress=lambda k: progress(k))
-        arrays = {f"{arm}__{k}": v for arm, rows in r.arms.items() for k, v in rows.items()}
-        np.savez_compressed(tmp, **arrays, **{f"decision__{k}": v for k, v in
-                                             r.decision.items()},
-                            box=np.array(r.box), points=r.points, labels=r.labels,
-                            seconds=r.seconds)
-        return RunStatus("done", 2 * settings.steps, 2 * settings.steps)
-
-    return start_run("landscape", settings.as_params(), 2 * settings.steps, work)
+def check_landscape_params(raw: dict) -> dict:
+    """A run's stored parameters (:meth:`LandscapeSettings.as_params`) checked (ParamError)."""
+    return validate_params(LandscapeSettings, raw, "landscape-2d").as_params()
 
 
-def load_landscape(key: str) -> dict:
-    """A stored run: {"arms": {arm: {measure: array}}, "decision": {arm: map}, "box",
-    "points", "labels", "seconds"}."""
-    from bnviz.runs import result_path
+def run_landscape_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
+    """Both arms, on the job's device; the curves and decision maps are its result."""
+    settings = validate_params(LandscapeSettings, params, "landscape-2d")
+    total = 2 * settings.steps
+    r = run_landscape(settings, ctx.device, progress=lambda k: ctx.progress(k / total))
+    arrays = {f"{arm}__{k}": v for arm, rows in r.arms.items() for k, v in rows.items()}
+    ctx.save_result(lambda path: np.savez_compressed(
+        path, **arrays, **{f"decision__{k}": v for k, v in r.decision.items()},
+        box=np.array(r.box), points=r.points, labels=r.labels, seconds=r.seconds))
+    return {"seconds": r.seconds, "device": r.device}
 
-    with np.load(result_path("landscape", key), allow_pickle=False) as f:
-        out: dict = {"arms": {}, "decision": {}}
-        for name in f.files:
-            if "__" in name:
-                group, measure = name.split("__", 1)
-                if group == "decision":
-                    out["decision"][measure] = f[name]
-                else:
-                    out["arms"].setdefault(group, {})[measure] = f[name]
+
+#: The debate page's run, a job of type ``landscape-2d`` (``landscape`` is the image one).
+LANDSCAPE_2D_JOB = JobType("landscape-2d", check_landscape_params, run_landscape_job,
+                           result=True)
+
+
+def load_landscape(job_id: str) -> dict:
+    """A run's result: {"arms": {arm: {measure: array}}, "decision": {arm: map}, "box",
+    "points", "labels", "seconds"} (OSError when it is gone)."""
+    out: dict = {"arms": {}, "decision": {}}
+    for name, value in load_result(job_id).items():
+        if "__" in name:
+            group, measure = name.split("__", 1)
+            if group == "decision":
+                out["decision"][measure] = value
             else:
-                out[name] = f[name]
+                out["arms"].setdefault(group, {})[measure] = value
+        else:
+            out[name] = value
     return out

@@ -13,6 +13,10 @@ The forward pass of the grid is batched in torch (cuda when available) in bands 
 a halo of ceil(eps) rows, so memory stays bounded at any grid size; float32 by default (the
 paper-scale network has 1024 units x 11 layers; this is a grid estimate, not exact geometry),
 float64 on request.
+
+The density page runs Figure 3 for the three modes as a job of type ``density``
+(:data:`DENSITY_JOB`, on the job worker: :mod:`bnviz.jobs`); its counts are the job's result
+file, so the same settings are computed once, also across restarts.
 """
 
 from __future__ import annotations
@@ -21,17 +25,22 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from pydantic import BaseModel, ConfigDict, Field
 
-from bnviz.core.network import MODES, Network, layer_statistics, random_network
+from bnviz.core.network import ACTIVATIONS, MODES, Network, layer_statistics, random_network
+from bnviz.data.datasets import DATASETS, make_dataset
 from bnviz.device import pick_device
-from bnviz.runs import Cancelled, RunStatus, result_path, start_run
+from bnviz.jobs.results import load_result
+from bnviz.jobs.types import DistInfo, JobContext, JobType, ParamError, validate_params
 
-__all__ = ["MAX_DENSITY_WORK", "Cancelled", "DensityResult", "ball_offsets", "concentration",
-           "load_density", "near_data_ratio", "near_data_ratios", "start_density"]
+__all__ = ["DENSITY_JOB", "MAX_DENSITY_WORK", "DensityParams", "DensityResult", "ball_offsets",
+           "check_density_params", "concentration", "density_work", "load_density",
+           "near_data_ratio", "near_data_ratios", "run_density_job"]
 
 #: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's
 #: Figure 3 at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
@@ -70,7 +79,8 @@ def concentration(net: Network, data: np.ndarray, layers: Sequence[int], grid: i
     """Concentration of each requested layer's facets at every grid point (Figure 3).
 
     BN statistics (mode ``bn``) are those of ``data`` (test-time statistics of the whole
-    data set).  ``progress(fraction)`` is called after each band; it may raise ``Cancelled``.
+    data set).  ``progress(fraction)`` is called after each band; it may raise
+    :class:`~bnviz.jobs.types.Cancelled`.
     """
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
@@ -173,36 +183,61 @@ def density_work(grid: int, depth: int, width: int) -> float:
     return float(grid) * grid * depth * width * width
 
 
-def start_density(params: dict) -> str:
-    """Figure 3 for the three modes in the background (kind ``density``); returns the run key.
+# --------------------------------------------------------------------------- the page's job
 
-    ``params``: depth, width, activation, dataset, n, seed, grid, eps.  All layers are
-    counted (the near-data plot shows each); the result holds counts (3, L, grid, grid).
-    """
-    from bnviz.data.datasets import make_dataset
+class DensityParams(BaseModel):
+    """The density page's Figure 3 run: a network of ``depth`` x ``width`` (leaky-ReLU 0.1,
+    the seed's random weights), ``n`` points of ``dataset``, a ``grid`` x ``grid`` grid of
+    the [-3, 3]^2 box, eps-balls of ``eps`` grid cells (the page's limits)."""
 
-    if density_work(params["grid"], params["depth"], params["width"]) > MAX_DENSITY_WORK:
-        raise ValueError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    depth: int = Field(ge=1, le=16)
+    width: int = Field(ge=2, le=1024)
+    activation: Literal[ACTIVATIONS] = "leaky_relu"
+    dataset: Literal[DATASETS] = "star"
+    n: int = Field(ge=2, le=2000)
+    seed: int = Field(ge=0, le=2**31 - 1)
+    grid: int = Field(ge=16, le=512)
+    eps: float = Field(ge=1, le=8, allow_inf_nan=False)
+
+
+def check_density_params(raw: dict) -> dict:
+    """The run's parameters checked (ParamError), with the cost cap on grid^2 x depth x
+    width^2."""
+    p = validate_params(DensityParams, raw, "density").model_dump()
+    if density_work(p["grid"], p["depth"], p["width"]) > MAX_DENSITY_WORK:
+        raise ParamError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
                          "the width or the depth")
+    return p
+
+
+def run_density_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
+    """Figure 3 for the three modes (one network each, the same seed): the result holds
+    counts (3, L, grid, grid) for every layer (the near-data plot shows each), the data, the
+    modes, grid and eps. Progress goes over the three modes; a cancel stops it at the next
+    band of rows."""
     data = make_dataset(params["dataset"], params["n"], params["seed"]).points
+    counts, seconds = [], 0.0
+    for m, mode in enumerate(MODES):
+        ctx.progress(m / len(MODES))
+        net = random_network(params["depth"], params["width"], params["activation"], 0.1,
+                             mode, params["seed"])
+        r = concentration(net, data, range(1, params["depth"] + 1), params["grid"],
+                          params["eps"], (-3.0, 3.0, -3.0, 3.0), device=ctx.device,
+                          progress=lambda f, m=m: ctx.progress((m + f) / len(MODES)))
+        counts.append(r.counts)
+        seconds += r.seconds
+    ctx.save_result(lambda path: np.savez_compressed(
+        path, counts=np.stack(counts), data=data, modes=np.array(MODES), grid=params["grid"],
+        eps=params["eps"]))
+    return {"seconds": seconds, "device": str(ctx.device)}
 
-    def work(progress, tmp) -> RunStatus:
-        counts = []
-        for m, mode in enumerate(MODES):
-            net = random_network(params["depth"], params["width"], params["activation"], 0.1,
-                                 mode, params["seed"])
-            r = concentration(net, data, range(1, params["depth"] + 1), params["grid"],
-                              params["eps"], (-3.0, 3.0, -3.0, 3.0),
-                              progress=lambda f, m=m: progress(int(100 * (m + f) / 3)))
-            counts.append(r.counts)
-        np.savez_compressed(tmp, counts=np.stack(counts), data=data, modes=np.array(MODES),
-                            grid=params["grid"], eps=params["eps"])
-        return RunStatus("done", 100, 100)
 
-    return start_run("density", params, 100, work)
+DENSITY_JOB = JobType("density", check_density_params, run_density_job, result=True)
 
 
-def load_density(key: str) -> dict:
-    """The stored result of a density run: counts (3 modes, L, grid, grid), data, modes."""
-    with np.load(result_path("density", key), allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
+def load_density(job_id: str) -> dict:
+    """The result of a density job: counts (3 modes, L, grid, grid), data, modes (OSError when
+    it is gone, ValueError for what is not a job id)."""
+    return load_result(job_id)

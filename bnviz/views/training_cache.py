@@ -1,90 +1,123 @@
-"""Trained networks for the jitter page: trained in the background, kept on disk.
+"""Trained networks for the jitter page: trained by a job, or uploaded; both kept on disk.
 
-A training run is a :mod:`bnviz.runs` run of kind ``trained``: its network is written to
-``$BNVIZ_HOME/trained/<key>.npz`` (default ``~/.bnviz``), so a network trained once is
-reused, also after a restart, and its progress is visible to every server process.
+* Training is a job of type ``jitter-training`` (:data:`TRAINING_JOB`, run by the job worker:
+  :mod:`bnviz.jobs`): its network is the job's result file, so the same training is done once
+  and reused, also after a restart, and its progress and loss are in the job store.
+* An uploaded network is not a job: it is checked and kept, by the hash of its bytes, in
+  ``$BNVIZ_HOME/uploads/<hash>.npz``.
+
+The page refers to a network by a string that says which it is: ``job:<job id>`` or
+``upload:<hash>`` (:func:`trained_path` turns either into its file, and refuses anything
+else: the page's store comes from the client).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
+from typing import Literal
 
-import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from bnviz.core.network import Network, load_network, random_network
-from bnviz.runs import (
-    STALE_SECONDS,
-    RunStatus,
-    bnviz_home,
-    result_path,
-    run_key,
-    run_status,
-    start_run,
-)
-from bnviz.runs import _progress_path as _run_progress_path
-from bnviz.runs import _write_progress as _run_write_progress
-from bnviz.views.jitter import binary_task
-from bnviz.views.train import save_network, train_network
+from bnviz.config import bnviz_home
+from bnviz.core.network import ACTIVATIONS, Network, load_network, random_network
+from bnviz.data.datasets import DATASETS
+from bnviz.jobs.results import result_path
+from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
+from bnviz.views.jitter import JITTER_LIMITS, binary_task
+from bnviz.views.train import OPTIMIZERS, save_network, train_network
 
-__all__ = ["STALE_SECONDS", "TrainingStatus", "bnviz_home", "load_trained", "save_uploaded",
-           "start_training", "trained_path", "training_key", "training_status"]
+__all__ = ["TRAINING_JOB", "TrainingParams", "check_training_params", "load_trained",
+           "run_training_job", "save_uploaded", "trained_path", "training_reference"]
 
-KIND = "trained"
-TrainingStatus = RunStatus
+_UPLOAD = re.compile(r"^upload:([0-9a-f]{24})$")
+#: A loss is recorded about this many times in a training (the page shows the latest).
+LOSS_REPORTS = 50
 
 
-def trained_path(key: str) -> Path:
-    return result_path(KIND, key)
+def _limit(name: str) -> dict[str, int]:
+    low, high = JITTER_LIMITS[name]
+    return {"ge": max(low, 1) if name == "train_steps" else low, "le": high}
 
 
-def training_key(params: dict) -> str:
-    return run_key(params)
+class TrainingParams(BaseModel):
+    """A training of the jitter page's network (BN, a two-logit head) on its binary task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dataset: Literal[DATASETS]
+    n: int = Field(**_limit("n"))
+    data_seed: int = Field(ge=0, le=2**31 - 1)
+    depth: int = Field(**_limit("depth"))
+    width: int = Field(**_limit("width"))
+    activation: Literal[ACTIVATIONS] = "leaky_relu"
+    alpha: float = Field(default=0.1, ge=-1, le=1, allow_inf_nan=False)
+    seed: int = Field(ge=0, le=2**31 - 1)
+    steps: int = Field(**_limit("train_steps"))
+    batch_size: int = Field(**_limit("batch_size"))
+    lr: float = Field(gt=0, le=10, allow_inf_nan=False)
+    optimizer: Literal[OPTIMIZERS]
 
 
-def training_status(key: str) -> TrainingStatus:
-    return run_status(KIND, key)
+def check_training_params(raw: dict) -> dict:
+    return validate_params(TrainingParams, raw, "training").model_dump()
 
 
-def _progress_path(key: str) -> Path:
-    return _run_progress_path(KIND, key)
+def run_training_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
+    """Train from the seed's initial weights (on the CPU: a network of at most 6 x 32 units
+    trains faster there, and the same parameters give the same network on any worker); the
+    loss goes to the job's metrics about LOSS_REPORTS times, the network to its result."""
+    data = binary_task(params["dataset"], params["n"], params["data_seed"])
+    net = random_network(params["depth"], params["width"], params["activation"],
+                         params["alpha"], "bn", params["seed"], head_outputs=2)
+    steps = params["steps"]
+    every = max(1, steps // LOSS_REPORTS)
+
+    def progress(step: int, loss: float | None = None) -> None:
+        if loss is not None and (step % every == 0 or step == steps):
+            ctx.metric({"step": step, "loss": float(loss)})
+        ctx.progress(step / steps)
+
+    report = train_network(net, data.points, data.labels, steps,
+                           batch_size=params["batch_size"], lr=params["lr"],
+                           optimizer=params["optimizer"], seed=params["seed"],
+                           progress=progress, device="cpu")
+    ctx.save_result(lambda path: save_network(report.network, path))
+    return {"steps": steps, "accuracy": float(report.accuracy),
+            "loss": float(report.losses[-1]) if len(report.losses) else None}
 
 
-def _write_progress(key: str, status: TrainingStatus) -> None:
-    _run_write_progress(KIND, key, status)
+TRAINING_JOB = JobType("jitter-training", check_training_params, run_training_job, result=True)
 
 
-def load_trained(key: str, activation: str = "leaky_relu", alpha: float = 0.1) -> Network:
-    return load_network(trained_path(key), activation, alpha, "bn")
+def training_reference(job_id: str) -> str:
+    """The page's reference to the network a training job wrote."""
+    return f"job:{job_id}"
 
 
-def start_training(params: dict) -> str:
-    """Start training (or find it done or running, here or elsewhere); returns the key.
+def _uploads() -> Path:
+    return bnviz_home() / "uploads"
 
-    ``params``: dataset, n, data_seed, depth, width, activation, alpha, seed, steps,
-    batch_size, lr, optimizer.
-    """
 
-    def work(progress, tmp: Path) -> RunStatus:
-        data = binary_task(params["dataset"], params["n"], params["data_seed"])
-        net = random_network(params["depth"], params["width"], params["activation"],
-                             params["alpha"], "bn", params["seed"], head_outputs=2)
-        report = train_network(net, data.points, data.labels, params["steps"],
-                               batch_size=params["batch_size"], lr=params["lr"],
-                               optimizer=params["optimizer"], seed=params["seed"],
-                               progress=progress, device="cpu")
-        save_network(report.network, tmp)
-        return RunStatus("done", params["steps"], params["steps"],
-                         float(report.losses[-1]) if len(report.losses) else None,
-                         report.accuracy)
+def trained_path(reference: object) -> Path:
+    """The file of ``job:<id>`` or ``upload:<hash>``; ValueError for anything else."""
+    if isinstance(reference, str) and reference.startswith("job:"):
+        return result_path(reference[len("job:"):])
+    found = _UPLOAD.match(reference) if isinstance(reference, str) else None
+    if found is None:
+        raise ValueError("not a trained network (job:<id> or upload:<hash>)")
+    return _uploads() / f"{found[1]}.npz"
 
-    return start_run(KIND, params, params["steps"], work)
+
+def load_trained(reference: str, activation: str = "leaky_relu", alpha: float = 0.1) -> Network:
+    return load_network(trained_path(reference), activation, alpha, "bn")
 
 
 def save_uploaded(data: bytes) -> str:
-    """Store an uploaded .npz network (validated by loading it) and return its key."""
-    key = hashlib.sha256(data).hexdigest()[:24]
-    path = trained_path(key)
+    """Keep an uploaded .npz network (validated by loading it); returns its reference."""
+    reference = f"upload:{hashlib.sha256(data).hexdigest()[:24]}"
+    path = trained_path(reference)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
     tmp.write_bytes(data)
@@ -94,9 +127,8 @@ def save_uploaded(data: bytes) -> str:
             raise ValueError("the network has no classifier head (head_W)")
         if net.depth > 6 or max(net.widths) > 32:
             raise ValueError(f"widths {net.widths}: at most 6 layers of 32 units here")
-        np.load(tmp, allow_pickle=False).close()
     except (ValueError, OSError) as exc:
         tmp.unlink(missing_ok=True)
         raise ValueError(str(exc).replace(str(tmp), "the upload")) from None
     tmp.replace(path)
-    return key
+    return reference

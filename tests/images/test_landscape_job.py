@@ -10,8 +10,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bnviz.images import experiments as E
+from bnviz.images.experiments import run_experiment, summarise
+from bnviz.images.landscape import landscape_measures
 from bnviz.images.networks import build_model
+from bnviz.images.params import check_params
+from bnviz.jobs.types import ParamError, RecordingContext
 
 
 def _grad_at(model, params, x, y):
@@ -32,7 +35,7 @@ def test_measures_against_a_copy_of_the_network():
     x, y = torch.randn(16, 1, 8, 8), torch.randint(0, 10, (16,))
     before = {k: v.clone() for k, v in model.named_buffers()}
     lr, etas = 0.05, 3
-    measures, grads = E.landscape_measures(model, x, y, lr, etas)
+    measures, grads = landscape_measures(model, x, y, lr, etas)
     for k, v in model.named_buffers():  # a measurement does not move running statistics
         torch.testing.assert_close(v, before[k], rtol=0, atol=0)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
@@ -69,23 +72,23 @@ def test_measures_against_a_copy_of_the_network():
 
 
 def test_landscape_parameters():
-    p = E.check_params("landscape", {"etas": "3", "measure_every": 5})
+    p = check_params("landscape", {"etas": "3", "measure_every": 5})
     assert p["etas"] == 3 and p["measure_every"] == 5 and "gpus" not in p
-    with pytest.raises(E.ParamError, match="--etas is not a parameter of smart-init"):
-        E.check_params("smart-init", {"etas": 3})
-    with pytest.raises(E.ParamError, match="--measure-every: must be from 1"):
-        E.check_params("landscape", {"measure_every": 0})
-    with pytest.raises(E.ParamError, match="over the cap"):
-        E.check_params("landscape", {"epochs": 1000, "runs": 50, "measure_every": 1})
+    with pytest.raises(ParamError, match="--etas is not a parameter of smart-init"):
+        check_params("smart-init", {"etas": 3})
+    with pytest.raises(ParamError, match="--measure-every: must be from 1"):
+        check_params("landscape", {"measure_every": 0})
+    with pytest.raises(ParamError, match="over the cap"):
+        check_params("landscape", {"epochs": 1000, "runs": 50, "measure_every": 1})
 
 
 def test_landscape_job_on_digits():
     from callbacks.figures import job_figure
 
-    params = E.check_params("landscape", {"epochs": 2, "runs": 1, "max_train": 128,
+    params = check_params("landscape", {"epochs": 2, "runs": 1, "max_train": 128,
                                           "width": 4, "measure_every": 2, "etas": 2})
-    ctx = E.RecordingContext()
-    E.run_experiment("landscape", params, ctx)
+    ctx = RecordingContext()
+    run_experiment("landscape", params, ctx)
     steps = [r for r in ctx.rows if r["kind"] == "step"]
     epochs = [r for r in ctx.rows if r["kind"] == "epoch"]
     assert {r["arm"] for r in steps} == {"bn", "no_bn"}
@@ -95,7 +98,7 @@ def test_landscape_job_on_digits():
     for r in steps:
         assert r["loss_min"] <= r["loss_max"] and r["beta_eff"] > 0
         assert -1 <= r["ics_cos"] <= 1 and r["ics_l2"] >= 0
-    s = E.summarise("landscape", ctx.rows)
+    s = summarise("landscape", ctx.rows)
     for arm in ("bn", "no_bn"):
         land = s["arms"][arm]["landscape"]
         assert land["step"] == [0, 2] and len(land["beta_eff"]) == 2

@@ -1,7 +1,6 @@
-"""Tests of the background jobs: the stores, reaping, persistence and the embedded backend.
+"""Tests of the background jobs: persistence and the embedded backend (the stores' semantics
+and reaping: tests/jobs/test_store.py).
 
-* Store semantics run against both stores: :class:`SQLiteStore` on a temporary file and
-  :class:`RedisStore` on the session's real redis-server (a unique key prefix per test).
 * The embedded backend is tested with real processes: ``python -m bnviz jobs ...`` in
   subprocesses, the detached local worker it starts, and a job process per job. Jobs are tiny
   (smart-init on digits, width 4, one epoch, one run); the "long" job (1000 epochs) is only ever
@@ -20,9 +19,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +27,8 @@ from typing import Any, TypeVar
 import pytest
 
 from bnviz.cli import main
-from bnviz.images.experiments import ARMS, check_params, summarise
+from bnviz.images.experiments import summarise
+from bnviz.images.params import ARMS, check_params
 from bnviz.jobs import (
     cancel_job,
     get_job,
@@ -40,14 +38,10 @@ from bnviz.jobs import (
     submit_job,
     wait_job,
 )
-from bnviz.jobs import store as store_module
 from bnviz.jobs.local import ensure_local_worker, local_worker_pid
+from bnviz.jobs.sqlite_store import SQLiteStore
 from bnviz.jobs.store import (
-    HOST,
     Job,
-    JobStore,
-    RedisStore,
-    SQLiteStore,
     open_store,
     pid_alive,
 )
@@ -107,14 +101,6 @@ def wait_running(job_id: str, timeout: float = 90) -> Job:
     return wait_for(running, timeout, f"job {job_id} to run", poll=0.2)
 
 
-def dead_pid() -> int:
-    """The pid of a process of this host that has exited (and been reaped)."""
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    assert not pid_alive(proc.pid)
-    return proc.pid
-
-
 def one_error_line(rc: int, out: str, err: str) -> str:
     """Exit code 2, nothing on stdout, exactly one 'bnviz: error:' line on stderr."""
     assert rc == 2, (rc, out, err)
@@ -161,287 +147,6 @@ def home(jobs_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("BNVIZ_JOB_STALE_SECONDS", "600")
     yield jobs_home
     _stop_local_worker(jobs_home)
-
-
-def _open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
-    if kind == "sqlite":
-        return SQLiteStore(tmp_path / "store" / "jobs.sqlite")
-    store = RedisStore(request.getfixturevalue("redis_server"))
-    store.PREFIX = f"bnviz-test-{uuid.uuid4().hex}"  # type: ignore[misc]  # keys of this test only
-    assert store.ping()
-    return store
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
-    return _open_store(request.param, request, tmp_path)
-
-
-# --------------------------------------------------------------------------- store semantics
-
-
-def test_create_get_and_list_newest_first(store: JobStore) -> None:
-    ids = []
-    for i in range(4):
-        job = store.create("smart-init", {"width": 4, "seed": i, "eps": [0.1, 0.3]})
-        ids.append(job.id)
-        time.sleep(0.002)
-    assert len(set(ids)) == 4
-    got = store.get(ids[1])
-    assert got is not None
-    assert (got.id, got.type, got.status, got.params) == (
-        ids[1], "smart-init", "queued", {"width": 4, "seed": 1, "eps": [0.1, 0.3]})
-    assert got.progress == 0.0 and got.created > 0
-    assert got.started is got.finished is got.pid is got.error is None
-    assert got.cancel_requested is False and got.backend == "local" and got.rerun_of is None
-    assert [j.id for j in store.list()] == ids[::-1]
-    assert [j.id for j in store.list(2)] == ids[:1:-1]
-    assert store.get("0123456789ab") is None
-    rerun = store.create("smart-init", {}, backend="celery", rerun_of=ids[0])
-    assert (store.get(rerun.id).backend, store.get(rerun.id).rerun_of) == ("celery", ids[0])
-
-
-def test_claim_is_exclusive(store: JobStore) -> None:
-    old = store.create("smart-init", {})
-    time.sleep(0.002)
-    new = store.create("smart-init", {})
-    assert store.claim_next(111) == old.id  # the oldest queued job first
-    assert store.claim(old.id, 222) is False
-    job = store.get(old.id)
-    assert (job.status, job.pid, job.host) == ("running", 111, HOST)
-    assert job.started is not None and job.heartbeat is not None
-
-    # many claimers at once on one queued job: exactly one wins
-    barrier = threading.Barrier(8)
-    wins: list[int] = []
-
-    def claim(pid: int) -> None:
-        barrier.wait()
-        if store.claim(new.id, pid):
-            wins.append(pid)
-
-    threads = [threading.Thread(target=claim, args=(1000 + k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert len(wins) == 1
-    assert store.get(new.id).pid == wins[0]
-    assert store.claim_next(333) is None  # nothing queued is left
-
-
-def test_finish_on_an_ended_job_does_nothing(store: JobStore) -> None:
-    job = store.create("smart-init", {})
-    assert store.claim(job.id, 1)
-    store.update(job.id, progress=0.25)
-    assert store.finish(job.id, "succeeded", summary={"arms": {"a": 1}})
-    done = store.get(job.id)
-    assert (done.status, done.progress, done.error, done.summary) == (
-        "succeeded", 1.0, None, {"arms": {"a": 1}})
-    assert done.finished is not None and done.finished >= done.started
-
-    assert store.finish(job.id, "failed", "too late") is False
-    assert store.finish(job.id, "cancelled") is False
-    assert store.claim(job.id, 2) is False
-    assert store.request_cancel(job.id) == "succeeded"
-    assert store.get(job.id) == done  # not a field changed
-    with pytest.raises(ValueError, match="end status"):
-        store.finish(job.id, "running")
-
-    queued = store.create("smart-init", {})  # a queued job may end directly (e.g. a bad broker)
-    assert store.finish(queued.id, "failed", "cannot reach the broker")
-    assert (store.get(queued.id).status, store.get(queued.id).error) == (
-        "failed", "cannot reach the broker")
-    assert store.claim(queued.id, 3) is False
-
-
-def test_request_cancel(store: JobStore) -> None:
-    queued = store.create("smart-init", {})
-    assert store.request_cancel(queued.id) == "cancelled"  # a queued job ends at once
-    job = store.get(queued.id)
-    assert (job.status, job.cancel_requested, job.started) == ("cancelled", True, None)
-    assert job.finished is not None
-    assert store.claim(queued.id, 1) is False and store.claim_next(1) is None
-
-    running = store.create("smart-init", {})
-    assert store.claim(running.id, 2)
-    assert store.request_cancel(running.id) == "running"  # its process is asked to stop
-    job = store.get(running.id)
-    assert (job.status, job.cancel_requested, job.finished) == ("running", True, None)
-    assert store.finish(running.id, "cancelled", "cancelled by the user")
-    assert store.get(running.id).status == "cancelled"
-
-    with pytest.raises(KeyError):
-        store.request_cancel("0123456789ab")
-
-
-def test_metrics_and_logs_append_in_order(store: JobStore) -> None:
-    job, other = store.create("smart-init", {}), store.create("smart-init", {})
-    rows = [{"arm": arm, "epoch": e, "test_accuracy": e / 10, "train_loss": None}
-            for e in range(1, 4) for arm in ("zero_bias", "bn_init")]
-    for i, row in enumerate(rows):
-        store.add_metric(job.id, row)
-        store.add_log(job.id, f"line {i}")
-    store.add_metric(other.id, {"arm": "x"})
-    store.add_log(other.id, "other")
-    assert store.metrics(job.id) == rows
-    lines = [f"line {i}" for i in range(len(rows))]
-    assert store.logs(job.id) == lines
-    assert store.logs(job.id, tail=3) == lines[-3:]
-    assert store.logs(job.id, tail=1) == lines[-1:]
-    assert store.logs(job.id, tail=100) == lines
-    assert store.logs(job.id, tail=0) == []
-    assert store.metrics(other.id) == [{"arm": "x"}] and store.logs(other.id) == ["other"]
-    assert store.metrics("0123456789ab") == [] and store.logs("0123456789ab") == []
-
-
-@pytest.mark.parametrize("kind", [
-    "sqlite", "redis"])
-def test_logs_are_capped_at_max_log_lines(kind: str, request: pytest.FixtureRequest,
-                                          tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "MAX_LOG_LINES", 5)
-    store = _open_store(kind, request, tmp_path)
-    job = store.create("smart-init", {})
-    for i in range(8):
-        store.add_log(job.id, f"line {i}")
-    assert store.logs(job.id, tail=1000) == [f"line {i}" for i in range(3, 8)]
-
-
-def test_update_sets_fields_but_refuses_status_and_id(store: JobStore) -> None:
-    job = store.create("smart-init", {})
-    store.update(job.id, progress=0.5, device="cpu", pid=42, cancel_requested=True,
-                 summary={"k": [1, 2]})
-    got = store.get(job.id)
-    assert (got.progress, got.device, got.pid, got.cancel_requested, got.summary) == (
-        0.5, "cpu", 42, True, {"k": [1, 2]})
-    for bad in ({"status": "succeeded"}, {"id": "0123456789ab"}, {"no_such_field": 1},
-                {"status": "running", "progress": 0.9}):
-        with pytest.raises(ValueError, match="cannot update"):
-            store.update(job.id, **bad)
-    assert store.get(job.id) == got
-    assert [j.id for j in store.list()] == [job.id]
-
-
-def test_claim_next_from_8_threads_claims_each_job_once(store: JobStore) -> None:
-    ids = {store.create("smart-init", {"seed": i}).id for i in range(20)}
-    barrier = threading.Barrier(8)
-    claimed: dict[int, list[str]] = {k: [] for k in range(8)}
-    errors: list[BaseException] = []
-
-    def claimer(k: int) -> None:
-        try:
-            barrier.wait()
-            while (job_id := store.claim_next(1000 + k)) is not None:
-                claimed[k].append(job_id)
-        except BaseException as exc:  # reported below, with the test's failure
-            errors.append(exc)
-
-    threads = [threading.Thread(target=claimer, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors
-    got = [job_id for c in claimed.values() for job_id in c]
-    assert sorted(got) == sorted(ids)  # every job, none twice
-    for k, c in claimed.items():
-        for job_id in c:
-            job = store.get(job_id)
-            assert (job.status, job.pid) == ("running", 1000 + k)
-
-
-_CLAIMER = r"""
-import importlib.util, json, os, sys, time
-spec = importlib.util.spec_from_file_location("_jobstore", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-sys.modules["_jobstore"] = mod
-spec.loader.exec_module(mod)  # the store module alone: no torch, a fast start
-store = mod.SQLiteStore(sys.argv[2])
-print("ready", flush=True)
-while not os.path.exists(sys.argv[3]):
-    time.sleep(0.002)
-got = []
-while (job_id := store.claim_next(os.getpid())) is not None:
-    got.append(job_id)
-print(json.dumps(got), flush=True)
-"""
-
-
-def test_claim_next_from_4_processes_claims_each_sqlite_job_once(tmp_path: Path) -> None:
-    path = tmp_path / "jobs.sqlite"
-    store = SQLiteStore(path)
-    ids = {store.create("smart-init", {"seed": i}).id for i in range(20)}
-    go = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", _CLAIMER, store_module.__file__, str(path),
-                               str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]
-    try:
-        for p in procs:
-            assert p.stdout.readline().strip() == "ready"
-        go.touch()
-        results = {p.pid: json.loads(p.communicate(timeout=60)[0]) for p in procs}
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert all(p.returncode == 0 for p in procs)
-    got = [job_id for c in results.values() for job_id in c]
-    assert sorted(got) == sorted(ids)
-    for pid, c in results.items():
-        for job_id in c:
-            assert (store.get(job_id).status, store.get(job_id).pid) == ("running", pid)
-
-
-# --------------------------------------------------------------------------- reap
-
-
-def test_reap_fails_jobs_whose_process_died(store: JobStore) -> None:
-    dead = dead_pid()
-    died = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    queued = store.create("smart-init", {})
-    assert store.claim(died.id, dead) and store.claim(live.id, os.getpid())
-    assert store.reap() == [died.id]
-    job = store.get(died.id)
-    assert job.status == "failed"
-    assert "died" in job.error and str(dead) in job.error, job.error
-    assert job.finished is not None
-    untouched = store.get(live.id)
-    assert (untouched.status, untouched.error, untouched.finished) == ("running", None, None)
-    assert store.get(queued.id).status == "queued"
-    assert store.reap() == []  # an ended job is never reaped again
-
-
-def test_reap_fails_jobs_whose_heartbeat_stopped(store: JobStore) -> None:
-    silent = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    elsewhere = store.create("smart-init", {})
-    for job in (silent, live, elsewhere):
-        assert store.claim(job.id, os.getpid())
-    store.update(silent.id, heartbeat=time.time() - 120)
-    # a process of another host cannot be checked: only its heartbeat counts
-    store.update(elsewhere.id, host="another-host", pid=dead_pid())
-    assert store.reap(stale=30) == [silent.id]
-    job = store.get(silent.id)
-    assert job.status == "failed" and "heartbeat" in job.error, job.error
-    assert store.get(live.id).status == "running"
-    assert store.get(elsewhere.id).status == "running"
-    store.update(elsewhere.id, heartbeat=time.time() - 120)
-    assert store.reap(stale=30) == [elsewhere.id]
-    assert "another-host" in store.get(elsewhere.id).error
-
-
-def test_reap_ends_a_dead_cancel_requested_job_cancelled(store: JobStore) -> None:
-    job = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    assert store.claim(job.id, dead_pid()) and store.claim(live.id, os.getpid())
-    assert store.request_cancel(job.id) == "running"
-    assert store.request_cancel(live.id) == "running"
-    assert store.reap() == [job.id]
-    assert store.get(job.id).status == "cancelled"
-    assert store.get(live.id).status == "running"  # alive: its process stops it itself
 
 
 # --------------------------------------------------------------------------- persistence

@@ -1,28 +1,32 @@
 """Tests of the density page (BN paper Figure 3; issue 5): its callbacks and the browser.
 
-The page runs the three-mode concentration of ``bnviz.views.density`` in the background
-(``bnviz.runs``): compute starts it (or finds it done on disk), poll reports its progress,
-cancel stops it, show draws a 3 x layers grid of heatmaps (each normalised by its maximum,
-which is printed) with the data on top and the near-data ratio per layer.  These tests drive
-the callbacks as Dash calls them and check what they return against the stored counts and an
-own numpy near-data ratio; the browser test at the end drives the page itself.
+The page runs the three-mode concentration of ``bnviz.views.density`` as a ``density`` job
+(``bnviz.jobs``, through ``callbacks.background``): compute starts it (or finds it done, by
+its parameters), poll reports its progress from the job store, cancel sets the store's cancel
+flag (from any process), show draws a 3 x layers grid of heatmaps (each normalised by its
+maximum, which is printed) with the data on top and the near-data ratio per layer.  These
+tests drive the callbacks as Dash calls them and check what they return against the stored
+counts and an own numpy near-data ratio; the browser test at the end drives the page itself.
 
-Runs use small networks (depth <= 4, width <= 32, grid <= 64: well under a second), except the
-cancel test, which needs one that takes seconds.  Where a run must be seen mid-way, the
-engine's ``concentration`` is wrapped in a gate that holds each mode until the test lets it go,
-so what is observed does not depend on timing.
+Jobs run on the real local worker (a process per job) where the test is about processes: end
+to end, cancelling a long run, a cancel from another process, a killed web process. Elsewhere
+they run in a thread of the test process (``inline_jobs``): where a run must be seen mid-way,
+the engine's ``concentration`` is wrapped in a gate that holds each mode until the test lets
+it go, so what is observed does not depend on timing.  Runs use small networks (depth <= 4,
+width <= 32, grid <= 64: well under a second), except the cancel tests, which need one that
+takes seconds.
 """
 
 from __future__ import annotations
 
 import base64
-import json
+import os
 import queue
 import re
-import threading
+import signal
+import subprocess
+import sys
 import time
-import types
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,18 +35,27 @@ import torch
 from dash import html, no_update
 from dash.testing.wait import until
 
-import bnviz.runs
 import bnviz.views.density
+from bnviz import jobs
+from bnviz.config import bnviz_home
 from bnviz.core.network import MODES
 from bnviz.data.datasets import DATASETS, make_dataset
-from bnviz.runs import STALE_SECONDS, RunStatus, result_path, run_key, run_status
-from bnviz.views.density import MAX_DENSITY_WORK, density_work, load_density
+from bnviz.jobs import store as store_module
+from bnviz.jobs.results import result_path
+from bnviz.jobs.store import Job, job_key, open_store, pid_alive
+from bnviz.views.density import (
+    MAX_DENSITY_WORK,
+    check_density_params,
+    density_work,
+    load_density,
+)
 from callbacks import density as cd
 from callbacks.figures import density_figure
 from layouts.ids import Density as ids
 
+ROOT = Path(__file__).resolve().parents[2]
 BOX = (-3.0, 3.0, -3.0, 3.0)
-RUN_TIMEOUT = 60.0  # seconds for a small run to finish or a cancelled one to stop
+RUN_TIMEOUT = 90.0  # seconds for a small run to finish (a job process imports torch first)
 #: The controls as the page sends them: selects give strings, number inputs numbers.
 SMALL = {"depth": 3, "width": "16", "dataset": "star", "n": 50, "seed": 0, "grid": "48",
          "eps": 1}
@@ -68,16 +81,29 @@ def params(**over) -> dict:
                            c["eps"])
 
 
-def wait_run(key: str, timeout: float = RUN_TIMEOUT) -> RunStatus:
-    """Poll run_status until the run leaves 'running' (fail after ``timeout`` seconds)."""
+def wait_run(job_id: str, timeout: float = RUN_TIMEOUT) -> Job:
+    """The job once it has ended (fail after ``timeout`` seconds)."""
+    try:
+        return jobs.wait_job(job_id, timeout, poll=0.02)
+    except TimeoutError as exc:
+        pytest.fail(f"density job {job_id}: {exc}")
+
+
+def wait_running(job_id: str, timeout: float = RUN_TIMEOUT) -> Job:
+    """The job once its process has reported progress (fail after ``timeout`` seconds)."""
     deadline = time.monotonic() + timeout
     while True:
-        st = run_status("density", key)
-        if st.state != "running":
-            return st
+        job = jobs.get_job(job_id)
+        if job.status == "running" and job.progress > 0:
+            return job
+        assert not job.ended, job
         if time.monotonic() > deadline:
-            pytest.fail(f"density run {key} still running after {timeout} s: {st}")
-        time.sleep(0.02)
+            pytest.fail(f"density job {job_id} not running after {timeout} s: {job}")
+        time.sleep(0.05)
+
+
+def stored_jobs() -> list[Job]:
+    return open_store().list()
 
 
 def decode_typed(spec) -> np.ndarray:
@@ -114,8 +140,16 @@ def text_of(children) -> str:
 
 
 def density_files(home: Path) -> list[str]:
-    d = home / "density"
+    """The result folder's files (each job's one result, no temporary file)."""
+    d = home / "results"
     return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def python(code: str, home: Path) -> subprocess.Popen:
+    """Another process of this server (``code`` with the page's modules importable)."""
+    env = dict(os.environ, BNVIZ_HOME=str(home), PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
 class Gate:
@@ -152,19 +186,7 @@ def one_torch_thread():
 
 
 @pytest.fixture
-def fresh_runs(tmp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh BNVIZ_HOME and empty in-memory tables of runs (as after a restart); at the end
-    the test's run threads are waited for, so none reports into another test's tables."""
-    monkeypatch.setattr(bnviz.runs, "_runs", {})
-    monkeypatch.setattr(bnviz.runs, "_cancel", {})
-    yield tmp_home
-    for t in threading.enumerate():
-        if t.name.startswith("bnviz-density-"):
-            t.join(RUN_TIMEOUT)
-
-
-@pytest.fixture
-def gate(fresh_runs, monkeypatch: pytest.MonkeyPatch):
+def gate(inline_jobs, monkeypatch: pytest.MonkeyPatch):
     g = Gate(bnviz.views.density.concentration)
     monkeypatch.setattr(bnviz.views.density, "concentration", g)
     yield g
@@ -185,8 +207,11 @@ def test_parse_params_good_values():
         "depth": 16, "width": 1024, "activation": "leaky_relu", "dataset": "star", "n": 2000,
         "seed": 2**31 - 1, "grid": 512, "eps": 8.0}
     assert params(depth=1, width=2, n=2, grid=16, eps="1.5")["eps"] == 1.5
-    # the same settings, however typed, give the same run (so the same cache entry)
-    assert run_key(params(depth=3.0, width=16, grid=48.0, eps="1")) == run_key(params())
+    # the same settings, however typed, give the same job key (so the same computation)
+    same = params(depth=3.0, width=16, grid=48.0, eps="1")
+    assert same == params()
+    assert job_key("density", check_density_params(same)) == job_key(
+        "density", check_density_params(params()))
     for name in DATASETS:
         assert params(dataset=name)["dataset"] == name
 
@@ -230,14 +255,17 @@ def test_parse_layers_rejects_bad_values(text, depth):
 # --------------------------------------------------------------------------- 2. end to end
 
 
-def test_compute_poll_show_end_to_end(fresh_runs):
-    home = fresh_runs
+def test_compute_poll_show_end_to_end(jobs_home):
+    """On the real local worker: a job process computes and writes the result file."""
+    home = jobs_home
     key, poll_off, message, is_open = compute()
     assert (poll_off, message, is_open) == (False, "", False)
-    assert key == run_key(params())
-    assert wait_run(key).state == "done"
+    job = jobs.get_job(key)
+    assert (job.type, job.params) == ("density", check_density_params(params()))
+    assert wait_run(key).status == "succeeded"
     assert cd.poll(1, key) == (100, "done", key, True)
-    assert density_files(home) == [f"{key}.npz"]  # no progress or temporary file left
+    assert density_files(home) == [f"{key}.npz"]  # no temporary file left
+    assert jobs.get_job(key).pid != os.getpid()  # computed in a job process
 
     stored = load_density(key)
     counts, data = stored["counts"], stored["data"]
@@ -316,7 +344,7 @@ def test_poll_reports_each_mode_as_it_runs(gate):
         assert status == f"computing: {value}% (3 modes)"
         gate.release()
     assert seen == [0, 33, 66]
-    assert wait_run(key).state == "done"
+    assert wait_run(key).status == "succeeded"
     assert cd.poll(1, key) == (100, "done", key, True)
 
 
@@ -331,72 +359,104 @@ def test_show_without_a_result_changes_nothing():
 # --------------------------------------------------------------------------- 3. caching
 
 
-def test_results_are_cached_by_their_settings(fresh_runs):
-    home = fresh_runs
+def test_results_are_cached_by_their_settings(inline_jobs):
+    home = inline_jobs
     key, *_ = compute()
-    assert wait_run(key).state == "done"
-    path = result_path("density", key)
+    assert wait_run(key).status == "succeeded"
+    path = result_path(key)
     mtime = path.stat().st_mtime_ns
-    table = dict(bnviz.runs._runs)
 
-    # the same settings (typed differently): the same key, done at once, nothing started
+    # the same settings (typed differently): the same job, done at once, nothing started
     assert compute(width=16, grid=48.0, eps="1.0") == (key, False, "", False)
     assert cd.poll(1, key) == (100, "done", key, True)
-    assert bnviz.runs._runs == table
-    assert not [t for t in threading.enumerate() if t.name == f"bnviz-density-{key}"]
+    assert [j.id for j in stored_jobs()] == [key]
     assert path.stat().st_mtime_ns == mtime
 
-    # after a restart (nothing in memory) it is found done on disk and not recomputed
-    bnviz.runs._runs.clear()
+    # after a restart (new store objects, as a new server process opens) it is found done
+    store_module._STORES.clear()
     assert cd.poll(1, key) == (100, "done", key, True)
     assert compute() == (key, False, "", False)
-    assert bnviz.runs._runs == {}
+    assert [j.id for j in stored_jobs()] == [key]
     assert path.stat().st_mtime_ns == mtime
     assert cd.show(key, "1,3", 0.15)[2:] == ("", False)
 
-    # other settings are another run
+    # other settings are another job
     other, *_ = compute(seed=1)
     assert other != key
-    assert wait_run(other).state == "done"
+    assert wait_run(other).status == "succeeded"
     assert density_files(home) == sorted([f"{key}.npz", f"{other}.npz"])
 
 
-def test_a_deleted_result_is_computed_again(fresh_runs):
+def test_a_deleted_result_is_computed_again(inline_jobs):
     key, *_ = compute()
-    assert wait_run(key).state == "done"
-    result_path("density", key).unlink()
-    assert compute()[0] == key
-    assert wait_run(key).state == "done"
-    assert result_path("density", key).exists()
+    assert wait_run(key).status == "succeeded"
+    result_path(key).unlink()
+    value, status, result, poll_off = cd.poll(1, key)  # the page that still polls it
+    assert (value, result, poll_off) == (0, no_update, True) and text_of(status) == "not found"
+    again, *_ = compute()
+    assert again != key  # a new job for the same settings
+    assert jobs.get_job(again).key == jobs.get_job(key).key
+    assert wait_run(again).status == "succeeded"
+    assert result_path(again).exists()
+    assert compute()[0] == again  # and that one is reused from now on
 
 
 # --------------------------------------------------------------------------- 4. cancel
 
 
-def test_cancel_stops_a_long_run_and_the_page_goes_on(fresh_runs):
-    home = fresh_runs
+def test_cancel_stops_a_long_run_and_the_page_goes_on(jobs_home):
+    """On the real local worker: the job process sees the flag and stops, leaving no result."""
+    home = jobs_home
     p = params(**LONG)
     assert density_work(p["grid"], p["depth"], p["width"]) < MAX_DENSITY_WORK
     key, poll_off, message, is_open = compute(**LONG)
     assert (poll_off, message, is_open) == (False, "", False)
+    running = wait_running(key)
     assert cd.cancel(1, key) == "cancelling..."
-    assert wait_run(key).state == "cancelled"
+    assert wait_run(key).status == "cancelled"
     value, status, result, poll_off = cd.poll(1, key)
     assert (value, result, poll_off) == (0, no_update, True)
     assert isinstance(status, html.Span) and status.children == "cancelled"
     assert "text-danger" in status.className
-    assert not result_path("density", key).exists()
-    assert not [f for f in density_files(home) if f.endswith(".npz")]  # no half result
-    # other processes see it cancelled too (the progress file says so)
-    bnviz.runs._runs.clear()
-    assert run_status("density", key).state == "cancelled"
+    assert not result_path(key).exists()
+    assert density_files(home) == []  # no half result
+    deadline = time.monotonic() + 20
+    while pid_alive(running.pid):  # the job process has ended
+        assert time.monotonic() < deadline, running.pid
+        time.sleep(0.1)
 
     # the app stays responsive: another computation runs and is shown
     other, *_ = compute(depth=2, width="8")
-    assert wait_run(other).state == "done"
+    assert wait_run(other).status == "succeeded"
     assert cd.poll(1, other) == (100, "done", other, True)
     heat, ratio, message, is_open = cd.show(other, "1,2", 0.15)
     assert (message, is_open) == ("", False) and len(heat["data"]) == 12
+
+
+_CANCELLER = """
+import sys
+from callbacks import density as cd
+print("ready", flush=True)
+print(cd.cancel(1, sys.stdin.readline().strip()), flush=True)
+"""
+
+
+def test_a_cancel_from_another_web_process_stops_the_job(jobs_home):
+    """The page's cancel in a second process (another gunicorn worker: what the browser's
+    next request may reach) stops a job this process started."""
+    other = python(_CANCELLER, jobs_home)
+    try:
+        assert other.stdout.readline().strip() == "ready"  # imported before the job starts
+        key, *_ = compute(**LONG)
+        wait_running(key)
+        other.stdin.write(key + "\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "cancelling..."
+    finally:
+        other.communicate(timeout=60)
+    assert wait_run(key).status == "cancelled"
+    assert text_of(cd.poll(1, key)[1]) == "cancelled"
+    assert not result_path(key).exists()
 
 
 def test_cancel_is_honoured_before_the_next_mode(gate):
@@ -404,48 +464,52 @@ def test_cancel_is_honoured_before_the_next_mode(gate):
     assert gate.wait_entered() == 1
     assert cd.cancel(1, key) == "cancelling..."
     gate.release()
-    assert wait_run(key).state == "cancelled"
+    assert wait_run(key).status == "cancelled"
     assert gate.calls == 1  # the other two modes were never started
-    assert not result_path("density", key).exists()
-    # the same settings again start afresh
-    assert compute()[0] == key
+    assert not result_path(key).exists()
+    # the same settings again start afresh: a cancelled job is not reused
+    again, *_ = compute()
+    assert again != key
     for _ in range(3):
         gate.release()
-    assert wait_run(key).state == "done"
-    assert cd.poll(1, key) == (100, "done", key, True)
+    assert wait_run(again).status == "succeeded"
+    assert cd.poll(1, again) == (100, "done", again, True)
 
 
-@pytest.mark.parametrize("job", [None, "", "0" * 24])
-def test_cancel_without_a_job_says_so(fresh_runs, job):
+@pytest.mark.parametrize("job", [None, "", "0" * 24, "0" * 12, "../../etc/passwd", 5])
+def test_cancel_without_a_job_says_so(inline_jobs, job):
     assert cd.cancel(1, job) == "nothing to cancel"
 
 
-def test_cancel_after_the_run_finished_says_nothing_to_cancel(fresh_runs):
+def test_cancel_after_the_run_finished_says_nothing_to_cancel(inline_jobs):
     key, *_ = compute()
-    assert wait_run(key).state == "done"
+    assert wait_run(key).status == "succeeded"
     assert cd.cancel(1, key) == "nothing to cancel"
+    assert jobs.get_job(key).status == "succeeded"
 
 
 def test_compute_right_after_cancel_computes(gate):
     key, *_ = compute()
     assert gate.wait_entered() == 1
     cd.cancel(1, key)
-    assert compute()[0] == key  # the lecturer changes their mind and clicks compute
+    again, *_ = compute()  # the lecturer changes their mind and clicks compute
+    assert again != key  # the job being cancelled is not the one returned
     for _ in range(4):
         gate.release()
-    assert wait_run(key).state == "done"
+    assert wait_run(key).status == "cancelled"
+    assert wait_run(again).status == "succeeded"
 
 
 # --------------------------------------------------------------------------- 5. caps, input
 
 
-def test_compute_over_the_cost_cap_starts_nothing(fresh_runs):
+def test_compute_over_the_cost_cap_starts_nothing(inline_jobs):
     assert density_work(512, 16, 1024) > MAX_DENSITY_WORK
     key, poll_off, message, is_open = compute(depth=16, width="1024", grid="512")
     assert (key, poll_off, is_open) == (no_update, no_update, True)
     assert "cap" in message and "grid" in message and "width" in message
-    assert bnviz.runs._runs == {}
-    assert density_files(fresh_runs) == []
+    assert stored_jobs() == []
+    assert density_files(inline_jobs) == []
     # the paper's own size (11 x 1024 at grid 512) is allowed
     assert density_work(512, 11, 1024) <= MAX_DENSITY_WORK
 
@@ -454,18 +518,18 @@ def test_compute_over_the_cost_cap_starts_nothing(fresh_runs):
     ("depth", "x", "depth"), ("width", 1, "width"), ("eps", "nan", "ε"),
     ("dataset", "nope", "data set"), ("grid", None, "grid"),
 ])
-def test_compute_with_bad_input_shows_a_message(fresh_runs, control, value, words):
+def test_compute_with_bad_input_shows_a_message(inline_jobs, control, value, words):
     key, poll_off, message, is_open = compute(**{control: value})
     assert (key, poll_off, is_open) == (no_update, no_update, True)
     assert message.startswith(words + ":")
-    assert bnviz.runs._runs == {}
-    assert density_files(fresh_runs) == []
+    assert stored_jobs() == []
+    assert density_files(inline_jobs) == []
 
 
 @pytest.fixture
-def done_key(fresh_runs) -> str:
+def done_key(inline_jobs) -> str:
     key, *_ = compute()
-    assert wait_run(key).state == "done"
+    assert wait_run(key).status == "succeeded"
     return key
 
 
@@ -488,20 +552,20 @@ def test_show_with_no_radius_names_the_control(done_key, radius):
 
 
 def test_show_with_a_deleted_result_shows_a_message(done_key):
-    result_path("density", done_key).unlink()
+    result_path(done_key).unlink()
     heat, ratio, message, is_open = cd.show(done_key, "1,2", 0.15)
     assert (heat, ratio, is_open) == (no_update, no_update, True)
     assert isinstance(message, str) and message
 
 
 def test_show_with_a_deleted_result_does_not_show_server_paths(done_key):
-    result_path("density", done_key).unlink()
+    result_path(done_key).unlink()
     message = cd.show(done_key, "1,2", 0.15)[2]
-    assert str(bnviz.runs.bnviz_home()) not in message and "Errno" not in message
+    assert str(bnviz_home()) not in message and "Errno" not in message
 
 
-@pytest.mark.parametrize("result", ["../../etc/passwd", "not-a-key", "0" * 24])
-def test_show_with_a_bad_result_key_shows_a_message(fresh_runs, result):
+@pytest.mark.parametrize("result", ["../../etc/passwd", "not-a-key", "0" * 24, "0" * 12])
+def test_show_with_a_bad_result_key_shows_a_message(inline_jobs, result):
     heat, ratio, message, is_open = cd.show(result, "1,2", 0.15)
     assert (heat, ratio, is_open) == (no_update, no_update, True)
     assert message
@@ -517,52 +581,89 @@ def test_an_empty_panel_prints_its_maximum_zero():
 # --------------------------------------------------------------------------- 6. other processes
 
 
-def test_progress_of_a_run_in_another_process(fresh_runs):
-    key = run_key({"a run of": "another worker"})
-    bnviz.runs._write_progress("density", key, RunStatus("running", 40, 100))
-    assert cd.poll(1, key) == (40, "computing: 40% (3 modes)", no_update, False)
-    assert cd.cancel(1, key) == "nothing to cancel"  # only its own process can stop it
+def _claimed_by(pid: int, progress: float) -> str:
+    """A density job as a job process ``pid`` of this host runs it, ``progress`` done."""
+    store = open_store()
+    job = store.create("density", check_density_params(params()))
+    assert store.claim(job.id, pid)
+    store.update(job.id, progress=progress)
+    return job.id
 
-    # its progress file has not moved for longer than STALE_SECONDS: that process died
-    path = bnviz.runs._progress_path("density", key)
-    saved = json.loads(path.read_text())
-    saved["updated"] = time.time() - STALE_SECONDS - 1
-    path.write_text(json.dumps(saved))
-    value, status, result, poll_off = cd.poll(1, key)
-    assert (value, result, poll_off) == (0, no_update, True)
-    assert text_of(status) == "failed: the process running it stopped"
+
+def test_progress_of_a_job_in_another_process(jobs_home):
+    other = python("import time; time.sleep(60)", jobs_home)
+    try:
+        key = _claimed_by(other.pid, 0.4)
+        assert cd.poll(1, key) == (40, "computing: 40% (3 modes)", no_update, False)
+        assert cd.cancel(1, key) == "cancelling..."  # any process can ask it to stop
+        assert jobs.get_job(key).cancel_requested
+        # the process died before it stopped: the next reader ends the job
+        os.kill(other.pid, signal.SIGKILL)
+        other.wait(10)
+        value, status, result, poll_off = cd.poll(1, key)
+        assert (value, result, poll_off) == (0, no_update, True)
+        assert text_of(status) == "cancelled"
+
+        other = python("import time; time.sleep(60)", jobs_home)
+        key = _claimed_by(other.pid, 0.1)
+        os.kill(other.pid, signal.SIGKILL)
+        other.wait(10)
+        text = text_of(cd.poll(1, key)[1])
+        assert text.startswith("failed: the worker running this job stopped") and \
+            str(other.pid) in text, text
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
 
     # a failure or a cancellation written by another process is shown as such
-    bnviz.runs._write_progress("density", key, RunStatus("failed", error="RuntimeError: x"))
-    assert text_of(cd.poll(1, key)[1]) == "failed: RuntimeError: x"
-    bnviz.runs._write_progress("density", key, RunStatus("cancelled", error="cancelled"))
-    assert text_of(cd.poll(1, key)[1]) == "cancelled"
-    # and a key nobody knows
-    assert text_of(cd.poll(1, "f" * 24)[1]) == "not found"
+    store = open_store()
+    for end, error, shown in (("failed", "RuntimeError: x\nmore", "failed: RuntimeError: x"),
+                              ("cancelled", "cancelled by the user", "cancelled")):
+        key = _claimed_by(os.getpid(), 0.5)
+        assert store.finish(key, end, error)
+        assert text_of(cd.poll(1, key)[1]) == shown
+    # a job id nobody knows, and a job of another page's type
+    assert text_of(cd.poll(1, "f" * 12)[1]) == "not found"
+    landscape = store.create("landscape-2d", {})
+    assert text_of(cd.poll(1, landscape.id)[1]) == "not found"
+    assert cd.cancel(1, landscape.id) == "nothing to cancel"
 
 
-def test_a_long_run_is_not_reported_dead_by_another_worker(gate, monkeypatch):
-    clock = [1000.0]  # a fake clock for bnviz.runs: each mode takes 30 s
-    monkeypatch.setattr(bnviz.runs, "time", types.SimpleNamespace(
-        time=lambda: clock[0], monotonic=lambda: clock[0], perf_counter=lambda: clock[0],
-        sleep=time.sleep))
-    key, *_ = compute()
-    for call in (1, 2, 3):
-        assert gate.wait_entered() == call
-        if call == 3:
-            break
-        clock[0] += 30.0
-        gate.release()
-    clock[0] += 30.0  # 90 s into the run, two modes done, the third about to start
-    own = bnviz.runs._runs
-    monkeypatch.setattr(bnviz.runs, "_runs", {})  # what another worker knows (its thread waits)
+def test_a_long_job_is_not_reported_dead_by_another_worker(jobs_home):
+    """A job that has run for long (far past the old 300 s of silence) with its process
+    alive and its heartbeat fresh is running, whoever asks."""
+    key = _claimed_by(os.getpid(), 0.66)
+    store = open_store()
+    store.update(key, started=time.time() - 1000, heartbeat=time.time())
+    store_module._STORES.clear()  # another web process: its own store objects
+    value, status, result, poll_off = cd.poll(1, key)
+    assert (value, status, poll_off) == (66, "computing: 66% (3 modes)", False)
+
+
+_WEB_PROCESS = """
+from callbacks import density as cd
+print(cd.compute(1, 3, "16", "star", 50, 0, "48", 1)[0], flush=True)
+import time
+time.sleep(60)
+"""
+
+
+def test_a_killed_web_process_does_not_block_its_job(jobs_home):
+    """The web process that started a job is killed at once: the job runs on in the worker,
+    and the same settings started from another web process are that job, not a refusal."""
+    web = python(_WEB_PROCESS, jobs_home)
     try:
-        value, status, result, poll_off = cd.poll(1, key)
+        key = web.stdout.readline().strip()
+        os.kill(web.pid, signal.SIGKILL)
+        web.wait(10)
     finally:
-        monkeypatch.setattr(bnviz.runs, "_runs", own)
-        gate.release()
-    assert poll_off is False, text_of(status)
-    assert value > 0
+        if web.poll() is None:
+            web.kill()
+            web.wait()
+    assert compute() == (key, False, "", False)
+    assert wait_run(key).status == "succeeded"
+    assert cd.poll(1, key) == (100, "done", key, True)
 
 
 # --------------------------------------------------------------------------- 7. browser
@@ -601,12 +702,10 @@ def _status(dash_duo) -> str:
     return dash_duo.find_element(f"#{ids.STATUS}").text
 
 
-def test_density_page_in_the_browser(dash_duo, tmp_home, monkeypatch):
+def test_density_page_in_the_browser(dash_duo, jobs_home):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    monkeypatch.setattr(bnviz.runs, "_runs", {})
-    monkeypatch.setattr(bnviz.runs, "_cancel", {})
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
@@ -637,9 +736,11 @@ def test_density_page_in_the_browser(dash_duo, tmp_home, monkeypatch):
     assert bar.get_attribute("aria-valuenow") == "100"
     assert not dash_duo.find_elements(f"#{ids.MESSAGE}.show")
 
-    # the run was stored under BNVIZ_HOME; the printed maxima are those of its counts
-    key = run_key(cd.parse_params(3, "16", "star", 50, 0, "64", 1))
-    assert (tmp_home / "density" / f"{key}.npz").exists()
+    # the job's result was stored under BNVIZ_HOME; the printed maxima are those of its counts
+    (job,) = stored_jobs()
+    assert job.params == check_density_params(cd.parse_params(3, "16", "star", 50, 0, "64", 1))
+    key = job.id
+    assert (jobs_home / "results" / f"{key}.npz").exists()
     counts = load_density(key)["counts"]
     expected = [f"layer {j} (max {counts[m, j - 1].max()})" for m in range(3) for j in (1, 2, 3)]
     assert [t for t in _annotations(dash_duo) if t.startswith("layer")] == expected

@@ -30,7 +30,6 @@ from __future__ import annotations
 import io
 import math
 import re
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -67,14 +66,15 @@ from fuzzing import (
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-import bnviz.images.experiments as bx
+import bnviz.images.params as bx
 from bnviz import jobs
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.images.experiments import JOB_TYPES, PARAMS
 from bnviz.images.networks import ARCHS
-from bnviz.runs import run_key, run_status
-from bnviz.views.density import MAX_DENSITY_WORK, density_work, start_density
+from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.jobs.store import Job
+from bnviz.jobs.types import get_job_type
+from bnviz.views.density import MAX_DENSITY_WORK, density_work
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
@@ -353,17 +353,28 @@ def test_projector_mode_with_any_value(on):
 # =========================================================================== jitter
 
 
+#: The job id the stubs below answer with.
+STUB_ID = "5" * 12
+
+
+def recording_starts(monkeypatch, job_type: str) -> list[dict]:
+    """The pages' background starts of ``job_type`` are recorded instead of started (the
+    job type's own parameter check still runs, as in bnviz.jobs.start_job)."""
+    calls: list[dict] = []
+
+    def start_job(started_type: str, params: dict) -> Job:
+        assert started_type == job_type
+        calls.append(get_job_type(started_type).check(params))
+        return Job(STUB_ID, started_type, calls[-1])
+
+    monkeypatch.setattr(jobs, "start_job", start_job)
+    return calls
+
+
 @pytest.fixture
 def training_stub(tmp_home, monkeypatch):
     """Training requests are recorded instead of started."""
-    calls = []
-
-    def fake_start_training(params):
-        calls.append(params)
-        return run_key(params)
-
-    monkeypatch.setattr(cj, "start_training", fake_start_training)
-    return calls
+    return recording_starts(monkeypatch, "jitter-training")
 
 
 JITTER_VALID = {
@@ -378,8 +389,9 @@ JITTER_BAD = {
     "width": bad_number(2, 32), "seed": JUNK, "batch": bad_number(1, 9),
     "k": bad_number(1, 128), "virtual": JUNK,
 }
-#: A trained network's key as the page stores it, and as a crafted request may.
-TRAINED = st.one_of(st.none(), st.just(""), st.just("0" * 24), HEX24, JUNK)
+#: A trained network's reference as the page stores it, and as a crafted request may.
+TRAINED = st.one_of(st.none(), st.just(""), st.just("0" * 24), HEX24, JUNK,
+                    HEX24.map("upload:".__add__), HEX12.map("job:".__add__))
 
 
 @FEW
@@ -413,15 +425,15 @@ def test_training_requests_are_checked(training_stub, c):
         assert out[0] is no_update and not training_stub
     else:  # started: every parameter is within the training caps
         p, = training_stub
-        assert out[0] == run_key(p) and out[1] is False
+        assert out[0] == STUB_ID and out[1] is False
         assert 1 <= p["steps"] <= 5000 and 0 < p["lr"] <= 10 and math.isfinite(p["lr"])
         assert p["optimizer"] in ("adam", "sgd") and p["n"] <= 2000
         assert p["depth"] <= 6 and p["width"] <= 32 and p["batch_size"] <= p["n"]
 
 
 @FUZZ
-@given(job=st.one_of(HEX24, JUNK))
-def test_training_progress_of_any_run_key(tmp_home, job):
+@given(job=st.one_of(HEX12, HEX24, JUNK))
+def test_training_progress_of_any_job_id(tmp_home, job):
     out = cj.poll(1, job)
     assert len(out) == 5
     if isinstance(out[2], html.Span):
@@ -474,7 +486,8 @@ def test_network_uploads_are_loaded_or_refused(tmp_home, contents, filename):
         assert isinstance(status, html.Span) and status.className == "text-danger"
         assert_clear(status)
         return
-    assert re.fullmatch(r"[0-9a-f]{24}", key) and assert_clear(status).startswith("loaded ")
+    assert re.fullmatch(r"upload:[0-9a-f]{24}", key)
+    assert assert_clear(status).startswith("loaded ")
     assert len(contents) <= cj.MAX_NETWORK_BYTES * 4 // 3 + 100  # the upload cap (B9)
     # the page then draws with the loaded network, and can save it again
     out = cj.update_jitter("moons", 32, 2, 4, 0, 2, 2, None, key)
@@ -525,14 +538,7 @@ def test_back_to_initialisation_with_any_value(values):
 @pytest.fixture
 def density_stub(tmp_home, monkeypatch):
     """Density runs are recorded instead of started (the real cap check still runs)."""
-    calls = []
-
-    def fake_start_run(kind, params, steps, work):
-        calls.append(params)
-        return run_key(params)
-
-    monkeypatch.setattr("bnviz.views.density.start_run", fake_start_run)
-    return calls
+    return recording_starts(monkeypatch, "density")
 
 
 @FUZZ
@@ -558,7 +564,7 @@ def test_density_requests_are_checked_and_capped(density_stub, c):
         assert out[0] is no_update and not density_stub
     else:
         p, = density_stub
-        assert out == (run_key(p), False, "", False)
+        assert out == (STUB_ID, False, "", False)
         assert density_work(p["grid"], p["depth"], p["width"]) <= MAX_DENSITY_WORK
     if over_cap:  # refused with a message, before computing anything
         assert out[3] and not density_stub
@@ -577,20 +583,17 @@ def test_density_request_at_the_cost_cap(density_stub):
 
 
 @pytest.fixture
-def density_result(tmp_home) -> str:
-    """A real (tiny) density run on disk; returns its key."""
-    key = start_density({"depth": 2, "width": 4, "activation": "leaky_relu", "dataset": "star",
-                         "n": 20, "seed": 0, "grid": 16, "eps": 1.0})
-    for _ in range(600):
-        if run_status("density", key).state != "running":
-            break
-        time.sleep(0.05)
-    assert run_status("density", key).state == "done"
-    return key
+def density_result(inline_jobs) -> str:
+    """A real (tiny) density job and its result; returns its id."""
+    job = jobs.start_job("density", {"depth": 2, "width": 4, "activation": "leaky_relu",
+                                     "dataset": "star", "n": 20, "seed": 0, "grid": 16,
+                                     "eps": 1.0})
+    assert jobs.wait_job(job.id, timeout=60, poll=0.05).status == "succeeded"
+    return job.id
 
 
 @FUZZ
-@given(result=st.one_of(st.just("stored"), HEX24, JUNK),
+@given(result=st.one_of(st.just("stored"), HEX12, HEX24, JUNK),
        layers=st.one_of(st.sampled_from(["1", "1,2", "2,1", " 1 , 2 ", "0", "3", "1,,2", ",",
                                          "1,2,1,2,1,2,1", "-1", "1.5", "9" * 30]), JUNK),
        radius=st.one_of(good(st.floats(0.01, 3)), JUNK))
@@ -611,8 +614,8 @@ def test_density_results_are_shown_or_refused(density_result, result, layers, ra
 
 
 @FUZZ
-@given(job=st.one_of(st.just("stored"), HEX24, JUNK))
-def test_density_progress_of_any_run_key(density_result, job):
+@given(job=st.one_of(st.just("stored"), HEX12, HEX24, JUNK))
+def test_density_progress_of_any_job_id(density_result, job):
     job = density_result if job == "stored" else job
     out = cd.poll(1, job)
     assert len(out) == 4

@@ -10,6 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import app  # noqa: F401  (registers the callbacks)
+from bnviz import jobs
+from bnviz.jobs.store import Job
+from bnviz.jobs.types import get_job_type
 from callbacks import papers as cp
 from layouts.papers import DJ_EXAMPLE
 
@@ -62,14 +65,16 @@ LANDSCAPE_BAD = {"depth": st.one_of(JUNK, st.sampled_from([0, 9, HUGE, TOO_BIG, 
 @given(c=mixed(LANDSCAPE_VALID, LANDSCAPE_BAD))
 def test_landscape_start_refuses_or_starts(tmp_home, monkeypatch, c):
     started = []
-    monkeypatch.setattr(cp, "start_landscape", lambda s: started.append(s) or "0" * 24)
+    monkeypatch.setattr(jobs, "start_job", lambda job_type, params: started.append(
+        (job_type, get_job_type(job_type).check(params))) or Job("0" * 12, job_type, params))
     key, poll_off, message, shown = cp.start_landscape_run(
         1, c["depth"], c["width"], c["steps"], c["lr"], c["noisy"])
     if key is no_update:
         assert shown is True and not started
         assert_clear(message)
     else:
-        assert started and started[0].steps <= 5 and shown is False
+        (job_type, params), = started
+        assert job_type == "landscape-2d" and params["steps"] <= 5 and shown is False
 
 
 @FUZZ

@@ -14,7 +14,6 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-import bnviz.runs
 from layouts.ids import Jitter as ids
 
 pytestmark = pytest.mark.browser
@@ -58,9 +57,8 @@ def _type(dash_duo, css: str, text: str) -> None:
     el.send_keys(text, Keys.ENTER)
 
 
-def test_jitter_page(dash_duo, tmp_home, monkeypatch):
-    # a fresh cache: BNVIZ_HOME is read by the training thread at run time; no runs in memory
-    monkeypatch.setattr(bnviz.runs, "_runs", {})
+def test_jitter_page(dash_duo, jobs_home):
+    # a fresh BNVIZ_HOME: its job store, and a local worker of its own for the training job
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
@@ -105,8 +103,8 @@ def test_jitter_page(dash_duo, tmp_home, monkeypatch):
     assert re.fullmatch(r"trained, training accuracy \d+\.\d%", status), status
     _wait_title(dash_duo, "|B| = 32, 16 mini-batches, after training")
     until(lambda: _area(dash_duo) is not None, TIMEOUT)
-    # the network was cached on disk under BNVIZ_HOME
-    cached = list((tmp_home / "trained").glob("*.npz"))
+    # the network is the training job's result file under BNVIZ_HOME
+    cached = list((jobs_home / "results").glob("*"))
     assert len(cached) == 1 and not cached[0].name.endswith(".tmp.npz")
 
     # ---- back to initialisation ---------------------------------------------------------

@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from bnviz import jobs
-from bnviz.images.experiments import JOB_TYPES, PARAMS
+from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.store import open_store
 from callbacks import jobs as cj
 from layouts.ids import Jobs as ids

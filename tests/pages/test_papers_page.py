@@ -131,9 +131,14 @@ def _wait_landscape(cp, key, timeout=120.0):
         time.sleep(0.1)
 
 
-def test_landscape_run_through_the_callbacks(cp, tmp_home):
+def test_landscape_run_through_the_callbacks(cp, jobs_home):
+    """A ``landscape-2d`` job on the real local worker, started, polled and shown."""
+    from bnviz import jobs
+    from bnviz.jobs.results import result_path
+
     key, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)
-    assert poll_off is False and shown is False and len(key) == 24
+    assert poll_off is False and shown is False and len(key) == 12
+    assert jobs.get_job(key).type == "landscape-2d"
     value, status, result = _wait_landscape(cp, key)
     assert (value, status, result) == (100, "done", key)
     landscape, ics, maps, message, shown = cp.show_landscape(result)
@@ -145,11 +150,9 @@ def test_landscape_run_through_the_callbacks(cp, tmp_home):
     # the same settings again: the stored run, at once
     assert cp.start_landscape_run(2, 2, 8, 30, 0.1, True)[0] == key
     # a removed result is said, not raised
-    import bnviz.runs
-
-    bnviz.runs.result_path("landscape", key).unlink()
+    result_path(key).unlink()
     assert cp.show_landscape(key)[3].startswith("the stored result is gone")
-    for junk in (None, 5, "abc", ["x"]):
+    for junk in (None, 5, "abc", ["x"], "0" * 24):
         assert cp.show_landscape(junk) == (no_update,) * 5
         assert cp.poll_landscape(1, junk)[3] is True
 

@@ -1,11 +1,12 @@
 """What one request may cost: the partition's work cap, the jitter and Figure 7 bounds, and
-the server-wide cap on background runs.  Each test proves that the cap, not something else,
+the server-wide cap on background jobs.  Each test proves that the cap, not something else,
 is what refuses, and that what it lets through is unchanged."""
 
 from __future__ import annotations
 
-import json
-import threading
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -14,10 +15,11 @@ import torch
 from dash import no_update
 
 import bnviz.core.partition as partition
-from bnviz import runs
+from bnviz import jobs
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
+from bnviz.jobs.store import open_store
 from bnviz.views.jitter import (
     CALIBRATION_BATCHES,
     MIN_NETWORK_SAMPLES,
@@ -162,101 +164,82 @@ def test_batch_statistics_against_numpy():
             z = np.where(h > 0, h, net.negative_slope * h)
 
 
-# ---- background runs: the server-wide cap -------------------------------------------------
+# ---- background jobs: the server-wide cap -------------------------------------------------
+
+DENSITY = {"depth": 2, "width": 4, "activation": "leaky_relu", "dataset": "moons", "n": 50,
+           "seed": 0, "grid": 16, "eps": 1.0}
+
 
 @pytest.fixture
-def held_runs(tmp_home, monkeypatch):
-    """Start runs whose work waits until released; yields (start, release)."""
+def capped(jobs_home, monkeypatch):
+    """BNVIZ_MAX_RUNS = 2, and no worker: started jobs stay queued until the test ends them."""
     monkeypatch.setenv("BNVIZ_MAX_RUNS", "2")
-    gate = threading.Event()
-
-    def work(progress, tmp):
-        progress(0)
-        gate.wait(30)
-        np.savez(tmp, x=np.zeros(1))
-        return runs.RunStatus("done", 1, 1)
-
-    started: list[str] = []
-
-    def start(i: int) -> str:
-        # runs are known process-wide by their key: this test's own keys, never a run that
-        # an earlier test left finishing in its thread
-        key = runs.start_run("density", {"i": i, "home": str(tmp_home)}, 1, work)
-        started.append(key)
-        return key
-
-    yield start, gate
-    gate.set()
-    for key in started:  # let the threads end before the next test
-        _wait_state(key, "done")
+    monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)
+    return jobs_home
 
 
-def _wait_state(key: str, state: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while runs.run_status("density", key).state != state:
-        assert time.monotonic() < deadline, runs.run_status("density", key)
-        time.sleep(0.02)
+def _start(seed: int) -> jobs.Job:
+    return jobs.start_job("density", {**DENSITY, "seed": seed})
 
 
-def test_runs_beyond_the_cap_are_refused_with_a_message(held_runs, tmp_home):
-    start, gate = held_runs
-    a, b = start(1), start(2)
-    assert runs.running_runs() == 2
-    with pytest.raises(runs.ServerBusy, match="busy: 2 background computations"):
-        start(3)
-    assert start(1) == a  # the same run again is not a new one: no refusal
-    assert runs.run_status("density", runs.run_key({"i": 3, "home": str(tmp_home)})
-                           ).state == "none"  # a refused run leaves nothing
-    gate.set()
-    _wait_state(a, "done")
-    _wait_state(b, "done")
-    assert runs.running_runs() == 0
-    c = start(3)  # room again
-    _wait_state(c, "done")
+def test_jobs_beyond_the_cap_are_refused_with_a_message(capped):
+    a, b = _start(1), _start(2)
+    assert [j.status for j in (a, b)] == ["queued", "queued"]
+    with pytest.raises(jobs.ServerBusy, match="busy: 2 background computations"):
+        _start(3)
+    assert _start(1).id == a.id  # the same computation again is not a new one: no refusal
+    assert {j.id for j in open_store().list()} == {a.id, b.id}  # a refused start leaves nothing
+    assert jobs.cancel_job(a.id) == "cancelled"  # an ended job frees its place
+    c = _start(3)
+    assert c.id not in (a.id, b.id)
+    with pytest.raises(jobs.ServerBusy):
+        _start(4)
 
 
-def test_runs_of_other_processes_count_and_stale_ones_do_not(held_runs, tmp_home):
-    """Another gunicorn worker's run is seen through its progress file; a file that has not
-    moved for STALE_SECONDS (its process died) frees its place."""
-    start, gate = held_runs
-    folder = tmp_home / "trained"
-    folder.mkdir()
-    other = folder / ("a" * 24 + ".progress.json")
-    other.write_text(json.dumps({"state": "running", "step": 3, "steps": 9,
-                                 "updated": time.time()}))
-    (folder / ("b" * 24 + ".progress.json")).write_text(json.dumps(
-        {"state": "running", "step": 1, "steps": 9,
-         "updated": time.time() - runs.STALE_SECONDS - 1}))
-    (folder / ("c" * 24 + ".progress.json")).write_text("{not json")
-    start(1)
-    with pytest.raises(runs.ServerBusy):
-        start(2)
-    other.write_text(json.dumps({"state": "failed", "error": "x", "updated": time.time()}))
-    start(2)
+def test_the_cap_counts_every_queued_or_running_job(capped):
+    """One kind of thing is counted: jobs in the store, whoever started them (an image job
+    from the CLI, a job another web process started); a job whose process died is reaped and
+    frees its place; a succeeded one does not count."""
+    store = open_store()
+    image = jobs.submit_job("smart-init", {"epochs": 1, "runs": 1, "width": 4})
+    running = store.create("landscape-2d", {"steps": 1})  # started elsewhere, running here
+    assert store.claim(running.id, os.getpid())
+    with pytest.raises(jobs.ServerBusy, match="busy: 2"):
+        _start(1)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store.update(running.id, pid=dead.pid)  # its process died
+    first = _start(1)
+    assert store.get(running.id).status == "failed"
+    with pytest.raises(jobs.ServerBusy):
+        _start(2)
+    assert store.claim(first.id, os.getpid())
+    assert store.finish(first.id, "succeeded")
+    assert store.finish(image.id, "cancelled")
+    _start(2)
 
 
-def test_density_and_training_pages_show_busy(held_runs, monkeypatch):
+def test_density_and_training_pages_show_busy(capped):
     from callbacks import density as cd
     from callbacks import jitter as cj
 
-    start, _ = held_runs
-    start(1), start(2)
-    seed = 918_273  # settings no other test starts (runs are known process-wide by key)
-    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, seed, 16, 1)
+    _start(1), _start(2)
+    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 3, 16, 1)
     assert key is no_update and shown is True and message.startswith("the server is busy")
-    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, seed, 4, 10, "adam", 0.01)
+    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, 3, 4, 10, "adam", 0.01)
     assert key is no_update and shown is True and message.startswith("the server is busy")
+    assert len(open_store().list()) == 2
 
 
 def test_max_runs_setting(monkeypatch):
     monkeypatch.setenv("BNVIZ_MAX_RUNS", "5")
-    assert runs.max_runs() == 5
+    assert jobs.max_runs() == 5
     monkeypatch.setenv("BNVIZ_MAX_RUNS", "0")
-    assert runs.max_runs() == 1
+    assert jobs.max_runs() == 1
     monkeypatch.setenv("BNVIZ_MAX_RUNS", "many")
-    assert runs.max_runs() == max(2, __import__("os").cpu_count() or 1)
+    assert jobs.max_runs() == max(2, os.cpu_count() or 1)
     monkeypatch.delenv("BNVIZ_MAX_RUNS")
-    assert runs.max_runs() >= 2
+    assert jobs.max_runs() >= 2
 
 
 def test_explorer_mean_boundary_distance_is_the_all_pairs_minimum():

@@ -40,8 +40,8 @@ import bnviz.views.density as density
 from bnviz.core.network import Network, layer_statistics, random_network
 from bnviz.core.partition import compute_partition
 from bnviz.data.datasets import make_dataset
+from bnviz.jobs.types import Cancelled
 from bnviz.views.density import (
-    Cancelled,
     DensityResult,
     ball_offsets,
     concentration,
@@ -526,7 +526,7 @@ def test_near_data_ratio_whole_box_is_one():
 
 
 def test_near_data_ratios_of_stacked_counts():
-    """The array form (modes, layers, grid, grid) used by the background runs: slice by slice
+    """The array form (modes, layers, grid, grid) used by the density jobs: slice by slice
     the same as near_data_ratio, and the same as the numpy reference."""
     results = [concentration(random_network(3, 16, mode=m, seed=14), STAR, [1, 2, 3], grid=36,
                              box=ODD_BOX, **F64) for m in ("bn", "zero_bias", "random_bias")]

@@ -4,18 +4,17 @@ K mini-batches of size B each give BN statistics (mu, sigma) and so one exact de
 boundary; the engine computes all K at once.  These tests check that batched computation
 against one-at-a-time references (``layer_statistics`` + ``compute_partition``, an own numpy
 forward pass, shapely distances, a brute-force grid), the science (disagreement falls as B
-grows; noise-controlled BN raises var(mu) to that of a virtual batch B'), training and its
-on-disk cache, the CLI and the page's callbacks.
+grows; noise-controlled BN raises var(mu) to that of a virtual batch B'), training,
+the CLI and the page's callbacks (the page's training job, uploads and their callbacks:
+tests/views/test_training_cache.py).
 """
 
 from __future__ import annotations
 
 import base64
 import importlib.util
-import io
 import json
 import math
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,11 +25,9 @@ import shapely
 import torch
 from dash import html, no_update
 
-import bnviz.runs
 from bnviz.cli import main
 from bnviz.core.network import Head, Network, layer_statistics, load_network, random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
-from bnviz.views import training_cache as tc
 from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
@@ -47,7 +44,6 @@ from layouts.ids import Jitter as ids
 
 HAS_BNSTATS = importlib.util.find_spec("bnviz.views.bnstats") is not None
 BOX = (-3.0, 3.0, -3.0, 3.0)
-TRAIN_TIMEOUT = 60.0  # seconds for a background training run of a few hundred steps
 
 
 # --------------------------------------------------------------------------- helpers
@@ -111,35 +107,6 @@ def decode_typed(spec) -> np.ndarray:
     return np.asarray(spec, dtype=np.float64)
 
 
-def wait_done(key: str, timeout: float = TRAIN_TIMEOUT) -> tc.TrainingStatus:
-    """Poll training_status until the run leaves 'running' (or fail after ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = tc.training_status(key)
-        if st.state not in ("running",):
-            return st
-        if time.monotonic() > deadline:
-            pytest.fail(f"training {key} still running after {timeout} s: {st}")
-        time.sleep(0.05)
-
-
-def npz_bytes(**arrays: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return buf.getvalue()
-
-
-def network_arrays(net: Network) -> dict[str, np.ndarray]:
-    arrays = {f"W{i + 1}": w for i, w in enumerate(net.weights)}
-    arrays |= {"head_W": net.head.weight, "head_b": net.head.bias}
-    return arrays
-
-
-def trained_files(home: Path) -> list[Path]:
-    d = home / "trained"
-    return sorted(d.iterdir()) if d.exists() else []
-
-
 @pytest.fixture(scope="module", autouse=True)
 def one_torch_thread():
     """One intra-op thread, as the server runs (app.configure_torch): on a busy machine torch's
@@ -148,21 +115,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture
-def fresh_runs(tmp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh BNVIZ_HOME and an empty in-memory table of training runs (as after a restart):
-    runs of other tests, keyed by the same parameters, must not leak in."""
-    monkeypatch.setattr(bnviz.runs, "_runs", {})
-    return tmp_home
-
-
-def train_params(**over) -> dict:
-    params = {"dataset": "moons", "n": 120, "data_seed": 0, "depth": 2, "width": 6,
-              "activation": "leaky_relu", "alpha": 0.1, "seed": 0, "steps": 120,
-              "batch_size": 16, "lr": 0.05, "optimizer": "adam"}
-    return params | over
 
 
 # --------------------------------------------------------------------------- mini-batches
@@ -534,37 +486,6 @@ def test_adam_training_learns_moons(moons, adam_report):
     assert not np.array_equal(report.network.weights[0], net.weights[0])
 
 
-def test_sgd_runs_and_is_reproducible(moons):
-    net = random_network(2, 6, seed=1, head_outputs=2)
-    a = train_network(net, moons.points, moons.labels, 40, optimizer="sgd", seed=3, device="cpu")
-    b = train_network(net, moons.points, moons.labels, 40, optimizer="sgd", seed=3, device="cpu")
-    assert np.all(np.isfinite(a.losses)) and a.losses[-10:].mean() < a.losses[:10].mean()
-    np.testing.assert_array_equal(a.losses, b.losses)
-    for wa, wb in zip(a.network.weights, b.network.weights, strict=True):
-        np.testing.assert_array_equal(wa, wb)
-    zero = train_network(net, moons.points, moons.labels, 0, device="cpu")
-    assert zero.losses.shape == (0,)
-    np.testing.assert_array_equal(zero.network.weights[0], net.weights[0])
-
-
-@pytest.mark.parametrize("kwargs", [
-    {"optimizer": "rmsprop"}, {"steps": -1}, {"steps": 1.5}, {"steps": 100_001},
-    {"lr": 0.0}, {"lr": -0.1}, {"lr": float("nan")}, {"lr": 11.0},
-    {"batch_size": 1}, {"batch_size": 201},
-])
-def test_training_rejects_bad_options(moons, kwargs):
-    net = random_network(2, 4, seed=0, head_outputs=2)
-    args = {"steps": 5} | kwargs
-    with pytest.raises(ValueError):
-        train_network(net, moons.points, moons.labels, device="cpu", **args)
-
-
-def test_training_needs_a_head(moons):
-    with pytest.raises(ValueError, match="head"):
-        train_network(random_network(2, 4, seed=0), moons.points, moons.labels, 5,
-                      device="cpu")
-
-
 def test_save_and_load_round_trip(tmp_path, moons, adam_report):
     _, report, _ = adam_report
     path = tmp_path / "trained.npz"
@@ -592,124 +513,6 @@ def test_trained_network_jitter(moons, adam_report):
     logit = np_logit(report.network, [x.mu for x in st], [x.sigma for x in st], moons.points)
     assert np.mean((logit > 0) == moons.labels) > 0.9
     assert not same_segments(init.test_boundary, trained.test_boundary)
-
-
-# --------------------------------------------------------------------------- training cache
-
-
-def test_training_key_is_stable():
-    p = train_params()
-    key = tc.training_key(p)
-    assert len(key) == 24 and all(c in "0123456789abcdef" for c in key)
-    assert tc.training_key(dict(reversed(list(p.items())))) == key
-    assert tc.training_key(train_params(steps=121)) != key
-    assert tc.training_key(train_params(optimizer="sgd")) != key
-
-
-def test_background_training_is_cached_on_disk(fresh_runs):
-    home = fresh_runs
-    params = train_params()
-    key = tc.start_training(params)
-    assert key == tc.training_key(params)
-    assert tc.training_status(key).state in ("running", "done")
-    st = wait_done(key)
-    assert st.state == "done", st
-    assert st.step == st.steps == params["steps"]
-    assert st.loss is not None and math.isfinite(st.loss)
-    assert st.accuracy is not None and st.accuracy > 0.8
-    path = home / "trained" / f"{key}.npz"
-    assert tc.trained_path(key) == path and path.exists()
-    assert trained_files(home) == [path]  # no temporary file left
-    net = tc.load_trained(key)
-    assert net.head is not None and net.widths == (6, 6)
-    # the same parameters again: no new run, done at once
-    t0 = time.perf_counter()
-    assert tc.start_training(dict(params)) == key
-    assert tc.training_status(key).state == "done"
-    assert time.perf_counter() - t0 < 0.5
-    # after a restart (no runs in memory) the disk says done
-    bnviz.runs._runs.clear()
-    assert tc.training_status(key).state == "done"
-    assert tc.start_training(params) == key
-    assert bnviz.runs._runs == {}  # nothing started
-
-
-def test_unknown_key_has_no_status(fresh_runs):
-    assert tc.training_status("0" * 24).state == "none"
-
-
-def test_failed_training_is_reported(fresh_runs):
-    key = tc.start_training(train_params(n=20, batch_size=64))  # batch larger than the data
-    st = wait_done(key)
-    assert st.state == "failed"
-    assert "batch size" in st.error
-    assert not tc.trained_path(key).exists()
-
-
-@pytest.mark.parametrize("key", [
-    "../../etc/passwd", "", "0" * 23, "0" * 25, "ABCDEF" * 4, "g" * 24,
-    "../" + "0" * 21, "0" * 20 + ".npz", "/" + "0" * 23, "0" * 23 + "\n",
-])
-def test_trained_path_rejects_what_is_not_a_key(tmp_home, key):
-    with pytest.raises(ValueError):
-        tc.trained_path(key)
-
-
-def test_save_uploaded_stores_a_valid_network(fresh_runs):
-    home = fresh_runs
-    net = random_network(2, 5, seed=2, head_outputs=2)
-    raw = npz_bytes(**network_arrays(net))
-    key = tc.save_uploaded(raw)
-    assert tc.trained_path(key).read_bytes() == raw
-    assert tc.save_uploaded(raw) == key  # content-addressed
-    assert trained_files(home) == [tc.trained_path(key)]
-    back = tc.load_trained(key)
-    np.testing.assert_array_equal(back.weights[1], net.weights[1])
-    assert tc.training_status(key).state == "done"
-
-
-def _too_large() -> bytes:
-    rng = np.random.default_rng(0)
-    arrays = {"W1": rng.normal(size=(33, 2)), "head_W": rng.normal(size=(2, 33))}
-    return npz_bytes(**arrays)
-
-
-def _too_deep() -> bytes:
-    rng = np.random.default_rng(0)
-    arrays = {"W1": rng.normal(size=(4, 2))}
-    arrays |= {f"W{i}": rng.normal(size=(4, 4)) for i in range(2, 8)}
-    return npz_bytes(**arrays, head_W=rng.normal(size=(2, 4)))
-
-
-@pytest.mark.parametrize(("raw", "words"), [
-    (b"this is not an npz file at all", "the upload"),
-    (b"", "the upload"),
-    (b"PK\x03\x04" + b"\x00" * 64, "the upload"),  # a broken zip
-    (npz_bytes(W1=np.ones((3, 2)), W2=np.ones((2, 3))), "head"),
-    (npz_bytes(W1=np.ones((3, 2)), head_W=np.ones((2, 3)),
-               extra=np.array([{"a": 1}], dtype=object)), "the upload"),
-    (npz_bytes(W1=np.array([[{"a": 1}, 2]], dtype=object), head_W=np.ones((2, 1))),
-     "the upload"),
-    (npz_bytes(W1=np.ones((3, 3)), head_W=np.ones((2, 3))), "W1"),  # wrong shape
-    (_too_large(), "32"),
-    (_too_deep(), "6 layers"),
-], ids=["garbage", "empty", "broken-zip", "no-head", "pickled-extra", "pickled-W1",
-        "bad-shape", "too-wide", "too-deep"])
-def test_save_uploaded_rejects_bad_files(fresh_runs, raw, words):
-    with pytest.raises(ValueError, match=words) as info:
-        tc.save_uploaded(raw)
-    assert str(fresh_runs) not in str(info.value)  # no server path in the message
-    assert trained_files(fresh_runs) == []  # nothing left behind
-
-
-def test_save_uploaded_rejects_an_npy_file(fresh_runs):
-    buf = io.BytesIO()
-    np.save(buf, np.ones((3, 2)))
-    try:
-        with pytest.raises(ValueError):
-            tc.save_uploaded(buf.getvalue())
-    finally:
-        assert trained_files(fresh_runs) == []
 
 
 # --------------------------------------------------------------------------- CLI
@@ -911,102 +714,6 @@ def test_update_jitter_bad_values_keep_the_picture(tmp_home, args):
     assert out[:4] == (no_update,) * 4
     assert isinstance(out[4], str) and out[4]
     assert out[5] is True
-
-
-def test_start_poll_and_trained_picture(fresh_runs):
-    args = ("moons", 100, 2, 6, 0, 4, "80", "adam", "0.05")
-    key, disabled, msg, is_open = cj.start(1, *args)
-    assert disabled is False and msg is no_update and is_open is no_update
-    assert len(key) == 24
-    assert wait_done(key).state == "done"
-    value, label, status, trained, poll_off = cj.poll(3, key)
-    assert (value, label, trained, poll_off) == (100, "100%", key, True)
-    assert status.startswith("trained, training accuracy")
-    # the same training again: the same key, done at once
-    assert cj.start(2, *args)[0] == key
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, key)[0]
-    assert fig["layout"]["title"]["text"] == "|B| = 16, 8 mini-batches, after training"
-    # save sends the cached file
-    sent, message, shown = cj.save(1, key)
-    assert sent["filename"] == "bnviz-trained.npz" and message is no_update
-    assert base64.b64decode(sent["content"]) == tc.trained_path(key).read_bytes()
-    sent, message, shown = cj.save(1, None)
-    assert sent is no_update and shown is True and message.startswith("nothing to save")
-    assert cj.back_to_initialisation(1) == (None, "at initialisation", 0)
-
-
-@pytest.mark.parametrize(("steps", "optimizer", "lr", "words"), [
-    (0, "adam", 0.01, "training steps"), (5001, "adam", 0.01, "training steps"),
-    ("x", "adam", 0.01, "training steps"), (10, "lbfgs", 0.01, "optimizer"),
-    (10, "adam", 0, "learning rate"), (10, "adam", None, ""), (10, "adam", "nan", "learning"),
-])
-def test_start_rejects_bad_values(fresh_runs, steps, optimizer, lr, words):
-    key, disabled, msg, is_open = cj.start(1, "moons", 100, 2, 6, 0, 4, steps, optimizer, lr)
-    assert key is no_update and disabled is no_update
-    assert words in msg and is_open is True
-    assert bnviz.runs._runs == {}  # nothing started
-
-
-def test_poll_states(fresh_runs, monkeypatch):
-    assert cj.poll(1, None) == (no_update,) * 4 + (True,)
-    key = "ab" * 12
-    bnviz.runs._runs[f"trained/{key}"] = tc.TrainingStatus("running", 5, 20, 0.5)
-    value, label, status, trained, poll_off = cj.poll(1, key)
-    assert value == 25 and label == "25%" and poll_off is False and trained is no_update
-    assert status == "training: step 5 of 20, loss 0.500"
-    bnviz.runs._runs[f"trained/{key}"] = tc.TrainingStatus("failed", error="ValueError: boom")
-    value, label, status, trained, poll_off = cj.poll(2, key)
-    assert value == 0 and trained is no_update and poll_off is True
-    assert isinstance(status, html.Span) and "boom" in status.children
-
-
-def test_poll_of_a_run_in_another_process_is_not_a_failure(fresh_runs):
-    """A run in another server process is seen through its progress file; a file that stopped
-    moving means that process died; a key with no trace at all is reported as unknown."""
-    key = tc.training_key(train_params(steps=999))
-    assert tc.training_status(key).state == "none"
-    *_, poll_off = cj.poll(1, key)
-    assert poll_off is True
-    tc._write_progress(key, tc.TrainingStatus("running", 100, 999, 0.5))  # the other process
-    value, label, status, trained, poll_off = cj.poll(1, key)
-    assert "failed" not in str(status) and "100 of 999" in str(status)
-    assert poll_off is False and trained is no_update
-    path = tc._progress_path(key)
-    data = json.loads(path.read_text())
-    data["updated"] -= 2 * tc.STALE_SECONDS
-    path.write_text(json.dumps(data))
-    *_, status, _, poll_off = cj.poll(1, key)
-    assert "stopped" in str(status) and poll_off is True
-
-
-def _upload(raw: bytes) -> str:
-    return "data:application/octet-stream;base64," + base64.b64encode(raw).decode()
-
-
-def test_load_callback(fresh_runs):
-    net = random_network(2, 5, seed=2, head_outputs=2)
-    raw = npz_bytes(**network_arrays(net))
-    key, status = cj.load(_upload(raw), "mine.npz")
-    assert status == "loaded mine.npz"
-    assert tc.trained_path(key).read_bytes() == raw
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, key)[0]
-    assert fig["layout"]["title"]["text"].endswith("after training")
-    for contents, name in [(_upload(raw), "mine.csv"), (_upload(b"garbage"), "bad.npz"),
-                           ("data:application/octet-stream;base64,@@@", "bad.npz"),
-                           (None, "x.npz"), ("no comma", "x.npz"),
-                           (_upload(npz_bytes(W1=np.ones((3, 2)))), "nohead.npz")]:
-        trained, status = cj.load(contents, name)
-        assert trained is no_update
-        assert isinstance(status, html.Span) and status.children.startswith(f"{name}: ")
-        assert "text-danger" in status.className
-    assert trained_files(fresh_runs) == [tc.trained_path(key)]
-
-
-def test_load_callback_rejects_an_npy_file(fresh_runs):
-    buf = io.BytesIO()
-    np.save(buf, np.ones((3, 2)))
-    trained, status = cj.load(_upload(buf.getvalue()), "net.npz")
-    assert trained is no_update and isinstance(status, html.Span)
 
 
 def test_layout_controls_match_the_limits():

@@ -1,0 +1,156 @@
+"""What every image experiment shares (the data as standardised tensors, mixed precision,
+test accuracy) and the training experiments ``smart-init``, ``jitter-noise`` and
+``affine-ablation``: for each run (seed) and arm, the same random weights with the arm's BN
+mode, SGD for ``epochs`` epochs, a metric row per epoch (test accuracy, mean loss)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from bnviz.data.imagedata import ImageData
+from bnviz.images.networks import build_model, calibrate_frozen
+from bnviz.images.params import ARMS
+from bnviz.jobs.types import DistInfo, JobContext
+
+__all__ = ["ImageTensors", "autocast_for", "chunks", "run_training", "standardise",
+           "test_accuracy"]
+
+
+@dataclass(frozen=True)
+class ImageTensors:
+    x_train: torch.Tensor  # standardised float32, on the device
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    classes: int
+
+
+def standardise(data: ImageData, device: torch.device) -> ImageTensors:
+    """Pixels / white level, then per-channel standardisation with the training set's
+    mean and std (what a network sees in every job)."""
+    x = data.x_train.astype(np.float32) / data.scale
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    std = x.std(axis=(0, 2, 3), keepdims=True) + 1e-6
+
+    def t(a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor((a.astype(np.float32) / data.scale - mean) / std, device=device)
+
+    return ImageTensors(t(data.x_train), torch.as_tensor(data.y_train, device=device),
+                    t(data.x_test), torch.as_tensor(data.y_test, device=device),
+                    data.num_classes)
+
+
+def chunks(x: torch.Tensor, size: int = 512) -> Iterator[torch.Tensor]:
+    for i in range(0, len(x), size):
+        yield x[i:i + size]
+
+
+def autocast_for(device: torch.device):
+    if device.type == "cuda":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype)
+    return torch.autocast("cpu", enabled=False)
+
+
+@torch.no_grad()
+def test_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    model.eval()
+    correct = 0
+    for xb, yb in zip(chunks(x), chunks(y), strict=True):
+        with autocast_for(x.device):
+            correct += int((model(xb).argmax(1) == yb).sum())
+    return correct / max(len(y), 1)
+
+
+def _train_arm(model: nn.Module, data: ImageTensors, params: dict, run_seed: int, ctx: JobContext,
+               report: Callable[[int, float, float, float], None],
+               step: Callable[[], None], dist: DistInfo) -> None:
+    """SGD (momentum 0.9, gradient norm clipped at 5 so that unnormalised networks do not
+    diverge) for ``epochs`` epochs; after each, ``report(epoch, loss, accuracy, seconds)``.
+    Under DDP every rank takes its share of each global mini-batch."""
+    device = data.x_train.device
+    net = model  # evaluated unwrapped: only rank 0 evaluates, so no collective may run there
+    if dist.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        # running BN statistics stay per process (no buffer sync on every forward)
+        model = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda"
+                                        else None, forward_sync_buffers=False)
+    opt = torch.optim.SGD(model.parameters(), lr=params["lr"], momentum=0.9)
+    scaler = torch.amp.GradScaler(enabled=device.type == "cuda" and
+                                  not torch.cuda.is_bf16_supported())
+    gen = torch.Generator().manual_seed(run_seed)
+    n, b = len(data.y_train), params["batch_size"]
+    for epoch in range(1, params["epochs"] + 1):
+        t0 = time.perf_counter()
+        model.train()
+        perm = torch.randperm(n, generator=gen).to(device)
+        total, count = 0.0, 0
+        for i in range(0, n - 1, b):
+            idx = perm[i:i + b]
+            if len(idx) < 2:  # BN needs two images
+                continue
+            idx = idx[dist.rank::dist.world]
+            with autocast_for(device):
+                loss = F.cross_entropy(model(data.x_train[idx]), data.y_train[idx])
+            opt.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            scaler.step(opt)
+            scaler.update()
+            total += float(loss.detach()) * len(idx)
+            count += len(idx)
+            step()
+        accuracy = test_accuracy(net, data.x_test, data.y_test) if dist.rank == 0 else 0.0
+        report(epoch, total / count if count else math.nan, accuracy, time.perf_counter() - t0)
+
+
+def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[int, int, int],
+                  ctx: JobContext, dist: DistInfo) -> None:
+    arms = ARMS[job_type]
+    n_batches = math.ceil(len(data.y_train) / params["batch_size"])
+    total_steps = params["runs"] * len(arms) * params["epochs"] * n_batches
+    done = [0]
+
+    def step() -> None:
+        done[0] += 1
+        if done[0] % 5 == 0 or done[0] == total_steps:
+            ctx.progress(min(done[0] / total_steps, 1.0))
+
+    for run in range(params["runs"]):
+        seed = params["seed"] + run
+        for arm, (mode, affine) in arms.items():
+            model = build_model(params["arch"], shape[0], data.classes, shape[1], mode,
+                                affine=affine, width=params["width"],
+                                noise=params.get("noise", 0.15), seed=seed).to(data.x_train.device)
+            if mode == "frozen":
+                calibrate_frozen(model, lambda: chunks(data.x_train))
+                ctx.log(f"run {run}, {arm}: BN statistics computed over the "
+                        f"{len(data.y_train)} training images, then frozen")
+            if mode == "noisy_bn":
+                for m in model.modules():
+                    if hasattr(m, "generator"):
+                        m.generator = torch.Generator(device=data.x_train.device).manual_seed(
+                            seed)
+
+            def report(epoch: int, loss: float, acc: float, seconds: float,
+                       arm: str = arm, run: int = run) -> None:
+                if dist.rank != 0:
+                    return
+                row = {"arm": arm, "run": run, "epoch": epoch,
+                       "train_loss": loss if math.isfinite(loss) else None,
+                       "test_accuracy": acc, "seconds": round(seconds, 4)}
+                ctx.metric(row)
+                ctx.log(f"run {run}, {arm}, epoch {epoch}: loss {loss:.4f}, "
+                        f"test accuracy {100 * acc:.2f}% ({seconds:.1f} s)")
+
+            _train_arm(model, data, params, seed, ctx, report, step, dist)

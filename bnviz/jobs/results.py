@@ -1,0 +1,50 @@
+"""A job's arrays, in one file per job: ``$BNVIZ_HOME/results/<job id>.npz``.
+
+The page jobs (density counts, landscape curves, a trained network) write their result here
+through ``ctx.save_result``, atomically (a temporary file in the same folder, then a rename),
+so a reader never sees half a file. A Celery worker writes the same path when it shares
+``BNVIZ_HOME`` with the web servers (the compose file's ``/data`` volume). Ids are checked
+(:func:`~bnviz.jobs.store.check_job_id`) before they become a path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bnviz.config import bnviz_home
+from bnviz.jobs.store import check_job_id
+
+__all__ = ["has_result", "load_result", "result_path", "write_result"]
+
+
+def result_path(job_id: str) -> Path:
+    """Where a job's result lives (ValueError for anything but a job id)."""
+    return bnviz_home() / "results" / f"{check_job_id(job_id)}.npz"
+
+
+def has_result(job_id: str) -> bool:
+    return result_path(job_id).is_file()
+
+
+def write_result(job_id: str, write: Callable[[Any], None]) -> Path:
+    """``write(path)`` writes an .npz to a temporary path; it is then moved into place."""
+    path = result_path(job_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # np.savez keeps the suffix
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def load_result(job_id: str) -> dict[str, np.ndarray]:
+    """The arrays of a job's result (OSError when there is none; never unpickled)."""
+    with np.load(result_path(job_id), allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}

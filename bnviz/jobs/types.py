@@ -1,0 +1,161 @@
+"""What a job type is, how a job reports while it runs, and the table of every job type.
+
+A job type (:class:`JobType`) is three functions and one flag:
+
+* ``check(raw) -> params``: validate and complete the parameters (ParamError with one clear
+  sentence). Checked parameters are what is stored, what the dedupe key is made of, and what
+  ``run`` receives (the runner checks them again: a store can be written by hand).
+* ``run(params, ctx, dist) -> dict``: do the work, reporting through ``ctx`` (a
+  :class:`JobContext`); returns values added to the job's summary.
+* ``summarise(metric rows) -> dict``: the summary the jobs page and ``jobs show`` draw.
+* ``result``: whether ``run`` writes arrays to the job's result file
+  (``ctx.save_result``, :mod:`bnviz.jobs.results`). A page reuses a succeeded job of the same
+  parameters only while its result file is there.
+
+The types live beside the code they run and are imported only when a job of that type is
+checked or run (:func:`get_job_type`): the image experiments (:mod:`bnviz.images.experiments`),
+the density page's Figure 3 run (:mod:`bnviz.views.density`), the debate page's 2D landscape
+run of Santurkar et al. (:mod:`bnviz.papers.landscape`) and the jitter page's training
+(:mod:`bnviz.views.training_cache`). Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bnviz.messages import brief
+
+__all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "JobContext",
+           "JobType", "ParamError", "RecordingContext", "all_job_types", "get_job_type",
+           "validate_params"]
+
+#: The image experiments (bnviz.images.experiments.JOB_TYPES lists the same names).
+IMAGE_JOB_TYPES: tuple[str, ...] = ("smart-init", "concentration", "jitter-noise",
+                                    "affine-ablation", "landscape")
+#: The jobs the pages start (a name -> the module that defines it, as ``module:ATTRIBUTE``).
+PAGE_JOB_TYPES: dict[str, str] = {
+    "density": "bnviz.views.density:DENSITY_JOB",
+    "landscape-2d": "bnviz.papers.landscape:LANDSCAPE_2D_JOB",
+    "jitter-training": "bnviz.views.training_cache:TRAINING_JOB",
+}
+
+
+class Cancelled(Exception):
+    """Raised inside a job's work (by ``ctx.progress``) once the job was cancelled."""
+
+
+class ParamError(ValueError):
+    """A bad job parameter: a message for the user."""
+
+
+class JobContext(Protocol):
+    """What a job reports through; the runner's is :class:`bnviz.jobs.runner.StoreContext`."""
+
+    device: Any  # torch.device
+
+    def progress(self, fraction: float) -> None: ...  # may raise Cancelled
+    def log(self, line: str) -> None: ...
+    def metric(self, row: dict[str, Any]) -> None: ...
+    def save_result(self, write: Callable[[Any], None]) -> None: ...
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    """This process's place in a DDP job (rank 0 reports)."""
+
+    rank: int = 0
+    world: int = 1
+
+
+def _cpu() -> Any:
+    import torch
+
+    return torch.device("cpu")
+
+
+@dataclass
+class RecordingContext:
+    """A context that keeps everything in memory (tests, scripts, and the DDP ranks > 0)."""
+
+    device: Any = field(default_factory=_cpu)
+    fractions: list[float] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    cancel_at: float | None = None  # raise Cancelled once progress reaches this
+    result: dict[str, Any] | None = None  # the arrays save_result wrote
+
+    def progress(self, fraction: float) -> None:
+        self.fractions.append(float(fraction))
+        if self.cancel_at is not None and fraction >= self.cancel_at:
+            raise Cancelled
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+    def metric(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def save_result(self, write: Callable[[Any], None]) -> None:
+        import numpy as np
+
+        buffer = io.BytesIO()
+        write(buffer)
+        buffer.seek(0)
+        with np.load(buffer, allow_pickle=False) as f:
+            self.result = {k: f[k] for k in f.files}
+
+
+@dataclass(frozen=True)
+class JobType:
+    """One kind of job (see the module docstring)."""
+
+    name: str
+    check: Callable[[dict[str, Any]], dict[str, Any]]
+    run: Callable[[dict[str, Any], JobContext, DistInfo], dict[str, Any]]
+    summarise: Callable[[list[dict[str, Any]]], dict[str, Any]] = lambda rows: {}
+    result: bool = False
+
+
+def all_job_types() -> tuple[str, ...]:
+    """Every job type's name (nothing imported)."""
+    return (*IMAGE_JOB_TYPES, *PAGE_JOB_TYPES)
+
+
+def get_job_type(name: object) -> JobType:
+    """The job type called ``name`` (ParamError for any other value), its module imported."""
+    if name in IMAGE_JOB_TYPES:
+        from bnviz.images.experiments import image_job_type
+
+        return image_job_type(str(name))
+    if isinstance(name, str) and name in PAGE_JOB_TYPES:
+        module, attribute = PAGE_JOB_TYPES[name].split(":")
+        return getattr(importlib.import_module(module), attribute)
+    raise ParamError(f"unknown job type {brief(name)}: one of {', '.join(all_job_types())}")
+
+
+def validate_params(schema: type, raw: object, what: str) -> Any:
+    """``raw`` (a job's parameters) validated into ``schema``, a pydantic model or a dataclass
+    (whose ``__post_init__`` may raise ValueError): unknown names, wrong types and values out
+    of range raise ParamError with one line naming the parameter."""
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+    if not isinstance(raw, dict):
+        raise ParamError(f"{what}: the parameters must be a mapping, got {brief(raw)}")
+    names = (set(schema.model_fields) if issubclass(schema, BaseModel) else
+             {f.name for f in dataclasses.fields(schema)})
+    unknown = sorted(str(k) for k in set(raw) - names)
+    if unknown:
+        raise ParamError(f"{what}: unknown parameter {brief(unknown[0])} (known: "
+                         f"{', '.join(sorted(names))})")
+    try:
+        return TypeAdapter(schema).validate_python(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        text = str(error["msg"]).removeprefix("Value error, ")
+        raise ParamError(f"{what}: {where + ': ' if where else ''}{text}") from None

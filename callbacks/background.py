@@ -1,0 +1,149 @@
+"""One way for a page to run a computation in the background: start, poll, cancel.
+
+A page describes its run (:class:`BackgroundRun`: its component ids, the job type, how its
+controls become the job's parameters, and what to say while it runs and when it is done) and
+:func:`register_background` registers three callbacks for it:
+
+* **start** (the page's button): ``bnviz.jobs.start_job``, which reuses the job of the same
+  parameters (queued, running or done, also after a restart) or starts one on the job worker,
+  refusing with "the server is busy" at ``BNVIZ_MAX_RUNS``; the job's id goes into the page's
+  store and polling starts. A refusal is one line in the page's alert.
+* **poll** (the interval): the job as the store has it, from any web process: the progress bar
+  (and its label), a status line, and, once it succeeded, the page's result value (from which
+  the page draws). The store's value comes from the client: anything that is not the id of a
+  job of this page's type stops polling; it never raises.
+* **cancel** (an optional button): the store's cancel flag, which the job's process sees at its
+  next progress report, whichever web process asks.
+
+Dash's own background callbacks were not used: they keep their own queue and cache beside the
+job store (a second mechanism), run in a process of the web server's machine, and neither
+reuse a result across users and restarts nor count towards the jobs' cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dash import Input, Output, State, callback, html, no_update
+
+from bnviz import jobs
+from bnviz.jobs.results import has_result
+from bnviz.jobs.store import Job
+
+__all__ = ["BackgroundIds", "BackgroundRun", "one_line", "percent", "register_background"]
+
+
+@dataclass(frozen=True)
+class BackgroundIds:
+    """The components of a page's background run."""
+
+    start: str  # the button that starts it
+    job: str  # dcc.Store: the job's id
+    poll: str  # dcc.Interval
+    progress: str  # dbc.Progress
+    status: str  # the status line
+    message: str  # the page's alert (a refused start)
+    result: tuple[str, str]  # (id, property) that gets the finished job's result value
+    cancel: str | None = None  # a cancel button, if the page has one
+    progress_label: bool = False  # the bar shows "42%" too
+
+
+@dataclass(frozen=True)
+class BackgroundRun:
+    """A page's background run (see the module docstring)."""
+
+    ids: BackgroundIds
+    job_type: str
+    controls: list[State]  # the start button's states, given to ``params``
+    params: Callable[..., dict]  # controls -> the job's parameters (ValueError: a message)
+    running: Callable[[Job], str]  # the status line while the job runs
+    done: Callable[[Job], str]  # ... once it succeeded
+    result: Callable[[Job], Any] = lambda job: job.id  # the result value of a finished job
+    failed: str = "failed: "  # the status line of a failed job starts with this
+    missing: str = "not found"  # ... of a job (or a result file) that is gone
+    keep_message: bool = False  # a start leaves the page's alert as it is
+
+
+def one_line(error: object) -> str:
+    """An error as the page shows it: its first line."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "an unknown error"
+
+
+def percent(fraction: float) -> int:
+    """A job's progress in whole percent, rounded down (100 only when it is done)."""
+    return int(min(max(100.0 * fraction, 0.0), 100.0) + 1e-9)
+
+
+def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callable | None]:
+    """Register the start, poll and cancel callbacks of ``run``; returns them (tests and the
+    page module call them by name)."""
+    ids = run.ids
+    shown = (no_update, no_update) if run.keep_message else ("", False)
+
+    @callback(Output(ids.job, "data"), Output(ids.poll, "disabled", allow_duplicate=True),
+              Output(ids.message, "children", allow_duplicate=True),
+              Output(ids.message, "is_open", allow_duplicate=True),
+              Input(ids.start, "n_clicks"), *run.controls, prevent_initial_call=True)
+    def start(_n_clicks, *controls):
+        try:
+            job = jobs.start_job(run.job_type, run.params(*controls))
+        except (ValueError, TypeError, jobs.StoreError) as exc:  # bad input, the cap, no store
+            return no_update, no_update, one_line(exc), True
+        return (job.id, False, *shown)
+
+    def answer(value, label, status, result, stop: bool) -> tuple:
+        return ((value, label) if ids.progress_label else (value,)) + (status, result, stop)
+
+    def ended(text: str) -> tuple:
+        return answer(0, "", html.Span(text, className="text-danger"), no_update, True)
+
+    @callback(Output(ids.progress, "value", allow_duplicate=True),
+              *([Output(ids.progress, "label", allow_duplicate=True)]
+                if ids.progress_label else []),
+              Output(ids.status, "children", allow_duplicate=True),
+              Output(ids.result[0], ids.result[1], allow_duplicate=True),
+              Output(ids.poll, "disabled", allow_duplicate=True),
+              Input(ids.poll, "n_intervals"), State(ids.job, "data"),
+              prevent_initial_call=True)
+    def poll(_n_intervals, job_id):
+        try:
+            job = jobs.get_job(job_id)
+        except ValueError:  # none, or a tampered store
+            return answer(no_update, no_update, no_update, no_update, True)
+        except jobs.StoreError as exc:
+            return ended(run.failed + one_line(exc))
+        if job is None or job.type != run.job_type:
+            return ended(run.missing)
+        if job.status == "queued":
+            return answer(0, "0%", "waiting for a worker...", no_update, False)
+        if job.status == "running":
+            value = percent(job.progress)
+            return answer(value, f"{value}%", run.running(job), no_update, False)
+        if job.status == "succeeded":
+            if not has_result(job.id):  # its result file was removed
+                return ended(run.missing)
+            return answer(100, "100%", run.done(job), run.result(job), True)
+        if job.status == "cancelled":
+            return ended("cancelled")
+        return ended(run.failed + one_line(job.error))
+
+    if ids.cancel is None:
+        return start, poll, None
+
+    @callback(Output(ids.status, "children", allow_duplicate=True),
+              Input(ids.cancel, "n_clicks"), State(ids.job, "data"),
+              prevent_initial_call=True)
+    def cancel(_n_clicks, job_id):
+        try:
+            job = jobs.get_job(job_id)
+            if job is None or job.ended or job.type != run.job_type:
+                return "nothing to cancel"
+            jobs.cancel_job(job.id)
+        except (ValueError, KeyError, jobs.StoreError):
+            return "nothing to cancel"
+        return "cancelling..."
+
+    return start, poll, cancel
