@@ -4,8 +4,9 @@ command). Every value can be overridden from the environment (listed in the READ
 Sizing: the callbacks are CPU-bound torch work of ~10-300 ms, each on one torch thread
 (``BNVIZ_TORCH_THREADS``), so requests run in parallel across processes (one per core by
 default, at least 2) and a few threads each keep a slow request from blocking fast ones.
-Long work never runs in a request: training, density and image jobs run in the background
-(threads of the web process, or the job worker), so a 60 s timeout only catches a hung worker.
+Long work never runs in a request: training, density, landscape and image jobs run on the
+job worker (bnviz.jobs), so a 60 s timeout only catches a hung worker, and a restarted web
+worker loses no job.
 """
 
 import os
