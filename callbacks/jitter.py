@@ -122,8 +122,9 @@ def _training_status(job: Job) -> str:
     """The step and the latest loss of a running training (its metric rows)."""
     steps = int(job.params["steps"])
     rows = open_store().metrics(job.id)
-    loss = f", loss {rows[-1]['loss']:.3f}" if rows else ""
-    return f"training: step {round(job.progress * steps)} of {steps}{loss}"
+    loss = rows[-1].get("loss") if rows else None
+    shown = f", loss {loss:.3f}" if isinstance(loss, int | float) else ""
+    return f"training: step {round(job.progress * steps)} of {steps}{shown}"
 
 
 def _trained_status(job: Job) -> str:

@@ -22,6 +22,7 @@ run of Santurkar et al. (:mod:`bnviz.papers.landscape`) and the jitter page's tr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import io
 from collections.abc import Callable
@@ -138,11 +139,18 @@ def get_job_type(name: object) -> JobType:
     raise ParamError(f"unknown job type {brief(name)}: one of {', '.join(all_job_types())}")
 
 
+@functools.cache
+def _adapter(schema: type) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(schema)
+
+
 def validate_params(schema: type, raw: object, what: str) -> Any:
     """``raw`` (a job's parameters) validated into ``schema``, a pydantic model or a dataclass
     (whose ``__post_init__`` may raise ValueError): unknown names, wrong types and values out
     of range raise ParamError with one line naming the parameter."""
-    from pydantic import BaseModel, TypeAdapter, ValidationError
+    from pydantic import BaseModel, ValidationError
 
     if not isinstance(raw, dict):
         raise ParamError(f"{what}: the parameters must be a mapping, got {brief(raw)}")
@@ -153,7 +161,7 @@ def validate_params(schema: type, raw: object, what: str) -> Any:
         raise ParamError(f"{what}: unknown parameter {brief(unknown[0])} (known: "
                          f"{', '.join(sorted(names))})")
     try:
-        return TypeAdapter(schema).validate_python(raw)
+        return _adapter(schema).validate_python(raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
