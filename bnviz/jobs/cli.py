@@ -55,7 +55,7 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
     w = sub.add_parser("worker", help="run a job worker (Celery with BNVIZ_BROKER_URL, else "
                        "the local pool)")
     w.add_argument("--concurrency", type=int, default=None,
-                   help="jobs at a time (default 1; local: BNVIZ_LOCAL_WORKERS)")
+                   help="jobs at a time (default: cores, at least 2; local: BNVIZ_LOCAL_WORKERS)")
     w.add_argument("--idle-exit", type=float, default=None,
                    help="local worker: exit after this many idle seconds (0: never)")
     d = sub.add_parser("data", help="image data sets")

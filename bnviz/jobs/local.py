@@ -2,9 +2,11 @@
 
 ``python -m bnviz worker`` (without ``BNVIZ_BROKER_URL``) runs :class:`LocalWorker`: it claims
 queued jobs from the store and runs each in its own process (``python -m bnviz.jobs.runner``),
-at most ``BNVIZ_LOCAL_WORKERS`` (default 1) at a time. Submitting a job (from the page or the
-CLI) starts this worker when none runs (:func:`ensure_local_worker`), detached in its own
-session, so it outlives a restart of the web server; it exits after
+at most ``BNVIZ_LOCAL_WORKERS`` at a time (default: the number of cores, at least 2, so that a
+page's short job, a density map or a training, does not wait behind a long image experiment).
+Submitting a job (from the page or the CLI) starts this worker when none runs
+(:func:`ensure_local_worker`), detached in its own session, so it outlives a restart of the
+web server; it exits after
 ``BNVIZ_WORKER_IDLE_SECONDS`` (default 600) with nothing to do.
 
 One local worker per ``BNVIZ_HOME``: it holds an exclusive lock on
@@ -112,7 +114,8 @@ class LocalWorker:
     def __init__(self, store: JobStore | None = None, concurrency: int | None = None,
                  idle_exit: float | None = None):
         self.store = store or open_store()
-        self.concurrency = max(1, int(concurrency or _env_number("BNVIZ_LOCAL_WORKERS", 1)))
+        self.concurrency = max(1, int(concurrency or _env_number(
+            "BNVIZ_LOCAL_WORKERS", max(2, os.cpu_count() or 1))))
         self.idle_exit = (_env_number("BNVIZ_WORKER_IDLE_SECONDS", 600) if idle_exit is None
                           else idle_exit)
         self.children: dict[str, subprocess.Popen] = {}
