@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from bnviz.core.bn import batch_moments, batch_statistics, bn_forward
 from bnviz.device import pick_device
+from bnviz.papers.dannemann import bn_loss as dannemann_bn_loss
 
-__all__ = ["PAPERS", "Claim", "all_claims", "claim_ids", "dannemann_bn_loss",
-           "dannemann_example", "run_claims"]
+__all__ = ["PAPERS", "Claim", "all_claims", "claim_ids", "dannemann_example", "run_claims"]
 
 PAPERS: dict[str, str] = {
     "bn": "Batch normalization explained (the BN paper; anonymous review copy)",
@@ -81,7 +82,7 @@ def bn_thm1_tls_minimiser(device: torch.device) -> Claim:
     hess = torch.func.hessian(tls)(mu0)
     argmin = mu0 - torch.linalg.solve(hess, grad)
     u = z @ w.T
-    mean, var = u.mean(0), u.var(0, correction=0)
+    mean, var = batch_moments(u)  # eq. 3, biased
     paper = {"argmin": _floats(mean), "minimum": float((var / norms**2).sum())}
     computed = {"argmin": _floats(argmin), "minimum": float(tls(argmin))}
     holds = (np.allclose(paper["argmin"], computed["argmin"], rtol=1e-9, atol=1e-12)
@@ -156,18 +157,6 @@ def dannemann_example() -> tuple[np.ndarray, np.ndarray]:
     return np.array([[1.0, 1.0], [1.0, 2.0], [2.0, 3.0]]), np.array([2.0, 5.0, 13.0])
 
 
-def dannemann_bn_loss(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
-                      unbiased: bool = False, gamma: torch.Tensor | float = 1.0,
-                      beta: torch.Tensor | float = 0.0) -> torch.Tensor:
-    """C^(w) = sum_i (gamma (<w, x_i> - mu) / sigma + beta - y_i)^2 over the batch of all
-    points: one neuron, identity activation, no bias; the sum of squared errors with no 1/2
-    (the convention that gives the paper's numbers).  ``w`` may carry leading batch dims."""
-    z = w @ x.T
-    mu = z.mean(-1, keepdim=True)
-    sigma = z.var(-1, keepdim=True, correction=1 if unbiased else 0).sqrt()
-    return ((gamma * (z - mu) / sigma + beta - y) ** 2).sum(-1)
-
-
 def dannemann_gradient(device: torch.device) -> Claim:
     x, y = (torch.as_tensor(a, dtype=_F64, device=device) for a in dannemann_example())
     w = torch.tensor([1.0, 3.0], dtype=_F64, device=device, requires_grad=True)
@@ -228,9 +217,8 @@ def _theorem41_sides(device: torch.device) -> tuple[float, float, float]:
     y = torch.tensor([0.0, 1.0, 2.0, 5.0], dtype=_F64, device=device, requires_grad=True)
     c = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=_F64, device=device)
     gamma, m = 1.0, y.numel()
-    mu = y.mean()
-    sigma = ((y - mu) ** 2).mean().sqrt()
-    y_hat = (y - mu) / sigma
+    mu, sigma = batch_statistics(y)  # eq. 3, biased sigma
+    y_hat = bn_forward(y, mu, sigma)
     z = gamma * y_hat
     zz = z.detach().requires_grad_()
     (g,) = torch.autograd.grad((c * zz).sum(), zz)  # grad of the loss at the BN output
@@ -268,12 +256,10 @@ def santurkar_thm41_printed(device: torch.device) -> Claim:
 def luo_gamma_decay_gap(device: torch.device) -> Claim:
     """The gamma-decay strength of a linear unit, zeta = 3/(4M): E_B[(h - BN_B(h))^2 / 2] for
     h ~ N(0, 1) a member of the batch (biased sigma), by Monte Carlo at M = 16."""
+    from bnviz.papers.luo import gap_per_batch
+
     m, k = 16, 1 << 19
-    gen = torch.Generator(device=device).manual_seed(3)
-    h = torch.randn((k, m), generator=gen, dtype=_F64, device=device)
-    mu = h.mean(1, keepdim=True)
-    sigma = h.var(1, keepdim=True, correction=0).sqrt()
-    gap = ((h - (h - mu) / sigma) ** 2 / 2).mean(1)
+    gap = gap_per_batch(m, k, seed=3, device=device)
     computed, se = float(gap.mean()), float(gap.std() / math.sqrt(k))
     exact = 1 - math.sqrt(2 / m) * math.exp(math.lgamma(m / 2) - math.lgamma((m - 1) / 2))
     paper = 3 / (4 * m)

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from bnviz.core.bn import batch_statistics, bn_forward
 from bnviz.device import pick_device
 
 __all__ = ["DISTRIBUTIONS", "NORMALISATIONS", "Dynamics", "NormalisationComparison",
            "StatisticsSamples", "compare_normalisations", "eta_max", "gamma_decay_gap",
-           "integrals", "learning_dynamics", "statistics_samples"]
+           "gap_per_batch", "integrals", "learning_dynamics", "statistics_samples"]
 
 #: Pre-activation distributions of the histogram view: (mean, std, excess kurtosis).
 DISTRIBUTIONS: dict[str, tuple[float, float, float]] = {
@@ -78,12 +79,26 @@ def statistics_samples(distribution: str, batch_size: int, samples: int = 20_000
     dev = torch.device(device) if device is not None else pick_device()
     gen = torch.Generator(device=dev).manual_seed(int(seed))
     h = _draw(distribution, (samples, batch_size), gen, dev)
-    var, mu = torch.var_mean(h, dim=1, correction=0)
+    mu, sigma = batch_statistics(h, dim=1)
     mu_p, sigma_p, rho = DISTRIBUTIONS[distribution]
     m = batch_size
-    return StatisticsSamples(mu.cpu().numpy(), var.sqrt().cpu().numpy(), mu_p, sigma_p, rho, m,
+    return StatisticsSamples(mu.cpu().numpy(), sigma.cpu().numpy(), mu_p, sigma_p, rho, m,
                              sigma_p**2 / m, sigma_p**2 * (rho + 2) / (4 * m),
                              (rho + 2) / (4 * m))
+
+
+def gap_per_batch(batch_size: int, batches: int, seed: int = 0,
+                  device: torch.device | str | None = None) -> torch.Tensor:
+    """(batches,) Monte Carlo draws of mean_B[(h - BN_B(h))^2 / 2] for h ~ N(0, 1), each over
+    one batch of ``batch_size`` iid draws (h a member of its batch, biased sigma, eq. 3): their
+    mean estimates the gamma-decay strength zeta = 3/(4M) of a linear unit (Luo et al. eq. 3)."""
+    if not (isinstance(batch_size, int) and 4 <= batch_size <= 1024):
+        raise ValueError("batch size: a whole number from 4 to 1024")
+    dev = torch.device(device) if device is not None else pick_device()
+    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    h = torch.randn((batches, batch_size), generator=gen, dtype=torch.float64, device=dev)
+    mu, sigma = batch_statistics(h, dim=1, keepdim=True)
+    return ((h - bn_forward(h, mu, sigma)) ** 2 / 2).mean(1)
 
 
 def gamma_decay_gap(batch_size: int, gammas: np.ndarray, batches: int = 1 << 16,
@@ -91,13 +106,7 @@ def gamma_decay_gap(batch_size: int, gammas: np.ndarray, batches: int = 1 << 16,
     """E_B[(gamma h - gamma BN_B(h))^2 / 2] for h ~ N(0, 1) a member of its batch (biased
     sigma), for each gamma (the same draws): the excess of BN's loss over population
     normalisation for a linear unit, against zeta gamma^2 with zeta = 3/(4M)."""
-    if not (isinstance(batch_size, int) and 4 <= batch_size <= 1024):
-        raise ValueError("batch size: a whole number from 4 to 1024")
-    dev = torch.device(device) if device is not None else pick_device()
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
-    h = torch.randn((batches, batch_size), generator=gen, dtype=torch.float64, device=dev)
-    var, mu = torch.var_mean(h, dim=1, correction=0, keepdim=True)
-    base = float(((h - (h - mu) / var.sqrt()) ** 2 / 2).mean())
+    base = float(gap_per_batch(batch_size, batches, seed, device).mean())
     return base * np.asarray(gammas, dtype=np.float64) ** 2
 
 
@@ -231,11 +240,10 @@ def compare_normalisations(batch_size: int = 16, steps: int = 400, lr: float = 0
         for i in range(depth):
             u = z @ p["W"][i].T
             up = zp @ p["W"][i].T
-            ref = u if batch_stats else up.detach()
-            mu, sd = ref.mean(0), ref.var(0, correction=0).sqrt().clamp_min(1e-12)
-            h = p["g"][i] * (u - mu) / sd + p["b"][i]
-            hp = p["g"][i] * (up - up.mean(0).detach()) / up.var(
-                0, correction=0).sqrt().clamp_min(1e-12).detach() + p["b"][i]
+            mu_p, sigma_p = (s.detach() for s in batch_statistics(up))  # constants
+            mu, sigma = batch_statistics(u) if batch_stats else (mu_p, sigma_p)
+            h = bn_forward(u, mu, sigma, p["g"][i], p["b"][i])
+            hp = bn_forward(up, mu_p, sigma_p, p["g"][i], p["b"][i])
             signs.append(h > 0)
             z, zp = torch.relu(h), torch.relu(hp)
         return z @ p["head"].T + p["head_b"], signs

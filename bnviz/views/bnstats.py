@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from bnviz.core.bn import batch_moments
 from bnviz.device import pick_device
 
 __all__ = [
@@ -408,9 +409,7 @@ def sample_batch_statistics(
     mus, sigma2s, indices = [], [], []
     for start in range(0, s, chunk):
         idx = sample_batch_indices(n, b, min(chunk, s - start), generator, u.device)
-        x = x_all[idx]  # (rows, B, D)
-        mu = x.mean(dim=1)
-        sigma2 = (x - mu.unsqueeze(1)).square().mean(dim=1)
+        mu, sigma2 = batch_moments(x_all[idx], dim=1)  # (rows, B, D) -> (rows, D), eq. 3
         mus.append(mu)
         sigma2s.append(sigma2)
         if return_indices:
@@ -590,8 +589,7 @@ def _figure7_run(
     train = m + s2.sqrt() * torch.randn((n, len(ms)), generator=gen, device=dev, dtype=_DTYPE)
     mu, sigma2 = sample_batch_statistics(train, b, s, gen)
     # Full-data (test-time) moments of the training set drive the noise, as in a network.
-    t_mean = train.mean(dim=0)
-    t_var = (train - t_mean).square().mean(dim=0)
+    t_mean, t_var = batch_moments(train)
     t_m4 = (train - t_mean).pow(4).mean(dim=0)
     mu_noise, sigma2_noise = noise_controlled(
         mu, sigma2, b, vb, t_var, t_m4, gen, population_size=n

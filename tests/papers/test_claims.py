@@ -34,10 +34,10 @@ from bnviz.papers.claims import (
     PAPERS,
     Claim,
     claim_ids,
-    dannemann_bn_loss,
     dannemann_example,
     run_claims,
 )
+from bnviz.papers.dannemann import bn_loss
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -323,7 +323,7 @@ def test_dannemann_example_and_loss_helper() -> None:
     ws = np.random.default_rng(1).normal(size=(20, 2)) * 3
     tx, ty = torch.as_tensor(X_D), torch.as_tensor(Y_D)
     for ddof in (0, 1):
-        helper = dannemann_bn_loss(torch.as_tensor(ws), tx, ty, unbiased=bool(ddof)).numpy()
+        helper = bn_loss(torch.as_tensor(ws), tx, ty, unbiased=bool(ddof)).numpy()
         assert np.allclose(helper, _chat(ws, ddof), rtol=1e-12, atol=0)  # the same sum: 1e-12
 
 

@@ -24,10 +24,10 @@ from bnviz.views.jitter import (
     NETWORK_STATS_MAX_POINTS,
     JitterSettings,
     _draw_batches,
-    batch_statistics,
     binary_task,
     calibration_batches,
     network_unit_statistics,
+    realisation_statistics,
     run_jitter,
 )
 
@@ -39,7 +39,7 @@ def _realisations(k: int, width: int, depth: int = 2, batch: int = 16):
     data = binary_task("moons", 400, 0)
     net = random_network(depth, width, seed=3, head_outputs=2)
     batches = _draw_batches(400, batch, k, seed=1, device="cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, seed=1, device="cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, seed=1, device="cpu")
     return net, mu, sigma
 
 
@@ -129,7 +129,7 @@ def test_network_figure7_runs_only_the_layers_it_needs():
     report, samples = network_unit_statistics(net, data.points, 2, 16, samples=50, seed=7,
                                               device="cpu")
     batches = _draw_batches(300, 16, 50, 7, "cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, 7, "cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, 7, "cpu")
     np.testing.assert_array_equal(samples["mu"], mu[:, 1, :3].numpy())
     np.testing.assert_array_equal(samples["sigma2"], sigma[:, 1, :3].pow(2).numpy())
     assert report["samples"] == 50
@@ -150,7 +150,7 @@ def test_batch_statistics_against_numpy():
     data = binary_task("circles", 100, 1)
     net = random_network(3, 5, seed=2, head_outputs=2)
     batches = _draw_batches(100, 10, 4, 0, "cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, 0, "cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, 0, "cpu")
     for k, idx in enumerate(batches.numpy()):
         z = data.points[idx]
         for layer, w in enumerate(net.weights):
