@@ -13,7 +13,7 @@ import pytest
 import torch
 from dash import no_update
 
-import bnviz.core.partition as partition
+import bnviz.core.cut as cut
 from bnviz import runs
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
@@ -55,23 +55,23 @@ def test_work_cap_refuses_many_lines_per_region_that_the_region_cap_lets_through
                                                  r"\d+ (pairs of lines|signs of new vertices)"
                                                  r", over the cap of 360000"):
         decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     out = decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     assert len(out) == 8 and all(len(b) > 0 for b in out)
 
 
 def test_work_cap_stops_before_the_sign_table_is_built(monkeypatch):
     """The refusal comes before the expensive stage: the sign vectors of the new vertices
-    (packed by _pack_local after the check) are never computed for the layer refused."""
+    (packed by pack_local after the check) are never computed for the layer refused."""
     net, mu, sigma = _realisations(k=8, width=32)
     calls = []
-    real = partition._pack_local
-    monkeypatch.setattr(partition, "_pack_local",
+    real = cut.pack_local
+    monkeypatch.setattr(cut, "pack_local",
                         lambda *a, **k: calls.append(a[3]) or real(*a, **k))
     with pytest.raises(PartitionTooLarge):
         decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     layer1_calls = len(calls)
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     calls.clear()
     decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     assert len(calls) > layer1_calls  # layer 2 packs signs only when allowed
@@ -81,7 +81,7 @@ def test_region_cap_is_exact_after_the_cut(monkeypatch):
     """R + M below the cap is only a lower bound: the faces actually made are checked too.
     A cap of exactly the regions made (counted by compute_partition with realisation 0's
     statistics) passes, one less is refused (work cap lifted)."""
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     net, mu, sigma = _realisations(k=1, width=8, depth=3)
     stats = [partition_stats(mu, sigma, i, net) for i in range(net.depth)]
     regions = len(compute_partition(net, np.zeros((2, 2)), BOX, stats=stats, device="cpu"
