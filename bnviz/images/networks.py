@@ -9,7 +9,8 @@ BN paper's ways (section 3.3; SPEC.md conventions), per channel:
   running averages of them at test time; optional learnable gamma, beta (``affine``: Table 1).
 * ``noisy_bn``: ``bn`` plus extra noise on mu_B and sigma_B^2 that raises their variance
   across mini-batches by a chosen fraction (section 5's jitter experiment; the sampler is
-  :func:`bnviz.views.bnstats.noise_from_variances`, the one behind Figure 7's noise-controlled BN).
+  :func:`bnviz.views.bnsampling.noise_from_variances`, the one behind Figure 7's
+  noise-controlled BN).
 * ``frozen``: (u - mu) / sigma with mu, sigma computed ONCE over the whole training set
   (:func:`calibrate_frozen`) and then constant: BN as a smart initialisation only (Figures 5,
   10), plus a learnable bias initialised at 0.
@@ -29,7 +30,7 @@ import torch
 from torch import nn
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
-from bnviz.views.bnstats import noise_from_variances
+from bnviz.views.bnsampling import noise_from_variances
 
 __all__ = ["ARCHS", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",
            "layer_preactivations", "norm_layers"]

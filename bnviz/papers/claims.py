@@ -130,7 +130,7 @@ def bn_cor2_central_arrangement(device: torch.device) -> Claim:
 def bn_prop2_variance(device: torch.device) -> Claim:
     """Proposition 2 (eq. 13): var(mu) = <w^2, m rho> / |B| for iid inputs, against a Monte
     Carlo of 40,000 batches of 64 in the Figure 7 setup."""
-    from bnviz.views.bnstats import analytical_moments
+    from bnviz.views.bnmoments import analytical_moments
 
     means, s2, b, k = [1.0, 0.0, -1.0], [1.0, 3.0, 0.1], 64, 40_000
     gen = torch.Generator(device=device).manual_seed(7)

@@ -24,6 +24,9 @@ from bnviz.core.network import Network, layer_statistics, random_network
 from bnviz.core.partition import decision_boundaries
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset
 from bnviz.device import pick_device
+from bnviz.views.bnmoments import unit_moments
+from bnviz.views.bnsampling import noise_controlled, noise_from_variances
+from bnviz.views.bnstats import unit_report
 
 __all__ = [
     "JITTER_LIMITS",
@@ -124,12 +127,12 @@ def realisation_statistics(net: Network, points: np.ndarray, batches: torch.Tens
     ``virtual_batch_size`` B' < B, noise-controlled BN (section 5) adds Gaussian noise to mu
     and multiplies sigma^2 by chi^2_k / k so that their variances are those of a batch of B':
 
-    * layer 1 exactly (:func:`bnviz.views.bnstats.noise_controlled` with the data's moments and the
-      finite-population correction: its inputs are the data themselves);
+    * layer 1 exactly (:func:`bnviz.views.bnsampling.noise_controlled` with the data's moments
+      and the finite-population correction: its inputs are the data themselves);
     * deeper layers by measurement: in a BN network a batch normalises its own inputs, so
       the layer's statistics vary far less than the population moments of W z suggest.  The
       variances over :func:`calibration_batches` real batches of B and of B' (one batched pass
-      each) set the extra noise (:func:`bnviz.views.bnstats.noise_from_variances`).
+      each) set the extra noise (:func:`bnviz.views.bnsampling.noise_from_variances`).
 
     Beyond layer 1 the statistics themselves then vary more than a real batch of B' would
     make them (noise on mu_1 moves the whole batch off-centre, which a batch centred on its
@@ -144,8 +147,6 @@ def realisation_statistics(net: Network, points: np.ndarray, batches: torch.Tens
     slope = net.negative_slope
     noise = virtual_batch_size is not None and virtual_batch_size < b
     if noise:
-        from bnviz.views.bnstats import noise_controlled, noise_from_variances
-
         n = x.shape[0]
         n_cal = calibration_batches(b)
         real_b = realisation_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, dev),
@@ -331,8 +332,6 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     were drawn): 2000 batches of 512 through 6 layers of 32 units held ~1 GB of float64
     temporaries and took 15 s in one web request.
     """
-    from bnviz.views.bnstats import unit_moments, unit_report
-
     dev = torch.device(device) if device is not None else pick_device()
     n = points.shape[0]
     if not 1 <= layer <= net.depth:

@@ -11,7 +11,6 @@ on-disk cache, the CLI and the page's callbacks.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import io
 import json
 import math
@@ -45,7 +44,6 @@ from bnviz.views.train import save_network, train_network
 from callbacks import jitter as cj
 from layouts.ids import Jitter as ids
 
-HAS_BNSTATS = importlib.util.find_spec("bnviz.views.bnstats") is not None
 BOX = (-3.0, 3.0, -3.0, 3.0)
 TRAIN_TIMEOUT = 60.0  # seconds for a background training run of a few hundred steps
 
@@ -409,10 +407,6 @@ def test_settings_validation():
 # --------------------------------------------------------------------------- noise-controlled BN
 
 
-needs_bnstats = pytest.mark.skipif(
-    not HAS_BNSTATS, reason="bnviz/views/bnstats.py (noise_controlled) is not there yet")
-
-
 @pytest.fixture(scope="module")
 def noise_setup():
     """Many mini-batches of B = 64 from n = 2000 points, with and without a virtual batch
@@ -426,7 +420,6 @@ def noise_setup():
     return data, net, batches, b, vb, plain, noisy
 
 
-@needs_bnstats
 def test_virtual_batch_raises_layer1_mu_variance_to_s2_over_b_prime(noise_setup):
     data, net, _, b, vb, (mu0, s0), (mu1, s1) = noise_setup
     n, k = len(data.points), mu0.shape[0]
@@ -451,14 +444,12 @@ def test_virtual_batch_raises_layer1_mu_variance_to_s2_over_b_prime(noise_setup)
     assert np.all((s1[:, 0] ** 2).var(0).numpy() > 1.5 * (s0[:, 0] ** 2).var(0).numpy())
 
 
-@needs_bnstats
 def test_virtual_batch_equal_to_batch_is_plain_bn(noise_setup):
     data, net, batches, b, _, (mu0, s0), _ = noise_setup
     mu, sigma = realisation_statistics(net, data.points, batches[:200], b, seed=7, device="cpu")
     assert torch.equal(mu, mu0[:200]) and torch.equal(sigma, s0[:200])
 
 
-@needs_bnstats
 def test_noise_is_seeded():
     data = binary_task("moons", 200, 0)
     net = random_network(2, 4, seed=0, head_outputs=2)
@@ -470,7 +461,6 @@ def test_noise_is_seeded():
     assert not torch.equal(a[0], c[0])
 
 
-@needs_bnstats
 def test_virtual_batch_widens_the_jitter():
     s = JitterSettings(n=400, depth=2, width=6, seed=2, batch_size=64, realizations=24)
     plain = run_jitter(s, device="cpu")
@@ -479,7 +469,6 @@ def test_virtual_batch_widens_the_jitter():
     assert noisy.disagreement_area > plain.disagreement_area
 
 
-@needs_bnstats
 def test_virtual_batch_jitters_the_boundary_like_a_real_small_batch():
     """What a virtual batch B' must reproduce is the jitter a real batch of B' causes: the
     disagreement area of B = 64 with B' = 16 is that of real batches of 16 (within 25 %,
@@ -751,8 +740,6 @@ def test_cli_json_schema(capsysbinary):
 
 
 def test_cli_virtual_batch(capsysbinary):
-    if not HAS_BNSTATS:
-        pytest.skip("bnviz/views/bnstats.py (noise_controlled) is not there yet")
     rc, out, err = cli(capsysbinary, *SMALL_CLI, "--virtual-batch-size", 4)
     assert rc == 0, err
     assert strict_json(out)["virtual_batch_size"] == 4
@@ -893,8 +880,6 @@ def test_update_jitter_figure():
 
 
 def test_update_jitter_virtual_batch_title():
-    if not HAS_BNSTATS:
-        pytest.skip("bnviz/views/bnstats.py (noise_controlled) is not there yet")
     fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)[0]
     assert fig["layout"]["title"]["text"].endswith(", virtual batch 4")
 
@@ -1023,7 +1008,6 @@ def test_layout_controls_match_the_limits():
     assert JITTER_LIMITS["batch_size"] == (2, 512)
 
 
-@pytest.mark.skipif(not HAS_BNSTATS, reason="bnviz/views/bnstats.py is not there yet")
 def test_update_figure7():
     net_args = ("moons", 200, 3, 8, 0, None)
     fig, table = cj.update_figure7("paper", 6, 3, 32, *net_args)  # B = 2^6, N = 10^3
