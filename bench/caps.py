@@ -6,7 +6,7 @@ was served or refused, and the ratio to the same page's default request timed in
 process (the baseline).  The caps are in ``bnviz/core/limits.py``, ``bnviz/views/explorer.py``
 (``EXPLORER_LIMITS``, 60k regions a layer), ``bnviz/views/jitter.py`` (300k regions over all
 realisations, 2^17 points for Figure 7) and the partition's work cap
-(``partition.WORK_PER_REGION``).
+(``bnviz.core.cut.WORK_PER_REGION``).
 
     .venv/bin/python bench/caps.py [--seeds N]
 """

@@ -183,7 +183,7 @@ def _luo_section() -> html.Div:
                        "kurtosis (dashed: the printed variance without σ_P²). Left: the "
                        "excess of BN's loss over population normalisation for a linear "
                        "unit, E_B[(γh − γBN_B(h))²/2], against ζγ² with ζ = 3/(4M). Right: "
-                       "eq. 6 integrated (RK4) from γ = 0.5, R = 0.1, L = 1; BN's fixed "
+                       "eq. 6 integrated (solve_ivp) from γ = 0.5, R = 0.1, L = 1; BN's fixed "
                        "point is γ0 = 1/(1+2ζ), stable for η_eff below 2(1+2ζ).",
                        className="small explain"),
                  ])

@@ -12,6 +12,7 @@ random bias: mu = -c, sigma = 1) so that one code path serves all three, and the
 overrides (mu -> mu_scale * mu + mu_offset, sigma -> sigma_scale * sigma) act the same way in
 each mode.  Overrides of layer l change the batch that later layers see, so the statistics of
 later layers are recomputed from the modified forward pass, as a BN network in training does.
+The statistics, the floor on a zero sigma and the normalisation are :mod:`bnviz.core.bn`'s.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 
 __all__ = [
     "ACTIVATIONS",
@@ -42,11 +45,6 @@ __all__ = [
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
 MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
-
-#: Relative floor on a zero BN standard deviation (SPEC.md: <= 1e-12 relative).  Only used when
-#: every batch point gives the same pre-activation, where BN's division is undefined.
-SIGMA_FLOOR_REL = 1e-12
-
 
 def negative_slope(activation: str, alpha: float = 0.1) -> float:
     """Slope of a(u) for u < 0: ReLU 0, leaky-ReLU alpha, absolute value -1 (SPEC.md)."""
@@ -370,17 +368,15 @@ def layer_statistics(
         layer = i + 1
         w = torch.as_tensor(w_np)
         u = z @ w.T  # (|B|, D_l)
-        mean = u.mean(0)
-        std = (u - mean).pow(2).mean(0).sqrt()  # biased (divide by |B|), SPEC.md pitfall
+        mean, var = batch_moments(u)  # eq. 3, biased (divide by |B|), SPEC.md pitfall
+        std = var.sqrt()
         if not (torch.isfinite(mean).all() and torch.isfinite(std).all()):
             raise ValueError(f"layer {layer}: the batch statistics overflow float64 "
                              "(inputs or weights too large)")
         if base is not None:
             mu, sigma = torch.as_tensor(base[i].mu), torch.as_tensor(base[i].sigma)
         elif net.mode == "bn":
-            ref = u.abs().amax(0)
-            floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
-            mu, sigma = mean, torch.maximum(std, floor)
+            mu, sigma = mean, floored_sigma(mean, var)
         elif net.mode == "zero_bias":
             mu, sigma = torch.zeros_like(mean), torch.ones_like(std)
         else:
@@ -389,12 +385,12 @@ def layer_statistics(
         mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
         wnorm = w.norm(dim=1)
         # a zero row has no hyperplane: its TLS distance is infinite, not 0/0
-        tls = torch.where(wnorm > 0, (std.pow(2) + (mean - mu).pow(2)) / wnorm.pow(2),
+        tls = torch.where(wnorm > 0, (var + (mean - mu).pow(2)) / wnorm.pow(2),
                           torch.full_like(wnorm, float("inf")))
         out.append(
             LayerStatistics(layer, mean.numpy(), std.numpy(), mu_np, sigma_np, wnorm.numpy(),
                             tls.numpy(), z.numpy())
         )
-        h = (u - mu) / sigma
+        h = bn_forward(u, mu, sigma)
         z = torch.where(h > 0, h, slope * h)
     return out

@@ -9,7 +9,8 @@ BN paper's ways (section 3.3; SPEC.md conventions), per channel:
   running averages of them at test time; optional learnable gamma, beta (``affine``: Table 1).
 * ``noisy_bn``: ``bn`` plus extra noise on mu_B and sigma_B^2 that raises their variance
   across mini-batches by a chosen fraction (section 5's jitter experiment; the sampler is
-  :func:`bnviz.views.bnstats.noise_from_variances`, the one behind Figure 7's noise-controlled BN).
+  :func:`bnviz.views.bnsampling.noise_from_variances`, the one behind Figure 7's
+  noise-controlled BN).
 * ``frozen``: (u - mu) / sigma with mu, sigma computed ONCE over the whole training set
   (:func:`calibrate_frozen`) and then constant: BN as a smart initialisation only (Figures 5,
   10), plus a learnable bias initialised at 0.
@@ -28,7 +29,8 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-from bnviz.views.bnstats import noise_from_variances
+from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
+from bnviz.views.bnsampling import noise_from_variances
 
 __all__ = ["ARCHS", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",
            "layer_preactivations", "norm_layers"]
@@ -37,9 +39,6 @@ NORM_MODES: tuple[str, ...] = ("bn", "noisy_bn", "frozen", "zero_bias", "random_
 ARCHS: tuple[str, ...] = ("resnet9", "cnn", "resnet50")
 #: leaky-ReLU slope of appendix D's networks (SPEC.md's default alpha).
 NEGATIVE_SLOPE = 0.1
-#: Relative floor on a zero standard deviation (SPEC.md: an eps only where sigma is 0, and
-#: <= 1e-12 relative to the scale); the absolute 1e-30 keeps an all-zero channel finite.
-SIGMA_FLOOR_REL = 1e-12
 
 
 class _StopForward(Exception):
@@ -97,15 +96,13 @@ class ModeNorm(nn.Module):
             raise _StopForward
         if self.mode in ("zero_bias", "random_bias"):
             return u + self._shape(self.bias, u.ndim).to(u.dtype)
+        x = u.float()
         if self.mode == "frozen":
             if not bool(self.calibrated):
                 raise RuntimeError("frozen statistics used before calibrate_frozen()")
-            out = (u.float() - self._shape(self.running_mean, u.ndim)) / self._shape(
-                self.running_var.sqrt(), u.ndim)
-            return (out + self._shape(self.bias, u.ndim)).to(u.dtype)
-        x = u.float()
-        if self.training:
-            var, mu = torch.var_mean(x, dims, correction=0)  # biased (eq. 3; SPEC pitfalls)
+            mu, var = self.running_mean, self.running_var
+        elif self.training:
+            mu, var = batch_moments(x, dims)  # biased (eq. 3; SPEC pitfalls)
             with torch.no_grad():
                 self.running_mean.lerp_(mu, self.momentum)
                 self.running_var.lerp_(var, self.momentum)
@@ -113,10 +110,10 @@ class ModeNorm(nn.Module):
                 mu, var = self._add_noise(mu, var)
         else:
             mu, var = self.running_mean, self.running_var
-        sigma = var.clamp_min(SIGMA_FLOOR_REL * var.detach().amax() + 1e-30).sqrt()
-        out = (x - self._shape(mu, x.ndim)) / self._shape(sigma, x.ndim)
-        if self.affine:
-            out = out * self._shape(self.weight, x.ndim) + self._shape(self.bias, x.ndim)
+        gamma = self._shape(self.weight, x.ndim) if self.affine else None
+        beta = self._shape(self.bias, x.ndim) if self.affine or self.mode == "frozen" else None
+        out = bn_forward(x, self._shape(mu, x.ndim),
+                         self._shape(floored_sigma(mu, var), x.ndim), gamma, beta)
         return out.to(u.dtype)
 
     def _add_noise(self, mu: torch.Tensor, var: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -178,9 +175,9 @@ def calibrate_frozen(model: nn.Module, batches: Callable[[], Iterable[torch.Tens
             layer._calibrating = None
         n = max(acc[2], 1)
         mean = acc[0] / n
-        var = (acc[1] / n - mean * mean).clamp_min(0)
+        var = (acc[1] / n - mean * mean).clamp_min(0)  # floored where used (bnviz.core.bn)
         layer.running_mean.copy_(mean.float())
-        layer.running_var.copy_(var.clamp_min(SIGMA_FLOOR_REL * float(var.max()) + 1e-30).float())
+        layer.running_var.copy_(var.float())
         layer.calibrated.fill_(True)
         if progress is not None:
             progress((i + 1) / len(layers))

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["WeightPlane", "weight_plane"]
+from bnviz.core.bn import batch_statistics, bn_forward
+
+__all__ = ["WeightPlane", "bn_loss", "weight_plane"]
 
 #: Grid of the contour plots (a small 2D picture: n^2 loss evaluations, one batched call).
 GRID = 121
@@ -54,13 +56,19 @@ class WeightPlane:
     bn_loss_at_w_star: float
 
 
-def _bn_loss(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, ddof: int,
-             learnable: bool) -> torch.Tensor:
-    """C^ at each row of ``w`` (..., 2): gamma = 1, beta = 0, or their optimum."""
+def bn_loss(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, unbiased: bool = False,
+            learnable: bool = False) -> torch.Tensor:
+    """C^(w) = sum_i (gamma (<w, x_i> - mu) / sigma + beta - y_i)^2 over the batch of all
+    points, at each row of ``w`` (..., 2): one neuron, identity activation, no bias, the sum of
+    squared errors with no 1/2 (the convention that gives the paper's numbers); gamma = 1,
+    beta = 0, or their optimum when ``learnable``.
+
+    sigma is BN's biased one (eq. 3) or, with ``unbiased``, torch's default (divide by M - 1):
+    the view shows both on purpose.  No floor: at w = 0 sigma is 0 and C^ is undefined (NaN),
+    which the contour plot shows as a hole."""
     z = w @ x.T
-    mu = z.mean(-1, keepdim=True)
-    sigma = z.var(-1, keepdim=True, correction=ddof).sqrt()
-    u = (z - mu) / sigma
+    mu, sigma = batch_statistics(z, -1, keepdim=True, correction=int(unbiased), floor=False)
+    u = bn_forward(z, mu, sigma)
     if not learnable:
         return ((u - y) ** 2).sum(-1)
     yc = y - y.mean()
@@ -104,16 +112,16 @@ def weight_plane(points: np.ndarray, labels: np.ndarray, w0: np.ndarray,
     applies = bool(w_star @ w0 > 0)
     tx, ty = torch.as_tensor(x), torch.as_tensor(y)
     ws = torch.tensor(w_star, requires_grad=True)
-    (grad,) = torch.autograd.grad(_bn_loss(ws, tx, ty, ddof, learnable), ws)
+    (grad,) = torch.autograd.grad(bn_loss(ws, tx, ty, unbiased, learnable), ws)
     e = extent or 1.6 * max(float(np.abs(np.concatenate([w_star, w0, nearest])).max()), 1.0)
     xs = np.linspace(-e, e, GRID)
     grid = torch.as_tensor(np.stack(np.meshgrid(xs, xs), -1))  # (G, G, 2), rows along w2
     with np.errstate(all="ignore"):
-        bn = _bn_loss(grid, tx, ty, ddof, learnable).numpy()
+        bn = bn_loss(grid, tx, ty, unbiased, learnable).numpy()
     bn[~np.isfinite(bn)] = np.nan  # w = 0: C^ undefined
     loss = (((grid @ tx.T) - ty) ** 2).sum(-1).numpy()
-    best = _bn_loss(torch.as_tensor(direction), tx, ty, ddof, learnable)
+    best = bn_loss(torch.as_tensor(direction), tx, ty, unbiased, learnable)
     return WeightPlane(xs, xs.copy(), loss, bn, w_star, grad.numpy(), direction, learnable,
                        w0, nearest, lhs, rhs, applies, lhs <= rhs + 1e-12 * max(1.0, lhs),
                        float(best), float(np.sum((x @ w_star - y) ** 2)),
-                       float(_bn_loss(torch.as_tensor(w_star), tx, ty, ddof, learnable)))
+                       float(bn_loss(torch.as_tensor(w_star), tx, ty, unbiased, learnable)))

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from bnviz.core.bn import batch_statistics, bn_forward
+
 __all__ = ["ErgenResult", "closed_form", "ergen_experiment", "whiten"]
 
 MAX_POINTS = 60
@@ -85,8 +87,12 @@ class ErgenResult:
 
 
 def _ergen_bn(h: torch.Tensor, gamma: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-    ph = h - h.mean(0)
-    return gamma * ph / ph.norm(dim=0).clamp_min(1e-300) + alpha / math.sqrt(h.shape[0])
+    """Ergen et al.'s BN, gamma (h - mu) / ||h - mu|| + alpha / sqrt(n): the one BN forward
+    (eq. 3-4) with ||h - mu|| = sqrt(n) sigma (biased), so their gamma is sqrt(n) times a
+    usual BN gamma (SPEC.md pitfalls)."""
+    root_n = math.sqrt(h.shape[0])
+    mu, sigma = batch_statistics(h)
+    return bn_forward(h, mu, root_n * sigma, gamma, alpha / root_n)
 
 
 def ergen_experiment(points: np.ndarray, labels: np.ndarray, beta: float = 0.5,

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from torch.func import grad_and_value, vmap
 
+from bnviz.core.bn import batch_statistics, bn_forward
 from bnviz.device import pick_device
 from bnviz.jobs.results import load_result
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
@@ -158,9 +159,7 @@ def _logits(params: dict[str, torch.Tensor], x: torch.Tensor, depth: int, bn: bo
     for i in range(1, depth + 1):
         u = z @ params[f"W{i}"].T
         if bn:
-            mu = u.mean(0)
-            var = ((u - mu) ** 2).mean(0)  # biased (eq. 3)
-            a = (u - mu) / torch.sqrt(var + 1e-300)
+            a = bn_forward(u, *batch_statistics(u))  # biased sigma (eq. 3)
             if noise is not None:  # Algorithm 1: a <- s a + m, after the normalisation
                 s, m = noise[i - 1]
                 a = s * a + m
@@ -273,9 +272,10 @@ def _logits_with_population(params: dict[str, torch.Tensor], x_all: torch.Tensor
     z_all, z = x_all, x
     for i in range(1, depth + 1):
         u_all, u = z_all @ params[f"W{i}"].T, z @ params[f"W{i}"].T
-        mu, sd = u_all.mean(0), u_all.var(0, correction=0).sqrt().clamp_min(1e-300)
-        z_all = torch.relu(params[f"gamma{i}"] * (u_all - mu) / sd + params[f"beta{i}"])
-        z = torch.relu(params[f"gamma{i}"] * (u - mu) / sd + params[f"beta{i}"])
+        mu, sigma = batch_statistics(u_all)
+        gamma, beta = params[f"gamma{i}"], params[f"beta{i}"]
+        z_all = torch.relu(bn_forward(u_all, mu, sigma, gamma, beta))
+        z = torch.relu(bn_forward(u, mu, sigma, gamma, beta))
     return z @ params["head_W"].T + params["head_b"]
 
 

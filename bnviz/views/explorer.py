@@ -22,6 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.core.bn import bn_forward
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import (
     ACTIVATIONS,
@@ -284,9 +285,8 @@ def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float,
     code = torch.zeros(z.shape[1], dtype=torch.float64, device=dev)
     out = torch.empty((net.depth, z.shape[1]), dtype=torch.float64, device=dev)
     for i, (w, st) in enumerate(zip(net.weights, stats, strict=True)):
-        sigma = torch.as_tensor(st.sigma, device=dev)
-        h = torch.addmm((-torch.as_tensor(st.mu, device=dev) / sigma)[:, None],
-                        torch.as_tensor(w, device=dev) / sigma[:, None], z)
+        mu, sigma = (torch.as_tensor(s, device=dev)[:, None] for s in (st.mu, st.sigma))
+        h = bn_forward(torch.as_tensor(w, device=dev) @ z, mu, sigma, inplace=True)
         keys = torch.as_tensor(gen.integers(1, 2**20, size=w.shape[0]).astype(np.float64),
                                device=dev)
         code += keys @ (h > 0).to(torch.float64)

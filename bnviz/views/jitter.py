@@ -17,18 +17,22 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 from bnviz.core.geometry import facet_distances
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.core.network import SIGMA_FLOOR_REL, Network, layer_statistics, random_network
+from bnviz.core.network import Network, layer_statistics, random_network
 from bnviz.core.partition import decision_boundaries
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset
 from bnviz.device import pick_device
+from bnviz.views.bnmoments import unit_moments
+from bnviz.views.bnsampling import noise_controlled, noise_from_variances
+from bnviz.views.bnstats import unit_report
 
 __all__ = [
     "JITTER_LIMITS",
     "JitterResult",
     "JitterSettings",
-    "batch_statistics",
+    "realisation_statistics",
     "binary_task",
     "disagreement_area",
     "disagreement_by_batch_size",
@@ -112,7 +116,7 @@ def calibration_batches(batch_size: int) -> int:
                                         NETWORK_STATS_MAX_POINTS // batch_size))
 
 
-def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
+def realisation_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
                      virtual_batch_size: int | None = None, seed: int = 0,
                      device: torch.device | str | None = None
                      ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -123,12 +127,12 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
     ``virtual_batch_size`` B' < B, noise-controlled BN (section 5) adds Gaussian noise to mu
     and multiplies sigma^2 by chi^2_k / k so that their variances are those of a batch of B':
 
-    * layer 1 exactly (:func:`bnviz.views.bnstats.noise_controlled` with the data's moments and the
-      finite-population correction: its inputs are the data themselves);
+    * layer 1 exactly (:func:`bnviz.views.bnsampling.noise_controlled` with the data's moments
+      and the finite-population correction: its inputs are the data themselves);
     * deeper layers by measurement: in a BN network a batch normalises its own inputs, so
       the layer's statistics vary far less than the population moments of W z suggest.  The
       variances over :func:`calibration_batches` real batches of B and of B' (one batched pass
-      each) set the extra noise (:func:`bnviz.views.bnstats.noise_from_variances`).
+      each) set the extra noise (:func:`bnviz.views.bnsampling.noise_from_variances`).
 
     Beyond layer 1 the statistics themselves then vary more than a real batch of B' would
     make them (noise on mu_1 moves the whole batch off-centre, which a batch centred on its
@@ -143,23 +147,20 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
     slope = net.negative_slope
     noise = virtual_batch_size is not None and virtual_batch_size < b
     if noise:
-        from bnviz.views.bnstats import noise_controlled, noise_from_variances
-
         n = x.shape[0]
         n_cal = calibration_batches(b)
-        real_b = batch_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, dev),
+        real_b = realisation_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, dev),
                                   device=dev)
-        real_v = batch_statistics(net, points, _draw_batches(n, virtual_batch_size, n_cal,
+        real_v = realisation_statistics(net, points, _draw_batches(n, virtual_batch_size, n_cal,
                                                              seed + 202, dev), device=dev)
         gen = torch.Generator(device=dev).manual_seed(int(seed) + 1)
     mus, sigmas = [], []
     for i, w in enumerate(net.weights):
         u = z @ torch.as_tensor(w, device=dev).T  # (K, B, D)
-        var, mu = torch.var_mean(u, dim=1, correction=0)  # one pass (biased, eq. 3)
+        mu, var = batch_moments(u, dim=1)  # one pass (biased, eq. 3)
         if noise and i == 0:
             pop_u = x @ torch.as_tensor(w, device=dev).T
-            pop_mean = pop_u.mean(0)
-            pop_var = (pop_u - pop_mean).pow(2).mean(0)
+            pop_mean, pop_var = batch_moments(pop_u)
             pop_m4 = (pop_u - pop_mean).pow(4).mean(0)
             mu, var = noise_controlled(mu, var, b, virtual_batch_size, pop_var, pop_m4, gen,
                                        population_size=n)
@@ -169,13 +170,11 @@ def batch_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
             extra = (real_v[0][:, i, :d].var(0) - real_b[0][:, i, :d].var(0)).clamp_min(0.0)
             mu, var = noise_from_variances(mu, var, extra, s2_b.mean(0), s2_b.var(0),
                                            s2_v.var(0), gen)
-        lo, hi = torch.aminmax(u, dim=1)
-        ref = torch.maximum(hi, -lo)  # max |u|, without an |u| temporary
-        floor = torch.where(ref > 0, SIGMA_FLOOR_REL * ref, torch.ones_like(ref))
-        sigma = torch.maximum(var.clamp_min(0).sqrt(), floor)
+        sigma = floored_sigma(mu, var)
         mus.append(mu)
         sigmas.append(sigma)
-        z = F.leaky_relu(u.sub_(mu[:, None]).div_(sigma[:, None]), slope, inplace=True)
+        h = bn_forward(u, mu[:, None], sigma[:, None], inplace=True)
+        z = F.leaky_relu(h, slope, inplace=True)
     # layers of different widths: pad to the widest (mu 0, sigma 1); users slice by width
     d = max(net.widths)
     mus = [F.pad(m, (0, d - m.shape[1])) for m in mus]
@@ -200,8 +199,8 @@ def _predict(net: Network, mu: torch.Tensor, sigma: torch.Tensor, x: torch.Tenso
         for i, w in enumerate(ws):
             u = u1[None] if i == 0 else z @ w.T
             d = w.shape[0]
-            z = F.leaky_relu((u - m[:, i, None, :d]).div_(s[:, i, None, :d]),
-                             net.negative_slope, inplace=True)
+            h = bn_forward(u, m[:, i, None, :d], s[:, i, None, :d], inplace=i > 0)  # u1: shared
+            z = F.leaky_relu(h, net.negative_slope, inplace=True)
         out.append(z @ wd + bd > 0)
     return torch.cat(out)
 
@@ -272,7 +271,7 @@ def run_jitter(settings: JitterSettings, net: Network | None = None,
     box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
     batches = _draw_batches(n, settings.batch_size, settings.realizations, settings.batch_seed,
                             dev)
-    mu, sigma = batch_statistics(net, data.points, batches, settings.virtual_batch_size,
+    mu, sigma = realisation_statistics(net, data.points, batches, settings.virtual_batch_size,
                                  settings.batch_seed, dev)
     try:
         boundaries = decision_boundaries(net, mu, sigma, box, dev,
@@ -307,7 +306,7 @@ def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dat
             break
         batches = _draw_batches(data.points.shape[0], b, k, settings.batch_seed, dev)
         vb = settings.virtual_batch_size
-        mu, sigma = batch_statistics(net, data.points, batches,
+        mu, sigma = realisation_statistics(net, data.points, batches,
                                      vb if vb is not None and vb < b else None,
                                      settings.batch_seed, dev)
         out.append((b, disagreement_area(net, mu, sigma, box, resolution=64)))
@@ -333,8 +332,6 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     were drawn): 2000 batches of 512 through 6 layers of 32 units held ~1 GB of float64
     temporaries and took 15 s in one web request.
     """
-    from bnviz.views.bnstats import unit_moments, unit_report
-
     dev = torch.device(device) if device is not None else pick_device()
     n = points.shape[0]
     if not 1 <= layer <= net.depth:
@@ -346,8 +343,8 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
                                       NETWORK_STATS_MAX_POINTS // batch_size)))
     net = Network(net.weights[:layer], net.activation, net.alpha, "bn")  # deeper: not needed
     batches = _draw_batches(n, batch_size, samples, seed, dev)
-    mu, sigma = batch_statistics(net, points, batches, None, seed, dev)
-    mu_n, sigma_n = batch_statistics(net, points, batches, virtual_batch_size, seed, dev)
+    mu, sigma = realisation_statistics(net, points, batches, None, seed, dev)
+    mu_n, sigma_n = realisation_statistics(net, points, batches, virtual_batch_size, seed, dev)
     full = layer_statistics(net, points)
     u = full[layer - 1].inputs @ net.weights[layer - 1][:units].T  # (n, units)
     sample = {"mu": mu[:, layer - 1, :units].cpu().numpy(),

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bnviz.core.network import SIGMA_FLOOR_REL, Head, Network
+from bnviz.core.bn import batch_norm
+from bnviz.core.network import Head, Network
 from bnviz.device import pick_device
 
 __all__ = ["OPTIMIZERS", "TrainReport", "save_network", "train_network"]
@@ -34,11 +35,7 @@ def _forward(ws: list[torch.Tensor], head_w: torch.Tensor, head_b: torch.Tensor,
              x: torch.Tensor, slope: float) -> torch.Tensor:
     z = x
     for w in ws:
-        u = z @ w.T
-        mu = u.mean(0)
-        sigma = (u - mu).pow(2).mean(0).sqrt()
-        floor = SIGMA_FLOOR_REL * u.detach().abs().amax(0) + 1e-300
-        z = F.leaky_relu((u - mu) / torch.maximum(sigma, floor), slope)
+        z = F.leaky_relu(batch_norm(z @ w.T), slope)  # eq. 3-4, gradient through mu, sigma
     return z @ head_w.T + head_b
 
 

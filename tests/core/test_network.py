@@ -8,10 +8,10 @@ import itertools
 import numpy as np
 import pytest
 
+from bnviz.core.bn import SIGMA_FLOOR_REL
 from bnviz.core.network import (
     ACTIVATIONS,
     MODES,
-    SIGMA_FLOOR_REL,
     BNOverrides,
     Head,
     LayerOverride,

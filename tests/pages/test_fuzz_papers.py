@@ -96,7 +96,8 @@ def test_claims_cli_never_raises(capsysbinary, monkeypatch, tmp_path, argv):
 
     cheap = ("santurkar-thm41", "dannemann-gradient")  # the others stand in with a cheap one
     monkeypatch.setattr(claims, "_CLAIMS", {
-        cid: f if cid in cheap else claims.santurkar_thm41 for cid, f in claims._CLAIMS.items()})
+        cid: f if cid in cheap else claims._CLAIMS["santurkar-thm41"]
+        for cid, f in claims._CLAIMS.items()})
     rc, out, err = run_cli(capsysbinary, ["claims", *argv])
     if rc == 0:
         assert (out or any(tmp_path.iterdir())) and not err

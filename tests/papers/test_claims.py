@@ -1,4 +1,5 @@
-"""Tests of the claims engine (bnviz/papers/claims.py) and ``python -m bnviz claims``.
+"""Tests of the claims engine (bnviz/papers/claims.py: the table; claim.py; checks_*.py: each
+paper's checks) and ``python -m bnviz claims``.
 
 Every claim's computed value is checked here against an INDEPENDENT computation written in this
 file (numpy/scipy or a hand-written torch/Fraction derivation, never the bnviz helper that
@@ -30,14 +31,10 @@ from scipy.optimize import minimize
 from bnviz.cli import main
 from bnviz.core.network import random_network
 from bnviz.data.datasets import make_dataset
-from bnviz.papers.claims import (
-    PAPERS,
-    Claim,
-    claim_ids,
-    dannemann_bn_loss,
-    dannemann_example,
-    run_claims,
-)
+from bnviz.papers.checks_santurkar import dannemann_example
+from bnviz.papers.claim import PAPERS, Claim
+from bnviz.papers.claims import claim_ids, run_claims
+from bnviz.papers.dannemann import bn_loss
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -323,7 +320,7 @@ def test_dannemann_example_and_loss_helper() -> None:
     ws = np.random.default_rng(1).normal(size=(20, 2)) * 3
     tx, ty = torch.as_tensor(X_D), torch.as_tensor(Y_D)
     for ddof in (0, 1):
-        helper = dannemann_bn_loss(torch.as_tensor(ws), tx, ty, unbiased=bool(ddof)).numpy()
+        helper = bn_loss(torch.as_tensor(ws), tx, ty, unbiased=bool(ddof)).numpy()
         assert np.allclose(helper, _chat(ws, ddof), rtol=1e-12, atol=0)  # the same sum: 1e-12
 
 

@@ -93,7 +93,8 @@ def test_measures_equal_a_step_by_step_recomputation(noisy):
                                                                 rel=1e-8, abs=1e-14)
                 assert got["ics_cos"][t, i - 1] == pytest.approx(
                     float(a @ b / (a.norm() * b.norm())), rel=1e-10)
-            assert got["ics_l2"][t, 0] == 0.0  # nothing below layer 1 moves
+            # nothing below layer 1 moves: 0 up to the rounding of the batched (vmap) gradient
+            assert got["ics_l2"][t, 0] <= 1e-12 * float(grads["W1"].norm())
             params = stepped
 
 

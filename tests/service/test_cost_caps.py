@@ -14,7 +14,7 @@ import pytest
 import torch
 from dash import no_update
 
-import bnviz.core.partition as partition
+import bnviz.core.cut as cut
 from bnviz import jobs
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
@@ -26,10 +26,10 @@ from bnviz.views.jitter import (
     NETWORK_STATS_MAX_POINTS,
     JitterSettings,
     _draw_batches,
-    batch_statistics,
     binary_task,
     calibration_batches,
     network_unit_statistics,
+    realisation_statistics,
     run_jitter,
 )
 
@@ -41,7 +41,7 @@ def _realisations(k: int, width: int, depth: int = 2, batch: int = 16):
     data = binary_task("moons", 400, 0)
     net = random_network(depth, width, seed=3, head_outputs=2)
     batches = _draw_batches(400, batch, k, seed=1, device="cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, seed=1, device="cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, seed=1, device="cpu")
     return net, mu, sigma
 
 
@@ -57,23 +57,23 @@ def test_work_cap_refuses_many_lines_per_region_that_the_region_cap_lets_through
                                                  r"\d+ (pairs of lines|signs of new vertices)"
                                                  r", over the cap of 360000"):
         decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     out = decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     assert len(out) == 8 and all(len(b) > 0 for b in out)
 
 
 def test_work_cap_stops_before_the_sign_table_is_built(monkeypatch):
     """The refusal comes before the expensive stage: the sign vectors of the new vertices
-    (packed by _pack_local after the check) are never computed for the layer refused."""
+    (packed by pack_local after the check) are never computed for the layer refused."""
     net, mu, sigma = _realisations(k=8, width=32)
     calls = []
-    real = partition._pack_local
-    monkeypatch.setattr(partition, "_pack_local",
+    real = cut.pack_local
+    monkeypatch.setattr(cut, "pack_local",
                         lambda *a, **k: calls.append(a[3]) or real(*a, **k))
     with pytest.raises(PartitionTooLarge):
         decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     layer1_calls = len(calls)
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     calls.clear()
     decision_boundaries(net, mu, sigma, BOX, "cpu", max_regions=30_000)
     assert len(calls) > layer1_calls  # layer 2 packs signs only when allowed
@@ -83,7 +83,7 @@ def test_region_cap_is_exact_after_the_cut(monkeypatch):
     """R + M below the cap is only a lower bound: the faces actually made are checked too.
     A cap of exactly the regions made (counted by compute_partition with realisation 0's
     statistics) passes, one less is refused (work cap lifted)."""
-    monkeypatch.setattr(partition, "WORK_PER_REGION", 10_000)
+    monkeypatch.setattr(cut, "WORK_PER_REGION", 10_000)
     net, mu, sigma = _realisations(k=1, width=8, depth=3)
     stats = [partition_stats(mu, sigma, i, net) for i in range(net.depth)]
     regions = len(compute_partition(net, np.zeros((2, 2)), BOX, stats=stats, device="cpu"
@@ -131,7 +131,7 @@ def test_network_figure7_runs_only_the_layers_it_needs():
     report, samples = network_unit_statistics(net, data.points, 2, 16, samples=50, seed=7,
                                               device="cpu")
     batches = _draw_batches(300, 16, 50, 7, "cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, 7, "cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, 7, "cpu")
     np.testing.assert_array_equal(samples["mu"], mu[:, 1, :3].numpy())
     np.testing.assert_array_equal(samples["sigma2"], sigma[:, 1, :3].pow(2).numpy())
     assert report["samples"] == 50
@@ -152,7 +152,7 @@ def test_batch_statistics_against_numpy():
     data = binary_task("circles", 100, 1)
     net = random_network(3, 5, seed=2, head_outputs=2)
     batches = _draw_batches(100, 10, 4, 0, "cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, None, 0, "cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, None, 0, "cpu")
     for k, idx in enumerate(batches.numpy()):
         z = data.points[idx]
         for layer, w in enumerate(net.weights):

@@ -1,4 +1,6 @@
-"""Tests of bnviz.views.bnstats: Proposition 2 (BN paper eq. 13) against Monte Carlo, the exact
+"""Tests of the BN statistics as random variables (bnviz.views.bnmoments, the closed forms;
+bnviz.views.bnsampling, the Monte Carlo; bnviz.views.bnstats, the Figure 7 report, which compares
+the two): Proposition 2 (BN paper eq. 13) against Monte Carlo, the exact
 finite-population moments, noise-controlled BN, the Figure 7 report, mini-batch sampling
 without replacement and Luo et al.'s Gaussian model (with SPEC.md's corrections).
 
@@ -18,19 +20,19 @@ import numpy as np
 import pytest
 import torch
 
-from bnviz.views.bnstats import (
-    MAX_ELEMENTS,
-    MomentReport,
+from bnviz.views.bnmoments import (
     analytical_moments,
-    figure7_report,
-    figure7_samples,
     finite_population_moments,
     luo_moments,
+    unit_moments,
+)
+from bnviz.views.bnsampling import (
+    MAX_ELEMENTS,
     noise_controlled,
     sample_batch_indices,
     sample_batch_statistics,
-    unit_moments,
 )
+from bnviz.views.bnstats import MomentReport, figure7_report, figure7_samples
 
 Z = 5.0  # standard errors allowed for a Monte Carlo estimate
 
@@ -227,7 +229,7 @@ def test_noise_controlled_no_extra_noise_and_shapes() -> None:
 @pytest.mark.parametrize("shape", [0.3, 2.5, 32.0])
 def test_standard_gamma_sampler(shape: float) -> None:
     """The generator-driven Gamma sampler behind chi2_k/k: mean = var = shape."""
-    from bnviz.views.bnstats import _standard_gamma
+    from bnviz.views.bnsampling import _standard_gamma
 
     x = _standard_gamma(torch.full((60_000,), shape, dtype=torch.float64), gen(13)).numpy()
     assert x.min() > 0

@@ -12,7 +12,6 @@ tests/views/test_training_cache.py).
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import math
 from dataclasses import replace
@@ -32,17 +31,16 @@ from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
     _draw_batches,
-    batch_statistics,
     binary_task,
     disagreement_area,
     disagreement_by_batch_size,
+    realisation_statistics,
     run_jitter,
 )
 from bnviz.views.train import save_network, train_network
 from callbacks import jitter as cj
 from layouts.ids import Jitter as ids
 
-HAS_BNSTATS = importlib.util.find_spec("bnviz.views.bnstats") is not None
 BOX = (-3.0, 3.0, -3.0, 3.0)
 
 
@@ -157,7 +155,7 @@ def case(request):
 def test_batch_statistics_equal_layer_statistics_of_each_batch(case):
     s, r = case
     assert r.batches.shape == (s.realizations, s.batch_size)
-    mu, sigma = batch_statistics(r.network, r.data.points, torch.as_tensor(r.batches),
+    mu, sigma = realisation_statistics(r.network, r.data.points, torch.as_tensor(r.batches),
                                  device="cpu")
     assert mu.shape == sigma.shape == (s.realizations, s.depth, s.width)
     for k in range(s.realizations):
@@ -198,7 +196,7 @@ def test_boundary_is_the_zero_set_of_the_head(case):
     """Independent of the partition code: at every segment's midpoint the head's logit (own
     numpy forward with realisation k's mu, sigma) is zero, and it changes sign across it."""
     s, r = case
-    mu, sigma = batch_statistics(r.network, r.data.points, torch.as_tensor(r.batches),
+    mu, sigma = realisation_statistics(r.network, r.data.points, torch.as_tensor(r.batches),
                                  device="cpu")
     grid = grid_centres(BOX, 24)
     for k, seg in enumerate(r.boundaries):
@@ -224,7 +222,7 @@ def test_decision_boundaries_accepts_one_realisation_per_call():
     data = binary_task("moons", 100, 1)
     net = random_network(2, 6, seed=4, head_outputs=2)
     batches = _draw_batches(100, 8, 5, seed=2, device="cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, device="cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, device="cpu")
     together = decision_boundaries(net, mu, sigma, BOX, "cpu")
     for k in range(5):
         alone = decision_boundaries(net, mu[k:k + 1], sigma[k:k + 1], BOX, "cpu")
@@ -248,7 +246,7 @@ def test_one_logit_head():
 
 def _area(net, data, b, k, seed, resolution=128):
     batches = _draw_batches(len(data.points), b, k, seed, "cpu")
-    mu, sigma = batch_statistics(net, data.points, batches, device="cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches, device="cpu")
     return disagreement_area(net, mu, sigma, BOX, resolution), mu, sigma
 
 
@@ -361,24 +359,19 @@ def test_settings_validation():
 # --------------------------------------------------------------------------- noise-controlled BN
 
 
-needs_bnstats = pytest.mark.skipif(
-    not HAS_BNSTATS, reason="bnviz/views/bnstats.py (noise_controlled) is not there yet")
-
-
 @pytest.fixture(scope="module")
 def noise_setup():
     """Many mini-batches of B = 64 from n = 2000 points, with and without a virtual batch
-    B' = 16 (batch_statistics directly: cheap)."""
+    B' = 16 (realisation_statistics directly: cheap)."""
     data = binary_task("gaussian", 2000, 0)
     net = random_network(2, 4, seed=3, head_outputs=2)
     b, vb, k = 64, 16, 4000
     batches = _draw_batches(2000, b, k, seed=7, device="cpu")
-    plain = batch_statistics(net, data.points, batches, None, seed=7, device="cpu")
-    noisy = batch_statistics(net, data.points, batches, vb, seed=7, device="cpu")
+    plain = realisation_statistics(net, data.points, batches, None, seed=7, device="cpu")
+    noisy = realisation_statistics(net, data.points, batches, vb, seed=7, device="cpu")
     return data, net, batches, b, vb, plain, noisy
 
 
-@needs_bnstats
 def test_virtual_batch_raises_layer1_mu_variance_to_s2_over_b_prime(noise_setup):
     data, net, _, b, vb, (mu0, s0), (mu1, s1) = noise_setup
     n, k = len(data.points), mu0.shape[0]
@@ -403,26 +396,23 @@ def test_virtual_batch_raises_layer1_mu_variance_to_s2_over_b_prime(noise_setup)
     assert np.all((s1[:, 0] ** 2).var(0).numpy() > 1.5 * (s0[:, 0] ** 2).var(0).numpy())
 
 
-@needs_bnstats
 def test_virtual_batch_equal_to_batch_is_plain_bn(noise_setup):
     data, net, batches, b, _, (mu0, s0), _ = noise_setup
-    mu, sigma = batch_statistics(net, data.points, batches[:200], b, seed=7, device="cpu")
+    mu, sigma = realisation_statistics(net, data.points, batches[:200], b, seed=7, device="cpu")
     assert torch.equal(mu, mu0[:200]) and torch.equal(sigma, s0[:200])
 
 
-@needs_bnstats
 def test_noise_is_seeded():
     data = binary_task("moons", 200, 0)
     net = random_network(2, 4, seed=0, head_outputs=2)
     batches = _draw_batches(200, 32, 20, seed=1, device="cpu")
-    a = batch_statistics(net, data.points, batches, 8, seed=1, device="cpu")
-    b = batch_statistics(net, data.points, batches, 8, seed=1, device="cpu")
-    c = batch_statistics(net, data.points, batches, 8, seed=2, device="cpu")
+    a = realisation_statistics(net, data.points, batches, 8, seed=1, device="cpu")
+    b = realisation_statistics(net, data.points, batches, 8, seed=1, device="cpu")
+    c = realisation_statistics(net, data.points, batches, 8, seed=2, device="cpu")
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert not torch.equal(a[0], c[0])
 
 
-@needs_bnstats
 def test_virtual_batch_widens_the_jitter():
     s = JitterSettings(n=400, depth=2, width=6, seed=2, batch_size=64, realizations=24)
     plain = run_jitter(s, device="cpu")
@@ -431,13 +421,12 @@ def test_virtual_batch_widens_the_jitter():
     assert noisy.disagreement_area > plain.disagreement_area
 
 
-@needs_bnstats
 def test_virtual_batch_jitters_the_boundary_like_a_real_small_batch():
     """What a virtual batch B' must reproduce is the jitter a real batch of B' causes: the
     disagreement area of B = 64 with B' = 16 is that of real batches of 16 (within 25 %,
     averaged over seeds), and far above plain B = 64.  (Beyond layer 1 the per-layer mu
     variances cannot match: noise on mu_1 shifts the whole batch off-centre, which a real
-    batch, centred on its own mean, never is; see batch_statistics' docstring.)"""
+    batch, centred on its own mean, never is; see realisation_statistics' docstring.)"""
     data = binary_task("moons", 1000, 0)
     box = (-3.0, 3.0, -3.0, 3.0)
     areas = {"plain64": [], "virtual16": [], "real16": []}
@@ -445,7 +434,8 @@ def test_virtual_batch_jitters_the_boundary_like_a_real_small_batch():
         net = random_network(3, 8, seed=seed, head_outputs=2)
         for name, b, vb in (("plain64", 64, None), ("virtual16", 64, 16), ("real16", 16, None)):
             batches = _draw_batches(1000, b, 128, seed=seed, device="cpu")
-            mu, sigma = batch_statistics(net, data.points, batches, vb, seed=seed, device="cpu")
+            mu, sigma = realisation_statistics(net, data.points, batches, vb, seed=seed,
+                                               device="cpu")
             areas[name].append(disagreement_area(net, mu, sigma, box, resolution=96))
     virtual, real, plain = (float(np.mean(areas[k])) for k in ("virtual16", "real16", "plain64"))
     assert abs(virtual - real) < 0.25 * real, areas
@@ -553,8 +543,6 @@ def test_cli_json_schema(capsysbinary):
 
 
 def test_cli_virtual_batch(capsysbinary):
-    if not HAS_BNSTATS:
-        pytest.skip("bnviz/views/bnstats.py (noise_controlled) is not there yet")
     rc, out, err = cli(capsysbinary, *SMALL_CLI, "--virtual-batch-size", 4)
     assert rc == 0, err
     assert strict_json(out)["virtual_batch_size"] == 4
@@ -695,8 +683,6 @@ def test_update_jitter_figure():
 
 
 def test_update_jitter_virtual_batch_title():
-    if not HAS_BNSTATS:
-        pytest.skip("bnviz/views/bnstats.py (noise_controlled) is not there yet")
     fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)[0]
     assert fig["layout"]["title"]["text"].endswith(", virtual batch 4")
 
@@ -729,7 +715,6 @@ def test_layout_controls_match_the_limits():
     assert JITTER_LIMITS["batch_size"] == (2, 512)
 
 
-@pytest.mark.skipif(not HAS_BNSTATS, reason="bnviz/views/bnstats.py is not there yet")
 def test_update_figure7():
     net_args = ("moons", 200, 3, 8, 0, None)
     fig, table = cj.update_figure7("paper", 6, 3, 32, *net_args)  # B = 2^6, N = 10^3
@@ -777,7 +762,7 @@ def test_networks_of_different_widths_jitter_like_one_at_a_time():
         net = Network(ws, "leaky_relu", 0.1, "bn", head=Head(rng.normal(size=(outputs, 7)),
                                                             np.zeros(outputs)))
         batches = _draw_batches(60, 12, 4, seed=2, device="cpu")
-        mu, sigma = batch_statistics(net, data.points, batches, None, seed=2, device="cpu")
+        mu, sigma = realisation_statistics(net, data.points, batches, None, seed=2, device="cpu")
         assert mu.shape == (4, 3, 7) and torch.all(sigma[:, 1, 3:] == 1)
         got = decision_boundaries(net, mu, sigma, box, "cpu")
         for k in range(4):
@@ -786,5 +771,5 @@ def test_networks_of_different_widths_jitter_like_one_at_a_time():
                                      device="cpu").decision_boundary
             assert got[k].shape == want.shape
             np.testing.assert_allclose(np.sort(got[k], 0), np.sort(want, 0), atol=1e-9)
-        noisy = batch_statistics(net, data.points, batches, 6, seed=2, device="cpu")
+        noisy = realisation_statistics(net, data.points, batches, 6, seed=2, device="cpu")
         assert torch.isfinite(noisy[0]).all() and torch.isfinite(noisy[1]).all()
