@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bnviz.params.caps import ACTIVATIONS, MODES
+
 __all__ = [
     "ACTIVATIONS",
     "MODES",
@@ -39,9 +41,6 @@ __all__ = [
     "random_network",
     "select_batch",
 ]
-
-ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
-MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
 
 #: Relative floor on a zero BN standard deviation (SPEC.md: <= 1e-12 relative).  Only used when
 #: every batch point gives the same pre-activation, where BN's division is undefined.

@@ -49,6 +49,7 @@ import numpy as np
 import torch
 
 from bnviz.device import pick_device
+from bnviz.params.caps import MAX_ELEMENTS, MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
 
 __all__ = [
     "MAX_ELEMENTS",
@@ -71,12 +72,7 @@ __all__ = [
     "unit_report",
 ]
 
-MAX_TRAIN_SIZE = 100_000
-MIN_SAMPLES = 10
-MAX_SAMPLES = 200_000
-#: Cap on samples * batch_size (values drawn per unit in one Monte Carlo run).
-MAX_ELEMENTS = 50_000_000
-MAX_UNITS = 16
+# the bounds and the cap on samples * batch_size: bnviz.params.caps (one place for every cap)
 #: Memory guard: mini-batches are processed in chunks of about this many elements.
 _CHUNK_ELEMENTS = 1 << 20
 #: Batches larger than this fraction of the training set are drawn by random keys, smaller

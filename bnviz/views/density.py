@@ -28,14 +28,13 @@ import torch.nn.functional as F
 
 from bnviz.core.network import MODES, Network, layer_statistics, random_network
 from bnviz.device import pick_device
+from bnviz.params.caps import MAX_DENSITY_WORK
+from bnviz.params.cost import check_density_work, density_work
 from bnviz.runs import Cancelled, RunStatus, result_path, start_run
 
 __all__ = ["MAX_DENSITY_WORK", "Cancelled", "DensityResult", "ball_offsets", "concentration",
-           "load_density", "near_data_ratio", "near_data_ratios", "start_density"]
-
-#: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's
-#: Figure 3 at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
-MAX_DENSITY_WORK = 4e12
+           "density_work", "load_density", "near_data_ratio", "near_data_ratios",
+           "start_density"]
 
 #: Grid points x units held at once (bounds memory: 2^25 float32 = 128 MB per layer tensor).
 _BAND_ELEMENTS = 2**25
@@ -169,10 +168,6 @@ def near_data_ratios(counts: np.ndarray, box: tuple[float, ...], data: np.ndarra
     return ratio.reshape(counts.shape[:-2])
 
 
-def density_work(grid: int, depth: int, width: int) -> float:
-    return float(grid) * grid * depth * width * width
-
-
 def start_density(params: dict) -> str:
     """Figure 3 for the three modes in the background (kind ``density``); returns the run key.
 
@@ -181,9 +176,7 @@ def start_density(params: dict) -> str:
     """
     from bnviz.data.datasets import make_dataset
 
-    if density_work(params["grid"], params["depth"], params["width"]) > MAX_DENSITY_WORK:
-        raise ValueError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
-                         "the width or the depth")
+    check_density_work(params["grid"], params["depth"], params["width"])
     data = make_dataset(params["dataset"], params["n"], params["seed"]).points
 
     def work(progress, tmp) -> RunStatus:

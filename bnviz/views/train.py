@@ -17,10 +17,9 @@ import torch.nn.functional as F
 
 from bnviz.core.network import SIGMA_FLOOR_REL, Head, Network
 from bnviz.device import pick_device
+from bnviz.params.caps import OPTIMIZERS
 
 __all__ = ["OPTIMIZERS", "TrainReport", "save_network", "train_network"]
-
-OPTIMIZERS: tuple[str, ...] = ("sgd", "adam")
 
 
 @dataclass(frozen=True)
