@@ -70,6 +70,10 @@ def _number(raw: object, lax: bool) -> int | float | None:
         return float(raw)
     if lax and isinstance(raw, str):
         try:
+            return int(raw)  # exact, also beyond 2**53
+        except ValueError:
+            pass
+        try:
             return float(raw)
         except ValueError:
             return None

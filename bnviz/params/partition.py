@@ -98,12 +98,12 @@ class PartitionParams:
         check_network_size(widths, "widths")
         check_alpha(self.activation, self.alpha)
         if self.scope != "all" and self.target_layer > len(widths):
-            raise InputError(f"{self.target_layer}: the network has {len(widths)} layers",
+            raise InputError(f"the network has {len(widths)} layers, got {self.target_layer}",
                              "target_layer")
         target_width = widths[min(self.target_layer, len(widths)) - 1]
         if self.scope == "unit" and self.target_unit >= target_width:
-            raise InputError(f"{self.target_unit}: layer {self.target_layer} has units 0.."
-                             f"{target_width - 1}", "target_unit")
+            raise InputError(f"layer {self.target_layer} has units 0..{target_width - 1}, got "
+                             f"{self.target_unit}", "target_unit")
         if not self.data_file:
             check_bn_batch_size(self.mode, self.batch_size, self.n)
         check_partition_size(widths, self.activation, self.mode, MAX_REGIONS)
