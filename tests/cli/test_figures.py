@@ -69,3 +69,32 @@ def test_bnstats_default_virtual_batch_is_half_the_batch(capsysbinary):
     rc = main(["bnstats", "--batch-size", "16", "--train-size", "100", "--samples", "50"])
     out = capsysbinary.readouterr().out
     assert rc == 0 and strict_json(out)["virtual_batch_size"] == 8
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--batch-size", "2000"], "--batch-size: 2000 is larger than the training set (1000)"),
+    (["--batch-size", "1"], "--batch-size: enter a whole number from 2 to 100000, got 1"),
+    (["--virtual-batch-size", "65"], "--virtual-batch-size: enter a whole number from 2 to "
+                                     "the batch size (64), got 65"),
+    (["--samples", "9"], "--samples: enter a whole number from 10 to 200000, got 9"),
+    (["--train-size", "100000", "--batch-size", "1000", "--samples", "60000"],
+     "samples x batch size is 60000000, over the cap of 50000000"),
+])
+def test_bnstats_options_are_checked_before_any_work(capsysbinary, args, words):
+    capsysbinary.readouterr()
+    rc = main(["bnstats", *args])
+    captured = capsysbinary.readouterr()
+    assert_one_error_line(rc, captured.out, captured.err.decode())
+    assert words in captured.err.decode()
+
+
+def test_density_messages_name_the_option(capsysbinary):
+    for args, words in ((["--layers", "5"], "--layers: comma-separated layer numbers from 1 to "
+                                            "the depth (3), got '5'"),
+                        (["--eps", "0.5"], "--eps: enter a number from 1 to 16, got 0.5"),
+                        (["--width", "1024", "--depth", "16", "--grid", "512"],
+                         "grid^2 x depth x width^2 is over the cap")):
+        rc, out, err = density_cli(capsysbinary, "--depth", 3, "--width", 8, "--grid", 16,
+                                   *args)
+        assert_one_error_line(rc, out, err)
+        assert words in err, err
