@@ -106,7 +106,7 @@ class PartitionParams:
                              f"{self.target_unit}", "target_unit")
         if not self.data_file:
             check_bn_batch_size(self.mode, self.batch_size, self.n)
-        check_partition_size(widths, self.activation, self.mode, MAX_REGIONS)
+        check_partition_size(widths, self.activation, self.mode, self.extent, MAX_REGIONS)
         return self
 
 
