@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypeVar
 
 import pydantic
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from bnviz.messages import brief
 from bnviz.params.caps import BATCH_ALL
@@ -34,7 +35,9 @@ __all__ = ["InputError", "choice", "count_or_all", "one_line", "params_dataclass
 T = TypeVar("T")
 #: Validation context key: values are raw (text from a page or a URL), convert them laxly.
 RAW = "raw"
-CONFIG = ConfigDict(extra="ignore", validate_default=True, arbitrary_types_allowed=False)
+#: Unknown keys are ignored (a URL may carry others); defaults are validated too (so the
+#: dependent settings of a model are clamped whatever was given).
+CONFIG = ConfigDict(extra="ignore", validate_default=True)
 
 
 class InputError(ValueError):
@@ -224,7 +227,7 @@ def params_dataclass(cls: type[T]) -> type[T]:
     """A frozen pydantic dataclass whose construction raises :class:`InputError` (one line)
     instead of pydantic's multi-line ValidationError.  Dataclass tools (``replace``,
     ``fields``, ``asdict``) work on it, and it is hashable (a cache key)."""
-    cls = pydantic.dataclasses.dataclass(frozen=True, config=CONFIG)(cls)
+    cls = pydantic_dataclass(frozen=True, config=CONFIG)(cls)
     validate: Callable[..., None] = cls.__init__
 
     @functools.wraps(validate)

@@ -60,10 +60,12 @@ def _float(name: str) -> Any:
 class PartitionParams:
     """``bnviz partition``: every option but the files (``--weights`` sets ``widths``).
 
-    Checked before any work: the bounds, the sliders' target, a BN batch that has a spread
-    (sigma > 0), and the expected regions of the last layer against :data:`MAX_REGIONS`
-    (:func:`bnviz.params.cost.expected_regions`); the engine's runtime cap stays the final
-    guard.
+    Checked before any work: the bounds, the sliders' target, a BN batch of at least 2
+    points, and every layer's expected regions against :data:`MAX_REGIONS`
+    (:func:`bnviz.params.cost.expected_regions`, an estimate for random weights; a trained
+    network read from a file may differ, and the engine's runtime cap stays the final guard).
+    The batch's spread is checked once the data are read (:func:`~bnviz.params.cost.
+    check_bn_batch`).
     """
 
     depth: whole(1, MAX_DEPTH) = 4
