@@ -16,7 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from bnviz.params import InputError, parse
+from bnviz.params import (
+    BNStatsParams,
+    DensityPageParams,
+    DensityParams,
+    ExplorerParams,
+    InputError,
+    JitterParams,
+    PartitionParams,
+    TrainingParams,
+    parse,
+)
 from bnviz.params.fields import (
     choice,
     count_or_all,
@@ -214,3 +224,29 @@ def test_single_values_raise_only_input_error(value):
             read(value)
         except InputError as exc:
             assert_clear(str(exc))
+
+
+MODELS = [PartitionParams, ExplorerParams, JitterParams, TrainingParams, DensityParams,
+          DensityPageParams, BNStatsParams]
+
+
+@st.composite
+def junk_request(draw):
+    """A model and up to four of its fields set to anything a request can send."""
+    model = draw(st.sampled_from(MODELS))
+    names = [f.name for f in fields(model)]
+    return model, draw(st.dictionaries(st.sampled_from(names), JUNK, max_size=4))
+
+
+@FUZZ
+@given(request=junk_request())
+def test_every_model_answers_junk_with_a_model_or_one_clear_line(request):
+    model, raw = request
+    try:
+        got = parse(model, raw)
+    except InputError as exc:
+        text = assert_clear(str(exc))
+        named = text.split(":")[0].replace(" ", "_") in {f.name for f in fields(model)}
+        assert named or "over the cap" in text, text  # a field, or a cost cap over several
+        return
+    assert type(got) is model
