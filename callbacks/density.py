@@ -4,36 +4,30 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 from dash import Input, Output, State, callback, no_update
 
-from bnviz.data.datasets import DATASETS
+from bnviz.params import DensityPageParams, parse
 from bnviz.views.density import load_density, near_data_ratios
 from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
 from callbacks.figures import density_figure, near_ratio_figure
-from callbacks.parsing import whole_number
 from layouts.ids import Density as ids
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 
 
+#: What the page calls the controls whose names differ from the parameters'.
+LABELS = {"n": "points", "eps": "ε", "dataset": "data set"}
+
+
 def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
-    """Validate the controls into the run's parameters (ValueError with a message)."""
-    try:
-        eps = float(eps)
-    except (TypeError, ValueError, OverflowError):
-        eps = math.nan
-    if not (math.isfinite(eps) and 1 <= eps <= 8):
-        raise ValueError("ε: enter a number of grid cells from 1 to 8")
-    if dataset not in DATASETS:
-        raise ValueError(f"data set: choose one of {', '.join(DATASETS)}")
-    return {"depth": whole_number(depth, "depth", 1, 16),
-            "width": whole_number(width, "width", 2, 1024),
-            "activation": "leaky_relu", "dataset": dataset,
-            "n": whole_number(n, "points", 2, 2000),
-            "seed": whole_number(seed, "seed", 0, 2**31 - 1),
-            "grid": whole_number(grid, "grid", 16, 512), "eps": eps}
+    """Validate the controls into the run's parameters (InputError, a ValueError, naming the
+    control; the cost cap is checked here, before anything starts)."""
+    params = parse(DensityPageParams, {"depth": depth, "width": width, "dataset": dataset,
+                                       "n": n, "seed": seed, "grid": grid, "eps": eps}, LABELS)
+    return asdict(params)
 
 
 def parse_layers(text, depth: int) -> list[int]:

@@ -1,19 +1,22 @@
-"""Parsing of control values shared by the pages' callbacks (messages name the control)."""
+"""Parsing of control values shared by the pages' callbacks (messages name the control).
+
+The checks themselves are those of the parameter layer (:mod:`bnviz.params.fields`), so a
+control and the command-line option of the same setting accept the same values.
+"""
 
 from __future__ import annotations
 
-import math
+from bnviz.params import InputError
+from bnviz.params.fields import real_value, whole_value
 
 
 def whole_number(value, name: str, lo: int, hi: int) -> int:
-    """A whole number in [lo, hi] from a control's value, else ValueError naming it."""
+    """A whole number in [lo, hi] from a control's value, else InputError (a ValueError)
+    naming it: "depth: enter a whole number from 1 to 12, got 'x'"."""
     try:
-        v = float(value)
-    except (TypeError, ValueError, OverflowError):
-        v = math.nan
-    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-        raise ValueError(f"{name}: enter a whole number from {lo} to {hi}")
-    return int(v)
+        return whole_value(value, lo, hi)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
 
 
 def shown_name(filename: object, limit: int = 60) -> str:
@@ -28,10 +31,7 @@ def shown_name(filename: object, limit: int = 60) -> str:
 def finite_number(value) -> float | None:
     """A control's value as a finite float, or None: for text, None, booleans, NaN, inf and
     integers beyond float range (JSON integers arrive exact, so a request can send 10**400)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
     try:
-        number = float(value)
-    except (ValueError, OverflowError):
+        return real_value(value)
+    except InputError:
         return None
-    return number if math.isfinite(number) else None

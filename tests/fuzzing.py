@@ -1,15 +1,18 @@
 """Shared pieces of the property tests (hypothesis): example budgets, the strategies for
-junk values, and the checks that a message is one clear line and that the CLI answers cleanly.
-Used by tests/pages/test_fuzz_*.py and tests/cli."""
+junk values, and the checks that a message is one clear line and that the CLI answers cleanly
+(one error line, strict JSON).  Used by tests/pages/test_fuzz_*.py, tests/params and
+tests/cli."""
 
 from __future__ import annotations
 
 import base64
+import json
 import math
 import os
 import re
 from contextvars import copy_context
 from pathlib import Path
+from typing import Any
 
 from dash._callback_context import context_value
 from dash._utils import AttributeDict
@@ -170,3 +173,23 @@ def assert_cli_outcome(rc: int, out: bytes, err: str, allowed=(0, 2)) -> None:
         assert len(lines) == 1, err[:2000]
         assert lines[0].startswith("bnviz: error: ") and lines[0][14:].strip(), err[:2000]
         assert not out
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def strict_json(text: str | bytes) -> dict[str, Any]:
+    """Parse JSON as the standard defines it: NaN and Infinity are not JSON."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def assert_one_error_line(rc: int, out: bytes | str, err: str) -> None:
+    """Exit code 2, nothing on stdout, exactly one non-empty 'bnviz: error:' line on stderr."""
+    assert rc == 2, (rc, err)
+    assert len(out) == 0, out[:200]
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("bnviz: error:"), err
+    assert lines[0][len("bnviz: error:"):].strip(), err

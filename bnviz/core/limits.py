@@ -1,19 +1,14 @@
-"""Caps on what one request may cost, so one user cannot stall the server (or a laptop).
-
-The exact partition grows with width and depth (up to ~width^(2*depth) regions in theory,
-far fewer in practice); these caps bound the network size and the regions computed.
+"""The engine's caps on what one request may cost, so one user cannot stall the server (or a
+laptop).  They are defined with every other bound in :mod:`bnviz.params.caps`; requests are
+checked against them from an estimate before any work (:mod:`bnviz.params`), and the engine
+checks them again while it cuts (the final guard).
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_DEPTH", "MAX_EXTENT", "MAX_REGIONS", "MAX_WIDTH", "PartitionTooLarge"]
+from bnviz.params.caps import MAX_DEPTH, MAX_EXTENT, MAX_REGIONS, MAX_WIDTH
 
-MAX_DEPTH = 16
-#: Largest half-width of the input box (float64 geometry stays meaningful well inside this).
-MAX_EXTENT = 1e6
-MAX_WIDTH = 256
-#: Regions of one layer's partition above which the computation stops with a clear message.
-MAX_REGIONS = 2_000_000
+__all__ = ["MAX_DEPTH", "MAX_EXTENT", "MAX_REGIONS", "MAX_WIDTH", "PartitionTooLarge"]
 
 
 class PartitionTooLarge(ValueError):

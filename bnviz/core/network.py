@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
+from bnviz.params.caps import ACTIVATIONS, MODES
 
 __all__ = [
     "ACTIVATIONS",
@@ -43,8 +44,6 @@ __all__ = [
     "select_batch",
 ]
 
-ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
-MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
 
 def negative_slope(activation: str, alpha: float = 0.1) -> float:
     """Slope of a(u) for u < 0: ReLU 0, leaky-ReLU alpha, absolute value -1 (SPEC.md)."""

@@ -22,7 +22,6 @@ run of Santurkar et al. (:mod:`bnviz.papers.landscape`) and the jitter page's tr
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 import io
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bnviz.messages import brief
+from bnviz.params.fields import InputError, parse
 
 __all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "JobContext",
            "JobType", "ParamError", "RecordingContext", "all_job_types", "get_job_type",
@@ -50,8 +50,8 @@ class Cancelled(Exception):
     """Raised inside a job's work (by ``ctx.progress``) once the job was cancelled."""
 
 
-class ParamError(ValueError):
-    """A bad job parameter: a message for the user."""
+class ParamError(InputError):
+    """A bad job parameter: a message for the user (the parameter layer's InputError)."""
 
 
 class JobContext(Protocol):
@@ -139,18 +139,12 @@ def get_job_type(name: object) -> JobType:
     raise ParamError(f"unknown job type {brief(name)}: one of {', '.join(all_job_types())}")
 
 
-@functools.cache
-def _adapter(schema: type) -> Any:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(schema)
-
-
 def validate_params(schema: type, raw: object, what: str) -> Any:
-    """``raw`` (a job's parameters) validated into ``schema``, a pydantic model or a dataclass
-    (whose ``__post_init__`` may raise ValueError): unknown names, wrong types and values out
-    of range raise ParamError with one line naming the parameter."""
-    from pydantic import BaseModel, ValidationError
+    """``raw`` (a job's parameters) validated into ``schema`` by the one parameter layer
+    (:func:`bnviz.params.parse`: a pydantic model or dataclass of :mod:`bnviz.params` or
+    beside its job type): unknown names, wrong types and values out of range raise ParamError
+    with one line naming the parameter."""
+    from pydantic import BaseModel
 
     if not isinstance(raw, dict):
         raise ParamError(f"{what}: the parameters must be a mapping, got {brief(raw)}")
@@ -161,9 +155,6 @@ def validate_params(schema: type, raw: object, what: str) -> Any:
         raise ParamError(f"{what}: unknown parameter {brief(unknown[0])} (known: "
                          f"{', '.join(sorted(names))})")
     try:
-        return _adapter(schema).validate_python(raw)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        text = str(error["msg"]).removeprefix("Value error, ")
-        raise ParamError(f"{what}: {where + ': ' if where else ''}{text}") from None
+        return parse(schema, raw)
+    except InputError as exc:
+        raise ParamError(f"{what}: {exc}") from None

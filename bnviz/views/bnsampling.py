@@ -17,18 +17,16 @@ from __future__ import annotations
 import torch
 
 from bnviz.core.bn import batch_moments
+from bnviz.params.caps import MAX_ELEMENTS
 from bnviz.views.bnmoments import check_int, finite_sigma2_moments, iid_sigma2_moments
 
 __all__ = [
-    "MAX_ELEMENTS",
     "noise_controlled",
     "noise_from_variances",
     "sample_batch_indices",
     "sample_batch_statistics",
 ]
 
-#: Cap on samples * batch_size (values drawn per unit in one Monte Carlo run).
-MAX_ELEMENTS = 50_000_000
 #: Memory guard: mini-batches are processed in chunks of about this many elements.
 _CHUNK_ELEMENTS = 1 << 20
 #: Batches larger than this fraction of the training set are drawn by random keys, smaller

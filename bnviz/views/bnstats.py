@@ -15,6 +15,7 @@ import torch
 
 from bnviz.core.bn import batch_moments
 from bnviz.device import pick_device
+from bnviz.params.caps import MAX_ELEMENTS, MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
 from bnviz.views.bnmoments import (
     analytical_moments,
     check_float,
@@ -23,7 +24,7 @@ from bnviz.views.bnmoments import (
     luo_moments,
     unit_moments,
 )
-from bnviz.views.bnsampling import MAX_ELEMENTS, noise_controlled, sample_batch_statistics
+from bnviz.views.bnsampling import noise_controlled, sample_batch_statistics
 
 __all__ = [
     "MAX_SAMPLES",
@@ -38,10 +39,7 @@ __all__ = [
     "unit_report",
 ]
 
-MAX_TRAIN_SIZE = 100_000
-MIN_SAMPLES = 10
-MAX_SAMPLES = 200_000
-MAX_UNITS = 16
+# the bounds and the cap on samples * batch_size: bnviz.params.caps (one place for every cap)
 _DTYPE = torch.float64
 
 # Keys of one statistic's block in figure7_report (the CLI prints them in this order).

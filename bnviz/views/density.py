@@ -21,30 +21,28 @@ file, so the same settings are computed once, also across restarts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import BaseModel, ConfigDict, Field
 
-from bnviz.core.network import ACTIVATIONS, MODES, Network, layer_statistics, random_network
-from bnviz.data.datasets import DATASETS, make_dataset
+from bnviz.core.network import MODES, Network, layer_statistics, random_network
+from bnviz.data.datasets import make_dataset
 from bnviz.device import pick_device
 from bnviz.jobs.results import load_result
-from bnviz.jobs.types import DistInfo, JobContext, JobType, ParamError, validate_params
+from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
+from bnviz.params.caps import MAX_DENSITY_WORK
+from bnviz.params.cost import density_work
+from bnviz.params.density import DensityPageParams
 
-__all__ = ["DENSITY_JOB", "MAX_DENSITY_WORK", "DensityParams", "DensityResult", "ball_offsets",
+__all__ = ["DENSITY_JOB", "MAX_DENSITY_WORK", "DensityResult", "ball_offsets",
            "check_density_params", "concentration", "density_work", "load_density",
            "near_data_ratio", "near_data_ratios", "run_density_job"]
-
-#: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's
-#: Figure 3 at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
-MAX_DENSITY_WORK = 4e12
 
 #: Grid points x units held at once (bounds memory: 2^25 float32 = 128 MB per layer tensor).
 _BAND_ELEMENTS = 2**25
@@ -179,37 +177,14 @@ def near_data_ratios(counts: np.ndarray, box: tuple[float, ...], data: np.ndarra
     return ratio.reshape(counts.shape[:-2])
 
 
-def density_work(grid: int, depth: int, width: int) -> float:
-    return float(grid) * grid * depth * width * width
-
-
 # --------------------------------------------------------------------------- the page's job
-
-class DensityParams(BaseModel):
-    """The density page's Figure 3 run: a network of ``depth`` x ``width`` (leaky-ReLU 0.1,
-    the seed's random weights), ``n`` points of ``dataset``, a ``grid`` x ``grid`` grid of
-    the [-3, 3]^2 box, eps-balls of ``eps`` grid cells (the page's limits)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    depth: int = Field(ge=1, le=16)
-    width: int = Field(ge=2, le=1024)
-    activation: Literal[ACTIVATIONS] = "leaky_relu"
-    dataset: Literal[DATASETS] = "star"
-    n: int = Field(ge=2, le=2000)
-    seed: int = Field(ge=0, le=2**31 - 1)
-    grid: int = Field(ge=16, le=512)
-    eps: float = Field(ge=1, le=8, allow_inf_nan=False)
 
 
 def check_density_params(raw: dict) -> dict:
-    """The run's parameters checked (ParamError), with the cost cap on grid^2 x depth x
-    width^2."""
-    p = validate_params(DensityParams, raw, "density").model_dump()
-    if density_work(p["grid"], p["depth"], p["width"]) > MAX_DENSITY_WORK:
-        raise ParamError("grid^2 x depth x width^2 is over the cap of 4e12: lower the grid, "
-                         "the width or the depth")
-    return p
+    """The run's parameters checked by the one parameter layer (the page's
+    :class:`~bnviz.params.density.DensityPageParams`, with its cost cap on grid^2 x depth x
+    width^2); ParamError with one line naming the parameter."""
+    return dataclasses.asdict(validate_params(DensityPageParams, raw, "density"))
 
 
 def run_density_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:

@@ -13,10 +13,7 @@ here is also reachable from the command line (``python -m bnviz partition --mu-s
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -25,8 +22,6 @@ import torch.nn.functional as F
 from bnviz.core.bn import bn_forward
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import (
-    ACTIVATIONS,
-    MODES,
     BNOverrides,
     LayerOverride,
     LayerStatistics,
@@ -36,8 +31,9 @@ from bnviz.core.network import (
     select_batch,
 )
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
-from bnviz.data.datasets import DATASETS, Dataset, as_dataset, make_dataset
-from bnviz.messages import brief
+from bnviz.data.datasets import Dataset, as_dataset, make_dataset
+from bnviz.params import ExplorerParams, InputError
+from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, SCOPES
 
 __all__ = [
     "EXPLORER_LIMITS",
@@ -51,156 +47,25 @@ __all__ = [
     "explore",
     "is_central",
     "pattern_raster",
+    "settings_overrides",
     "slider_overrides",
     "unit_view",
 ]
 
-SCOPES: tuple[str, ...] = ("all", "layer", "unit")
-
-#: Bounds of every explorer setting: (lowest, highest).  They also cap what one web request
-#: may cost: width x depth here, and the region cap below.
-EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
-    "depth": (1, 12),
-    "width": (2, 64),
-    "alpha": (0.01, 0.99),
-    "weight_seed": (0, 2**31 - 1),
-    "n_points": (2, 2000),
-    "data_seed": (0, 2**31 - 1),
-    "batch_seed": (0, 2**31 - 1),
-    "mu_t": (0.0, 1.5),
-    "sigma_s": (0.25, 4.0),
-    "target_layer": (1, 12),
-    "target_unit": (0, 63),
-    "layer": (1, 12),
-    "extent": (0.5, 20.0),
-}
-#: Regions of one layer above which an explorer request stops with a message.
-EXPLORER_MAX_REGIONS = 60_000
+#: Every control of the explorer, validated (:class:`bnviz.params.ExplorerParams`: bounds in
+#: EXPLORER_LIMITS, choices, and dependent settings clamped); ``ExplorerSettings.parse(raw)``
+#: reads raw values from a URL or the controls.
+ExplorerSettings = ExplorerParams
 #: Pixels per side of the region-fill raster (the lines on top of it are exact).
 RASTER = 128
 #: Points a user may add by clicking or uploading.
 MAX_EXTRA_POINTS = 2000
 
 
-class InputError(ValueError):
-    """A setting the explorer cannot use; the message says which and why (shown in the page)."""
-
-
-def _number(raw: Any, name: str, integer: bool) -> float:
-    lo, hi = EXPLORER_LIMITS[name]
-    if isinstance(raw, bool) or raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise InputError(f"{name.replace('_', ' ')}: enter a number from {lo:g} to {hi:g}")
-    if isinstance(raw, list | tuple | dict):
-        raise InputError(f"{name.replace('_', ' ')}: expected one number")
-    bounds = f"{int(lo)} to {int(hi)}" if integer else f"{lo:g} to {hi:g}"
-    try:
-        value = float(raw)
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{name.replace('_', ' ')}: enter a number from {bounds}, "
-                         f"got {brief(str(raw)[:40])}") from None
-    if not math.isfinite(value) or not lo <= value <= hi or (integer and value != int(value)):
-        kind = "a whole number" if integer else "a number"
-        raise InputError(f"{name.replace('_', ' ')}: enter {kind} from {bounds}, "
-                         f"got {brief(str(raw)[:40])}")
-    return int(value) if integer else value
-
-
-def _choice(raw: Any, name: str, options: tuple[str, ...]) -> str:
-    if raw not in options:
-        raise InputError(f"{name.replace('_', ' ')}: choose one of {', '.join(options)}, "
-                         f"got {brief(raw)}")
-    return raw
-
-
-@dataclass(frozen=True)
-class ExplorerSettings:
-    """Every control of the explorer; ``parse`` validates raw values (URL, controls, CLI)."""
-
-    depth: int = 4
-    width: int = 8
-    activation: str = "leaky_relu"
-    alpha: float = 0.1
-    mode: str = "bn"
-    weight_seed: int = 0
-    dataset: str = "moons"
-    n_points: int = 100
-    data_seed: int = 0
-    batch_size: int | None = None  # None: all data (test-time statistics)
-    batch_seed: int = 0
-    mu_t: float = 1.0
-    sigma_s: float = 1.0
-    scope: str = "all"
-    target_layer: int = 1
-    target_unit: int = 0
-    layer: int = 4  # highlighted layer
-    extent: float = 3.0
-
-    @classmethod
-    def parse(cls, raw: Mapping[str, Any]) -> ExplorerSettings:
-        """Validate raw values (strings from a URL, numbers from controls); missing -> default.
-
-        Raises InputError naming the first bad setting.  Unknown keys are ignored.
-        """
-        d = {f.name: raw.get(f.name, getattr(cls, f.name)) for f in fields(cls)}
-        depth = _number(d["depth"], "depth", True)
-        width = _number(d["width"], "width", True)
-        n_points = _number(d["n_points"], "n_points", True)
-        bs = d["batch_size"]
-        if bs is None or (isinstance(bs, str) and bs.strip().lower() in ("", "all", "none")):
-            batch_size = None
-        else:
-            try:
-                batch_size = int(float(bs)) if float(bs) == int(float(bs)) else None
-            except (TypeError, ValueError, OverflowError):
-                batch_size = None
-            if batch_size is None or not 2 <= batch_size:
-                raise InputError(f"batch size: enter 'all' or a whole number from 2 to the number "
-                                 f"of points, got {brief(bs)}")
-        settings = cls(
-            depth=depth,
-            width=width,
-            activation=_choice(d["activation"], "activation", ACTIVATIONS),
-            alpha=_number(d["alpha"], "alpha", False),
-            mode=_choice(d["mode"], "mode", MODES),
-            weight_seed=_number(d["weight_seed"], "weight_seed", True),
-            dataset=_choice(d["dataset"], "dataset", DATASETS),
-            n_points=n_points,
-            data_seed=_number(d["data_seed"], "data_seed", True),
-            batch_size=batch_size,
-            batch_seed=_number(d["batch_seed"], "batch_seed", True),
-            mu_t=_number(d["mu_t"], "mu_t", False),
-            sigma_s=_number(d["sigma_s"], "sigma_s", False),
-            scope=_choice(d["scope"], "scope", SCOPES),
-            target_layer=_number(d["target_layer"], "target_layer", True),
-            target_unit=_number(d["target_unit"], "target_unit", True),
-            layer=_number(d["layer"], "layer", True),
-            extent=_number(d["extent"], "extent", False),
-        )
-        # settings that depend on each other are clamped, not refused (a smaller depth keeps
-        # the chosen layer in range), so moving one control never invalidates another
-        return replace(
-            settings,
-            target_layer=min(settings.target_layer, depth),
-            target_unit=min(settings.target_unit, width - 1),
-            layer=min(settings.layer, depth),
-        )
-
-    def to_query(self) -> dict[str, str]:
-        """The settings as URL query values (only those that differ from the defaults)."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value != getattr(type(self), f.name):
-                out[f.name] = "all" if value is None else f"{value:.12g}" if isinstance(
-                    value, float) else str(value)
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def overrides(self) -> BNOverrides:
-        return slider_overrides(self.depth, self.width, self.mu_t, self.sigma_s, self.scope,
-                                self.target_layer, self.target_unit)
+def settings_overrides(settings: ExplorerSettings) -> BNOverrides:
+    """The settings' mu and sigma sliders as BN overrides."""
+    return slider_overrides(settings.depth, settings.width, settings.mu_t, settings.sigma_s,
+                            settings.scope, settings.target_layer, settings.target_unit)
 
 
 def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
@@ -331,7 +196,7 @@ def explore(settings: ExplorerSettings, extra_points: np.ndarray | None = None,
     net = random_network(settings.depth, settings.width, settings.activation, settings.alpha,
                          settings.mode, settings.weight_seed)
     batch = select_batch(data.points, settings.batch_size, settings.batch_seed)
-    stats = layer_statistics(net, batch, settings.overrides(), frozen=True)
+    stats = layer_statistics(net, batch, settings_overrides(settings), frozen=True)
     part = compute_partition(net, batch, box_from_extent(settings.extent), stats=stats,
                              device=device, max_regions=EXPLORER_MAX_REGIONS)
     facets = np.concatenate([lp.facets for lp in part.layers])

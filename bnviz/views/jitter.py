@@ -24,6 +24,8 @@ from bnviz.core.network import Network, layer_statistics, random_network
 from bnviz.core.partition import decision_boundaries
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset
 from bnviz.device import pick_device
+from bnviz.params import JitterParams
+from bnviz.params.caps import JITTER_LIMITS, JITTER_MAX_REGIONS
 from bnviz.views.bnmoments import unit_moments
 from bnviz.views.bnsampling import noise_controlled, noise_from_variances
 from bnviz.views.bnstats import unit_report
@@ -39,15 +41,6 @@ __all__ = [
     "run_jitter",
 ]
 
-#: (lowest, highest) of each setting; they also bound what one request may cost.
-JITTER_LIMITS: dict[str, tuple[int, int]] = {
-    "n": (8, 2000),
-    "depth": (1, 6),
-    "width": (2, 32),
-    "batch_size": (2, 512),
-    "realizations": (1, 128),
-    "train_steps": (0, 5000),
-}
 #: Real batches of B and of B' whose measured statistics calibrate noise-controlled BN
 #: beyond layer 1.
 CALIBRATION_BATCHES = 512
@@ -58,41 +51,9 @@ CURVE_REALIZATIONS = 32
 #: ~9 % of the truth).
 NETWORK_STATS_MAX_POINTS = 2**17
 MIN_NETWORK_SAMPLES = 256
-#: Regions of all K realisations together above which a jitter request stops (with the work cap
-#: of bnviz.core.partition, one layer at the cap takes about 1-2 s on a 2-core CPU).
-JITTER_MAX_REGIONS = 300_000
-
-
-@dataclass(frozen=True)
-class JitterSettings:
-    dataset: str = "moons"
-    n: int = 200
-    data_seed: int = 0
-    depth: int = 3
-    width: int = 8
-    activation: str = "leaky_relu"
-    alpha: float = 0.1
-    seed: int = 0
-    batch_size: int = 16
-    realizations: int = 16
-    virtual_batch_size: int | None = None  # None: plain BN
-    batch_seed: int = 0
-    extent: float = 3.0
-
-    def __post_init__(self) -> None:
-        for name, (lo, hi) in JITTER_LIMITS.items():
-            if name in ("train_steps",):
-                continue
-            value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or not lo <= value <= hi:
-                raise ValueError(f"{name.replace('_', ' ')} must be a whole number from {lo} "
-                                 f"to {hi}, got {value!r}")
-        if self.batch_size > self.n:
-            raise ValueError(f"batch size {self.batch_size} is larger than the data ({self.n})")
-        vb = self.virtual_batch_size
-        if vb is not None and not (isinstance(vb, int | np.integer) and 2 <= vb <= self.batch_size):
-            raise ValueError(f"virtual batch size must be from 2 to the batch size "
-                             f"({self.batch_size}), got {vb!r}")
+#: The jitter settings, validated (:class:`bnviz.params.JitterParams`: bounds in
+#: JITTER_LIMITS, batch sizes within the data).
+JitterSettings = JitterParams
 
 
 def binary_task(dataset: str, n: int, seed: int) -> Dataset:

@@ -18,10 +18,9 @@ import torch.nn.functional as F
 from bnviz.core.bn import batch_norm
 from bnviz.core.network import Head, Network
 from bnviz.device import pick_device
+from bnviz.params.caps import OPTIMIZERS
 
 __all__ = ["OPTIMIZERS", "TrainReport", "save_network", "train_network"]
-
-OPTIMIZERS: tuple[str, ...] = ("sgd", "adam")
 
 
 @dataclass(frozen=True)

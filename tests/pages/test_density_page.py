@@ -202,10 +202,14 @@ def test_parse_params_good_values():
     assert p == {"depth": 3, "width": 16, "activation": "leaky_relu", "dataset": "star",
                  "n": 50, "seed": 0, "grid": 48, "eps": 1.0}
     assert all(type(p[k]) is int for k in ("depth", "width", "n", "seed", "grid"))
-    # the range ends, and numbers as text (selects) or floats (number inputs) alike
-    assert params(depth=16, width="1024", n="2000", seed=2**31 - 1, grid="512", eps=8.0) == {
+    # the range ends, and numbers as text (selects) or floats (number inputs) alike; all the
+    # largest together are over the cost cap, which is checked here too (before any work)
+    assert params(depth=16, width="1024", n="2000", seed=2**31 - 1, grid="256", eps=8.0) == {
         "depth": 16, "width": 1024, "activation": "leaky_relu", "dataset": "star", "n": 2000,
-        "seed": 2**31 - 1, "grid": 512, "eps": 8.0}
+        "seed": 2**31 - 1, "grid": 256, "eps": 8.0}
+    assert params(depth=11, width=1024, grid="512")["grid"] == 512
+    with pytest.raises(ValueError, match=r"^grid\^2 x depth x width\^2 is over the cap"):
+        params(depth=16, width="1024", grid="512")
     assert params(depth=1, width=2, n=2, grid=16, eps="1.5")["eps"] == 1.5
     # the same settings, however typed, give the same job key (so the same computation)
     same = params(depth=3.0, width=16, grid=48.0, eps="1")

@@ -917,10 +917,14 @@ def test_cli_density(capsysbinary, cli_dir, tokens):
 
 def test_cli_density_over_the_cost_cap_is_refused(capsysbinary):
     for sizes in (["--depth", "16", "--width", "4096", "--grid", "2048"],
-                  ["--depth", "11", "--width", "1024", "--grid", "100000"]):
+                  ["--depth", "11", "--width", "1024", "--grid", "2048"]):
         rc, out, err = run_cli(capsysbinary, ["density", *sizes])
         assert_cli_outcome(rc, out, err)
         assert rc == 2 and "cap" in err
+    # beyond the grid's own range, the range is what the message names
+    rc, out, err = run_cli(capsysbinary, ["density", "--depth", "11", "--grid", "100000"])
+    assert_cli_outcome(rc, out, err)
+    assert rc == 2 and "--grid: enter a whole number from 2 to 2048" in err
     rc, out, err = run_cli(capsysbinary, ["density", "--grid", str(HUGE)])
     assert_cli_outcome(rc, out, err)
     assert rc == 2

@@ -1,4 +1,5 @@
-"""Tests of the command line ``python -m bnviz partition`` (issue 2 and SPEC.md).
+"""Tests of the command line ``python -m bnviz partition`` (issue 2 and SPEC.md):
+bnviz/cli/partition.py.
 
 Most tests call :func:`bnviz.cli.main` in-process (it returns the exit code) and read what it
 wrote with ``capsysbinary``; a few run the real ``python -m bnviz`` in a subprocess to check the
@@ -8,7 +9,6 @@ so the whole file runs in seconds.
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fuzzing import assert_one_error_line, strict_json
 
 from bnviz.cli import main
 
@@ -26,15 +27,6 @@ SMALL = ["--depth", "2", "--width", "4"]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def strict_json(text: str | bytes) -> dict[str, Any]:
-    """Parse JSON as the standard defines it: NaN and Infinity are not JSON."""
-    return json.loads(text, parse_constant=_reject_constant)
 
 
 def cli(capsysbinary: pytest.CaptureFixture[bytes], *args: object) -> tuple[int, bytes, str]:
@@ -50,17 +42,6 @@ def run_json(capsysbinary: pytest.CaptureFixture[bytes], *args: object) -> dict[
     assert rc == 0, err
     assert err == ""
     return strict_json(out)
-
-
-def assert_one_error_line(rc: int, out: bytes | str, err: str) -> None:
-    """Exit code 2, nothing on stdout, exactly one non-empty 'bnviz: error:' line on stderr."""
-    assert rc == 2, (rc, err)
-    assert len(out) == 0, out[:200]
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("bnviz: error:"), err
-    assert lines[0][len("bnviz: error:"):].strip(), err
 
 
 def shoelace(vertices: list[list[float]]) -> float:
@@ -574,15 +555,6 @@ def test_error_names_the_problem(capsysbinary, tmp_path):
     assert rc == 2 and "foo" in err
 
 
-@pytest.mark.parametrize("argv", [["frobnicate"], [], ["--depth", "2"]],
-                         ids=["unknown_subcommand", "no_subcommand", "option_without_command"])
-def test_bad_command(capsysbinary, argv):
-    capsysbinary.readouterr()
-    rc = main(argv)
-    captured = capsysbinary.readouterr()
-    assert_one_error_line(rc, captured.out, captured.err.decode())
-
-
 # --------------------------------------------------------------------------- known bugs
 
 
@@ -643,54 +615,6 @@ def test_huge_finite_data_is_error_or_valid_json(capsysbinary, tmp_path):
         assert rc == 0
         doc = strict_json(out)
         assert all(math.isfinite(s) and s > 0 for s in doc["layers"][0]["sigma"])
-
-
-# --------------------------------------------------------------------------- real processes
-
-
-def _python_m(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "bnviz", *map(str, args)], cwd=REPO,
-                          capture_output=True, timeout=timeout, check=False)
-
-
-def test_subprocess_json_to_stdout(tmp_path):
-    dfile = tmp_path / "pts.csv"
-    pts = np.round(random_points(4, 20), 5)
-    dfile.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in pts))
-    proc = _python_m("partition", "--depth", 2, "--width", 3, "--data", dfile,
-                     "--extent", 2.5, "--device", "cpu")
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stderr == b""
-    doc = strict_json(proc.stdout)
-    assert doc["extent"] == 2.5
-    assert len(doc["layers"]) == 2
-    assert len(doc["layers"][0]["regions"]) == 6  # BN, layer 1: 2 * width
-    assert total_area(doc["regions"]) == pytest.approx(25.0, rel=1e-9)
-
-
-def test_subprocess_png_to_file(tmp_path):
-    target = tmp_path / "fig.png"
-    proc = _python_m("partition", "--depth", 2, "--width", 3, "--format", "png",
-                     "--out", target)
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout == b"" and proc.stderr == b""
-    assert target.read_bytes().startswith(PNG_SIGNATURE)
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["partition", "--width", "0"],
-        ["partition", "--weights", "{tmp}/missing.npz"],
-        ["frobnicate"],
-        [],
-    ],
-    ids=["width_0", "missing_weights", "unknown_subcommand", "no_subcommand"],
-)
-def test_subprocess_error_is_one_line(tmp_path, argv):
-    proc = _python_m(*(a.replace("{tmp}", str(tmp_path)) for a in argv))
-    err = proc.stderr.decode()
-    assert_one_error_line(proc.returncode, proc.stdout, err)
 
 
 # --------------------------------------------------------------------------- slider options
@@ -760,54 +684,6 @@ def test_bad_slider_options(capsysbinary, args):
     assert_one_error_line(rc, out, err)
 
 
-# --------------------------------------------------------------------------- density (Fig. 3)
-
-
-def density_cli(capsysbinary, *args):
-    capsysbinary.readouterr()
-    rc = main(["density", *map(str, args)])
-    captured = capsysbinary.readouterr()
-    return rc, captured.out, captured.err.decode()
-
-
-def test_density_json_schema_and_central_layer_one(capsysbinary):
-    rc, out, err = density_cli(capsysbinary, "--depth", 3, "--width", 32, "--grid", 48,
-                               "--layers", "1,3", "--mode", "bn", "--json")
-    assert rc == 0, err
-    doc = strict_json(out)
-    assert {"mode", "grid", "layers", "seconds", "device"} <= set(doc)
-    assert doc["mode"] == "bn" and doc["grid"] == 48
-    assert [entry["layer"] for entry in doc["layers"]] == [1, 3]
-    # BN layer 1 is a central arrangement: all 32 lines meet in one grid cell's ball
-    assert doc["layers"][0]["max_concentration"] == 32
-    assert all(isinstance(e["near_data_ratio"], float) for e in doc["layers"])
-
-
-def test_density_modes_differ_and_png(capsysbinary, tmp_path):
-    maxima = {}
-    for mode in ("bn", "random_bias"):
-        rc, out, err = density_cli(capsysbinary, "--depth", 2, "--width", 24, "--grid", 40,
-                                   "--layers", "1", "--mode", mode)
-        assert rc == 0, err
-        maxima[mode] = strict_json(out)["layers"][0]["max_concentration"]
-    assert maxima["bn"] == 24 and maxima["random_bias"] < 24
-    png = tmp_path / "d.png"
-    rc, out, err = density_cli(capsysbinary, "--depth", 2, "--width", 16, "--grid", 32,
-                               "--layers", "1,2", "--format", "png", "--out", png)
-    assert rc == 0 and png.read_bytes().startswith(b"\x89PNG")
-
-
-@pytest.mark.parametrize("args", [
-    ["--layers", "0"], ["--layers", "1,x"], ["--layers", "5", "--depth", "3"],
-    ["--grid", "1"], ["--eps", "0"], ["--eps", "0.5"], ["--width", "1024", "--depth", "16",
-                                                        "--grid", "512"],
-    ["--radius", "0"], ["--mode", "nope"], ["--width", "0"],
-])
-def test_density_bad_input(capsysbinary, args):
-    rc, out, err = density_cli(capsysbinary, "--depth", 3, "--width", 8, "--grid", 16, *args)
-    assert_one_error_line(rc, out, err)
-
-
 def test_weights_with_a_gap_in_the_layer_numbers_are_refused(capsysbinary, tmp_path):
     path = tmp_path / "gap.npz"
     np.savez(path, W1=np.ones((4, 2)), W3=np.ones((3, 4)))
@@ -816,16 +692,33 @@ def test_weights_with_a_gap_in_the_layer_numbers_are_refused(capsysbinary, tmp_p
     assert "W2 is missing" in err
 
 
-def test_density_default_layers_follow_the_depth(capsysbinary):
-    rc, out, err = density_cli(capsysbinary, "--depth", 2, "--width", 4, "--grid", 9)
-    assert rc == 0, err
-    assert [e["layer"] for e in strict_json(out)["layers"]] == [1, 2]
-    rc, out, err = density_cli(capsysbinary, "--depth", 11, "--width", 4, "--grid", 9)
-    assert [e["layer"] for e in strict_json(out)["layers"]] == [1, 7, 11]
+# --------------------------------------------------------------------------- real processes
 
 
-def test_bnstats_default_virtual_batch_is_half_the_batch(capsysbinary):
-    capsysbinary.readouterr()
-    rc = main(["bnstats", "--batch-size", "16", "--train-size", "100", "--samples", "50"])
-    out = capsysbinary.readouterr().out
-    assert rc == 0 and strict_json(out)["virtual_batch_size"] == 8
+def _python_m(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "bnviz", *map(str, args)], cwd=REPO,
+                          capture_output=True, timeout=timeout, check=False)
+
+
+def test_subprocess_json_to_stdout(tmp_path):
+    dfile = tmp_path / "pts.csv"
+    pts = np.round(random_points(4, 20), 5)
+    dfile.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in pts))
+    proc = _python_m("partition", "--depth", 2, "--width", 3, "--data", dfile,
+                     "--extent", 2.5, "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stderr == b""
+    doc = strict_json(proc.stdout)
+    assert doc["extent"] == 2.5
+    assert len(doc["layers"]) == 2
+    assert len(doc["layers"][0]["regions"]) == 6  # BN, layer 1: 2 * width
+    assert total_area(doc["regions"]) == pytest.approx(25.0, rel=1e-9)
+
+
+def test_subprocess_png_to_file(tmp_path):
+    target = tmp_path / "fig.png"
+    proc = _python_m("partition", "--depth", 2, "--width", 3, "--format", "png",
+                     "--out", target)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout == b"" and proc.stderr == b""
+    assert target.read_bytes().startswith(PNG_SIGNATURE)

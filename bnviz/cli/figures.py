@@ -1,0 +1,163 @@
+"""``bnviz jitter`` (Figure 6), ``bnviz density`` (Figure 3) and ``bnviz bnstats``
+(Figure 7): each checks its options with its parameter model before loading torch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from bnviz.cli.options import CLIError, integer, number, validated
+from bnviz.params import BNStatsParams, DensityParams, JitterParams, TrainingParams
+from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS
+
+__all__ = ["add_bnstats", "add_density", "add_jitter", "run_bnstats", "run_density",
+           "run_jitter"]
+
+
+def add_jitter(sub: argparse._SubParsersAction) -> None:
+    j = sub.add_parser("jitter", help="decision-boundary realisations across mini-batches (Fig. 6)")
+    j.add_argument("--dataset", choices=DATASETS, default="moons",
+                   help="binary task (labels mod 2)")
+    j.add_argument("--n", type=integer, default=200)
+    j.add_argument("--depth", type=integer, default=3)
+    j.add_argument("--width", type=integer, default=8)
+    j.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    j.add_argument("--seed", type=integer, default=0, help="seeds data, weights, batches")
+    j.add_argument("--batch-size", type=integer, default=16)
+    j.add_argument("--realizations", type=integer, default=16)
+    j.add_argument("--virtual-batch-size", type=integer, default=None,
+                   help="noise-controlled BN: raise the statistics' variance to a batch of B'")
+    j.add_argument("--train-steps", type=integer, default=0,
+                   help="train the network first (mini-batches of --batch-size)")
+    j.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
+    j.add_argument("--lr", type=number, default=0.01)
+    j.add_argument("--weights", type=Path, help=".npz of a (trained) network with head_W")
+    j.add_argument("--save", type=Path, help="write the (trained) network to this .npz")
+    j.add_argument("--extent", type=number, default=3.0)
+    j.add_argument("--json", action="store_true", help="JSON output (the default)")
+    j.add_argument("--format", choices=("json", "png", "svg"), default="json")
+    j.add_argument("--out", type=Path)
+    j.add_argument("--device", default=None)
+
+
+def run_jitter(args: argparse.Namespace) -> bytes:
+    seed = args.seed  # one --seed for the data, the weights and the batches
+    settings = validated(JitterParams, {
+        "dataset": args.dataset, "n": args.n, "data_seed": seed, "depth": args.depth,
+        "width": args.width, "activation": args.activation, "seed": seed,
+        "batch_size": args.batch_size, "realizations": args.realizations,
+        "virtual_batch_size": args.virtual_batch_size, "batch_seed": seed,
+        "extent": args.extent}, {"data_seed": "--seed", "batch_seed": "--seed"})
+    training = validated(TrainingParams, {"train_steps": args.train_steps,
+                                          "optimizer": args.optimizer, "lr": args.lr})
+    from bnviz.core.network import load_network, random_network
+    from bnviz.device import pick_device
+    from bnviz.params.cost import check_network_size
+    from bnviz.views.jitter import binary_task, run_jitter
+    from bnviz.views.train import save_network, train_network
+
+    device = pick_device(args.device)
+    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    if args.weights is not None:
+        net = load_network(args.weights, settings.activation, mode="bn")
+        if net.head is None:
+            raise CLIError(f"{args.weights}: no classifier head (head_W) in the file")
+        check_network_size(net.widths, None)
+    else:
+        net = random_network(settings.depth, settings.width, settings.activation,
+                             settings.alpha, "bn", settings.seed, head_outputs=2)
+    extra = {"train_steps": training.train_steps}
+    if training.train_steps:
+        report = train_network(net, data.points, data.labels, training.train_steps,
+                               batch_size=settings.batch_size, lr=training.lr,
+                               optimizer=training.optimizer, seed=settings.seed, device=device)
+        net = report.network
+        extra |= {"final_loss": float(report.losses[-1]), "train_accuracy": report.accuracy}
+    if args.save is not None:
+        try:
+            save_network(net, args.save)
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.save}: {exc.strerror or exc}") from None
+    result = run_jitter(settings, net=net, data=data, device=device)
+    if args.format == "json":
+        return (json.dumps(result.as_json() | extra) + "\n").encode()
+    from bnviz.views.render import render_jitter
+
+    return render_jitter(result, args.format)
+
+
+def add_density(sub: argparse._SubParsersAction) -> None:
+    d = sub.add_parser("density", help="concentration of the facets near the data (Fig. 3)")
+    d.add_argument("--depth", type=integer, default=11)
+    d.add_argument("--width", type=integer, default=1024)
+    d.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    d.add_argument("--dataset", choices=DATASETS, default="star")
+    d.add_argument("--n", type=integer, default=50)
+    d.add_argument("--seed", type=integer, default=0)
+    d.add_argument("--mode", choices=MODES, default="bn")
+    d.add_argument("--layers", default=None,
+                   help="comma-separated layers (default: first, middle, last, e.g. 1,7,11)")
+    d.add_argument("--grid", type=integer, default=128)
+    d.add_argument("--eps", type=number, default=1.0, help="ball radius in grid cells (>= 1)")
+    d.add_argument("--radius", type=number, default=0.15,
+                   help="'near the data' distance for the near-data ratio")
+    d.add_argument("--extent", type=number, default=3.0)
+    d.add_argument("--json", action="store_true", help="JSON output (the default)")
+    d.add_argument("--format", choices=("json", "png", "svg"), default="json")
+    d.add_argument("--out", type=Path)
+    d.add_argument("--device", default=None)
+
+
+def run_density(args: argparse.Namespace) -> bytes:
+    p = validated(DensityParams, {name: getattr(args, name) for name in (
+        "depth", "width", "activation", "dataset", "n", "seed", "mode", "layers", "grid",
+        "eps", "radius", "extent")})
+    from bnviz.core.network import random_network
+    from bnviz.data.datasets import make_dataset
+    from bnviz.device import pick_device
+    from bnviz.views.density import concentration, near_data_ratio
+
+    data = make_dataset(p.dataset, p.n, p.seed)
+    net = random_network(p.depth, p.width, p.activation, 0.1, p.mode, p.seed)
+    e = p.extent
+    result = concentration(net, data.points, p.layers, p.grid, p.eps, (-e, e, -e, e),
+                           device=pick_device(args.device))
+    ratios = near_data_ratio(result, data.points, p.radius)
+    if args.format != "json":
+        from bnviz.views.render import render_density
+
+        return render_density(result, data.points, p.mode, args.format)
+    return (json.dumps({
+        "mode": p.mode, "grid": p.grid, "eps": p.eps, "radius": p.radius,
+        "layers": [{"layer": layer, "max_concentration": int(c.max()),
+                    "near_data_ratio": None if np.isnan(q) else float(q)}
+                   for layer, c, q in zip(result.layers, result.counts, ratios, strict=True)],
+        "seconds": result.seconds, "device": result.device,
+        "gflops": result.flops / max(result.seconds, 1e-9) / 1e9,
+    }) + "\n").encode()
+
+
+def add_bnstats(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("bnstats", help="distributions of the BN statistics (Fig. 7, eq. 13)")
+    b.add_argument("--batch-size", type=integer, default=64)
+    b.add_argument("--train-size", type=integer, default=1000)
+    b.add_argument("--samples", type=integer, default=2000)
+    b.add_argument("--virtual-batch-size", type=integer, default=None,
+                   help="default: half the batch size (the paper: 64 -> 32)")
+    b.add_argument("--seed", type=integer, default=0)
+    b.add_argument("--json", action="store_true", help="JSON output (the default)")
+    b.add_argument("--out", type=Path)
+
+
+def run_bnstats(args: argparse.Namespace) -> bytes:
+    p = validated(BNStatsParams, {name: getattr(args, name) for name in (
+        "batch_size", "train_size", "samples", "virtual_batch_size", "seed")})
+    from bnviz.views.bnstats import figure7_report
+
+    report = figure7_report(batch_size=p.batch_size, train_size=p.train_size,
+                            samples=p.samples, virtual_batch_size=p.virtual_batch_size,
+                            seed=p.seed)
+    return (json.dumps(report) + "\n").encode()

@@ -1,0 +1,47 @@
+"""Distributions of the BN statistics (BN paper Figure 7, Proposition 2 / eq. 13): the
+synthetic setup of ``bnviz bnstats``."""
+
+from __future__ import annotations
+
+from pydantic import ValidationInfo, field_validator, model_validator
+
+from bnviz.params.caps import FIGURE7_LIMITS, MAX_ELEMENTS
+from bnviz.params.fields import InputError, params_dataclass, whole, whole_or_none
+
+__all__ = ["BNStatsParams"]
+
+_F = FIGURE7_LIMITS
+
+
+@params_dataclass
+class BNStatsParams:
+    """Mini-batches of ``batch_size`` from a training set of ``train_size`` draws of
+    W z ~ N([1, 0, -1], diag([1, 3, 0.1])), ``samples`` times; noise-controlled BN targets
+    a virtual batch of ``virtual_batch_size`` (default: half the batch, the paper's 64 -> 32).
+    """
+
+    batch_size: whole(*_F["batch_size"]) = 64
+    train_size: whole(*_F["train_size"]) = 1000
+    samples: whole(*_F["samples"]) = 2000
+    virtual_batch_size: whole_or_none(*_F["virtual_batch_size"]) = None
+    seed: whole(*_F["seed"]) = 0
+
+    @field_validator("virtual_batch_size", mode="after")
+    @classmethod
+    def _half_the_batch(cls, value: int | None, info: ValidationInfo) -> int | None:
+        batch = info.data.get("batch_size")
+        return max(2, batch // 2) if value is None and batch is not None else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BNStatsParams:
+        if self.batch_size > self.train_size:
+            raise InputError(f"{self.batch_size} is larger than the training set "
+                             f"({self.train_size})", "batch_size")
+        if self.virtual_batch_size > self.batch_size:
+            raise InputError(f"enter a whole number from 2 to the batch size "
+                             f"({self.batch_size}), got {self.virtual_batch_size}",
+                             "virtual_batch_size")
+        if self.samples * self.batch_size > MAX_ELEMENTS:
+            raise InputError(f"samples x batch size is {self.samples * self.batch_size}, over "
+                             f"the cap of {MAX_ELEMENTS}: lower the samples or the batch size")
+        return self

@@ -1,0 +1,142 @@
+"""Every bound and cost cap of the live computations, in one place.
+
+The pages, the command line (and later the job submission and an HTTP API) read these
+through the parameter models of :mod:`bnviz.params`; the engine keeps its runtime region caps
+(:data:`MAX_REGIONS`, :data:`EXPLORER_MAX_REGIONS`, :data:`JITTER_MAX_REGIONS`) as the final
+guard.  Nothing here imports torch, so ``bnviz --help`` and argument errors stay fast.
+"""
+
+from __future__ import annotations
+
+from bnviz.data.datasets import DATASETS, MAX_POINTS
+
+__all__ = [
+    "ACTIVATIONS",
+    "BATCH_ALL",
+    "DATASETS",
+    "DENSITY_LIMITS",
+    "DENSITY_PAGE_LIMITS",
+    "EXPLORER_LIMITS",
+    "EXPLORER_MAX_REGIONS",
+    "FIGURE7_LIMITS",
+    "JITTER_LIMITS",
+    "JITTER_MAX_REGIONS",
+    "LEARNING_RATE",
+    "MAX_DENSITY_WORK",
+    "MAX_DEPTH",
+    "MAX_ELEMENTS",
+    "MAX_EXTENT",
+    "MAX_POINTS",
+    "MAX_REGIONS",
+    "MAX_SAMPLES",
+    "MAX_TRAIN_SIZE",
+    "MAX_UNITS",
+    "MAX_WIDTH",
+    "MIN_SAMPLES",
+    "MODES",
+    "OPTIMIZERS",
+    "PAGE_SEED_MAX",
+    "SCOPES",
+    "SEED_MAX",
+]
+
+# ---- choices ----------------------------------------------------------------------------
+#: a(u) = u for u > 0, alpha * u otherwise: ReLU (alpha 0), leaky ReLU, absolute value (-1).
+ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
+#: How h_l is set (BN paper section 3.3): BN statistics, no bias, or a random bias.
+MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
+#: What the explorer's mu and sigma sliders act on.
+SCOPES: tuple[str, ...] = ("all", "layer", "unit")
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adam")
+#: Texts that mean "the whole data set" for a batch size (test-time statistics).
+BATCH_ALL: tuple[str, ...] = ("", "all", "none", "full")
+
+# ---- seeds ------------------------------------------------------------------------------
+#: Seeds must fit torch's int64 (the command line); the pages keep to 31 bits.
+SEED_MAX = 2**63 - 1
+PAGE_SEED_MAX = 2**31 - 1
+
+# ---- the exact partition (any caller) -----------------------------------------------------
+#: The exact partition grows with width and depth (up to ~width^(2*depth) regions in theory,
+#: far fewer in practice: :func:`bnviz.params.cost.expected_regions`).
+MAX_DEPTH = 16
+MAX_WIDTH = 256
+#: Largest half-width of the input box (float64 geometry stays meaningful well inside this).
+MAX_EXTENT = 1e6
+#: Regions of one layer's partition above which the computation stops with a clear message.
+MAX_REGIONS = 2_000_000
+
+# ---- the explorer page --------------------------------------------------------------------
+#: Bounds of every explorer setting: (lowest, highest).  They also cap what one web request
+#: may cost: width x depth here, and the region cap below.
+EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
+    "depth": (1, 12),
+    "width": (2, 64),
+    "alpha": (0.01, 0.99),
+    "weight_seed": (0, PAGE_SEED_MAX),
+    "n_points": (2, 2000),
+    "data_seed": (0, PAGE_SEED_MAX),
+    "batch_seed": (0, PAGE_SEED_MAX),
+    "mu_t": (0.0, 1.5),
+    "sigma_s": (0.25, 4.0),
+    "target_layer": (1, 12),
+    "target_unit": (0, 63),
+    "layer": (1, 12),
+    "extent": (0.5, 20.0),
+}
+#: Regions of one layer above which an explorer request stops with a message.
+EXPLORER_MAX_REGIONS = 60_000
+
+# ---- decision-boundary jitter (Figure 6) ----------------------------------------------------
+#: (lowest, highest) of each setting; they also bound what one request may cost.
+JITTER_LIMITS: dict[str, tuple[int, int]] = {
+    "n": (8, 2000),
+    "depth": (1, 6),
+    "width": (2, 32),
+    "batch_size": (2, 512),
+    "realizations": (1, 128),
+    "train_steps": (0, 5000),
+}
+#: Regions of all K realisations together above which a jitter request stops (with the work
+#: cap of bnviz.core.partition, one layer at the cap takes about 1-2 s on a 2-core CPU).
+JITTER_MAX_REGIONS = 300_000
+#: Learning rates of the training (exclusive of 0, inclusive of 10).
+LEARNING_RATE: tuple[float, float] = (0.0, 10.0)
+
+# ---- facet concentration (Figure 3) -------------------------------------------------------
+#: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's
+#: Figure 3 at grid 512 is 2^18 x 11 x 2^20 ~ 3e12).
+MAX_DENSITY_WORK = 4e12
+#: The command line's bounds (eps in grid cells: 1 cell is the 4 neighbours).
+DENSITY_LIMITS: dict[str, tuple[float, float]] = {
+    "depth": (1, MAX_DEPTH),
+    "width": (1, 4096),
+    "n": (1, MAX_POINTS),
+    "grid": (2, 2048),
+    "eps": (1.0, 16.0),
+}
+#: The density page's bounds (its background run also honours MAX_DENSITY_WORK).
+DENSITY_PAGE_LIMITS: dict[str, tuple[float, float]] = {
+    "depth": (1, 16),
+    "width": (2, 1024),
+    "n": (2, 2000),
+    "seed": (0, PAGE_SEED_MAX),
+    "grid": (16, 512),
+    "eps": (1.0, 8.0),
+}
+
+# ---- distributions of the BN statistics (Figure 7) ------------------------------------------
+MAX_TRAIN_SIZE = 100_000
+MIN_SAMPLES = 10
+MAX_SAMPLES = 200_000
+#: samples x batch size: the mini-batches held at once.
+MAX_ELEMENTS = 50_000_000
+#: Units of the synthetic Figure 7 setup (the paper has 3).
+MAX_UNITS = 16
+FIGURE7_LIMITS: dict[str, tuple[int, int]] = {
+    "train_size": (2, MAX_TRAIN_SIZE),
+    "batch_size": (2, MAX_TRAIN_SIZE),
+    "samples": (MIN_SAMPLES, MAX_SAMPLES),
+    "virtual_batch_size": (2, MAX_TRAIN_SIZE),
+    "seed": (0, SEED_MAX),
+}

@@ -1,0 +1,74 @@
+"""Decision-boundary jitter across mini-batches (BN paper section 5, Figure 6): its settings,
+and the training a page or ``bnviz jitter --train-steps`` may run first."""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from bnviz.params.caps import (
+    ACTIVATIONS,
+    DATASETS,
+    JITTER_LIMITS,
+    LEARNING_RATE,
+    MAX_EXTENT,
+    OPTIMIZERS,
+    SEED_MAX,
+)
+from bnviz.params.cost import check_alpha
+from bnviz.params.fields import (
+    InputError,
+    choice,
+    params_dataclass,
+    real,
+    whole,
+    whole_or_none,
+)
+
+__all__ = ["JitterParams", "TrainingParams"]
+
+_J = JITTER_LIMITS
+
+
+@params_dataclass
+class JitterParams:
+    """K mini-batch realisations of a BN network's decision boundary.
+
+    Their cost is bounded by the network (depth, width), the data and batch sizes and the
+    number of realisations (:data:`~bnviz.params.caps.JITTER_LIMITS`); all K partitions are
+    cut together under :data:`~bnviz.params.caps.JITTER_MAX_REGIONS`.
+    """
+
+    dataset: choice(DATASETS) = "moons"
+    n: whole(*_J["n"]) = 200
+    data_seed: whole(0, SEED_MAX) = 0
+    depth: whole(*_J["depth"]) = 3
+    width: whole(*_J["width"]) = 8
+    activation: choice(ACTIVATIONS) = "leaky_relu"
+    alpha: real() = 0.1
+    seed: whole(0, SEED_MAX) = 0
+    batch_size: whole(*_J["batch_size"]) = 16
+    realizations: whole(*_J["realizations"]) = 16
+    virtual_batch_size: whole_or_none(2, _J["batch_size"][1]) = None  # None: plain BN
+    batch_seed: whole(0, SEED_MAX) = 0
+    extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JitterParams:
+        check_alpha(self.activation, self.alpha)
+        if self.batch_size > self.n:
+            raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
+                             "batch_size")
+        vb = self.virtual_batch_size
+        if vb is not None and vb > self.batch_size:
+            raise InputError(f"enter a whole number from 2 to the batch size "
+                             f"({self.batch_size}), got {vb}", "virtual_batch_size")
+        return self
+
+
+@params_dataclass
+class TrainingParams:
+    """Training a jitter network first (mini-batches of the jitter batch size)."""
+
+    train_steps: whole(*_J["train_steps"]) = 0
+    optimizer: choice(OPTIMIZERS) = "adam"
+    lr: real(*LEARNING_RATE, lo_open=True) = 0.01

@@ -1,0 +1,124 @@
+"""The command line's entry point (bnviz/cli/__init__.py): commands, one-line errors, the
+real process as a shell sees it, and what is checked before any work (the parameter models
+of bnviz.params): a fast ``--help``, and refusals at once of what the engine would refuse
+only after long work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzzing import assert_one_error_line
+
+from bnviz.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _python_m(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "bnviz", *map(str, args)], cwd=REPO,
+                          capture_output=True, timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("argv", [["frobnicate"], [], ["--depth", "2"]],
+                         ids=["unknown_subcommand", "no_subcommand", "option_without_command"])
+def test_bad_command(capsysbinary, argv):
+    capsysbinary.readouterr()
+    rc = main(argv)
+    captured = capsysbinary.readouterr()
+    assert_one_error_line(rc, captured.out, captured.err.decode())
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["partition", "--width", "0"],
+        ["partition", "--weights", "{tmp}/missing.npz"],
+        ["frobnicate"],
+        [],
+    ],
+    ids=["width_0", "missing_weights", "unknown_subcommand", "no_subcommand"],
+)
+def test_subprocess_error_is_one_line(tmp_path, argv):
+    proc = _python_m(*(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    err = proc.stderr.decode()
+    assert_one_error_line(proc.returncode, proc.stdout, err)
+
+
+# --------------------------------------------------------------------------- checked first
+
+#: A child Python that runs main(argv) and reports its exit code, stderr, whether torch was
+#: imported, and how long main took.
+_CHILD = """
+import contextlib, io, json, sys, time
+from bnviz.cli import main
+err = io.StringIO()
+t0 = time.perf_counter()
+with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    try:
+        rc = main(json.loads(sys.argv[1]))
+    except SystemExit as exc:
+        rc = exc.code
+print(json.dumps({"rc": rc, "err": err.getvalue(), "torch": "torch" in sys.modules,
+                  "seconds": time.perf_counter() - t0}))
+"""
+
+
+def _child(argv: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argv)], cwd=REPO,
+                          capture_output=True, timeout=120, check=True)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["partition", "--help"], ["density", "--help"],
+                                  ["partition", "--depth", "x"], ["partition", "--width", "0"],
+                                  ["jitter", "--batch-size", "999"], ["bogus"]])
+def test_help_and_bad_options_do_not_load_torch(argv):
+    """issue 18: ``bnviz --help`` is fast; the options are checked before torch loads."""
+    got = _child(argv)
+    assert got["rc"] in (0, 2) and got["torch"] is False, got
+
+
+def test_the_16_by_128_partition_is_refused_at_once_with_the_cap():
+    """It used to cut for ~110 s before the engine's region cap refused it; the estimate
+    (bnviz.params.cost.expected_regions) refuses it before any work, torch not even loaded.
+    The time is printed, not asserted."""
+    got = _child(["partition", "--depth", "16", "--width", "128"])
+    print(f"16 x 128 partition refused in {got['seconds']:.3f} s (in a fresh process)")
+    assert got["rc"] == 2 and got["torch"] is False
+    line, = got["err"].splitlines()
+    assert line.startswith("bnviz: error: layer ") and "regions (estimated before any work), " \
+        "over the cap of 2000000: lower the width or the depth" in line
+
+
+def test_a_batch_of_one_point_is_refused(capsysbinary, tmp_path):
+    """A BN batch of 1 point has sigma 0 for every unit: it used to be accepted silently
+    (sigma = the floor, ~1e-13)."""
+
+    def refused(*argv):
+        capsysbinary.readouterr()
+        rc = main(["partition", "--depth", "2", "--width", "3", *map(str, argv)])
+        captured = capsysbinary.readouterr()
+        assert_one_error_line(rc, captured.out, captured.err.decode())
+        return captured.err.decode()
+
+    assert "--batch-size: enter 'all' or a whole number from 2" in refused("--batch-size", 1)
+    assert "--n: a BN batch needs at least 2 points (sigma of 1 point is 0 for every " \
+           "unit)" in refused("--n", 1)
+    same = tmp_path / "same.npy"
+    np.save(same, np.tile([[0.5, -1.0]], (10, 1)))
+    assert "sigma would be 0 for every unit" in refused("--data", same)
+    # spread, but none along the units: W1 reads x + y only, and the points have x + y = 1
+    line = tmp_path / "line.npy"
+    np.save(line, np.stack([np.linspace(-2, 3, 9), 1 - np.linspace(-2, 3, 9)], 1))
+    weights = tmp_path / "w.npz"
+    np.savez(weights, W1=np.array([[1.0, 1.0], [2.0, 2.0]]), W2=np.ones((2, 2)))
+    assert "no spread along any unit" in refused("--data", line, "--weights", weights)
+    # the same file without BN, or these points with weights that see them, are fine
+    for argv in (["--data", same, "--mode", "zero_bias"], ["--data", line]):
+        capsysbinary.readouterr()
+        assert main(["partition", "--depth", "2", "--width", "3", *map(str, argv)]) == 0

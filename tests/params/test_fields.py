@@ -1,0 +1,252 @@
+"""The field types of the parameter layer, and the one error they raise (bnviz.params.fields).
+
+Raw values (what a page, a URL or a request sends) are read laxly, typed values (what code
+passes) strictly; either way a bad value is an InputError with one line naming the field and
+the allowed range, and nothing else is ever raised (hypothesis feeds every kind of junk).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import FrozenInstanceError, asdict, fields, replace
+
+import pytest
+from fuzzing import FUZZ, JUNK, TOO_BIG, _whole_in, assert_clear
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
+
+from bnviz.params import (
+    BNStatsParams,
+    DensityPageParams,
+    DensityParams,
+    ExplorerParams,
+    InputError,
+    JitterParams,
+    PartitionParams,
+    TrainingParams,
+    parse,
+)
+from bnviz.params.fields import (
+    choice,
+    count_or_all,
+    params_dataclass,
+    quote,
+    real,
+    real_value,
+    whole,
+    whole_or_none,
+    whole_value,
+)
+
+
+@params_dataclass
+class Sample:
+    """Every kind of field, with bounds that make each side of each bound testable."""
+
+    count: whole(1, 12) = 4
+    ratio: real(0.25, 4.0) = 1.0
+    rate: real(0.0, 10.0, lo_open=True) = 0.5
+    anything: real() = 0.0
+    kind: choice(("relu", "abs")) = "relu"
+    batch: count_or_all(2, 100) = None
+    virtual: whole_or_none(2, 100) = None
+
+
+# --------------------------------------------------------------------------- raw values
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    (1, 1), (12, 12), ("3", 3), (" 7 ", 7), (3.0, 3), ("3.0", 3), ("1e1", 10), ("12", 12),
+])
+def test_whole_reads_numbers_and_their_text(raw, want):
+    value = parse(Sample, {"count": raw}).count
+    assert value == want and type(value) is int
+
+
+@pytest.mark.parametrize("raw", [0, 13, "0", "13", 2.5, "2.5", "nan", "inf", "-inf", math.nan,
+                                 math.inf, "", " ", "x", None, True, False, [3], {"a": 3},
+                                 10**400, -10**400, "1" * 500])
+def test_whole_refuses_with_one_line_naming_the_field(raw):
+    with pytest.raises(InputError) as info:
+        parse(Sample, {"count": raw})
+    text = str(info.value)
+    assert text.startswith("count: enter a whole number from 1 to 12, got ")
+    assert "\n" not in text and len(text) < 120
+
+
+def test_an_integer_too_long_to_print_is_refused_by_name():
+    with pytest.raises(InputError, match=r"^count: .*, got a number of thousands of digits$"):
+        parse(Sample, {"count": 10**5000})
+
+
+@pytest.mark.parametrize(("name", "lo", "hi", "outside"), [
+    ("ratio", 0.25, 4.0, (0.2499999, 4.0000001)),
+    ("rate", 1e-300, 10.0, (0.0, 10.0000001)),
+])
+def test_real_bounds_each_side(name, lo, hi, outside):
+    assert getattr(parse(Sample, {name: lo}), name) == lo
+    assert getattr(parse(Sample, {name: str(hi)}), name) == hi
+    for raw in outside:
+        with pytest.raises(InputError, match=f"^{name}: enter a number"):
+            parse(Sample, {name: raw})
+
+
+def test_open_lower_bound_reads_as_an_interval():
+    with pytest.raises(InputError, match=r"^rate: enter a number in \(0, 10\], got 0$"):
+        parse(Sample, {"rate": 0})
+
+
+@pytest.mark.parametrize("raw", [math.nan, math.inf, "nan", "-inf", "1e400", 10**400, None,
+                                 True, [1.0], "", "one"])
+def test_any_finite_number_refuses_the_rest(raw):
+    with pytest.raises(InputError, match=r"^anything: enter a finite number, got "):
+        parse(Sample, {"anything": raw})
+    assert parse(Sample, {"anything": -1e300}).anything == -1e300
+
+
+def test_choice_is_exact():
+    assert parse(Sample, {"kind": "abs"}).kind == "abs"
+    for raw in ("ABS", " abs", "", None, 1, ["abs"], True):
+        with pytest.raises(InputError, match=r"^kind: choose one of relu, abs, got "):
+            parse(Sample, {"kind": raw})
+
+
+def test_batch_sizes_all_or_a_count():
+    for raw in (None, "", "all", " ALL ", "none", "Full"):
+        assert parse(Sample, {"batch": raw}).batch is None
+    assert parse(Sample, {"batch": "2"}).batch == 2 and parse(Sample, {"batch": 100}).batch == 100
+    for raw in (1, "1", 101, 2.5, "some", math.nan, True, [4]):
+        with pytest.raises(InputError, match=r"^batch: enter 'all' or a whole number from 2 "
+                                             r"to the number of points, got "):
+            parse(Sample, {"batch": raw})
+
+
+def test_optional_whole():
+    assert parse(Sample, {"virtual": None}).virtual is None
+    assert parse(Sample, {"virtual": " "}).virtual is None
+    assert parse(Sample, {"virtual": "2"}).virtual == 2
+    for raw in (1, 101, "x", 2.5):
+        with pytest.raises(InputError, match=r"^virtual: enter a whole number from 2 to 100 "
+                                             r"\(or nothing\), got "):
+            parse(Sample, {"virtual": raw})
+
+
+def test_defaults_unknown_keys_and_labels():
+    assert parse(Sample, {}) == Sample()
+    assert parse(Sample, {"bogus": 1, "__class__": 2, 3: 4, "count": "5"}).count == 5
+    with pytest.raises(InputError, match=r"^--count: enter a whole number"):
+        parse(Sample, {"count": 0}, {"count": "--count"})
+    for raw in (None, [("count", 3)], "count=3", 7):
+        with pytest.raises(InputError, match=r"^expected named settings, got "):
+            parse(Sample, raw)
+
+
+def test_the_first_bad_field_is_named():
+    with pytest.raises(InputError, match=r"^count:"):
+        parse(Sample, {"kind": "x", "count": "x"})  # fields are checked in their order
+
+
+# --------------------------------------------------------------------------- typed values
+
+
+def test_code_is_strict_about_types():
+    assert Sample(count=3, ratio=2, batch=5) == Sample(count=3, ratio=2.0, batch=5)
+    for bad in ({"count": 3.0}, {"count": "3"}, {"ratio": "2"}, {"batch": 5.0},
+                {"count": True}, {"ratio": math.nan}, {"kind": "ABS"}):
+        with pytest.raises(InputError):
+            Sample(**bad)
+
+
+def test_construction_error_is_one_line_and_a_value_error():
+    with pytest.raises(ValueError) as info:
+        Sample(count=99)
+    assert type(info.value) is InputError
+    assert str(info.value) == "count: enter a whole number from 1 to 12, got 99"
+
+
+def test_a_dataclass_frozen_hashable_and_revalidated_on_replace():
+    s = Sample(count=3)
+    assert [f.name for f in fields(Sample)][:2] == ["count", "ratio"]
+    assert asdict(s)["count"] == 3 and hash(s) == hash(Sample(count=3))
+    with pytest.raises(FrozenInstanceError):
+        s.count = 4  # type: ignore[misc]
+    assert replace(s, count=5).count == 5
+    with pytest.raises(InputError):
+        replace(s, count=13)
+
+
+def test_json_schema_carries_the_bounds():
+    props = TypeAdapter(Sample).json_schema()["properties"]
+    assert (props["count"]["minimum"], props["count"]["maximum"]) == (1, 12)
+    assert props["rate"]["exclusiveMinimum"] == 0.0 and props["rate"]["maximum"] == 10.0
+    assert props["kind"]["enum"] == ["relu", "abs"]
+
+
+# --------------------------------------------------------------------------- single values
+
+
+def test_single_value_readers():
+    assert whole_value("4", 1, 5) == 4 and real_value("0.5", 0, 1) == 0.5
+    with pytest.raises(InputError, match=r"^enter a whole number from 1 to 5, got 6$"):
+        whole_value(6, 1, 5)
+    with pytest.raises(InputError):
+        whole_value("4", 1, 5, lax=False)
+    assert quote(10**5000) == "a number of thousands of digits"
+    assert len(quote("x" * 2000)) <= 40
+
+
+# --------------------------------------------------------------------------- junk
+
+
+@FUZZ
+@given(raw=st.dictionaries(st.sampled_from([f.name for f in fields(Sample)]), JUNK,
+                           max_size=4))
+def test_junk_gives_a_model_or_one_clear_line(raw):
+    try:
+        s = parse(Sample, raw)
+    except InputError as exc:
+        assert_clear(str(exc))
+        assert str(exc).split(":")[0] in {f.name for f in fields(Sample)}
+        return
+    assert 1 <= s.count <= 12 and 0.25 <= s.ratio <= 4 and 0 < s.rate <= 10
+    assert math.isfinite(s.anything) and s.kind in ("relu", "abs")
+    if "count" in raw:
+        assert _whole_in(raw["count"], 1, 12)
+
+
+@FUZZ
+@given(value=st.one_of(JUNK, st.just(TOO_BIG)))
+def test_single_values_raise_only_input_error(value):
+    for read in (lambda v: whole_value(v, 0, 9), lambda v: real_value(v, 0.0, 9.0),
+                 lambda v: real_value(v)):
+        try:
+            read(value)
+        except InputError as exc:
+            assert_clear(str(exc))
+
+
+MODELS = [PartitionParams, ExplorerParams, JitterParams, TrainingParams, DensityParams,
+          DensityPageParams, BNStatsParams]
+
+
+@st.composite
+def junk_request(draw):
+    """A model and up to four of its fields set to anything a request can send."""
+    model = draw(st.sampled_from(MODELS))
+    names = [f.name for f in fields(model)]
+    return model, draw(st.dictionaries(st.sampled_from(names), JUNK, max_size=4))
+
+
+@FUZZ
+@given(request=junk_request())
+def test_every_model_answers_junk_with_a_model_or_one_clear_line(request):
+    model, raw = request
+    try:
+        got = parse(model, raw)
+    except InputError as exc:
+        text = assert_clear(str(exc))
+        named = text.split(":")[0].replace(" ", "_") in {f.name for f in fields(model)}
+        assert named or "over the cap" in text, text  # a field, or a cost cap over several
+        return
+    assert type(got) is model

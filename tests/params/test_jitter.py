@@ -1,0 +1,59 @@
+"""Decision-boundary jitter (Figure 6): JitterParams (the settings, also the engine's
+JitterSettings) and TrainingParams, each side of each bound and the batch checks."""
+
+from __future__ import annotations
+
+import pytest
+from bounds import check_bounds
+
+from bnviz.params import InputError, JitterParams, TrainingParams, parse
+from bnviz.views.jitter import JitterSettings
+
+JITTER_BOUNDS = {
+    "n": (8, 2000, True, {"batch_size": 8}),
+    "depth": (1, 6, True, {}),
+    "width": (2, 32, True, {}),
+    "batch_size": (2, 512, True, {"n": 2000}),
+    "realizations": (1, 128, True, {}),
+    "virtual_batch_size": (2, 512, True, {"n": 2000, "batch_size": 512}),
+    "seed": (0, 2**63 - 1, True, {}),
+    "data_seed": (0, 2**63 - 1, True, {}),
+    "batch_seed": (0, 2**63 - 1, True, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JITTER_BOUNDS))
+def test_jitter_bounds(name):
+    lo, hi, whole, room = JITTER_BOUNDS[name]
+    check_bounds(JitterParams, name, lo, hi, whole, room)
+
+
+def test_jitter_extent():
+    check_bounds(JitterParams, "extent", 0.0, 1e6, False, lo_open=True)
+
+
+def test_the_engine_settings_are_these_params():
+    assert JitterSettings is JitterParams
+    assert JitterParams() == JitterParams(n=200, depth=3, width=8, batch_size=16,
+                                          realizations=16)
+
+
+def test_batches_fit_the_data():
+    with pytest.raises(InputError, match=r"^batch size: 128 is larger than the data \(100 "
+                                         r"points\)$"):
+        JitterParams(n=100, batch_size=128)
+    assert JitterParams(n=100, batch_size=100).batch_size == 100
+    with pytest.raises(InputError, match=r"^virtual batch size: enter a whole number from 2 to "
+                                         r"the batch size \(16\), got 17$"):
+        JitterParams(virtual_batch_size=17)
+    assert JitterParams(virtual_batch_size=16).virtual_batch_size == 16
+    with pytest.raises(InputError, match=r"^--batch-size: 64 is larger"):
+        parse(JitterParams, {"n": "40", "batch_size": "64"}, {"batch_size": "--batch-size"})
+
+
+def test_training_bounds():
+    check_bounds(TrainingParams, "train_steps", 0, 5000, True)
+    check_bounds(TrainingParams, "lr", 0.0, 10.0, False, lo_open=True)
+    for bad in ("lbfgs", "", None, "ADAM"):
+        with pytest.raises(InputError, match=r"^optimizer: choose one of sgd, adam, got "):
+            parse(TrainingParams, {"optimizer": bad})
