@@ -14,7 +14,7 @@ from dash import dcc, html
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
-from layouts.ids import Explorer as ids
+from callbacks.explorer import ids
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}

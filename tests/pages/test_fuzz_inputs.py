@@ -82,15 +82,16 @@ from bnviz.views.explorer import (
     SCOPES,
     ExplorerSettings,
 )
-from callbacks import density as cd
-from callbacks import explorer as ce
-from callbacks import jitter as cj
-from callbacks import jobs as cjobs
+from callbacks.density import callbacks as cd
+from callbacks.explorer import callbacks as ce
+from callbacks.explorer import ids as EIDS
+from callbacks.explorer import state as es
+from callbacks.jitter import callbacks as cj
+from callbacks.jobs import callbacks as cjobs
+from callbacks.jobs import ids as JIDS
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
-from layouts.ids import Explorer as EIDS
-from layouts.ids import Jobs as JIDS
 
 # =========================================================================== explorer
 
@@ -112,7 +113,7 @@ EXPLORER_BAD = {name: JUNK for name in EXPLORER_VALID}
 # depth and width drive the cost: junk never holds a valid but large one
 EXPLORER_BAD["depth"] = bad_number(*LIM["depth"])
 EXPLORER_BAD["width"] = bad_number(*LIM["width"])
-VALID_CONTROLS = ce.control_values(ExplorerSettings(depth=2, width=3, n_points=30, layer=2))
+VALID_CONTROLS = es.control_values(ExplorerSettings(depth=2, width=3, n_points=30, layer=2))
 
 COORD = st.one_of(st.floats(-3, 3), st.sampled_from([math.nan, math.inf, -math.inf, 1e7,
                                                      HUGE, TOO_BIG, True, None, "x", "1"]))
@@ -186,7 +187,7 @@ def test_seed_buttons_always_give_a_valid_seed(clicks, seed):
 def test_presets_with_any_click_counts(clicks, key):
     prop = f'{{"key":"{key}","type":"{EIDS.PRESET}"}}.n_clicks'
     out = in_callback(ce.apply_preset, prop, clicks)
-    assert set(out) == {*ce.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
+    assert set(out) == {*es.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
     if out["preset"] is not no_update:
         assert out["preset"] == key
         ExplorerSettings.parse(out | {"sigma_s": 2.0 ** out["sigma_s"],
@@ -254,7 +255,7 @@ GOOD_CSV = st.builds(
     lambda header, rows: ((header + "\n" if header else "")
                           + "".join(",".join(r) + "\n" for r in rows)).encode(),
     st.sampled_from(["", "x,y", "X,Y"]), st.lists(GOOD_ROW, min_size=1, max_size=30))
-HUGE_UPLOAD = "data:text/csv;base64," + "!" * (ce.MAX_UPLOAD_BYTES * 4 // 3 + 8)
+HUGE_UPLOAD = "data:text/csv;base64," + "!" * (es.MAX_UPLOAD_BYTES * 4 // 3 + 8)
 MIMES = st.sampled_from(["text/csv", "application/vnd.ms-excel", "application/octet-stream",
                          ""])
 UPLOADS = st.one_of(
@@ -291,7 +292,7 @@ def test_uploads_are_parsed_or_refused_with_a_reason(contents, filename, extra):
 
 
 def test_upload_over_the_size_cap_is_refused_before_decoding():
-    big = b"x,y\n" + b"0.125,0.25\n" * (ce.MAX_UPLOAD_BYTES // 11 + 10)  # valid, > 1 MB
+    big = b"x,y\n" + b"0.125,0.25\n" * (es.MAX_UPLOAD_BYTES // 11 + 10)  # valid, > 1 MB
     for contents in (data_url(big), HUGE_UPLOAD):
         new, status = upload(contents, "big.csv", [[1.0, 2.0]])
         assert new is no_update and "larger than 1000 kB" in assert_clear(status)
@@ -329,7 +330,7 @@ def url_queries(draw) -> dict:
 @FUZZ
 @given(query=url_queries())
 def test_tampered_url_still_renders_the_explorer(query):
-    page = ce.page_layout(**query)
+    page = es.page_layout(**query)
     assert isinstance(page, html.Div) and page.id == EIDS.ROOT
     alert = alert_of(page, EIDS.MESSAGE)
     assert alert.is_open == bool(alert.children)
@@ -1119,7 +1120,7 @@ def test_b10_partition_breakdown_in_the_explorer(monkeypatch, settings):
     """B10: the exact partition broke down numerically (RuntimeError 'a face with fewer
     than 3 corners') and the explorer callback let it escape (a server error)."""
     monkeypatch.setenv("BNVIZ_DEVICE", "cpu")
-    out = ce.update_views(ce.control_values(settings), [], "space", False, False)
+    out = ce.update_views(es.control_values(settings), [], "space", False, False)
     assert out[5] is False or assert_clear(out[4])
 
 
@@ -1191,7 +1192,7 @@ LONG = "x" * 2000
 
 
 @pytest.mark.parametrize("shown", [
-    lambda: alert_of(ce.page_layout(activation=LONG), EIDS.MESSAGE).children,
+    lambda: alert_of(es.page_layout(activation=LONG), EIDS.MESSAGE).children,
     lambda: ce.update_views({**VALID_CONTROLS, "batch_size": LONG}, [], "space", 0, 0)[4],
     lambda: upload(data_url(("h" * 2000 + "\n1,2\n").encode()), "p.csv", [])[1],
     lambda: cjobs.show_job(1, LONG, None)[0].children,

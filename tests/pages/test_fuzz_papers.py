@@ -13,7 +13,7 @@ import app  # noqa: F401  (registers the callbacks)
 from bnviz import jobs
 from bnviz.jobs.store import Job
 from bnviz.jobs.types import get_job_type
-from callbacks import papers as cp
+from callbacks.papers import callbacks as cp
 from layouts.papers import DJ_EXAMPLE
 
 NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6),

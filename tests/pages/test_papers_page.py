@@ -15,7 +15,7 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from layouts.ids import Papers as ids
+from callbacks.papers import ids
 from layouts.papers import DJ_EXAMPLE
 
 TIMEOUT = 60  # the claims are computed at the first request (a few seconds)
@@ -24,7 +24,7 @@ TIMEOUT = 60  # the claims are computed at the first request (a few seconds)
 @pytest.fixture(scope="module")
 def cp():
     import app  # noqa: F401  (registers the callbacks)
-    from callbacks import papers
+    from callbacks.papers import callbacks as papers
 
     return papers
 

@@ -42,10 +42,11 @@ from bnviz.views.explorer import (
     is_central,
     pattern_raster,
 )
-from callbacks import explorer as ce
-from callbacks.figures import TARGET
+from bnviz.views.style import PARTITION, UNIT
+from callbacks.explorer import callbacks as ce
+from callbacks.explorer import ids
+from callbacks.explorer import state as es
 from layouts import explorer as lay
-from layouts.ids import Explorer as ids
 
 # --------------------------------------------------------------------------- helpers
 
@@ -120,7 +121,7 @@ def summary_text(summary) -> str:
 
 def views(s: ExplorerSettings, view: str = "space", tls: bool = False, projector: bool = False,
           extra: list | None = None, controls: dict | None = None) -> tuple:
-    return ce.update_views(controls if controls is not None else ce.control_values(s),
+    return ce.update_views(controls if controls is not None else es.control_values(s),
                            extra or [], view, tls, projector)
 
 
@@ -225,7 +226,7 @@ def test_huge_int_gives_message():
         with pytest.raises(InputError, match=f"^{name.replace('_', ' ')}"):
             ExplorerSettings.parse({name: 10**400})
     for name, label in (("depth", "depth"), ("target_unit", "unit k")):
-        controls = ce.control_values(SMALL) | {name: 10**400}
+        controls = es.control_values(SMALL) | {name: 10**400}
         out = views(SMALL, controls=controls)
         assert out[5] is True and label in out[4]
 
@@ -260,28 +261,28 @@ def test_to_query_parse_round_trip(s):
 @settings(max_examples=40, deadline=None)
 @given(valid_settings)
 def test_control_values_inverse_of_settings_from_controls(s):
-    cv = ce.control_values(s)
-    assert set(cv) == set(ce.CONTROLS)
+    cv = es.control_values(s)
+    assert set(cv) == set(es.CONTROLS)
     assert cv["target_unit"] == s.target_unit + 1 and math.isclose(2 ** cv["sigma_s"],
                                                                    s.sigma_s)
-    back = ce.settings_from_controls(cv | {"extent": s.extent})
+    back = es.settings_from_controls(cv | {"extent": s.extent})
     assert_same_settings(back, s)
 
 
 def test_settings_from_controls_messages():
-    cv = ce.control_values(SMALL)
+    cv = es.control_values(SMALL)
     for bad in (None, "abc", 1e6, [1]):
         with pytest.raises(InputError, match="σ slider"):
-            ce.settings_from_controls(cv | {"sigma_s": bad})
+            es.settings_from_controls(cv | {"sigma_s": bad})
     for bad in (None, "abc", [1]):
         with pytest.raises(InputError, match="unit k"):
-            ce.settings_from_controls(cv | {"target_unit": bad})
+            es.settings_from_controls(cv | {"target_unit": bad})
 
 
 # --------------------------------------------------------------------------- 2. URL state
 
 def url_state(q: str) -> tuple:
-    return ce.initial_state(flat_query(q))
+    return es.initial_state(flat_query(q))
 
 
 points_st = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)).map(list), max_size=6)
@@ -290,7 +291,7 @@ points_st = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)).map(list), ma
 @settings(max_examples=40, deadline=None)
 @given(valid_settings, st.sampled_from(lay.VIEWS), st.booleans(), st.booleans(), points_st)
 def test_url_round_trip(s, view, tls, projector, pts):
-    q = ce.query_string(s, view, tls, projector, pts)
+    q = es.query_string(s, view, tls, projector, pts)
     s2, view2, tls2, projector2, pts2, message, caption, preset = url_state(q)
     assert message == ""
     assert_same_settings(s2, s)
@@ -302,9 +303,9 @@ def test_url_round_trip(s, view, tls, projector, pts):
 
 
 def test_url_keeps_points_up_to_the_link_cap():
-    pts = [[0.1 * i, -0.1 * i] for i in range(ce.MAX_URL_POINTS)]
-    assert len(url_state(ce.query_string(SMALL, "space", False, False, pts))[4]) == len(pts)
-    q = ce.query_string(SMALL, "space", False, False, pts + [[0.0, 0.0]])
+    pts = [[0.1 * i, -0.1 * i] for i in range(es.MAX_URL_POINTS)]
+    assert len(url_state(es.query_string(SMALL, "space", False, False, pts))[4]) == len(pts)
+    q = es.query_string(SMALL, "space", False, False, pts + [[0.0, 0.0]])
     assert "pts" not in flat_query(q)  # too many for a link: kept in the page only
 
 
@@ -327,7 +328,7 @@ TAMPERED = {
 def test_tampered_url_gives_defaults_and_a_message(query):
     what, settings_lost, points_lost = TAMPERED[query]
     raw = flat_query(query)
-    s, view, tls, projector, pts, message, _, _ = ce.initial_state(raw)
+    s, view, tls, projector, pts, message, _, _ = es.initial_state(raw)
     if settings_lost:
         assert s == ExplorerSettings()
         assert "settings were not used" in message
@@ -340,7 +341,7 @@ def test_tampered_url_gives_defaults_and_a_message(query):
         assert tls is False and projector is False
     assert view in lay.VIEWS
     assert view == ("unit" if "view=unit" in query else "space")
-    page = ce.page_layout(**raw)
+    page = es.page_layout(**raw)
     assert isinstance(page, html.Div)
     alert = find(page, ids.MESSAGE)
     assert alert.children == message and alert.is_open is bool(message)
@@ -348,8 +349,8 @@ def test_tampered_url_gives_defaults_and_a_message(query):
 
 def test_page_layout_places_the_state_in_the_controls():
     s = replace(SMALL, sigma_s=2.0, target_unit=3, batch_size=10, mu_t=0.25)
-    q = ce.query_string(s, "layers", True, True, [[1.5, -0.5]])
-    page = ce.page_layout(**flat_query(q) | {"preset": "fig9"})
+    q = es.query_string(s, "layers", True, True, [[1.5, -0.5]])
+    page = es.page_layout(**flat_query(q) | {"preset": "fig9"})
     assert page.className == "projector"
     assert find(page, ids.DEPTH).value == 3 and find(page, ids.WIDTH).value == 5
     assert find(page, ids.SIGMA).value == pytest.approx(1.0)
@@ -361,18 +362,18 @@ def test_page_layout_places_the_state_in_the_controls():
     assert find(page, ids.EXTRA_POINTS).data == [[1.5, -0.5]]
     assert find(page, ids.CAPTION).children == PRESETS["fig9"].caption
     assert find(page, ids.MESSAGE).is_open is False
-    assert ce.page_layout().__class__ is html.Div
+    assert es.page_layout().__class__ is html.Div
 
 
 def test_tampered_view_gets_a_message():
-    assert ce.initial_state({"view": "evil"})[5] != ""
+    assert es.initial_state({"view": "evil"})[5] != ""
 
 
 @pytest.mark.parametrize("query", ["pts=1,2&pts=3,4", "preset=fig1&preset=fig2a"])
 def test_repeated_query_keys_do_not_raise(query):
     from dash._pages import _parse_query_string
 
-    page = ce.page_layout(**_parse_query_string("?" + query))
+    page = es.page_layout(**_parse_query_string("?" + query))
     assert isinstance(page, html.Div)
 
 
@@ -393,7 +394,7 @@ def test_update_views_outputs_and_query():
     assert isinstance(space, dict) and layers is no_update and unit is no_update
     layer_max, marks, _, tl_max, _, tu_max, _ = ce.sync_ranges(SMALL.depth, SMALL.width, 1, 1, 1)
     assert (layer_max, tl_max, tu_max) == (3, 3, 5) and marks == {1: "1", 2: "2", 3: "3"}
-    assert ce.initial_state(flat_query(query))[0] == SMALL
+    assert es.initial_state(flat_query(query))[0] == SMALL
     assert [r[0] for r in summary_rows(summary)] == [1, 2, 3]
     assert space["layout"]["title"]["text"] == f"layer 2: {summary_rows(summary)[1][1]} regions"
 
@@ -431,11 +432,11 @@ SAME = [  # control changes that must not change the picture
 def test_each_control_changes_the_view(case):
     _, s, change, what = case
     a = good(views(s))
-    controls = ce.control_values(s) | change
+    controls = es.control_values(s) | change
     b = good(views(s, controls=controls))
-    s2 = ce.settings_from_controls(controls)
+    s2 = es.settings_from_controls(controls)
     assert s2 != s
-    assert ce.initial_state(flat_query(b[6]))[0] == s2  # the URL follows the controls
+    assert es.initial_state(flat_query(b[6]))[0] == s2  # the URL follows the controls
     assert a[6] != b[6]
     if what == "summary":  # (depth 3 -> 2 keeps the highlighted layer 2 as it was)
         assert summary_rows(a[3]) != summary_rows(b[3])
@@ -447,7 +448,7 @@ def test_each_control_changes_the_view(case):
 def test_irrelevant_controls_keep_the_picture(case):
     _, s, change = case
     a = good(views(s))
-    b = good(views(s, controls=ce.control_values(s) | change))
+    b = good(views(s, controls=es.control_values(s) | change))
     assert fig_json(a[0]) == fig_json(b[0])
     # region counts too (the TLS errors may change: sigma scales the later layers' inputs)
     assert [r[:2] for r in summary_rows(a[3])] == [r[:2] for r in summary_rows(b[3])]
@@ -486,7 +487,7 @@ def test_sigma_of_layer_1_folds_layer_2_with_frozen_statistics():
     s = replace(SMALL, depth=2, width=6, scope="layer", target_layer=1, layer=2)
     base = space_fig(s)
     for log2_s in (-2.0, -1.0, 1.0, 2.0):
-        fig = space_fig(s, controls=ce.control_values(s) | {"sigma_s": log2_s})
+        fig = space_fig(s, controls=es.control_values(s) | {"sigma_s": log2_s})
         earlier, = line_traces(fig, "earlier layers")
         current, = line_traces(fig, "layer 2")
         assert fig_json(earlier) == fig_json(line_traces(base, "earlier layers")[0])
@@ -505,7 +506,7 @@ def test_mu_of_one_layer_moves_only_that_layer():
 
 
 def orange(fig: dict) -> list[dict]:
-    return [t for t in fig["data"] if t.get("line", {}).get("color") == TARGET]
+    return [t for t in fig["data"] if t.get("line", {}).get("color") == PARTITION.target]
 
 
 def test_orange_unit_follows_scope_and_target():
@@ -575,7 +576,7 @@ BAD_CONTROLS = [
 @pytest.mark.parametrize("name,value,expect", BAD_CONTROLS,
                          ids=[f"{n}={v!r}" for n, v, _ in BAD_CONTROLS])
 def test_bad_control_gives_message_and_keeps_everything(name, value, expect):
-    out = views(SMALL, controls=ce.control_values(SMALL) | {name: value})
+    out = views(SMALL, controls=es.control_values(SMALL) | {name: value})
     assert len(out) == 7
     assert all(o is no_update for o in out[:4]), "figures and summary are kept"
     assert out[6] is no_update, "the URL is kept"
@@ -592,7 +593,7 @@ def test_bad_added_points_in_the_store_give_a_message():
 
 
 def test_unit_message_speaks_the_pages_numbering():
-    out = views(SMALL, controls=ce.control_values(SMALL) | {"target_unit": 0})
+    out = views(SMALL, controls=es.control_values(SMALL) | {"target_unit": 0})
     assert out[5] is True
     assert "-1" not in out[4] and "from 0" not in out[4]
 
@@ -677,7 +678,7 @@ def test_unit_view_parabola_minimum_is_the_bn_mean(unit):
     assert np.allclose(loss, direct, rtol=1e-9)
     # mu_t = 1: the orange hyperplane is at the BN mean, and so is the current-mu marker
     mu_line, mean_line = fig["layout"]["shapes"][:2]
-    assert mu_line["line"]["color"] == TARGET
+    assert mu_line["line"]["color"] == UNIT.mu
     assert math.isclose(mu_line["x0"], mean, rel_tol=1e-9, abs_tol=1e-12)
     assert math.isclose(mean_line["x0"], mean, rel_tol=1e-9, abs_tol=1e-12)
     assert math.isclose(marker["y"][0], std**2 / norm**2, rel_tol=1e-9)
@@ -870,11 +871,11 @@ def test_apply_preset(key):
     preset = PRESETS[key]
     clicks = [1 if k == key else None for k in PRESETS]
     out = in_callback(ce.apply_preset, preset_prop(key), clicks)
-    controls = {k: out[k] for k in ce.CONTROLS}
-    assert controls == ce.control_values(preset.settings)
+    controls = {k: out[k] for k in es.CONTROLS}
+    assert controls == es.control_values(preset.settings)
     assert (out["view"], out["tls"], out["caption"], out["extra"], out["layer_max"]) == (
         preset.view, preset.tls, preset.caption, [], preset.settings.depth)
-    s = ce.settings_from_controls(controls)
+    s = es.settings_from_controls(controls)
     assert s == preset.settings
     res = good(ce.update_views(controls, out["extra"], out["view"], out["tls"], False))
     fig = res[{"space": 0, "layers": 1, "unit": 2}[preset.view]]
@@ -897,13 +898,13 @@ def test_apply_preset(key):
     elif key == "fig9":
         assert any(t.get("marker", {}).get("showscale") for t in fig["data"])
     # the URL names the state (and page_layout restores it)
-    assert ce.initial_state(flat_query(res[6]))[:4] == (s, preset.view, preset.tls, False)
+    assert es.initial_state(flat_query(res[6]))[:4] == (s, preset.view, preset.tls, False)
 
 
 def test_apply_preset_without_a_click_changes_nothing():
     out = in_callback(ce.apply_preset, preset_prop("fig1"), [None] * len(PRESETS))
     assert all(v is no_update for v in out.values())
-    assert set(out) == {*ce.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
+    assert set(out) == {*es.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
 
 
 def test_triggered_id_helper_matches_dash():
@@ -915,7 +916,7 @@ def test_triggered_id_helper_matches_dash():
 
 
 def test_layout_has_one_button_per_preset():
-    page = ce.page_layout()
+    page = es.page_layout()
     keys = [c.id["key"] for c in walk(page)
             if isinstance(getattr(c, "id", None), dict) and c.id.get("type") == ids.PRESET]
     assert keys == list(PRESETS)
@@ -1017,8 +1018,8 @@ GOOD_CSV = {
 @pytest.mark.parametrize("name", sorted(GOOD_CSV))
 def test_upload_good_csv(name):
     text, want = GOOD_CSV[name]
-    assert np.array_equal(ce.upload_points(data_url(text), name), want)
-    assert np.array_equal(ce.upload_points(data_url(text, "application/vnd.ms-excel"), name),
+    assert np.array_equal(es.upload_points(data_url(text), name), want)
+    assert np.array_equal(es.upload_points(data_url(text, "application/vnd.ms-excel"), name),
                           want)
     pts, msg = add(UPLOAD, contents=data_url(text), filename=name, extra=[[9.0, 9.0]])
     assert pts == [[9.0, 9.0], *want]
@@ -1054,7 +1055,7 @@ def test_upload_errors_are_one_line_messages(case):
     contents, name, expect = BAD_UPLOADS[case]
     contents = contents()
     with pytest.raises(ValueError) as exc:
-        ce.upload_points(contents, name)
+        es.upload_points(contents, name)
     msg = str(exc.value)
     assert msg.startswith(name or "upload") and expect in msg and "\n" not in msg
     before = [[0.25, 0.5]]
@@ -1082,8 +1083,8 @@ def test_preset_key_goes_into_the_url_and_restores_the_caption():
     preset = PRESETS["fig2c"]
     out = views(preset.settings, view=preset.view)
     assert "preset" not in flat_query(out[6])
-    out = ce.update_views(ce.control_values(preset.settings), [], preset.view, False, False,
+    out = ce.update_views(es.control_values(preset.settings), [], preset.view, False, False,
                           preset="fig2c")
-    state = ce.initial_state(flat_query(out[6]))
+    state = es.initial_state(flat_query(out[6]))
     assert state[6] == preset.caption and state[7] == "fig2c"
-    assert ce.initial_state(flat_query(out[6]) | {"preset": "nope"})[7] is None
+    assert es.initial_state(flat_query(out[6]) | {"preset": "nope"})[7] is None

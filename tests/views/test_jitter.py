@@ -38,8 +38,8 @@ from bnviz.views.jitter import (
     run_jitter,
 )
 from bnviz.views.train import save_network, train_network
-from callbacks import jitter as cj
-from layouts.ids import Jitter as ids
+from callbacks.jitter import callbacks as cj
+from callbacks.jitter import ids
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 

@@ -1,4 +1,5 @@
-"""Jitter page callbacks: controls -> bnviz.views.jitter / bnviz.views.bnstats -> figure dicts."""
+"""Jitter page callbacks: controls -> bnviz.views.jitter / bnviz.views.bnstats -> figure dicts
+(:mod:`callbacks.jitter.figures`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from bnviz.views.jitter import (
     network_unit_statistics,
     run_jitter,
 )
+from bnviz.views.style import JITTER
 from bnviz.views.training_cache import (
     load_trained,
     save_uploaded,
@@ -27,9 +29,14 @@ from bnviz.views.training_cache import (
     training_reference,
 )
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
+from callbacks.jitter import ids
+from callbacks.jitter.figures import (
+    disagreement_curve,
+    figure7_figure,
+    jitter_figure,
+    margins_figure,
+)
 from callbacks.parsing import finite_number, shown_name, whole_number
-from layouts.ids import Jitter as ids
 
 #: Largest network upload: the page's networks (<= 6 layers of 32 units) take ~50 kB.
 MAX_NETWORK_BYTES = 1_000_000
@@ -80,7 +87,7 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
     except (ValueError, PartitionTooLarge) as exc:
         return no_update, no_update, no_update, no_update, str(exc), True
     when = "after training" if trained else "at initialisation"
-    title = (f"|B| = {s.batch_size}, {s.realizations} mini-batches, {when}"
+    title = (JITTER.batches.format(batch=s.batch_size, k=s.realizations) + f", {when}"
              + (f", virtual batch {s.virtual_batch_size}" if s.virtual_batch_size else ""))
     box = (-s.extent, s.extent, -s.extent, s.extent)
     fig = jitter_figure(result.boundaries, result.test_boundary, result.data.points,

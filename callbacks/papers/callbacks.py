@@ -16,7 +16,8 @@ from bnviz.papers.dannemann import MAX_POINTS, weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.figures import (
+from callbacks.papers import ids
+from callbacks.papers.figures import (
     batch_statistics_figure,
     closed_form_figure,
     data_points_figure,
@@ -30,7 +31,6 @@ from callbacks.figures import (
     whitening_figure,
 )
 from callbacks.parsing import finite_number, whole_number
-from layouts.ids import Papers as ids
 from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
 
 
