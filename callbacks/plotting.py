@@ -33,6 +33,8 @@ def typed_array(values: np.ndarray) -> dict | list:
     a = np.asarray(values)
     if a.size == 0:
         return []
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype == bool:
         a = a.astype(np.uint8)
     elif a.dtype.kind in "iu" and a.dtype not in _TYPED:
@@ -42,9 +44,9 @@ def typed_array(values: np.ndarray) -> dict | list:
                            if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max), np.float64))
     elif a.dtype not in _TYPED:
         a = a.astype(np.float64)
-    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
-    spec = {"dtype": _TYPED[a.dtype.newbyteorder("=")],
-            "bdata": base64.b64encode(a.tobytes()).decode("ascii")}
+    spec = {"dtype": _TYPED[a.dtype],
+            "bdata": base64.b64encode(a.astype(a.dtype.newbyteorder("<"), copy=False)
+                                      .tobytes()).decode("ascii")}
     if a.ndim > 1:
         spec["shape"] = ", ".join(str(n) for n in a.shape)
     return spec
