@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from functools import lru_cache
 
 import numpy as np
 from dash import Input, Output, State, callback, dcc, html, no_update
@@ -13,6 +12,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.jobs.store import Job, open_store
+from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
@@ -60,7 +60,7 @@ def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> Ji
         virtual_batch_size=vb, batch_seed=whole_number(seed, "seed", 0, 2**31 - 1))
 
 
-@lru_cache(maxsize=16)
+@memoize()  # bounded by bytes (BNVIZ_CACHE_MB)
 def _computed(settings: JitterSettings, trained: str | None):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)
     net = (load_trained(trained) if trained else
@@ -203,7 +203,7 @@ def load(contents, filename):
 
 # ---- Figure 7 -----------------------------------------------------------------------------
 
-@lru_cache(maxsize=8)
+@memoize()
 def _figure7(batch: int, train: int, virtual: int):
     from bnviz.views.bnstats import figure7
 
@@ -228,7 +228,7 @@ def _table(report: dict) -> html.Table:
     return html.Table([caption, head, html.Tbody(rows)], className="table table-sm")
 
 
-@lru_cache(maxsize=8)
+@memoize()
 def _network_figure7(settings: JitterSettings, trained: str | None, layer: int, batch: int,
                      virtual: int):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)
