@@ -1,7 +1,7 @@
 """Layout of the partition explorer (home page): controls left, views centre, numbers right.
 
 A component tree only: ``layout`` receives parsed state (from the URL) and places it in the
-controls; callbacks/explorer.py does the rest.
+controls; callbacks/explorer/ (its URL state, figures and callbacks) does the rest.
 """
 
 from __future__ import annotations
