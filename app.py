@@ -9,7 +9,13 @@ import dash_bootstrap_components as dbc
 import torch
 from dash import Dash, html
 
-from callbacks import density, explorer, jitter, jobs, papers  # noqa: F401  (registers callbacks)
+# importing each page's callbacks module registers its callbacks
+import callbacks.density.callbacks  # noqa: F401
+import callbacks.explorer.callbacks  # noqa: F401
+import callbacks.jitter.callbacks  # noqa: F401
+import callbacks.jobs.callbacks  # noqa: F401
+import callbacks.papers.callbacks  # noqa: F401
+from callbacks.explorer.state import page_layout as explorer_layout
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
@@ -29,7 +35,7 @@ def create_app() -> Dash:
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
                suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
     dash.register_page("explorer", path="/", name="Partition explorer",
-                       layout=explorer.page_layout)
+                       layout=explorer_layout)
     dash.register_page("jitter", path="/jitter", name="Jitter (Fig. 6, 7)",
                        layout=jitter_layout.layout)
     dash.register_page("density", path="/density", name="Density (Fig. 3)",

@@ -23,8 +23,8 @@ warnings.filterwarnings("ignore")
 
 import app  # noqa: E402, F401  (registers the callbacks)
 from bnviz.service.memory import release_freed_memory  # noqa: E402
-from callbacks import explorer as ce  # noqa: E402
-from callbacks import jitter as cj  # noqa: E402
+from callbacks.explorer import callbacks as ce  # noqa: E402
+from callbacks.jitter import callbacks as cj  # noqa: E402
 
 
 def _explorer(depth, width, mode, seed, view="space", dataset="gaussian", batch=64,

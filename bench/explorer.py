@@ -43,8 +43,8 @@ from selenium.webdriver.chrome.options import Options  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 import app as dashboard  # noqa: E402
-from callbacks import explorer as explorer_callbacks  # noqa: E402
-from layouts.ids import Explorer as ids  # noqa: E402
+from callbacks.explorer import callbacks as explorer_callbacks  # noqa: E402
+from callbacks.explorer import ids  # noqa: E402
 
 CHROME_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -44,7 +44,7 @@ def _free_port() -> int:
 
 def _layout_values() -> dict[str, dict]:
     """id -> {prop: value} of the explorer page's components (its default state)."""
-    from callbacks.explorer import page_layout
+    from callbacks.explorer.state import page_layout
 
     found: dict[str, dict] = {}
 
@@ -67,7 +67,7 @@ def _layout_values() -> dict[str, dict]:
 def figure_request(base: str) -> tuple[dict, int, int]:
     """The explorer's figure callback as the browser sends it, with default values; returns
     (payload, index of the mu input, index of the sigma input)."""
-    from layouts.ids import Explorer as ids
+    from callbacks.explorer import ids
 
     with urllib.request.urlopen(base + "/_dash-dependencies", timeout=30) as r:
         deps = json.load(r)
@@ -92,7 +92,7 @@ def _user(host: str, port: int, payload: dict, mu_i: int, sigma_i: int, seed: in
     rng = random.Random(seed)
     body = json.loads(json.dumps(payload))
     if not shared:
-        from layouts.ids import Explorer as ids
+        from callbacks.explorer import ids
 
         for entry in body["inputs"]:
             if entry["id"] == ids.DATA_SEED:

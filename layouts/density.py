@@ -6,8 +6,8 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.data.datasets import DATASETS
+from callbacks.density import ids
 from layouts.common import labelled_row, number_input
-from layouts.ids import Density as ids
 
 EXPLAIN = [
     html.B("Figure 3. "),

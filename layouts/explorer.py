@@ -1,7 +1,7 @@
 """Layout of the partition explorer (home page): controls left, views centre, numbers right.
 
 A component tree only: ``layout`` receives parsed state (from the URL) and places it in the
-controls; callbacks/explorer.py does the rest.
+controls; callbacks/explorer/ (its URL state, figures and callbacks) does the rest.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dash import dcc, html
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
-from layouts.ids import Explorer as ids
+from callbacks.explorer import ids
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}

@@ -7,8 +7,8 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.views.jitter import JITTER_LIMITS
+from callbacks.jitter import ids
 from layouts.common import labelled_row, number_input
-from layouts.ids import Jitter as ids
 
 BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
 

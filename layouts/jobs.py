@@ -7,8 +7,8 @@ from dash import dcc, html
 
 from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.store import JOB_ID
+from callbacks.jobs import ids
 from layouts.common import labelled_row
-from layouts.ids import Jobs as ids
 
 TYPE_LABELS = {
     "smart-init": "Smart initialisation (Fig. 5, 10)",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
+from callbacks.papers import ids
 from layouts.common import labelled_row, number_input
-from layouts.ids import Papers as ids
 
 #: Data sets of the Ergen et al. view (each has at least two classes).
 ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")

@@ -1,105 +1,153 @@
-"""Static pictures of a partition (Figure 1 style) for slides and papers, with matplotlib.
+"""Static pictures of the views for slides and papers (``bnviz partition|jitter|density
+--format png|svg``), with matplotlib.
 
-One panel per layer l: the data (black dots), the facets of layer l (blue) and of the earlier
-layers (gray), the box of the computation as the axes' limits.
+Each view is drawn by a ``*_picture`` function that returns the matplotlib Figure (tests read
+its artists) and written by the matching ``render_*`` function as PNG or SVG bytes. Colours,
+names and titles come from the views' descriptions (:mod:`bnviz.views.style`), which the
+dashboard's plotly figures use too; line widths and marker sizes are matplotlib points.
+Figures are made without pyplot: no global figure state is kept, so drawing is safe in
+threads.
 """
 
 from __future__ import annotations
 
 import io
 
-import matplotlib
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
+from bnviz.core.partition import Partition
+from bnviz.views.style import DENSITY, JITTER, PARTITION, mode_label
 
-from bnviz.core.partition import Partition  # noqa: E402
+__all__ = ["density_picture", "jitter_picture", "partition_picture", "render_density",
+           "render_jitter", "render_partition"]
 
-__all__ = ["render_density", "render_jitter", "render_partition"]
+FORMATS = ("png", "svg")
 
 
-def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,
-                     title: str | None = None) -> bytes:
-    """The per-layer folded hyperplanes as PNG or SVG bytes."""
-    if fmt not in ("png", "svg"):
+def _encoded(fig: Figure, fmt: str, dpi: int) -> bytes:
+    """The figure as PNG or SVG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
         raise ValueError(f"format must be png or svg, got {fmt!r}")
+
+
+def _segments(seg: np.ndarray) -> np.ndarray:
+    """Segments (x0, y0, x1, y1) as LineCollection's (n, 2, 2)."""
+    return np.asarray(seg).reshape(-1, 2, 2)
+
+
+def partition_picture(part: Partition, points: np.ndarray, title: str | None = None) -> Figure:
+    """BN paper Figure 1: one panel per layer l, with the facets of layer l (blue) and of the
+    earlier layers (gray), the decision boundary (red, last panel), the data (black) and the
+    box of the computation as the axes' limits."""
     n = len(part.layers)
-    fig, axes = plt.subplots(1, n, figsize=(2.6 * n, 2.8), squeeze=False)
+    fig = Figure(figsize=(2.6 * n, 2.8))
+    axes = fig.subplots(1, n, squeeze=False)[0]
     x0, x1, y0, y1 = part.box
-    for j, ax in enumerate(axes[0]):
+    for j, ax in enumerate(axes):
         for i in range(j + 1):
-            seg = part.layers[i].facets.reshape(-1, 2, 2)
             current = i == j
             ax.add_collection(LineCollection(
-                seg, colors="#1f5fd6" if current else "#9a9a9a",
-                linewidths=1.1 if current else 0.6, zorder=3 if current else 2))
+                _segments(part.layers[i].facets),
+                colors=PARTITION.current if current else PARTITION.earlier,
+                linewidths=1.1 if current else 0.6, zorder=3 if current else 2,
+                label=PARTITION.current_name.format(layer=i + 1) if current
+                else PARTITION.earlier_name))
         if part.decision_boundary is not None and j == n - 1:
-            ax.add_collection(LineCollection(part.decision_boundary.reshape(-1, 2, 2),
-                                             colors="#d62728", linewidths=1.6, zorder=4))
-        ax.scatter(points[:, 0], points[:, 1], s=4, c="black", zorder=5)
+            ax.add_collection(LineCollection(_segments(part.decision_boundary),
+                                             colors=PARTITION.boundary, linewidths=1.6,
+                                             zorder=4, label=PARTITION.boundary_name))
+        ax.scatter(points[:, 0], points[:, 1], s=4, c=PARTITION.data, zorder=5,
+                   label=PARTITION.data_name)
         ax.set_xlim(x0, x1)
         ax.set_ylim(y0, y1)
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_title(f"layer {part.layers[j].layer}: {len(part.layers[j].regions)} regions",
+        lp = part.layers[j]
+        ax.set_title(PARTITION.title.format(layer=lp.layer, regions=len(lp.regions)),
                      fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
 
 
-def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
-    """Figure 6: the data (red / green by class), every realisation's decision boundary in
-    blue and the test-time (full-data statistics) boundary in black."""
-    if fmt not in ("png", "svg"):
-        raise ValueError(f"format must be png or svg, got {fmt!r}")
-    fig, ax = plt.subplots(figsize=(4.2, 4.2))
-    for seg in result.boundaries:
-        ax.add_collection(LineCollection(seg.reshape(-1, 2, 2), colors="#1f5fd6",
-                                         linewidths=0.7, alpha=0.5))
-    ax.add_collection(LineCollection(result.test_boundary.reshape(-1, 2, 2), colors="black",
-                                     linewidths=1.8))
-    pts, lab = result.data.points, result.data.labels
-    ax.scatter(pts[:, 0], pts[:, 1], s=6, c=np.where(lab == 1, "#2b8a3e", "#c92a2a"), zorder=3)
+def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,
+                     title: str | None = None) -> bytes:
+    """:func:`partition_picture` as PNG or SVG bytes."""
+    _check_format(fmt)
+    return _encoded(partition_picture(part, points, title), fmt, dpi)
+
+
+def jitter_picture(result) -> Figure:
+    """BN paper Figure 6 (a :class:`bnviz.views.jitter.JitterResult`): the data coloured by
+    class, every realisation's decision boundary in blue and the test-time (full-data
+    statistics) boundary in black."""
+    fig = Figure(figsize=(4.2, 4.2))
+    ax = fig.subplots()
+    k = len(result.boundaries)
+    if k:
+        ax.add_collection(LineCollection(
+            _segments(np.concatenate(result.boundaries)), colors=JITTER.realisation,
+            linewidths=0.7, alpha=JITTER.realisation_opacity,
+            label=JITTER.realisations_name.format(k=k)))
+    ax.add_collection(LineCollection(_segments(result.test_boundary),
+                                     colors=JITTER.test_boundary, linewidths=1.8,
+                                     label=JITTER.test_name))
+    pts, lab = result.data.points, np.asarray(result.data.labels)
+    for c, colour in enumerate(JITTER.class_colours):
+        sel = lab == c
+        ax.scatter(pts[sel, 0], pts[sel, 1], s=6, c=colour, zorder=3,
+                   label=JITTER.class_name.format(label=c))
     e = result.settings.extent
     ax.set_xlim(-e, e)
     ax.set_ylim(-e, e)
     ax.set_aspect("equal")
-    ax.set_title(f"|B| = {result.settings.batch_size}, {len(result.boundaries)} mini-batches: "
-                 f"disagreement {result.disagreement_area:.3f}", fontsize=8)
+    ax.set_title(JITTER.batches.format(batch=result.settings.batch_size, k=k)
+                 + f": disagreement {result.disagreement_area:.3f}", fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
+
+
+def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
+    """:func:`jitter_picture` as PNG or SVG bytes."""
+    _check_format(fmt)
+    return _encoded(jitter_picture(result), fmt, dpi)
+
+
+def density_picture(result, points: np.ndarray, mode: str) -> Figure:
+    """BN paper Figure 3 (a :class:`bnviz.views.density.DensityResult`): one heatmap per
+    layer, each normalised by its maximum (printed), darker where more facets pass; the data
+    on top."""
+    n = len(result.layers)
+    fig = Figure(figsize=(2.6 * n, 2.8))
+    axes = fig.subplots(1, n, squeeze=False)[0]
+    x0, x1, y0, y1 = result.box
+    cmap = LinearSegmentedColormap.from_list("facet counts", list(DENSITY.counts))
+    for ax, layer, counts in zip(axes, result.layers, result.counts, strict=True):
+        top = max(int(counts.max()), 1)
+        ax.imshow(counts / top, origin="lower", extent=(x0, x1, y0, y1), cmap=cmap,
+                  vmin=0, vmax=1)
+        ax.scatter(points[:, 0], points[:, 1], s=3, c=DENSITY.data)
+        ax.set_title(f"{mode_label(mode)}, " + DENSITY.panel.format(layer=layer, top=top),
+                     fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    return fig
 
 
 def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
                    dpi: int = 150) -> bytes:
-    """Figure 3: one heatmap per layer, each normalised by its maximum (printed), darker where
-    more facets pass; the data on top."""
-    if fmt not in ("png", "svg"):
-        raise ValueError(f"format must be png or svg, got {fmt!r}")
-    n = len(result.layers)
-    fig, axes = plt.subplots(1, n, figsize=(2.6 * n, 2.8), squeeze=False)
-    x0, x1, y0, y1 = result.box
-    for ax, layer, counts in zip(axes[0], result.layers, result.counts, strict=True):
-        top = max(int(counts.max()), 1)
-        ax.imshow(counts / top, origin="lower", extent=(x0, x1, y0, y1), cmap="Greys",
-                  vmin=0, vmax=1)
-        ax.scatter(points[:, 0], points[:, 1], s=3, c="#e8590c")
-        ax.set_title(f"{mode}, layer {layer} (max {top})", fontsize=8)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    plt.close(fig)
-    return buf.getvalue()
+    """:func:`density_picture` as PNG or SVG bytes."""
+    _check_format(fmt)
+    return _encoded(density_picture(result, points, mode), fmt, dpi)

@@ -49,9 +49,9 @@ from bnviz.views.density import (
     density_work,
     load_density,
 )
-from callbacks import density as cd
-from callbacks.figures import density_figure
-from layouts.ids import Density as ids
+from callbacks.density import callbacks as cd
+from callbacks.density import ids
+from callbacks.density.figures import density_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 BOX = (-3.0, 3.0, -3.0, 3.0)
@@ -439,7 +439,7 @@ def test_cancel_stops_a_long_run_and_the_page_goes_on(jobs_home):
 
 _CANCELLER = """
 import sys
-from callbacks import density as cd
+from callbacks.density import callbacks as cd
 print("ready", flush=True)
 print(cd.cancel(1, sys.stdin.readline().strip()), flush=True)
 """
@@ -646,7 +646,7 @@ def test_a_long_job_is_not_reported_dead_by_another_worker(jobs_home):
 
 
 _WEB_PROCESS = """
-from callbacks import density as cd
+from callbacks.density import callbacks as cd
 print(cd.compute(1, 3, "16", "star", 50, 0, "48", 1)[0], flush=True)
 import time
 time.sleep(60)

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from app import app
-from layouts.ids import Explorer as ids
+from callbacks.explorer import ids
 
 pytestmark = pytest.mark.browser
 

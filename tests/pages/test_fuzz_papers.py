@@ -13,7 +13,7 @@ import app  # noqa: F401  (registers the callbacks)
 from bnviz import jobs
 from bnviz.jobs.store import Job
 from bnviz.jobs.types import get_job_type
-from callbacks import papers as cp
+from callbacks.papers import callbacks as cp
 from layouts.papers import DJ_EXAMPLE
 
 NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6),
@@ -124,10 +124,10 @@ def test_luo_never_raises(dist, batch, eta, zeta, printed):
 @given(dataset=st.one_of(st.sampled_from(["blobs", "moons"]), JUNK),
        n=st.one_of(st.sampled_from([8, "12", 3, 61]), NUMBER, JUNK),
        beta=st.one_of(st.sampled_from([0.5, "1", 0, 11]), NUMBER, JUNK))
-def test_ergen_never_raises(monkeypatch, dataset, n, beta):
+def test_ergen_never_raises(tmp_home, monkeypatch, dataset, n, beta):
     trained = []
     monkeypatch.setattr(cp, "_ergen", lambda *a: trained.append(a) or cp._ergen_real(
-        "blobs", 12, 0.5))  # one training, cached: this test is about the checks
+        "blobs", 12, 0.5))  # one training (cached in tmp_home): this test is about the checks
     out = cp.update_ergen(dataset, n, beta)
     if out[0] is no_update:
         assert out[4] is True and not trained

@@ -14,7 +14,7 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from layouts.ids import Jitter as ids
+from callbacks.jitter import ids
 
 pytestmark = pytest.mark.browser
 

@@ -15,9 +15,9 @@ from selenium.webdriver.common.keys import Keys
 from bnviz import jobs
 from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.store import open_store
-from callbacks import jobs as cj
-from layouts.ids import Jobs as ids
-from layouts.ids import progress_id
+from callbacks.jobs import callbacks as cj
+from callbacks.jobs import ids
+from callbacks.jobs.ids import progress_id
 
 NAMES = [spec.name for spec in PARAMS]
 

@@ -4,8 +4,12 @@ sees: the claims table with its verdicts, the weight plane, and W0 moved by a cl
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from contextvars import copy_context
+from pathlib import Path
 
 import pytest
 from dash import no_update
@@ -15,16 +19,17 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from layouts.ids import Papers as ids
+from callbacks.papers import ids
 from layouts.papers import DJ_EXAMPLE
 
 TIMEOUT = 60  # the claims are computed at the first request (a few seconds)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def cp():
     import app  # noqa: F401  (registers the callbacks)
-    from callbacks import papers
+    from callbacks.papers import callbacks as papers
 
     return papers
 
@@ -108,15 +113,30 @@ def test_click_moves_w0_and_points_are_edited(cp):
         is no_update
 
 
-def test_claims_table_lists_every_claim_with_its_verdict(cp):
+def test_claims_table_lists_every_claim_with_its_verdict(cp, tmp_home, monkeypatch):
+    """The table is computed once per BNVIZ_HOME: a second request, and another web process
+    (a subprocess here, whose own computation would fail), read the stored claims."""
     from bnviz.papers.claims import claim_ids
 
+    computed = []
+    real = cp.all_claims
+    monkeypatch.setattr(cp, "all_claims", lambda: computed.append(1) or real())
     table = cp.show_claims("all")
     text = _text(table)
     for cid in claim_ids():
         assert f'"claim-{cid}"' in text
     assert text.count("does not hold") == 4  # Theorem 4.1, Lemma 4.5, sigma_B and I2 as printed
-    assert cp.show_claims("again") is not None and cp.claims_json.cache_info().hits >= 1
+    assert _text(cp.show_claims("again")) == text and computed == [1]
+    other_process = (
+        "import callbacks.papers.callbacks as cp\n"
+        "def fail():\n    raise SystemExit('computed the claims again')\n"
+        "cp.all_claims = fail\n"
+        "print(len(cp.claims_json()), sum(not c['holds'] for c in cp.claims_json()))\n")
+    out = subprocess.run([sys.executable, "-c", other_process], capture_output=True, text=True,
+                         env=dict(os.environ, BNVIZ_HOME=str(tmp_home)), cwd=ROOT,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [str(len(claim_ids())), "4"]
 
 
 def _wait_landscape(cp, key, timeout=120.0):
@@ -182,14 +202,13 @@ def test_luo_views(cp):
     assert other[2]["data"][1]["y"] != dyn["data"][1]["y"] and other[0] == stats
 
 
-def test_normalisation_comparison_callback(cp, monkeypatch):
+def test_normalisation_comparison_callback(cp, tmp_home, monkeypatch):
     from bnviz.papers import luo
 
     calls = []
     real = luo.compare_normalisations
     monkeypatch.setattr(luo, "compare_normalisations", lambda batch_size: calls.append(
         batch_size) or real(batch_size=batch_size, n=64, steps=30, depth=2, width=6))
-    cp._normalisations.cache_clear()
     fig, table, message, shown = cp.show_normalisations(1, "16")
     assert (message, shown) == ("", False) and calls == [16]
     assert [t["type"] for t in fig["data"]] == ["heatmap", "contour", "scatter"] * 3
@@ -198,7 +217,6 @@ def test_normalisation_comparison_callback(cp, monkeypatch):
     assert calls == [16]  # cached
     out = cp.show_normalisations(1, "1000")
     assert out[:2] == (no_update, no_update) and out[3] is True and "batch size" in out[2]
-    cp._normalisations.cache_clear()
 
 
 @pytest.mark.parametrize("args, says", [
@@ -212,7 +230,7 @@ def test_luo_bad_values(cp, args, says):
     assert out[:4] == (no_update,) * 4 and out[5] is True and says in out[4]
 
 
-def test_ergen_view(cp):
+def test_ergen_view(cp, tmp_home):
     whiten, units, numbers, message, shown = cp.update_ergen("moons", 20, 0.5)
     assert (message, shown) == ("", False)
     assert len(whiten["data"]) == 2
@@ -227,7 +245,7 @@ def test_ergen_view(cp):
     (("star", 20, 0.5), "data set"), (("moons", 3, 0.5), "points"),
     (("moons", 20, 0), "β"), ((["moons"], 20, 0.5), "data set"), (("moons", 20, "x"), "β"),
 ])
-def test_ergen_bad_values(cp, args, says):
+def test_ergen_bad_values(cp, tmp_home, args, says):
     out = cp.update_ergen(*args)
     assert out[:3] == (no_update,) * 3 and out[4] is True and says in out[3]
 

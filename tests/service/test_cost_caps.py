@@ -220,8 +220,8 @@ def test_the_cap_counts_every_queued_or_running_job(capped):
 
 
 def test_density_and_training_pages_show_busy(capped):
-    from callbacks import density as cd
-    from callbacks import jitter as cj
+    from callbacks.density import callbacks as cd
+    from callbacks.jitter import callbacks as cj
 
     _start(1), _start(2)
     key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 3, 16, 1)

@@ -4,14 +4,13 @@ K mini-batches of size B each give BN statistics (mu, sigma) and so one exact de
 boundary; the engine computes all K at once.  These tests check that batched computation
 against one-at-a-time references (``layer_statistics`` + ``compute_partition``, an own numpy
 forward pass, shapely distances, a brute-force grid), the science (disagreement falls as B
-grows; noise-controlled BN raises var(mu) to that of a virtual batch B'), training,
-the CLI and the page's callbacks (the page's training job, uploads and their callbacks:
-tests/views/test_training_cache.py).
+grows; noise-controlled BN raises var(mu) to that of a virtual batch B'), training and
+the CLI. The page's callbacks are tested in tests/pages/test_jitter_page.py (its training
+job, uploads and their callbacks in tests/views/test_training_cache.py).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from dataclasses import replace
@@ -22,13 +21,11 @@ import numpy as np
 import pytest
 import shapely
 import torch
-from dash import html, no_update
 
 from bnviz.cli import main
 from bnviz.core.network import Head, Network, layer_statistics, load_network, random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
 from bnviz.views.jitter import (
-    JITTER_LIMITS,
     JitterSettings,
     _draw_batches,
     binary_task,
@@ -38,8 +35,6 @@ from bnviz.views.jitter import (
     run_jitter,
 )
 from bnviz.views.train import save_network, train_network
-from callbacks import jitter as cj
-from layouts.ids import Jitter as ids
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 
@@ -96,13 +91,6 @@ def _reject_constant(name: str) -> None:
 def strict_json(text: str | bytes) -> dict[str, Any]:
     """JSON as the standard defines it: NaN and Infinity are refused."""
     return json.loads(text, parse_constant=_reject_constant)
-
-
-def decode_typed(spec) -> np.ndarray:
-    """A plotly typed-array spec ({'dtype', 'bdata'}) or a plain list, as a numpy array."""
-    if isinstance(spec, dict):
-        return np.frombuffer(base64.b64decode(spec["bdata"]), dtype=spec["dtype"])
-    return np.asarray(spec, dtype=np.float64)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -610,125 +598,6 @@ def test_cli_npy_weights_is_one_error_line(capsysbinary, tmp_path):
     np.save(path, np.ones((3, 2)))
     rc, out, err = cli(capsysbinary, "--weights", path)
     assert rc == 2 and err.startswith("bnviz: error:")
-
-
-# --------------------------------------------------------------------------- callbacks
-
-
-def test_parse_settings_good():
-    s = cj.parse_settings("circles", 150, 2, 6, 4, 5, 12, None)
-    assert s == JitterSettings(dataset="circles", n=150, data_seed=4, depth=2, width=6, seed=4,
-                               batch_size=32, realizations=12, virtual_batch_size=None,
-                               batch_seed=4)
-    assert cj.parse_settings("moons", "200", "3", "8", "0", 4, 16, "").virtual_batch_size is None
-    assert cj.parse_settings("moons", 200, 3, 8, 0, 4, 16, 8).virtual_batch_size == 8
-    assert cj.parse_settings("moons", 200, 3, 8, 0, 4, 16, 16).virtual_batch_size == 16
-    assert cj.parse_settings("moons", 512, 3, 8, 0, 9, 16, None).batch_size == 512
-
-
-@pytest.mark.parametrize(("args", "words"), [
-    ((5, 3, 8, 0, 4, 16, None), "points"),
-    ((2001, 3, 8, 0, 4, 16, None), "points"),
-    (("abc", 3, 8, 0, 4, 16, None), "points"),
-    ((None, 3, 8, 0, 4, 16, None), "points"),
-    ((200, 3, 8, 0, 8, 16, None), "larger than the data"),  # 256 > 200
-    ((200, 3, 8, 0, 0, 16, None), "batch size"),
-    ((200, 3, 8, 0, 10, 16, None), "batch size"),
-    ((200, 3, 8, 0, 4.5, 16, None), "batch size"),
-    ((200, 3, 8, 0, 4, 16, 17), "virtual batch"),
-    ((200, 3, 8, 0, 4, 16, 1), "virtual batch"),
-    ((200, 3, 8, 0, 4, 16, "x"), "virtual batch"),
-    ((200, 0, 8, 0, 4, 16, None), "depth"),
-    ((200, 7, 8, 0, 4, 16, None), "depth"),
-    ((200, 3, 1, 0, 4, 16, None), "width"),
-    ((200, 3, 33, 0, 4, 16, None), "width"),
-    ((200, 3, 8, -1, 4, 16, None), "seed"),
-    ((200, 3, 8, 0, 4, 0, None), "realisations"),
-    ((200, 3, 8, 0, 4, 129, None), "realisations"),
-    ((200, 3, 8, 0, 4, 1e400, None), "realisations"),
-])
-def test_parse_settings_bad(args, words):
-    with pytest.raises(ValueError, match=words):
-        cj.parse_settings("moons", *args)
-
-
-def _trace(fig: dict, name_part: str) -> dict:
-    return next(t for t in fig["data"] if name_part in t["name"])
-
-
-def test_update_jitter_figure():
-    out = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, None)
-    fig, curve, margins, numbers, message, is_open = out
-    assert message == "" and is_open is False
-    assert fig["layout"]["title"]["text"] == "|B| = 16, 8 mini-batches, at initialisation"
-    s = cj.parse_settings("moons", 100, 2, 6, 0, 4, 8, None)
-    ref = run_jitter(s, device="cpu")
-    blue = _trace(fig, "mini-batches")
-    black = _trace(fig, "test time")
-    xs, ys = decode_typed(blue["x"]), decode_typed(blue["y"])
-    # one NaN break after each segment: the K boundaries' segments, all of them
-    assert np.isnan(xs).sum() == np.isnan(ys).sum() == sum(len(b) for b in ref.boundaries)
-    assert np.isnan(decode_typed(black["x"])).sum() == len(ref.test_boundary)
-    assert "8 mini-batches" in blue["name"] and black["line"]["color"] == "black"
-    classes = [t for t in fig["data"] if t["name"].startswith("class")]
-    assert len(classes) == 2
-    assert [len(decode_typed(t["x"])) for t in classes] == [
-        int(np.sum(ref.data.labels == c)) for c in (0, 1)]
-    # the curve marks the current |B| at its area; the numbers show the same area
-    assert curve["data"][0]["x"] == [2, 4, 8, 16, 32, 64]
-    assert curve["data"][1]["x"] == [16]
-    assert curve["data"][1]["y"][0] == curve["data"][0]["y"][3]
-    assert f"{ref.disagreement_area:.4f}" in str(numbers)
-    assert np.isfinite(decode_typed(margins["data"][0]["x"])).all()
-
-
-def test_update_jitter_virtual_batch_title():
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)[0]
-    assert fig["layout"]["title"]["text"].endswith(", virtual batch 4")
-
-
-@pytest.mark.parametrize("args", [
-    ("moons", 5, 2, 6, 0, 4, 8, None, None),
-    ("moons", 100, 2, 6, 0, 7, 8, None, None),
-    ("moons", 100, 2, 6, 0, 4, 8, 99, None),
-    ("moons", 100, 9, 6, 0, 4, 8, None, None),
-    ("moons", 100, 2, 6, 0, 4, 8, None, "../../etc/passwd"),  # a forged store value
-    ("moons", 100, 2, 6, 0, 4, 8, None, "0" * 24),  # no such trained network
-])
-def test_update_jitter_bad_values_keep_the_picture(tmp_home, args):
-    out = cj.update_jitter(*args)
-    assert out[:4] == (no_update,) * 4
-    assert isinstance(out[4], str) and out[4]
-    assert out[5] is True
-
-
-def test_layout_controls_match_the_limits():
-    from layouts import jitter as lay
-
-    page = str(lay.layout())
-    for name in ("DATASET", "N", "DEPTH", "WIDTH", "SEED", "BATCH", "REALIZATIONS", "VIRTUAL",
-                 "STEPS", "OPTIMIZER", "LR", "TRAIN", "UNTRAIN", "PROGRESS", "POLL", "JOB",
-                 "TRAINED", "SAVE", "DOWNLOAD", "LOAD", "STATUS", "GRAPH", "CURVE", "MARGINS",
-                 "NUMBERS", "MESSAGE"):
-        assert f"'{getattr(ids, name)}'" in page, name
-    assert JITTER_LIMITS["realizations"] == (1, 128)
-    assert JITTER_LIMITS["batch_size"] == (2, 512)
-
-
-def test_update_figure7():
-    net_args = ("moons", 200, 3, 8, 0, None)
-    fig, table = cj.update_figure7("paper", 6, 3, 32, *net_args)  # B = 2^6, N = 10^3
-    assert isinstance(fig, dict) and fig["data"]
-    assert isinstance(table, html.Table)
-    for args, words in [((6, 3, 100), "virtual batch"), ((12, 3, 32), "batch size"),
-                        ((6, 1, 32), "training set"), ((6, "x", 32), "training set")]:
-        fig, msg = cj.update_figure7("paper", *args, *net_args)
-        assert fig is no_update and words in msg.children
-    # units of this page's network: layer 2 of the depth-3 network; a layer it lacks
-    fig, table = cj.update_figure7("2", 5, 3, 16, *net_args)
-    assert isinstance(fig, dict) and len(fig["data"]) == 3 * 2 * 3
-    fig, msg = cj.update_figure7("5", 5, 3, 16, *net_args)
-    assert fig is no_update and "3 layers" in msg.children
 
 
 def test_network_unit_statistics_layer1_matches_eq13():

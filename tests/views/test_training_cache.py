@@ -31,7 +31,7 @@ from bnviz.jobs.results import result_path
 from bnviz.jobs.store import Job, job_key, open_store
 from bnviz.jobs.types import ParamError
 from bnviz.views import training_cache as tc
-from callbacks import jitter as cj
+from callbacks.jitter import callbacks as cj
 
 TRAIN_TIMEOUT = 90.0  # seconds for a training of a few hundred steps (and a job process start)
 

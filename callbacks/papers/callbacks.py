@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 
 import dash_bootstrap_components as dbc
@@ -15,8 +14,10 @@ from bnviz.papers.claims import all_claims
 from bnviz.papers.dannemann import MAX_POINTS, weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape
+from bnviz.service.cache import shared_memoize
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.figures import (
+from callbacks.papers import ids
+from callbacks.papers.figures import (
     batch_statistics_figure,
     closed_form_figure,
     data_points_figure,
@@ -30,13 +31,13 @@ from callbacks.figures import (
     whitening_figure,
 )
 from callbacks.parsing import finite_number, whole_number
-from layouts.ids import Papers as ids
 from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
 
 
-@functools.lru_cache(maxsize=1)
+@shared_memoize("papers-claims-v1")
 def claims_json() -> tuple[dict, ...]:
-    """The claims, computed once per server process (seeded: the same every time)."""
+    """The claims (~10 s), computed once per ``BNVIZ_HOME`` and read by every web process
+    after (seeded: the same every time; bump the name when a claim changes)."""
     return tuple(all_claims()["claims"])
 
 
@@ -298,8 +299,9 @@ def update_luo(distribution, batch, eta, zeta, printed_i2):
 
 # ---- Ergen et al.: whitening and the closed form ------------------------------------------
 
-@functools.lru_cache(maxsize=16)
+@shared_memoize("papers-ergen-v1")
 def _ergen(dataset: str, n: int, beta: float):
+    """Ergen et al.'s training on one data set (seconds): computed once per ``BNVIZ_HOME``."""
     from bnviz.data.datasets import make_dataset
 
     data = make_dataset(dataset, n, 0)
@@ -339,8 +341,10 @@ def update_ergen(dataset, n, beta):
             closed_form_figure(result), numbers, "", False)
 
 
-@functools.lru_cache(maxsize=8)
+@shared_memoize("papers-luo-normalisations-v1")
 def _normalisations(batch_size: int):
+    """Luo et al.'s three trained networks for one batch size (seconds): computed once per
+    ``BNVIZ_HOME``."""
     return luo.compare_normalisations(batch_size=batch_size)
 
 

@@ -1,10 +1,10 @@
-"""Jitter page callbacks: controls -> bnviz.views.jitter / bnviz.views.bnstats -> figure dicts."""
+"""Jitter page callbacks: controls -> bnviz.views.jitter / bnviz.views.bnstats -> figure dicts
+(:mod:`callbacks.jitter.figures`)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-from functools import lru_cache
 
 import numpy as np
 from dash import Input, Output, State, callback, dcc, html, no_update
@@ -12,6 +12,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.jobs.store import Job, open_store
+from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
     JITTER_LIMITS,
     JitterSettings,
@@ -20,6 +21,7 @@ from bnviz.views.jitter import (
     network_unit_statistics,
     run_jitter,
 )
+from bnviz.views.style import JITTER
 from bnviz.views.training_cache import (
     load_trained,
     save_uploaded,
@@ -27,9 +29,14 @@ from bnviz.views.training_cache import (
     training_reference,
 )
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.figures import disagreement_curve, figure7_figure, jitter_figure, margins_figure
+from callbacks.jitter import ids
+from callbacks.jitter.figures import (
+    disagreement_curve,
+    figure7_figure,
+    jitter_figure,
+    margins_figure,
+)
 from callbacks.parsing import finite_number, shown_name, whole_number
-from layouts.ids import Jitter as ids
 
 #: Largest network upload: the page's networks (<= 6 layers of 32 units) take ~50 kB.
 MAX_NETWORK_BYTES = 1_000_000
@@ -53,7 +60,7 @@ def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> Ji
         virtual_batch_size=vb, batch_seed=whole_number(seed, "seed", 0, 2**31 - 1))
 
 
-@lru_cache(maxsize=16)
+@memoize()  # bounded by bytes (BNVIZ_CACHE_MB)
 def _computed(settings: JitterSettings, trained: str | None):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)
     net = (load_trained(trained) if trained else
@@ -80,7 +87,7 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
     except (ValueError, PartitionTooLarge) as exc:
         return no_update, no_update, no_update, no_update, str(exc), True
     when = "after training" if trained else "at initialisation"
-    title = (f"|B| = {s.batch_size}, {s.realizations} mini-batches, {when}"
+    title = (JITTER.batches.format(batch=s.batch_size, k=s.realizations) + f", {when}"
              + (f", virtual batch {s.virtual_batch_size}" if s.virtual_batch_size else ""))
     box = (-s.extent, s.extent, -s.extent, s.extent)
     fig = jitter_figure(result.boundaries, result.test_boundary, result.data.points,
@@ -196,7 +203,7 @@ def load(contents, filename):
 
 # ---- Figure 7 -----------------------------------------------------------------------------
 
-@lru_cache(maxsize=8)
+@memoize()
 def _figure7(batch: int, train: int, virtual: int):
     from bnviz.views.bnstats import figure7
 
@@ -221,7 +228,7 @@ def _table(report: dict) -> html.Table:
     return html.Table([caption, head, html.Tbody(rows)], className="table table-sm")
 
 
-@lru_cache(maxsize=8)
+@memoize()
 def _network_figure7(settings: JitterSettings, trained: str | None, layer: int, batch: int,
                      virtual: int):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)

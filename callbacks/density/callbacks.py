@@ -12,8 +12,8 @@ from dash import Input, Output, State, callback, no_update
 from bnviz.params import DensityPageParams, parse
 from bnviz.views.density import load_density, near_data_ratios
 from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
-from callbacks.figures import density_figure, near_ratio_figure
-from layouts.ids import Density as ids
+from callbacks.density import ids
+from callbacks.density.figures import density_figure, near_ratio_figure
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 

@@ -13,9 +13,9 @@ from bnviz.data.imagedata import data_dir
 from bnviz.images.experiments import summarise
 from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.types import ParamError
-from callbacks.figures import job_figure
-from layouts.ids import Jobs as ids
-from layouts.ids import progress_id
+from callbacks.jobs import ids
+from callbacks.jobs.figures import job_figure
+from callbacks.jobs.ids import progress_id
 
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
                   "failed": "danger", "cancelled": "warning"}

@@ -1,0 +1,157 @@
+"""What each view draws, as plain data: its colours, trace names, titles and axis labels.
+
+The dashboard's plotly figures (``callbacks/<page>/figures.py``) and the command line's
+matplotlib pictures (:mod:`bnviz.views.render`) read these descriptions, so a colour or a
+caption is changed in one place and the two media cannot drift apart. Only what is the same
+in both media lives here: line widths, marker and font sizes are in each medium's units
+(plotly pixels, matplotlib points) and stay with the code that draws.
+
+Titles and names are ``str.format`` templates; the fields each one takes are named in its
+comment. Colours are CSS hex strings (both plotly and matplotlib read them); a colour scale is
+a tuple of (position in [0, 1], colour) stops, the form both plotly (``colorscale``) and
+matplotlib (``LinearSegmentedColormap.from_list``) take. This module imports neither library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "BLACK", "BLUE", "DENSITY", "FIGURE7", "GRAY", "GREEN", "JITTER", "LIGHT_GRAY", "ORANGE",
+    "PARTITION", "RED", "UNIT", "DensityStyle", "Figure7Style", "JitterStyle",
+    "PartitionStyle", "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label",
+]
+
+# ---- the dashboard's colours (named once; each view below says what it uses them for) ---
+
+BLUE = "#1f5fd6"
+GRAY = "#9a9a9a"
+ORANGE = "#e8590c"
+RED = "#c92a2a"
+GREEN = "#2b8a3e"
+BLACK = "black"
+WHITE = "white"
+LIGHT_GRAY = "#adb5bd"  # histogram bars
+DARK_GRAY = "#495057"
+SLATE = "#868e96"
+
+#: Region fills: pale colours, chosen by a hash of the activation pattern (BN paper Fig. 1).
+REGION_PALETTE = (
+    "#e8eef7", "#f6e8e8", "#e9f4e6", "#f7f1e1", "#efe7f5", "#e3f3f3",
+    "#f4e4ee", "#eceee2", "#e2ebf3", "#f5ece4", "#e6f0ec", "#eee6e6",
+)
+
+
+def mode_label(mode: str) -> str:
+    """A network mode as views print it: "zero_bias" -> "zero bias"."""
+    return mode.replace("_", " ")
+
+
+@dataclass(frozen=True)
+class PartitionStyle:
+    """The partition of the input space: BN paper Figures 1, 2b, 2c and 9 (the explorer's
+    input-space and side-by-side views; ``bnviz partition --format png|svg``)."""
+
+    region_palette: tuple[str, ...] = REGION_PALETTE
+    current: str = BLUE  # the facets of the highlighted layer l (eq. 10-11)
+    earlier: str = GRAY  # the facets of layers 1..l-1
+    target: str = ORANGE  # the facets F_{l,k} of one unit (Figure 2b, c)
+    boundary: str = RED  # the decision boundary of the classifier head
+    data: str = BLACK  # the data points (the mini-batch when there is one)
+    other_data: str = WHITE  # points outside the mini-batch: white, black outline
+    tls_colourscale: str = "Viridis"  # Figure 9: facets coloured by TLS error (eq. 8)
+    tls_bins: int = 8
+    title: str = "layer {layer}: {regions} regions"  # layer, regions
+    current_name: str = "layer {layer}"  # layer
+    earlier_name: str = "earlier layers"
+    target_name: str = "F({layer},{unit})"  # layer, unit (1-based, as the page counts)
+    boundary_name: str = "decision boundary"
+    data_name: str = "data"
+    batch_name: str = "mini-batch"
+    other_name: str = "other data"
+    tls_name: str = "TLS bin {bin}"  # bin (1-based)
+    tls_colourbar: str = "σ²/‖w‖²"
+    column: str = "layer {layer}"  # side by side: a column's heading; layer
+    with_bn: str = "with BN"  # side by side: the rows
+    without_bn: str = "without BN ({mode})"  # mode (mode_label)
+
+
+@dataclass(frozen=True)
+class UnitStyle:
+    """One unit's hyperplane and its TLS loss: BN paper Figure 2a (the explorer's unit view)."""
+
+    projections: str = LIGHT_GRAY  # histogram of <w, z> over the batch
+    loss: str = DARK_GRAY  # the TLS loss L(mu), eq. 8
+    mu: str = ORANGE  # the hyperplane at mu and the current-mu marker
+    bn_mean: str = BLUE  # the BN mean (the parabola's minimum), dashed
+    title: str = ("unit {unit} of layer {layer}: hyperplane at μ = {mu:.3g} (orange), "
+                  "BN mean {mean:.3g} (dashed)")  # unit (1-based), layer, mu, mean
+    projections_name: str = "<w, z> over the batch"
+    loss_name: str = "TLS loss L(μ)"
+    mu_name: str = "current μ"
+    projections_axis: str = "⟨w, z⟩ in the layer's input space"
+    count_axis: str = "batch points"
+    mu_axis: str = "μ"
+    loss_axis: str = "mean squared distance"
+
+
+@dataclass(frozen=True)
+class JitterStyle:
+    """Decision boundaries across mini-batches: BN paper Figure 6 (the jitter page;
+    ``bnviz jitter --format png|svg``), with the page's disagreement and margin plots."""
+
+    realisation: str = BLUE  # each mini-batch's boundary
+    realisation_opacity: float = 0.45
+    test_boundary: str = BLACK  # the boundary with the statistics of all the data
+    class_colours: tuple[str, ...] = (RED, GREEN)  # class 0, class 1 (as in Figure 6)
+    batches: str = "|B| = {batch}, {k} mini-batches"  # batch, k: both media's titles start so
+    realisations_name: str = "{k} mini-batches"  # k
+    test_name: str = "all data (test time)"
+    class_name: str = "class {label}"  # label
+    curve: str = BLUE  # disagreement area vs |B|
+    current: str = ORANGE  # the current |B| on that curve
+    curve_title: str = "disagreement area vs |B|"
+    curve_x: str = "|B|"
+    curve_y: str = "fraction of the box"
+    margins: str = LIGHT_GRAY
+    margins_title: str = "margins: point-to-boundary distances"
+    margins_x: str = "distance"
+
+
+@dataclass(frozen=True)
+class Figure7Style:
+    """Distributions of the BN statistics over mini-batches: BN paper Figure 7 (eq. 13)."""
+
+    empirical: str = BLACK
+    noise_controlled: str = "#e03131"
+    analytical: str = GREEN
+    empirical_name: str = "empirical"
+    noise_name: str = "noise-controlled"
+    analytical_name: str = "analytical (eq. 13)"
+    axis: str = "{statistic}, unit {unit}"  # statistic (μ or σ²), unit (1-based)
+
+
+@dataclass(frozen=True)
+class DensityStyle:
+    """Concentration of the facets near the data: BN paper Figure 3 (the density page;
+    ``bnviz density --format png|svg``)."""
+
+    #: facet counts, each panel normalised by its maximum: white (none) to black (the most)
+    counts: tuple[tuple[float, str], ...] = ((0.0, "#ffffff"), (1.0, "#000000"))
+    data: str = ORANGE
+    panel: str = "layer {layer} (max {top})"  # layer, top (the panel's largest count)
+    mode_colours: tuple[tuple[str, str], ...] = (
+        ("zero_bias", SLATE), ("random_bias", ORANGE), ("bn", BLUE))
+    ratio_title: str = "near-data ratio per layer"
+    ratio_x: str = "layer"
+    ratio_y: str = "ratio"
+
+    def mode_colour(self, mode: str) -> str:
+        return dict(self.mode_colours).get(mode, BLACK)
+
+
+PARTITION = PartitionStyle()
+UNIT = UnitStyle()
+JITTER = JitterStyle()
+FIGURE7 = Figure7Style()
+DENSITY = DensityStyle()

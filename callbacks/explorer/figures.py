@@ -1,0 +1,213 @@
+"""The explorer's figures: the partition of the input space (BN paper Figures 1, 2b, 2c, 9),
+the layers side by side (Figure 1) and one unit (Figure 2a).
+
+Engine results in, figure dicts out (no computation of their own); colours, names and titles
+come from the views' descriptions (:mod:`bnviz.views.style`), which the command line's
+pictures use too. Region fills go to the browser as one byte-per-pixel heatmap of palette
+indices, the exact facets of one layer as one float32 line trace with breaks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from plotly.colors import sample_colorscale
+
+from bnviz.core.partition import Partition
+from bnviz.views.explorer import UnitView
+from bnviz.views.style import PARTITION, UNIT
+from callbacks.plotting import Figure, axis, line, panel_axes, sizes, typed_array
+
+__all__ = ["partition_figure", "region_fill", "small_multiples_figure", "unit_figure"]
+
+
+def region_fill(raster: np.ndarray, box: tuple[float, ...], opacity: float,
+                clickable: bool) -> dict:
+    """Regions filled by activation pattern: a heatmap of palette indices (one byte a pixel,
+    row 0 at the bottom); clicking it reports the pixel's centre (to add a data point). The
+    pattern hash goes through a multiplicative (Knuth) hash first, so that neighbouring
+    hashes get unrelated colours; a region keeps its colour while sliders move."""
+    n_rows, n_cols = raster.shape
+    x0, x1, y0, y1 = box
+    palette = PARTITION.region_palette
+    k = len(palette)
+    idx = ((raster * 2654435761) % (2**32) % k).astype(np.uint8)
+    scale = [[pos, colour] for i, colour in enumerate(palette) for pos in (i / k, (i + 1) / k)]
+    return {"type": "heatmap", "z": typed_array(idx), "x0": x0 + (x1 - x0) / (2 * n_cols),
+            "dx": (x1 - x0) / n_cols, "y0": y0 + (y1 - y0) / (2 * n_rows),
+            "dy": (y1 - y0) / n_rows, "colorscale": scale, "zmin": -0.5, "zmax": k - 0.5,
+            "showscale": False, "opacity": opacity, "name": "regions",
+            "hoverinfo": "none" if clickable else "skip"}
+
+
+def _data(points: np.ndarray, batch_mask: np.ndarray | None, size: float,
+          axes: tuple[str, str] = ("x", "y")) -> list[dict]:
+    """The data as black dots; with a mini-batch, the points outside it white."""
+    pts = points.astype(np.float32)
+    if batch_mask is None or batch_mask.all():
+        return [{"type": "scatter", "mode": "markers", "x": typed_array(pts[:, 0]),
+                 "y": typed_array(pts[:, 1]), "name": PARTITION.data_name,
+                 "marker": {"color": PARTITION.data, "size": size},
+                 "xaxis": axes[0], "yaxis": axes[1], "showlegend": axes[0] == "x"}]
+    return [
+        {"type": "scatter", "mode": "markers", "x": typed_array(pts[batch_mask, 0]),
+         "y": typed_array(pts[batch_mask, 1]), "name": PARTITION.batch_name,
+         "marker": {"color": PARTITION.data, "size": size}, "xaxis": axes[0],
+         "yaxis": axes[1]},
+        {"type": "scatter", "mode": "markers", "x": typed_array(pts[~batch_mask, 0]),
+         "y": typed_array(pts[~batch_mask, 1]), "name": PARTITION.other_name,
+         "marker": {"color": PARTITION.other_data, "size": size,
+                    "line": {"color": PARTITION.data, "width": 1}},
+         "xaxis": axes[0], "yaxis": axes[1]},
+    ]
+
+
+def _tls_lines(part: Partition, upto: int, width: float) -> list[dict]:
+    """Figure 9: every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8)."""
+    values = np.concatenate([part.layers[j].stats.tls_error[part.layers[j].facet_units]
+                             for j in range(upto)])
+    segs = np.concatenate([part.layers[j].facets for j in range(upto)])
+    finite = np.isfinite(values)
+    if not finite.any():
+        return []
+    lo, hi = float(values[finite].min()), float(values[finite].max())
+    n_bins = PARTITION.tls_bins
+    edges = np.linspace(lo, hi, n_bins + 1)
+    bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+    colours = sample_colorscale(PARTITION.tls_colourscale,
+                                list((np.arange(n_bins) + 0.5) / n_bins))
+    traces = [line(segs[finite & (bins == b)], colours[b], width,
+                   PARTITION.tls_name.format(bin=b + 1))
+              for b in range(n_bins) if (finite & (bins == b)).any()]
+    traces.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
+                   "hoverinfo": "skip", "showlegend": False,
+                   "marker": {"colorscale": PARTITION.tls_colourscale, "cmin": lo, "cmax": hi,
+                              "color": [lo], "showscale": True,
+                              "colorbar": {"title": {"text": PARTITION.tls_colourbar},
+                                           "thickness": 14}}})
+    return traces
+
+
+def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, highlight: int, *,
+                     batch_mask: np.ndarray | None = None, target: tuple[int, int] | None = None,
+                     tls: bool = False, projector: bool = False, clickable: bool = False,
+                     title: str | None = None) -> Figure:
+    """Figure 1 style: regions of Omega_{1|highlight} filled by activation pattern, the
+    highlighted layer's folded hyperplanes blue, earlier layers gray; ``target`` (layer, unit)
+    draws F_{l,k} in orange (Figure 2b, c); ``tls`` colours facets by TLS error (Figure 9)."""
+    st = sizes(projector)
+    highlight = int(np.clip(highlight, 1, len(part.layers)))
+    lp = part.layers[highlight - 1]
+    traces: list[dict] = [region_fill(raster[highlight - 1], part.box, st["fill_opacity"],
+                                      clickable)]
+    if tls:
+        traces += _tls_lines(part, highlight, st["current"])
+    else:
+        for j in range(highlight):
+            current = j == highlight - 1
+            traces.append(line(part.layers[j].facets,
+                               PARTITION.current if current else PARTITION.earlier,
+                               st["current"] if current else st["earlier"],
+                               PARTITION.current_name.format(layer=j + 1) if current
+                               else PARTITION.earlier_name, legend=current or j == 0))
+    if target is not None and target[0] <= len(part.layers):
+        tl = part.layers[target[0] - 1]
+        traces.append(line(tl.facets[tl.facet_units == target[1]], PARTITION.target,
+                           st["current"] * 1.6,
+                           PARTITION.target_name.format(layer=target[0], unit=target[1] + 1),
+                           legend=True))
+    if part.decision_boundary is not None:
+        traces.append(line(part.decision_boundary, PARTITION.boundary, st["current"] * 1.4,
+                           PARTITION.boundary_name, legend=True))
+    traces += _data(points, batch_mask, st["marker"])
+    x0, x1, y0, y1 = part.box
+    text = title or PARTITION.title.format(layer=highlight, regions=len(lp.regions))
+    return {"data": traces, "layout": {
+        "margin": {"l": 30, "r": 10, "t": 40, "b": 30}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "title": {"text": text, "x": 0.02},
+        "xaxis": axis(x0, x1, constrain="domain"),
+        "yaxis": axis(y0, y1, scaleanchor="x", constrain="domain"),
+        "legend": {"orientation": "h", "y": -0.06}, "uirevision": "partition",
+        "clickmode": "event", "hovermode": "closest", "dragmode": "pan"}}
+
+
+def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray,
+                           projector: bool = False) -> Figure:
+    """Figure 1 as in the paper: one row per setting (without / with BN), one column per layer;
+    in each panel that layer's facets are blue and the earlier layers' gray."""
+    st = sizes(projector)
+    n_rows, n_cols = len(rows), max(len(p.layers) for _, p in rows)
+    traces: list[dict] = []
+    layout: dict[str, Any] = {"margin": {"l": 70, "r": 10, "t": 55, "b": 10},
+                              "plot_bgcolor": "white", "font": {"size": st["font"]},
+                              "showlegend": False, "annotations": []}
+    gap = 0.02
+    w = (1 - gap * (n_cols - 1)) / n_cols
+    h = (1 - 0.06 * (n_rows - 1)) / n_rows
+    for r, (label, part) in enumerate(rows):
+        x0, x1, y0, y1 = part.box
+        for c, lp in enumerate(part.layers):
+            k = r * n_cols + c + 1
+            ax, ay, xkey, ykey = panel_axes(k)
+            for j in range(c + 1):
+                current = j == c
+                traces.append(line(part.layers[j].facets,
+                                   PARTITION.current if current else PARTITION.earlier,
+                                   st["current"] if current else st["earlier"],
+                                   PARTITION.current_name.format(layer=j + 1), axes=(ax, ay)))
+            traces += _data(points, None, st["marker"] * 0.6, axes=(ax, ay))
+            dom_x = [c * (w + gap), c * (w + gap) + w]
+            top = 1 - r * (h + 0.06)
+            layout[xkey] = axis(x0, x1, domain=dom_x, showticklabels=False, anchor=ay)
+            layout[ykey] = axis(y0, y1, domain=[top - h, top], showticklabels=False,
+                                anchor=ax, scaleanchor=ax)
+            if r == 0:
+                layout["annotations"].append({"text": PARTITION.column.format(layer=lp.layer),
+                                              "showarrow": False,
+                                              "xref": "paper", "yref": "paper",
+                                              "x": dom_x[0] + w / 2, "y": 1.0,
+                                              "yanchor": "bottom"})
+        layout["annotations"].append({"text": label, "showarrow": False, "xref": "paper",
+                                      "yref": "paper", "x": -0.01, "xanchor": "right",
+                                      "y": 1 - r * (h + 0.06) - h / 2, "textangle": -90})
+    return {"data": traces, "layout": layout}
+
+
+def unit_figure(view: UnitView, projector: bool = False) -> Figure:
+    """Figure 2a: the unit's batch projections <w, z_{l-1}> with the hyperplane at mu (left),
+    and the TLS loss as a function of mu, a parabola whose minimum is the BN mean (right)."""
+    st = sizes(projector)
+    traces = [
+        {"type": "histogram", "x": typed_array(view.projections), "nbinsx": 30,
+         "marker": {"color": UNIT.projections}, "name": UNIT.projections_name,
+         "xaxis": "x", "yaxis": "y"},
+        {"type": "scatter", "mode": "lines", "x": typed_array(view.mu_grid),
+         "y": typed_array(view.tls_loss), "name": UNIT.loss_name,
+         "line": {"color": UNIT.loss, "width": st["current"]}, "xaxis": "x2", "yaxis": "y2"},
+        {"type": "scatter", "mode": "markers", "x": [view.mu],
+         "y": [(view.batch_std**2 + (view.batch_mean - view.mu) ** 2)
+               / max(view.weight_norm, 1e-300) ** 2],
+         "name": UNIT.mu_name, "marker": {"color": UNIT.mu, "size": st["marker"] * 2.2},
+         "xaxis": "x2", "yaxis": "y2"},
+    ]
+    mean_line = {"color": UNIT.bn_mean, "width": st["earlier"] * 1.5, "dash": "dash"}
+    shapes = [
+        {"type": "line", "xref": "x", "yref": "paper", "x0": view.mu, "x1": view.mu,
+         "y0": 0, "y1": 1, "line": {"color": UNIT.mu, "width": st["current"] * 1.5}},
+        {"type": "line", "xref": "x", "yref": "paper", "x0": view.batch_mean,
+         "x1": view.batch_mean, "y0": 0, "y1": 1, "line": dict(mean_line)},
+        {"type": "line", "xref": "x2", "yref": "paper", "x0": view.batch_mean,
+         "x1": view.batch_mean, "y0": 0, "y1": 1, "line": dict(mean_line)},
+    ]
+    title = UNIT.title.format(unit=view.unit + 1, layer=view.layer, mu=view.mu,
+                              mean=view.batch_mean)
+    return {"data": traces, "layout": {
+        "margin": {"l": 50, "r": 10, "t": 50, "b": 40}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "shapes": shapes, "bargap": 0.05,
+        "title": {"text": title, "x": 0.02},
+        "xaxis": {"domain": [0, 0.47], "title": {"text": UNIT.projections_axis}},
+        "yaxis": {"title": {"text": UNIT.count_axis}},
+        "xaxis2": {"domain": [0.55, 1], "title": {"text": UNIT.mu_axis}},
+        "yaxis2": {"anchor": "x2", "title": {"text": UNIT.loss_axis}},
+        "legend": {"orientation": "h", "y": -0.25}, "uirevision": "unit"}}

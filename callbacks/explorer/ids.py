@@ -1,0 +1,49 @@
+"""Component ids of the partition explorer page (home).
+
+The page's layout (layouts/explorer.py) and its callbacks import these; importing this
+module registers no callback."""
+
+ROOT = "explorer-root"
+QUERY = "explorer-query"
+SINK = "explorer-sink"  # output of client-side callbacks that return nothing
+# network
+DEPTH = "explorer-depth"
+WIDTH = "explorer-width"
+ACTIVATION = "explorer-activation"
+ALPHA = "explorer-alpha"
+MODE = "explorer-mode"
+WEIGHT_SEED = "explorer-weight-seed"
+RESAMPLE = "explorer-resample"
+# data
+DATASET = "explorer-dataset"
+N_POINTS = "explorer-n-points"
+DATA_SEED = "explorer-data-seed"
+UPLOAD = "explorer-upload"
+UPLOAD_STATUS = "explorer-upload-status"
+CLEAR_POINTS = "explorer-clear-points"
+EXTRA_POINTS = "explorer-extra-points"
+# batch normalization
+BATCH_SIZE = "explorer-batch-size"
+BATCH_SEED = "explorer-batch-seed"
+NEW_BATCH = "explorer-new-batch"
+MU = "explorer-mu"
+SIGMA = "explorer-sigma"  # log2 of the sigma factor
+SCOPE = "explorer-scope"
+TARGET_LAYER = "explorer-target-layer"
+TARGET_UNIT = "explorer-target-unit"  # 1-based in the page
+ANIMATE = "explorer-animate"
+ANIMATE_TIMER = "explorer-animate-timer"
+# view
+LAYER = "explorer-layer"
+VIEW = "explorer-view"
+TLS = "explorer-tls"
+PROJECTOR = "explorer-projector"
+PRESET = "explorer-preset"  # pattern: {"type": PRESET, "key": preset key}
+CAPTION = "explorer-caption"
+PRESET_KEY = "explorer-preset-key"  # the preset whose caption is shown (kept in the URL)
+EXPORT = "explorer-export"  # pattern: {"type": EXPORT, "graph": id, "format": png|svg}
+GRAPH_SPACE = "explorer-graph"
+GRAPH_LAYERS = "explorer-graph-layers"
+GRAPH_UNIT = "explorer-graph-unit"
+SUMMARY = "explorer-summary"
+MESSAGE = "explorer-message"

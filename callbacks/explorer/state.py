@@ -1,0 +1,165 @@
+"""The explorer page's state: control values <-> validated settings <-> the URL query.
+
+The page's full state lives in its URL query (``ExplorerSettings.to_query`` plus the view),
+written with ``history.replaceState`` so that sliders never trigger a page reload, and read
+back by :func:`page_layout` when a shared link is opened. The added points (clicks, CSV
+uploads) are checked here too. Nothing here registers a callback.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from urllib.parse import urlencode
+
+import numpy as np
+
+from bnviz.data.pointfiles import points_from_csv_bytes
+from bnviz.views.explorer import (
+    EXPLORER_LIMITS,
+    MAX_EXTRA_POINTS,
+    PRESETS,
+    ExplorerSettings,
+    InputError,
+)
+from callbacks.explorer import ids
+from callbacks.parsing import finite_number, shown_name
+from layouts import explorer as explorer_layout
+
+#: Points kept in a shareable URL (more are kept in the page, not in the link).
+MAX_URL_POINTS = 300
+MAX_UPLOAD_BYTES = 1_000_000
+
+CONTROLS = {
+    "depth": ids.DEPTH, "width": ids.WIDTH, "activation": ids.ACTIVATION, "alpha": ids.ALPHA,
+    "mode": ids.MODE, "weight_seed": ids.WEIGHT_SEED, "dataset": ids.DATASET,
+    "n_points": ids.N_POINTS, "data_seed": ids.DATA_SEED, "batch_size": ids.BATCH_SIZE,
+    "batch_seed": ids.BATCH_SEED, "mu_t": ids.MU, "sigma_s": ids.SIGMA, "scope": ids.SCOPE,
+    "target_layer": ids.TARGET_LAYER, "target_unit": ids.TARGET_UNIT, "layer": ids.LAYER,
+}
+
+
+# ---- state <-> URL and controls ----------------------------------------------------------
+
+def settings_from_controls(values: dict) -> ExplorerSettings:
+    """Control values as the page holds them (sigma as log2, unit 1-based) -> settings."""
+    raw = dict(values)
+    sigma = raw.get("sigma_s")
+    try:
+        raw["sigma_s"] = 2.0 ** float(sigma)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError("σ slider: move it to a value from ¼ to 4") from None
+    unit = raw.get("target_unit")
+    lo, hi = EXPLORER_LIMITS["target_unit"]
+    try:
+        k = float(unit)
+    except (TypeError, ValueError, OverflowError):
+        k = math.nan
+    if not (math.isfinite(k) and k == int(k) and lo + 1 <= k <= hi + 1):
+        raise InputError(f"unit k: enter a whole number from 1 to the width "
+                         f"(at most {int(hi) + 1}), got {str(unit)[:40]!r}")
+    raw["target_unit"] = k - 1
+    return ExplorerSettings.parse(raw)
+
+
+def control_values(s: ExplorerSettings) -> dict:
+    """The inverse of :func:`settings_from_controls`."""
+    out = {name: getattr(s, name) for name in CONTROLS}
+    out["sigma_s"] = math.log2(s.sigma_s)
+    out["target_unit"] = s.target_unit + 1
+    out["batch_size"] = "all" if s.batch_size is None else str(s.batch_size)
+    return out
+
+
+def _parse_points(text: str) -> list[list[float]]:
+    pts = []
+    for pair in filter(None, text.split(";")[:MAX_EXTRA_POINTS]):
+        x, y = (float(v) for v in pair.split(","))
+        if not (math.isfinite(x) and math.isfinite(y) and abs(x) <= 1e6 and abs(y) <= 1e6):
+            raise ValueError(pair)
+        pts.append([x, y])
+    return pts
+
+
+def initial_state(query: dict) -> tuple:
+    """Page state from a URL query; a tampered or stale link falls back to defaults, with a
+    message saying what was ignored."""
+    message = []
+    # a key repeated in the link arrives as a list: the last one wins, as in a form
+    query = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in query.items()}
+    try:
+        settings = ExplorerSettings.parse(query)
+    except InputError as exc:
+        settings = ExplorerSettings()
+        message.append(f"The link's settings were not used ({exc}).")
+    view = query.get("view", "space")
+    if view not in explorer_layout.VIEWS:
+        message.append(f"The link's view {str(view)[:20]!r} is unknown; showing the input "
+                       "space.")
+        view = "space"
+    tls = query.get("tls") == "1"
+    projector = query.get("projector") == "1"
+    try:
+        extra = _parse_points(str(query.get("pts", "")))
+    except ValueError:
+        extra = []
+        message.append("The link's added points were not readable and were left out.")
+    preset = PRESETS.get(str(query.get("preset", "")))
+    caption = preset.caption if preset else "Pick a preset, or move any control."
+    return (settings, view, tls, projector, extra, " ".join(message), caption,
+            preset.key if preset else None)
+
+
+def page_layout(**query):
+    """The explorer page for a URL query (Dash Pages passes the query as keyword arguments)."""
+    return explorer_layout.layout(*initial_state(query))
+
+
+def query_string(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
+                 extra: list, preset: str | None = None) -> str:
+    q = settings.to_query()
+    if preset in PRESETS:
+        q["preset"] = preset  # restores the preset's caption
+    if view != "space":
+        q["view"] = view
+    if tls:
+        q["tls"] = "1"
+    if projector:
+        q["projector"] = "1"
+    if extra and len(extra) <= MAX_URL_POINTS:
+        q["pts"] = ";".join(f"{x:.4g},{y:.4g}" for x, y in extra)
+    return urlencode(q)
+
+
+
+def checked_points(extra) -> list[list[float]]:
+    """The added points as the page stores them ([[x, y], ...]); anything else (only a
+    crafted request sends it) is refused with a message."""
+    if extra is None:
+        return []
+    if isinstance(extra, list) and len(extra) > MAX_EXTRA_POINTS:
+        raise InputError(f"at most {MAX_EXTRA_POINTS} added points; press 'clear'")
+    ok = isinstance(extra, list) and all(
+        isinstance(p, list | tuple) and len(p) == 2 and not any(isinstance(v, str) for v in p)
+        and all(finite_number(v) is not None for v in p) for p in extra)
+    if not ok:
+        raise InputError("added points: not a list of finite (x, y) pairs; press 'clear'")
+    return [[float(x), float(y)] for x, y in extra]
+
+
+def upload_points(contents: str | None, filename: str | None) -> np.ndarray:
+    """Decode a dcc.Upload data URL and parse it as CSV; ValueError with a clear message."""
+    name = shown_name(filename)
+    if not isinstance(contents, str) or "," not in contents:
+        raise ValueError(f"{name}: empty upload")
+    payload = contents.split(",", 1)[1]
+    if len(payload) > MAX_UPLOAD_BYTES * 4 // 3 + 4:
+        raise ValueError(f"{name}: larger than {MAX_UPLOAD_BYTES // 1000} kB")
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{name}: the upload is not readable") from None
+    if not (isinstance(filename, str) and filename.lower().endswith(".csv")):
+        raise ValueError(f"{name}: expected a .csv file with columns x, y[, label]")
+    return points_from_csv_bytes(raw, name).points

@@ -1,0 +1,28 @@
+"""Component ids of the background-jobs page: the image experiments (Figures 4, 5, 10,
+Table 1, sec. 5).
+
+The page's layout (layouts/jobs.py) and its callbacks import these; importing this
+module registers no callback."""
+
+TYPE = "jobs-type"
+PARAM = "jobs-param"  # pattern: {"type": PARAM, "name": parameter name}
+PARAM_ROW = "jobs-param-row"  # pattern: {"type": PARAM_ROW, "name": parameter name}
+SUBMIT = "jobs-submit"
+MESSAGE = "jobs-message"
+POLL = "jobs-poll"
+TABLE = "jobs-table"
+SELECTED = "jobs-selected"  # the job opened below the table
+OVERLAY = "jobs-overlay"  # jobs whose curves are overlaid
+DETAIL = "jobs-detail"
+CANCEL = "jobs-cancel"
+RERUN = "jobs-rerun"
+GRAPH = "jobs-graph"
+OVERLAY_GRAPH = "jobs-overlay-graph"
+LOG = "jobs-log"
+SHOWN = "jobs-shown"  # what the detail view last drew (skip unchanged redraws)
+BACKEND = "jobs-backend"
+
+
+def progress_id(job_id: str) -> str:
+    """The id of a job's progress bar in the table (browser tests find it by this)."""
+    return f"jobs-progress-{job_id}"
