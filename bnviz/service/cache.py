@@ -11,7 +11,8 @@ shared by every process of a ``BNVIZ_HOME``.
   :func:`shared_memoize` wraps a function with it, and holds a lock across processes while
   computing, so that N workers asked at once compute once (the others wait and read).
 
-``BNVIZ_CACHE_MB`` bounds each process's memory cache (default 256) and ``BNVIZ_DISK_CACHE_MB``
+``BNVIZ_CACHE_MB`` bounds each process's memory cache, shared by every memoised function
+(default 256) and ``BNVIZ_DISK_CACHE_MB``
 the disk cache (default 1024); diskcache evicts the least recently stored entries past it.
 """
 
@@ -23,7 +24,7 @@ import os
 import sys
 import threading
 from collections import namedtuple
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import cachetools
@@ -32,7 +33,7 @@ import numpy as np
 
 from bnviz.config import bnviz_home
 
-__all__ = ["memory_cache", "memoize", "nbytes", "shared_cache", "shared_memoize"]
+__all__ = ["CacheInfo", "memory_cache", "memoize", "nbytes", "shared_cache", "shared_memoize"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,27 +78,39 @@ def memory_cache(max_bytes: int | None = None) -> cachetools.LRUCache:
     return cachetools.LRUCache(maxsize=size, getsizeof=nbytes)
 
 
+_process_cache: cachetools.LRUCache | None = None
+_process_lock = threading.Lock()
+
+
+def _process() -> tuple[cachetools.LRUCache, threading.Lock]:
+    """The one memory cache of this process that every default :func:`memoize` shares, so
+    ``BNVIZ_CACHE_MB`` bounds a web worker's cached results together, not per function."""
+    global _process_cache
+    with _process_lock:
+        if _process_cache is None:
+            _process_cache = memory_cache()
+        return _process_cache, _process_lock
+
+
 def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
-    """Decorator: memoise a function of hashable arguments in a :func:`memory_cache` of its
-    own, thread-safe (web workers run several threads). ``fn.cache`` is the cache;
-    ``fn.cache_info()`` and ``fn.cache_clear()`` work as functools.lru_cache's do (currsize and
-    maxsize in bytes)."""
+    """Decorator: memoise a function of hashable arguments, thread-safe (web workers run
+    several threads). By default its results go to the process's one byte-bounded cache
+    (``BNVIZ_CACHE_MB`` for all memoised functions together; least recently used first out);
+    ``max_bytes`` gives the function a cache of its own instead. ``fn.cache_info()`` and
+    ``fn.cache_clear()`` work as functools.lru_cache's do (currsize and maxsize in bytes, of
+    the cache it uses; clear removes only this function's results)."""
 
     def wrap(fn: F) -> F:
-        cache = memory_cache(max_bytes)
-        lock = threading.Lock()
+        if max_bytes is None:
+            cache, lock = _process()
+        else:
+            cache, lock = memory_cache(max_bytes), threading.Lock()
+        name = f"{fn.__module__}.{fn.__qualname__}"
         stats = {"hits": 0, "misses": 0}
-
-        def store(key: Hashable, value: Any) -> None:
-            with lock:
-                try:
-                    cache[key] = value
-                except ValueError:  # larger than the whole cache: serve it, keep nothing
-                    pass
 
         @functools.wraps(fn)
         def cached(*args: Any, **kwargs: Any) -> Any:
-            key = cachetools.keys.hashkey(*args, **kwargs)
+            key = (name, cachetools.keys.hashkey(*args, **kwargs))
             with lock:
                 try:
                     value = cache[key]
@@ -106,11 +119,19 @@ def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
                 except KeyError:
                     stats["misses"] += 1
             value = fn(*args, **kwargs)
-            store(key, value)
+            with lock:
+                try:
+                    cache[key] = value
+                except ValueError:  # larger than the whole cache: serve it, keep nothing
+                    pass
             return value
 
-        cached.cache = cache  # type: ignore[attr-defined]
-        cached.cache_clear = lambda: cache.clear()  # type: ignore[attr-defined]
+        def cache_clear() -> None:
+            with lock:
+                for key in [k for k in cache if k[0] == name]:
+                    del cache[key]
+
+        cached.cache_clear = cache_clear  # type: ignore[attr-defined]
         cached.cache_info = lambda: CacheInfo(  # type: ignore[attr-defined]
             stats["hits"], stats["misses"], cache.maxsize, cache.currsize)
         return cached  # type: ignore[return-value]

@@ -7,10 +7,10 @@ descriptions (:mod:`bnviz.views.style`), which ``bnviz jitter --format png`` use
 
 from __future__ import annotations
 
-from math import lgamma
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from bnviz.views.style import FIGURE7, JITTER
 from callbacks.plotting import Figure, axis, line, panel_axes, rgba, typed_array
@@ -74,10 +74,8 @@ def _analytical_density(grid: np.ndarray, mean: float, var: float, normal: bool)
     if var <= 0:
         return np.zeros_like(grid)
     if normal:
-        return np.exp(-(grid - mean) ** 2 / (2 * var)) / np.sqrt(2 * np.pi * var)
-    shape, scale = mean * mean / var, var / mean
-    q = np.clip(grid, 1e-300, None)
-    return np.exp((shape - 1) * np.log(q) - q / scale - shape * np.log(scale) - lgamma(shape))
+        return stats.norm.pdf(grid, loc=mean, scale=np.sqrt(var))
+    return stats.gamma.pdf(grid, a=mean * mean / var, scale=var / mean)
 
 
 def figure7_figure(samples: dict, report: dict) -> Figure:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from bnviz.views.style import BLUE, LIGHT_GRAY, ORANGE, RED, REGION_PALETTE, SLATE
 from callbacks.plotting import Figure, typed_array
@@ -182,7 +183,7 @@ def decision_maps_figure(decision: dict[str, np.ndarray], box, points: np.ndarra
 
 
 def _normal_pdf(x: np.ndarray, mean: float, var: float) -> np.ndarray:
-    return np.exp(-((x - mean) ** 2) / (2 * var)) / np.sqrt(2 * np.pi * var)
+    return stats.norm.pdf(x, loc=mean, scale=np.sqrt(var))
 
 
 def batch_statistics_figure(stats) -> Figure:

@@ -55,7 +55,7 @@ def test_memoize_computes_once_and_skips_values_larger_than_the_cache():
     assert f.cache_info().hits == 1 and f.cache_info().misses == 1
     f(1_000_000), f(1_000_000)  # 8 MB: served, never kept
     assert calls == [10, 1_000_000, 1_000_000]
-    assert f.cache.currsize <= 100_000
+    assert f.cache_info().currsize <= 100_000
     f.cache_clear()
     f(10)
     assert calls[-1] == 10 and len(calls) == 4
@@ -82,7 +82,7 @@ def test_memoize_is_thread_safe():
     for t in threads:
         t.join()
     assert not errors
-    assert f.cache.currsize <= 50_000
+    assert f.cache_info().currsize <= 50_000
 
 
 _CHILD = """
@@ -119,3 +119,31 @@ def test_shared_cache_lives_under_bnviz_home(tmp_home):
     assert str(tmp_home) in c.directory
     c.set("k", np.arange(3))
     assert np.array_equal(cache.shared_cache().get("k"), np.arange(3))
+
+
+def test_default_memoize_shares_one_budget_per_process(monkeypatch):
+    """Every default memoize of a process shares one byte budget (BNVIZ_CACHE_MB), so a web
+    worker's caches together stay under it; clearing one function leaves the others."""
+    monkeypatch.setenv("BNVIZ_CACHE_MB", "1")  # 1 MiB for all
+    monkeypatch.setattr(cache, "_process_cache", None)
+
+    @cache.memoize()
+    def a(i):
+        return np.zeros(40_000)  # 320 kB
+
+    @cache.memoize()
+    def b(i):
+        return np.zeros(40_000)
+
+    for i in range(3):
+        a(i), b(i)
+    info = a.cache_info()
+    assert info.maxsize == 2**20 and info.currsize <= 2**20
+    assert b.cache_info().currsize == info.currsize  # one cache
+    b(2)
+    assert b.cache_info().hits == 1  # the newest is still there
+    a.cache_clear()
+    b(2)
+    assert b.cache_info().hits == 2  # b's result survived a's clear
+    a(2)
+    assert a.cache_info().misses == 4  # a's was cleared
