@@ -62,8 +62,8 @@ class LandscapeParams:
     @model_validator(mode="after")
     def _consistent(self) -> LandscapeParams:
         if self.eta_hi <= self.eta_lo:
-            raise InputError(f"enter a number above eta lo ({self.eta_lo:g}), got "
-                             f"{self.eta_hi:g}", "eta_hi")
+            raise InputError(f"enter a step size (a multiple of lr) above eta lo "
+                             f"({self.eta_lo:g}), got {self.eta_hi:g}", "eta_hi")
         if self.batch_size > self.n:
             raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
                              "batch_size")
