@@ -1,5 +1,6 @@
 """Decision-boundary jitter across mini-batches (BN paper section 5, Figure 6): its settings,
-and the training a page or ``bnviz jitter --train-steps`` may run first."""
+and the training ``bnviz jitter --train-steps`` or the jitter page's training job
+(``jitter-training``) runs first, on the same network (:class:`JitterNetwork`)."""
 
 from __future__ import annotations
 

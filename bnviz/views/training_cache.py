@@ -26,8 +26,8 @@ from bnviz.params.jitter import TrainingJobParams
 from bnviz.views.jitter import binary_task
 from bnviz.views.train import save_network, train_network
 
-__all__ = ["TRAINING_JOB", "TrainingJobParams", "check_training_params", "load_trained",
-           "run_training_job", "save_uploaded", "trained_path", "training_reference"]
+__all__ = ["TRAINING_JOB", "check_training_params", "load_trained", "run_training_job",
+           "save_uploaded", "trained_path", "training_reference"]
 
 _UPLOAD = re.compile(r"^upload:([0-9a-f]{24})$")
 #: A loss is recorded about this many times in a training (the page shows the latest).
