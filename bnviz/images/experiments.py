@@ -14,12 +14,13 @@
 * ``landscape`` (Santurkar et al., sections 2-3, :mod:`bnviz.images.landscape`): plain SGD
   with and without BN, and their loss landscape and internal covariate shift.
 
-The three training types are :mod:`bnviz.images.training`; the parameters and their checks
-:mod:`bnviz.images.params`. A job reports through a :class:`~bnviz.jobs.types.JobContext`:
-``progress`` (which raises :class:`~bnviz.jobs.types.Cancelled` when the job was cancelled),
-``log`` and ``metric`` (one row per arm, run and epoch). Everything is plain torch and numpy,
-on ``ctx.device``; training uses mixed precision (bfloat16 autocast) on cuda, and torch DDP
-when the job runs in several processes (``dist``).
+The three training types are :mod:`bnviz.images.training`; the parameters are described by
+:mod:`bnviz.params.jobs` (one model per type) and checked by :mod:`bnviz.images.params`.
+A job reports through a :class:`~bnviz.jobs.types.JobContext`: ``progress`` (which raises
+:class:`~bnviz.jobs.types.Cancelled` when the job was cancelled), ``log`` and ``metric`` (one
+row per arm, run and epoch). Everything is plain torch and numpy, on ``ctx.device``; training
+uses mixed precision (bfloat16 autocast) on cuda, and torch DDP when the job runs in several
+processes (``dist``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ __all__ = ["image_job_type", "run_experiment", "summarise"]
 
 
 def image_job_type(name: str) -> JobType:
-    """The job type of one image experiment (its parameters: :data:`~.params.PARAMS`)."""
+    """The job type of one image experiment (its parameters:
+    :data:`bnviz.params.jobs.IMAGE_JOB_PARAMS`)."""
     return JobType(name, partial(check_params, name), partial(run_experiment, name),
                    partial(summarise, name))
 

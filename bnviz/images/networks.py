@@ -30,13 +30,13 @@ import torch
 from torch import nn
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
+from bnviz.params.caps import ARCHS  # the choices of a job's --arch (no torch there)
 from bnviz.views.bnsampling import noise_from_variances
 
 __all__ = ["ARCHS", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",
            "layer_preactivations", "norm_layers"]
 
 NORM_MODES: tuple[str, ...] = ("bn", "noisy_bn", "frozen", "zero_bias", "random_bias")
-ARCHS: tuple[str, ...] = ("resnet9", "cnn", "resnet50")
 #: leaky-ReLU slope of appendix D's networks (SPEC.md's default alpha).
 NEGATIVE_SLOPE = 0.1
 

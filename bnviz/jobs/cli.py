@@ -10,7 +10,9 @@
     data download NAME [--mirror URL]        (cifar10, cifar100, svhn, imagenette)
 
 ``jobs submit`` starts the image experiments; the other commands handle every job, those the
-pages start too (``density``, ``landscape-2d``, ``jitter-training``). Parameters are checked by
+pages start too (``density``, ``landscape-2d``, ``jitter-training``). The submit flags are
+made from the parameter models (:data:`bnviz.params.jobs.JOB_OPTIONS`: name, default, help
+text, the types that have it); parameters are checked by
 :func:`bnviz.images.params.check_params`: a bad one is one line on stderr and exit code 2,
 like every other bnviz command.
 """
@@ -22,8 +24,8 @@ import json
 import time
 from typing import Any
 
-from bnviz.images.params import JOB_TYPES, PARAMS
-from bnviz.jobs.types import get_job_type
+from bnviz.jobs.types import IMAGE_JOB_TYPES, get_job_type
+from bnviz.params.jobs import JOB_OPTIONS
 
 __all__ = ["add_commands"]
 
@@ -33,13 +35,14 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
                           "10, Table 1, section 5) and the pages' runs")
     jsub = jobs.add_subparsers(dest="jobs_command", required=True, parser_class=parser_class)
     s = jsub.add_parser("submit", help="submit a job")
-    s.add_argument("type", choices=JOB_TYPES)
-    for spec in PARAMS:
-        default = ",".join(map(str, spec.default)) if spec.kind == "floats" else spec.default
-        s.add_argument(spec.flag, dest=spec.name, default=None,
-                       help=f"{spec.help} (default {default}; {', '.join(spec.types)})"
-                       if len(spec.types) < len(JOB_TYPES) else f"{spec.help} (default "
-                       f"{default})")
+    s.add_argument("type", choices=IMAGE_JOB_TYPES)
+    for option in JOB_OPTIONS:
+        default = (",".join(map(str, option.default)) if option.kind == "floats" else
+                   option.default)
+        s.add_argument(option.flag, dest=option.name, default=None,
+                       help=f"{option.help} (default {default}; {', '.join(option.types)})"
+                       if len(option.types) < len(IMAGE_JOB_TYPES) else f"{option.help} "
+                       f"(default {default})")
     s.add_argument("--json", action="store_true", help='print {"id": ...}')
     ls = jsub.add_parser("list", help="the jobs, newest first")
     ls.add_argument("--json", action="store_true")
@@ -81,8 +84,8 @@ def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
 
     cmd = args.jobs_command
     if cmd == "submit":
-        params = {spec.name: getattr(args, spec.name) for spec in PARAMS
-                  if getattr(args, spec.name) is not None}
+        params = {option.name: getattr(args, option.name) for option in JOB_OPTIONS
+                  if getattr(args, option.name) is not None}
         job = jobs.submit_job(args.type, params)
         if args.json:
             return _dump({"id": job.id}), 0

@@ -24,20 +24,20 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bnviz.messages import brief
 from bnviz.params.fields import InputError, parse
+from bnviz.params.jobs import IMAGE_JOB_PARAMS
 
 __all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "JobContext",
            "JobType", "ParamError", "RecordingContext", "all_job_types", "get_job_type",
            "validate_params"]
 
-#: The image experiments (bnviz.images.experiments.JOB_TYPES lists the same names).
-IMAGE_JOB_TYPES: tuple[str, ...] = ("smart-init", "concentration", "jitter-noise",
-                                    "affine-ablation", "landscape")
+#: The image experiments: one parameter model each (:mod:`bnviz.params.jobs`).
+IMAGE_JOB_TYPES: tuple[str, ...] = tuple(IMAGE_JOB_PARAMS)
 #: The jobs the pages start (a name -> the module that defines it, as ``module:ATTRIBUTE``).
 PAGE_JOB_TYPES: dict[str, str] = {
     "density": "bnviz.views.density:DENSITY_JOB",
@@ -139,22 +139,22 @@ def get_job_type(name: object) -> JobType:
     raise ParamError(f"unknown job type {brief(name)}: one of {', '.join(all_job_types())}")
 
 
-def validate_params(schema: type, raw: object, what: str) -> Any:
+def validate_params(schema: type, raw: object, what: str | None,
+                    labels: Mapping[str, str] | None = None) -> Any:
     """``raw`` (a job's parameters) validated into ``schema`` by the one parameter layer
-    (:func:`bnviz.params.parse`: a pydantic model or dataclass of :mod:`bnviz.params` or
-    beside its job type): unknown names, wrong types and values out of range raise ParamError
-    with one line naming the parameter."""
-    from pydantic import BaseModel
-
+    (:func:`bnviz.params.parse`: a model of :mod:`bnviz.params`): unknown names, wrong types
+    and values out of range raise ParamError with one line naming the parameter (by its
+    ``labels``, e.g. the CLI's flags), after ``what:`` (the job type) unless ``what`` is None
+    (the labels say enough)."""
+    prefix = f"{what}: " if what else ""
     if not isinstance(raw, dict):
-        raise ParamError(f"{what}: the parameters must be a mapping, got {brief(raw)}")
-    names = (set(schema.model_fields) if issubclass(schema, BaseModel) else
-             {f.name for f in dataclasses.fields(schema)})
+        raise ParamError(f"{prefix}the parameters must be a mapping, got {brief(raw)}")
+    names = {f.name for f in dataclasses.fields(schema)}
     unknown = sorted(str(k) for k in set(raw) - names)
     if unknown:
-        raise ParamError(f"{what}: unknown parameter {brief(unknown[0])} (known: "
+        raise ParamError(f"{prefix}unknown parameter {brief(unknown[0])} (known: "
                          f"{', '.join(sorted(names))})")
     try:
-        return parse(schema, raw)
+        return parse(schema, raw, labels)
     except InputError as exc:
-        raise ParamError(f"{what}: {exc}") from None
+        raise ParamError(f"{prefix}{exc}") from None

@@ -39,73 +39,15 @@ from bnviz.core.bn import batch_statistics, bn_forward
 from bnviz.device import pick_device
 from bnviz.jobs.results import load_result
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
+from bnviz.params.landscape import LandscapeParams, NoisyBN
 
-__all__ = ["LANDSCAPE_2D_JOB", "LANDSCAPE_LIMITS", "MAX_LANDSCAPE_WORK", "LandscapeResult",
-           "LandscapeSettings", "NoisyBN", "check_landscape_params", "init_params",
-           "load_landscape", "run_landscape", "run_landscape_job", "square_grid"]
+__all__ = ["LANDSCAPE_2D_JOB", "LandscapeResult", "LandscapeSettings", "NoisyBN",
+           "check_landscape_params", "init_params", "load_landscape", "run_landscape",
+           "run_landscape_job", "square_grid"]
 
-#: steps x (step sizes + depth + 2) x batch x width^2 x depth: the forward-backward work of
-#: one run (both arms); at the cap about 2e11 float64 flops, a minute or two on 2 cores.
-MAX_LANDSCAPE_WORK = 3e10
-
-LANDSCAPE_LIMITS: dict[str, tuple[float, float]] = {
-    "n": (16, 2000), "depth": (1, 8), "width": (2, 64), "steps": (1, 2000),
-    "batch_size": (4, 512), "lr": (1e-4, 2.0), "etas": (2, 32),
-}
-
-
-@dataclass(frozen=True)
-class NoisyBN:
-    """Algorithm 1's constants (the paper's defaults)."""
-
-    n_mu: float = 0.5
-    n_sigma: float = 1.25
-    r_mu: float = 0.1
-    r_sigma: float = 0.1
-
-
-@dataclass(frozen=True)
-class LandscapeSettings:
-    dataset: str = "moons"
-    n: int = 400
-    data_seed: int = 0
-    depth: int = 3
-    width: int = 16
-    seed: int = 0
-    steps: int = 200
-    batch_size: int = 32
-    lr: float = 0.1
-    eta_lo: float = 0.5  # step sizes, in multiples of lr
-    eta_hi: float = 4.0
-    etas: int = 8
-    noisy: NoisyBN | None = None  # Algorithm 1 on the BN arm
-
-    def __post_init__(self) -> None:
-        for name, (lo, hi) in LANDSCAPE_LIMITS.items():
-            value = getattr(self, name)
-            integer = name != "lr"
-            if isinstance(value, bool) or not isinstance(value, int | float) or \
-                    not (lo <= value <= hi) or (integer and value != int(value)):
-                kind = "a whole number" if integer else "a number"
-                raise ValueError(f"{name.replace('_', ' ')}: {kind} from {lo:g} to {hi:g}, "
-                                 f"got {value!r}")
-        if not (0 < self.eta_lo < self.eta_hi <= 100):
-            raise ValueError("step sizes: 0 < lowest < highest <= 100 (multiples of lr)")
-        if self.batch_size > self.n:
-            raise ValueError(f"batch size {self.batch_size} is larger than the data ({self.n})")
-        if self.work() > MAX_LANDSCAPE_WORK:
-            raise ValueError("steps x step sizes x batch x width^2 x depth is over the cap: "
-                             "lower the steps, the step sizes, the batch or the width")
-
-    def work(self) -> float:
-        return (2.0 * self.steps * (self.etas + self.depth + 2) * self.batch_size
-                * self.width**2 * self.depth)
-
-    def as_params(self) -> dict:
-        """Plain values (the run's key and its stored settings)."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "noisy"}
-        out["noisy"] = None if self.noisy is None else vars(self.noisy).copy()
-        return out
+#: A run's settings are its parameters: one description (:mod:`bnviz.params.landscape`,
+#: bounds and work cap in :mod:`bnviz.params.caps`).
+LandscapeSettings = LandscapeParams
 
 
 @dataclass(frozen=True)
@@ -280,13 +222,13 @@ def _logits_with_population(params: dict[str, torch.Tensor], x_all: torch.Tensor
 
 
 def check_landscape_params(raw: dict) -> dict:
-    """A run's stored parameters (:meth:`LandscapeSettings.as_params`) checked (ParamError)."""
-    return validate_params(LandscapeSettings, raw, "landscape-2d").as_params()
+    """A run's stored parameters (:meth:`LandscapeParams.as_params`) checked (ParamError)."""
+    return validate_params(LandscapeParams, raw, "landscape-2d").as_params()
 
 
 def run_landscape_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
     """Both arms, on the job's device; the curves and decision maps are its result."""
-    settings = validate_params(LandscapeSettings, params, "landscape-2d")
+    settings = validate_params(LandscapeParams, params, "landscape-2d")
     total = 2 * settings.steps
     r = run_landscape(settings, ctx.device, progress=lambda k: ctx.progress(k / total))
     arrays = {f"{arm}__{k}": v for arm, rows in r.arms.items() for k, v in rows.items()}

@@ -3,8 +3,8 @@ parameters (pydantic models), with the bounds and cost caps in one place
 (:mod:`bnviz.params.caps`) and the cost estimated before any work
 (:mod:`bnviz.params.cost`).
 
-The command line and the pages' callbacks call it (later the job submission and an HTTP
-API): code builds a model with typed values, ``parse(Model, raw)`` reads raw control values;
+The command line, the pages' callbacks and the job submission call it (later an HTTP API):
+code builds a model with typed values, ``parse(Model, raw)`` reads raw control values;
 either way a bad value raises :class:`InputError` (a ValueError) with one line naming the
 control or option and the allowed range.  No torch is imported here.
 """
@@ -12,9 +12,12 @@ control or option and the allowed range.  No torch is imported here.
 from bnviz.params.bnstats import BNStatsParams
 from bnviz.params.density import DensityPageParams, DensityParams, default_layers
 from bnviz.params.fields import InputError, one_line, parse
-from bnviz.params.jitter import JitterParams, TrainingParams
+from bnviz.params.jitter import JitterParams, TrainingJobParams, TrainingParams
+from bnviz.params.jobs import IMAGE_JOB_PARAMS
+from bnviz.params.landscape import LandscapeParams, NoisyBN
 from bnviz.params.partition import ExplorerParams, PartitionParams
 
-__all__ = ["BNStatsParams", "DensityPageParams", "DensityParams", "ExplorerParams",
-           "InputError", "JitterParams", "PartitionParams", "TrainingParams",
-           "default_layers", "one_line", "parse"]
+__all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityParams",
+           "ExplorerParams", "InputError", "JitterParams", "LandscapeParams", "NoisyBN",
+           "PartitionParams", "TrainingJobParams", "TrainingParams", "default_layers",
+           "one_line", "parse"]

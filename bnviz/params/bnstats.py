@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from bnviz.params.caps import FIGURE7_LIMITS, MAX_ELEMENTS
-from bnviz.params.fields import InputError, params_dataclass, whole, whole_or_none
+from bnviz.params.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
+from bnviz.params.fields import InputError, params_dataclass, reals, whole, whole_or_none
 
 __all__ = ["BNStatsParams"]
 
@@ -16,8 +16,10 @@ _F = FIGURE7_LIMITS
 @params_dataclass
 class BNStatsParams:
     """Mini-batches of ``batch_size`` from a training set of ``train_size`` draws of
-    W z ~ N([1, 0, -1], diag([1, 3, 0.1])), ``samples`` times; noise-controlled BN targets
-    a virtual batch of ``virtual_batch_size`` (default: half the batch, the paper's 64 -> 32).
+    W z ~ N(means, diag(variances)) (the paper's [1, 0, -1] and [1, 3, 0.1]), ``samples``
+    times; noise-controlled BN targets a virtual batch of ``virtual_batch_size`` (default:
+    half the batch, the paper's 64 -> 32).  The cost is capped at ``samples x batch_size``
+    <= :data:`~bnviz.params.caps.MAX_ELEMENTS` (the mini-batches held at once).
     """
 
     batch_size: whole(*_F["batch_size"]) = 64
@@ -25,6 +27,9 @@ class BNStatsParams:
     samples: whole(*_F["samples"]) = 2000
     virtual_batch_size: whole_or_none(*_F["virtual_batch_size"]) = None
     seed: whole(*_F["seed"]) = 0
+    #: One mean and one (positive) variance per unit.
+    means: reals(count=(1, MAX_UNITS)) = (1.0, 0.0, -1.0)
+    variances: reals(0.0, lo_open=True, count=(1, MAX_UNITS)) = (1.0, 3.0, 0.1)
 
     @field_validator("virtual_batch_size", mode="after")
     @classmethod
@@ -44,4 +49,7 @@ class BNStatsParams:
         if self.samples * self.batch_size > MAX_ELEMENTS:
             raise InputError(f"samples x batch size is {self.samples * self.batch_size}, over "
                              f"the cap of {MAX_ELEMENTS}: lower the samples or the batch size")
+        if len(self.variances) != len(self.means):
+            raise InputError(f"enter one variance per mean ({len(self.means)}), got "
+                             f"{len(self.variances)}", "variances")
         return self

@@ -9,9 +9,11 @@ guard.  Nothing here imports torch, so ``bnviz --help`` and argument errors stay
 from __future__ import annotations
 
 from bnviz.data.datasets import DATASETS, MAX_POINTS
+from bnviz.data.imagedata import MAX_FOLDER_IMAGES
 
 __all__ = [
     "ACTIVATIONS",
+    "ARCHS",
     "BATCH_ALL",
     "DATASETS",
     "DENSITY_LIMITS",
@@ -19,16 +21,22 @@ __all__ = [
     "EXPLORER_LIMITS",
     "EXPLORER_MAX_REGIONS",
     "FIGURE7_LIMITS",
+    "IMAGE_JOB_LIMITS",
     "JITTER_LIMITS",
     "JITTER_MAX_REGIONS",
+    "LANDSCAPE_LIMITS",
     "LEARNING_RATE",
+    "MAX_CONCENTRATION_PASSES",
     "MAX_DENSITY_WORK",
     "MAX_DEPTH",
     "MAX_ELEMENTS",
     "MAX_EXTENT",
+    "MAX_FOLDER_IMAGES",
+    "MAX_LANDSCAPE_WORK",
     "MAX_POINTS",
     "MAX_REGIONS",
     "MAX_SAMPLES",
+    "MAX_TRAINING_IMAGES",
     "MAX_TRAIN_SIZE",
     "MAX_UNITS",
     "MAX_WIDTH",
@@ -38,6 +46,7 @@ __all__ = [
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
+    "TRAIN_SIZES",
 ]
 
 # ---- choices ----------------------------------------------------------------------------
@@ -48,6 +57,8 @@ MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
 #: What the explorer's mu and sigma sliders act on.
 SCOPES: tuple[str, ...] = ("all", "layer", "unit")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adam")
+#: The image networks (:func:`bnviz.images.networks.build_model`).
+ARCHS: tuple[str, ...] = ("resnet9", "cnn", "resnet50")
 #: Texts that mean "the whole data set" for a batch size (test-time statistics).
 BATCH_ALL: tuple[str, ...] = ("", "all", "none", "full")
 
@@ -140,3 +151,33 @@ FIGURE7_LIMITS: dict[str, tuple[int, int]] = {
     "virtual_batch_size": (2, MAX_TRAIN_SIZE),
     "seed": (0, SEED_MAX),
 }
+
+
+# ---- Santurkar et al.'s 2D landscape run (the debate page) --------------------------------
+LANDSCAPE_LIMITS: dict[str, tuple[float, float]] = {
+    "n": (16, 2000), "depth": (1, 8), "width": (2, 64), "steps": (1, 2000),
+    "batch_size": (4, 512), "lr": (1e-4, 2.0), "etas": (2, 32),
+    # the step sizes eta, in multiples of lr (the paper: [1/2, 4])
+    "eta": (0.0, 100.0),
+}
+#: steps x (step sizes + depth + 2) x batch x width^2 x depth, both arms: the
+#: forward-backward work of one run (:func:`bnviz.params.cost.landscape_work`); at the cap
+#: about 2e11 float64 flops, a minute or two on 2 cores.
+MAX_LANDSCAPE_WORK = 3e10
+
+# ---- the image experiments (jobs) ----------------------------------------------------------
+IMAGE_JOB_LIMITS: dict[str, tuple[float, float]] = {
+    "width": (1, 512), "epochs": (1, 1000), "runs": (1, 50), "batch_size": (2, 4096),
+    "lr": (1e-6, 10.0), "seed": (0, PAGE_SEED_MAX), "max_train": (0, 10_000_000),
+    "image_size": (8, 512), "gpus": (1, 64), "noise": (0.0, 10.0), "images": (1, 10_000),
+    "samples": (2, 4096), "eps": (1e-6, 100.0), "etas": (2, 16), "measure_every": (1, 10_000),
+}
+#: A job's work is capped (epochs x runs x arms x training images; concentration: images x
+#: samples x radii x runs x arms x 2 kinds): one user cannot fill a worker for weeks by
+#: mistake (:mod:`bnviz.params.cost`).
+MAX_TRAINING_IMAGES = 2e9
+MAX_CONCENTRATION_PASSES = 2e8
+#: Training images of the standard data sets (digits: its fixed 3/4 split of 1797); an image
+#: folder counts as the most it may hold (MAX_FOLDER_IMAGES).
+TRAIN_SIZES: dict[str, int] = {"digits": 1352, "cifar10": 50_000, "cifar100": 50_000,
+                               "svhn": 73_257}

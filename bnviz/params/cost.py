@@ -15,12 +15,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bnviz.params.caps import MAX_DENSITY_WORK, MAX_DEPTH, MAX_WIDTH
+from bnviz.params.caps import (
+    MAX_CONCENTRATION_PASSES,
+    MAX_DENSITY_WORK,
+    MAX_DEPTH,
+    MAX_LANDSCAPE_WORK,
+    MAX_TRAINING_IMAGES,
+    MAX_WIDTH,
+)
 from bnviz.params.fields import InputError
 
 __all__ = ["CALIBRATION", "check_alpha", "check_bn_batch", "check_bn_batch_size",
-           "check_density_work", "check_network_size", "check_partition_size",
-           "density_work", "expected_regions"]
+           "check_concentration_passes", "check_density_work", "check_landscape_work",
+           "check_network_size", "check_partition_size", "check_training_images",
+           "concentration_passes", "density_work", "expected_regions", "landscape_work",
+           "training_images"]
 
 #: Relative spread under which a BN batch counts as having none (SPEC.md: an eps for a zero
 #: sigma is <= 1e-12 relative).
@@ -169,3 +178,53 @@ def check_density_work(grid: int, depth: int, width: int) -> None:
     if density_work(grid, depth, width) > MAX_DENSITY_WORK:
         raise InputError(f"grid^2 x depth x width^2 is over the cap of {MAX_DENSITY_WORK:g}: "
                          "lower the grid, the width or the depth")
+
+
+def landscape_work(steps: int, etas: int, depth: int, batch_size: int, width: int) -> float:
+    """Forward-backward work of one 2D landscape run (Santurkar et al.), both arms: at every
+    step one pass per step size, one per Definition 2.1 hybrid (depth) and two more, each
+    about batch x width^2 x depth multiply-adds."""
+    return 2.0 * steps * (etas + depth + 2) * batch_size * width**2 * depth
+
+
+def check_landscape_work(steps: int, etas: int, depth: int, batch_size: int,
+                         width: int) -> None:
+    if landscape_work(steps, etas, depth, batch_size, width) > MAX_LANDSCAPE_WORK:
+        raise InputError("steps x step sizes x batch x width^2 x depth is over the cap: lower "
+                         "the steps, the step sizes, the batch or the width")
+
+
+def training_images(epochs: int, runs: int, arms: int, train_size: int,
+                    measured: tuple[int, int] | None = None) -> float:
+    """Training images an image experiment passes through: epochs x runs x arms x training
+    images; ``measured`` = (step sizes, every how many steps) for the landscape job, whose
+    every measurement costs the step sizes plus about 12 layer hybrids of passes."""
+    work = float(epochs) * runs * arms * train_size
+    if measured is not None:
+        etas, every = measured
+        work *= 1 + (etas + 12) / every
+    return work
+
+
+def check_training_images(epochs: int, runs: int, arms: int, train_size: int,
+                          measured: tuple[int, int] | None = None) -> None:
+    work = training_images(epochs, runs, arms, train_size, measured)
+    if work > MAX_TRAINING_IMAGES:
+        raise InputError(f"epochs x runs x {arms} arms x training images = {work:.3g} is over "
+                         f"the cap of {MAX_TRAINING_IMAGES:.0e}: lower --epochs, --runs or "
+                         "--max-train")
+
+
+def concentration_passes(images: int, samples: int, radii: int, runs: int, arms: int) -> float:
+    """Forward passes of the concentration experiment (BN paper Figure 4): for each run and
+    arm, ``samples`` points in each of ``radii`` balls around ``images`` data images and as
+    many Gaussian images."""
+    return float(images) * samples * radii * runs * arms * 2
+
+
+def check_concentration_passes(images: int, samples: int, radii: int, runs: int,
+                               arms: int) -> None:
+    work = concentration_passes(images, samples, radii, runs, arms)
+    if work > MAX_CONCENTRATION_PASSES:
+        raise InputError(f"images x samples x eps values x runs x {arms * 2} = {work:.3g} "
+                         f"forward passes is over the cap of {MAX_CONCENTRATION_PASSES:.0e}")

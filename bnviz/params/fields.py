@@ -28,9 +28,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from bnviz.messages import brief
 from bnviz.params.caps import BATCH_ALL
 
-__all__ = ["InputError", "choice", "count_or_all", "one_line", "params_dataclass",
-           "parse", "quote", "real", "real_value", "whole", "whole_or_none",
-           "whole_value"]
+__all__ = ["InputError", "choice", "count_or_all", "described", "one_line",
+           "params_dataclass", "parse", "quote", "real", "real_value", "reals", "whole",
+           "whole_or_none", "whole_value"]
 
 T = TypeVar("T")
 #: Validation context key: values are raw (text from a page or a URL), convert them laxly.
@@ -104,15 +104,22 @@ def real_value(raw: object, lo: float = -math.inf, hi: float = math.inf, *,
         value = math.nan
     above = lo < value if lo_open else lo <= value
     if not (math.isfinite(value) and above and value <= hi):
-        if math.isinf(lo) and math.isinf(hi):
-            allowed = "a finite number"
-        elif math.isinf(hi):
-            allowed = f"a number > {lo:g}" if lo_open else f"a number >= {lo:g}"
-        else:
-            allowed = f"a number in ({lo:g}, {hi:g}]" if lo_open else \
-                f"a number from {lo:g} to {hi:g}"
-        raise InputError(f"enter {allowed}, got {quote(raw)}")
+        span = _span(lo, hi, lo_open)
+        raise InputError(f"enter {'a number ' + span if span else 'a finite number'}, got "
+                         f"{quote(raw)}")
     return value
+
+
+def _span(lo: float, hi: float, lo_open: bool) -> str:
+    """The allowed range as messages say it ("from 1 to 16", "in (0, 10]", "> 0"; "" for any
+    finite number)."""
+    if math.isinf(lo) and math.isinf(hi):
+        return ""
+    if math.isinf(hi):
+        return f"> {lo:g}" if lo_open else f">= {lo:g}"
+    if math.isinf(lo):
+        return f"<= {hi:g}"
+    return f"in ({lo:g}, {hi:g}]" if lo_open else f"from {lo:g} to {hi:g}"
 
 
 def _bounds(lo: float, hi: float, lo_open: bool = False) -> list[Any]:
@@ -171,6 +178,50 @@ def real(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False) 
     return Annotated[float, *_bounds(lo, hi, lo_open), BeforeValidator(check)]
 
 
+def reals(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False,
+          count: tuple[int, int] = (1, 16), distinct: bool = False) -> Any:
+    """A tuple of ``count[0]`` to ``count[1]`` finite floats, each in [lo, hi] (or (lo, hi]):
+    a list of numbers, or (raw values) a comma-separated text such as "0.01, 0.1" or a lone
+    number.  ``distinct``: a set of values (sorted, repeats dropped), e.g. ball radii; else
+    the order is kept (one value per unit)."""
+    fewest, most = count
+    span = _span(lo, hi, lo_open)
+
+    def check(raw: object, info: pydantic.ValidationInfo) -> tuple[float, ...]:
+        lax = _is_raw(info)
+        items: Any = None
+        if isinstance(raw, list | tuple):
+            items = raw
+        elif lax and isinstance(raw, str):
+            items = raw.split(",")
+        elif lax and _number(raw, lax=False) is not None:
+            items = [raw]
+        values: list[float] | None = None
+        if items is not None and fewest <= len(items) <= most:
+            try:
+                values = [real_value(v, lo, hi, lo_open=lo_open, lax=lax) for v in items]
+            except InputError:
+                values = None
+        if values is None:
+            many = f"{fewest} to {most}" if fewest < most else str(most)
+            raise InputError(f"enter {many} {'comma-separated ' if lax else ''}numbers"
+                             f"{f' (each {span})' if span else ''}, got {quote(raw)}")
+        return tuple(sorted(set(values))) if distinct else tuple(values)
+
+    item = {"type": "number"} | {key: value for key, value in (
+        ("exclusiveMinimum" if lo_open else "minimum", lo), ("maximum", hi))
+        if math.isfinite(value)}
+    schema = {"items": item, "minItems": fewest, "maxItems": most, "uniqueItems": distinct}
+    return Annotated[tuple[float, ...], Field(json_schema_extra=schema),
+                     BeforeValidator(check)]
+
+
+def described(field: Any, text: str) -> Any:
+    """``field`` (one of the helpers above) with a help text: what the command line's
+    ``--help`` and a form's tooltip say about it (its JSON schema's description)."""
+    return Annotated[field, Field(description=text)]
+
+
 def choice(options: tuple[str, ...]) -> Any:
     """A str field, one of ``options`` exactly."""
 
@@ -194,15 +245,18 @@ def one_line(error: ValidationError, labels: Mapping[str, str] | None = None) ->
     the default is the field name with spaces.
     """
     first = error.errors(include_url=False)[0]
-    loc = first.get("loc") or ()
-    field = str(loc[0]) if loc else None
+    path = [str(part) for part in first.get("loc") or ()]  # a nested model's field: 2 parts
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, ValueError):
         text = str(cause)
-        field = getattr(cause, "field", None) or field
+        named = getattr(cause, "field", None)  # a cross-field check names the one to blame
+        if named and named not in path[-1:]:
+            path.append(named)
     else:  # pydantic's own check (a value of the wrong kind where no validator of ours ran)
         text = f"{first.get('msg', 'not valid')}, got {quote(first.get('input'))}"
-    return f"{label_of(field, labels)}: {text}" if field else text
+    field = path[0] if path else None
+    inner = "".join(f" {label_of(part, None)}" for part in path[1:])
+    return f"{label_of(field, labels)}{inner}: {text}" if field else text
 
 
 @functools.cache
@@ -210,15 +264,20 @@ def _adapter(model: type) -> TypeAdapter:
     return TypeAdapter(model)
 
 
-def parse(model: type[T], raw: object, labels: Mapping[str, str] | None = None) -> T:
+def parse(model: type[T], raw: object, labels: Mapping[str, str] | None = None, *,
+          lax: bool = True) -> T:
     """Validate raw values (a mapping of field name -> value from a page, a URL, a request)
     into ``model``: missing -> the default, unknown keys ignored.  Raises only
-    :class:`InputError`, whose message names the first bad field by its label."""
+    :class:`InputError`, whose message names the first bad field by its label.
+
+    ``lax=False`` takes typed values only, as construction does (a Python function's
+    arguments), with the messages naming the fields by ``labels`` (e.g. the argument names).
+    """
     if not isinstance(raw, Mapping):
         raise InputError(f"expected named settings, got {quote(raw)}")
     values = {k: v for k, v in raw.items() if isinstance(k, str)}
     try:
-        return _adapter(model).validate_python(values, context={RAW: True})
+        return _adapter(model).validate_python(values, context={RAW: lax})
     except ValidationError as exc:
         raise InputError(one_line(exc, labels)) from None
 

@@ -1,5 +1,6 @@
 """Decision-boundary jitter across mini-batches (BN paper section 5, Figure 6): its settings,
-and the training a page or ``bnviz jitter --train-steps`` may run first."""
+and the training ``bnviz jitter --train-steps`` or the jitter page's training job
+(``jitter-training``) runs first, on the same network (:class:`JitterNetwork`)."""
 
 from __future__ import annotations
 
@@ -24,19 +25,16 @@ from bnviz.params.fields import (
     whole_or_none,
 )
 
-__all__ = ["JitterParams", "TrainingParams"]
+__all__ = ["JitterNetwork", "JitterParams", "TrainingJobParams", "TrainingParams"]
 
 _J = JITTER_LIMITS
 
 
 @params_dataclass
-class JitterParams:
-    """K mini-batch realisations of a BN network's decision boundary.
-
-    Their cost is bounded by the network (depth, width), the data and batch sizes and the
-    number of realisations (:data:`~bnviz.params.caps.JITTER_LIMITS`); all K partitions are
-    cut together under :data:`~bnviz.params.caps.JITTER_MAX_REGIONS`.
-    """
+class JitterNetwork:
+    """The jitter page's network and data: a random BN network with a two-logit head on a
+    binary task of ``n`` points.  Shared by the jitter settings and the training job, so the
+    network a training starts from is the one the page shows."""
 
     dataset: choice(DATASETS) = "moons"
     n: whole(*_J["n"]) = 200
@@ -46,6 +44,27 @@ class JitterParams:
     activation: choice(ACTIVATIONS) = "leaky_relu"
     alpha: real() = 0.1
     seed: whole(0, SEED_MAX) = 0
+
+    @model_validator(mode="after")
+    def _slope(self) -> JitterNetwork:
+        check_alpha(self.activation, self.alpha)
+        return self
+
+    def _batch_fits(self, batch_size: int) -> None:
+        if batch_size > self.n:
+            raise InputError(f"{batch_size} is larger than the data ({self.n} points)",
+                             "batch_size")
+
+
+@params_dataclass
+class JitterParams(JitterNetwork):
+    """K mini-batch realisations of a BN network's decision boundary.
+
+    Their cost is bounded by the network (depth, width), the data and batch sizes and the
+    number of realisations (:data:`~bnviz.params.caps.JITTER_LIMITS`); all K partitions are
+    cut together under :data:`~bnviz.params.caps.JITTER_MAX_REGIONS`.
+    """
+
     batch_size: whole(*_J["batch_size"]) = 16
     realizations: whole(*_J["realizations"]) = 16
     virtual_batch_size: whole_or_none(2, _J["batch_size"][1]) = None  # None: plain BN
@@ -54,10 +73,7 @@ class JitterParams:
 
     @model_validator(mode="after")
     def _consistent(self) -> JitterParams:
-        check_alpha(self.activation, self.alpha)
-        if self.batch_size > self.n:
-            raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
-                             "batch_size")
+        self._batch_fits(self.batch_size)
         vb = self.virtual_batch_size
         if vb is not None and vb > self.batch_size:
             raise InputError(f"enter a whole number from 2 to the batch size "
@@ -67,8 +83,26 @@ class JitterParams:
 
 @params_dataclass
 class TrainingParams:
-    """Training a jitter network first (mini-batches of the jitter batch size)."""
+    """Training a jitter network first (mini-batches of the jitter batch size): the options
+    of ``bnviz jitter --train-steps``."""
 
     train_steps: whole(*_J["train_steps"]) = 0
     optimizer: choice(OPTIMIZERS) = "adam"
     lr: real(*LEARNING_RATE, lo_open=True) = 0.01
+
+
+@params_dataclass
+class TrainingJobParams(JitterNetwork):
+    """The jitter page's training job (``jitter-training``): the page's network trained for
+    ``steps`` mini-batches of ``batch_size`` (same bounds as the jitter settings and
+    ``bnviz jitter --train-steps``; at least one step, else there is nothing to run)."""
+
+    steps: whole(1, _J["train_steps"][1]) = 500
+    batch_size: whole(*_J["batch_size"]) = 16
+    lr: real(*LEARNING_RATE, lo_open=True) = 0.01
+    optimizer: choice(OPTIMIZERS) = "adam"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainingJobParams:
+        self._batch_fits(self.batch_size)
+        return self

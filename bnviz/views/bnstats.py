@@ -15,11 +15,10 @@ import torch
 
 from bnviz.core.bn import batch_moments
 from bnviz.device import pick_device
-from bnviz.params.caps import MAX_ELEMENTS, MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
+from bnviz.params import BNStatsParams, parse
+from bnviz.params.caps import MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
 from bnviz.views.bnmoments import (
     analytical_moments,
-    check_float,
-    check_int,
     finite_population_moments,
     luo_moments,
     unit_moments,
@@ -85,38 +84,30 @@ class MomentReport:
 # --------------------------------------------------------------------------- Figure 7
 
 
+#: The messages name figure7's arguments as the caller wrote them.
+_ARGUMENTS = {name: name for name in ("batch_size", "train_size", "samples",
+                                      "virtual_batch_size", "seed", "means", "variances")}
+
+
 def _check_figure7(
     batch_size, train_size, samples, virtual_batch_size, seed, means, variances
-) -> tuple[int, int, int, int, int, list[float], list[float]]:
-    n = check_int("train_size", train_size, 2, MAX_TRAIN_SIZE)
-    b = check_int("batch_size", batch_size, 2, n, "train_size")
-    s = check_int("samples", samples, MIN_SAMPLES, MAX_SAMPLES)
-    vb = check_int("virtual_batch_size", virtual_batch_size, 2, b, "batch_size")
-    sd = check_int("seed", seed, 0, 2**63 - 1)
-    if s * b > MAX_ELEMENTS:
-        raise ValueError(f"samples * batch_size must be <= {MAX_ELEMENTS}, got {s} * {b} = {s * b}")
-    if isinstance(means, str | bytes) or not isinstance(means, Sequence):
-        raise ValueError(f"means must be a sequence of numbers, got {means!r}")
-    if isinstance(variances, str | bytes) or not isinstance(variances, Sequence):
-        raise ValueError(f"variances must be a sequence of numbers, got {variances!r}")
-    if not 1 <= len(means) <= MAX_UNITS or len(variances) != len(means):
-        raise ValueError(
-            f"means and variances must have one length in [1, {MAX_UNITS}], "
-            f"got {len(means)} and {len(variances)}"
-        )
-    ms = [check_float(f"means[{i}]", v) for i, v in enumerate(means)]
-    vs = [check_float(f"variances[{i}]", v, 0.0) for i, v in enumerate(variances)]
-    if any(v <= 0.0 for v in vs):
-        raise ValueError(f"variances must be > 0, got {list(variances)}")
-    return b, n, s, vb, sd, ms, vs
+) -> BNStatsParams:
+    """The arguments through the parameter layer (:class:`~bnviz.params.BNStatsParams`: its
+    bounds and the samples x batch size cap), typed values only: InputError, a ValueError of
+    one line naming the argument."""
+    values = {"batch_size": batch_size, "train_size": train_size, "samples": samples,
+              "virtual_batch_size": virtual_batch_size, "seed": seed, "means": means,
+              "variances": variances}
+    return parse(BNStatsParams, values, _ARGUMENTS, lax=False)
 
 
 def _figure7_run(
     batch_size, train_size, samples, virtual_batch_size, seed, means, variances, device
 ) -> dict:
-    b, n, s, vb, sd, ms, vs = _check_figure7(
-        batch_size, train_size, samples, virtual_batch_size, seed, means, variances
-    )
+    p = _check_figure7(batch_size, train_size, samples, virtual_batch_size, seed, means,
+                       variances)
+    b, n, s, vb, sd, ms, vs = (p.batch_size, p.train_size, p.samples, p.virtual_batch_size,
+                               p.seed, list(p.means), list(p.variances))
     dev = pick_device(device) if device is None or isinstance(device, str) else device
     gen = torch.Generator(device=dev)
     gen.manual_seed(sd)

@@ -15,53 +15,29 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import asdict
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from bnviz.config import bnviz_home
-from bnviz.core.network import ACTIVATIONS, Network, load_network, random_network
-from bnviz.data.datasets import DATASETS
+from bnviz.core.network import Network, load_network, random_network
 from bnviz.jobs.results import result_path
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
-from bnviz.views.jitter import JITTER_LIMITS, binary_task
-from bnviz.views.train import OPTIMIZERS, save_network, train_network
+from bnviz.params.jitter import TrainingJobParams
+from bnviz.views.jitter import binary_task
+from bnviz.views.train import save_network, train_network
 
-__all__ = ["TRAINING_JOB", "TrainingParams", "check_training_params", "load_trained",
-           "run_training_job", "save_uploaded", "trained_path", "training_reference"]
+__all__ = ["TRAINING_JOB", "check_training_params", "load_trained", "run_training_job",
+           "save_uploaded", "trained_path", "training_reference"]
 
 _UPLOAD = re.compile(r"^upload:([0-9a-f]{24})$")
 #: A loss is recorded about this many times in a training (the page shows the latest).
 LOSS_REPORTS = 50
 
 
-def _limit(name: str) -> dict[str, int]:
-    low, high = JITTER_LIMITS[name]
-    return {"ge": max(low, 1) if name == "train_steps" else low, "le": high}
-
-
-class TrainingParams(BaseModel):
-    """A training of the jitter page's network (BN, a two-logit head) on its binary task."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    dataset: Literal[DATASETS]
-    n: int = Field(**_limit("n"))
-    data_seed: int = Field(ge=0, le=2**31 - 1)
-    depth: int = Field(**_limit("depth"))
-    width: int = Field(**_limit("width"))
-    activation: Literal[ACTIVATIONS] = "leaky_relu"
-    alpha: float = Field(default=0.1, ge=-1, le=1, allow_inf_nan=False)
-    seed: int = Field(ge=0, le=2**31 - 1)
-    steps: int = Field(**_limit("train_steps"))
-    batch_size: int = Field(**_limit("batch_size"))
-    lr: float = Field(gt=0, le=10, allow_inf_nan=False)
-    optimizer: Literal[OPTIMIZERS]
-
-
 def check_training_params(raw: dict) -> dict:
-    return validate_params(TrainingParams, raw, "training").model_dump()
+    """A training job's parameters (:class:`~bnviz.params.jitter.TrainingJobParams`) checked
+    and completed (ParamError naming the parameter)."""
+    return asdict(validate_params(TrainingJobParams, raw, "training"))
 
 
 def run_training_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:

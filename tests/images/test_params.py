@@ -1,7 +1,8 @@
-"""The parameters of the image experiments (bnviz.images.params): defaults for each type,
-strings from the CLI and the page converted, bad values refused with one line naming the
-flag, data sets that are missing said where they were looked for, and work over the caps
-refused; a property test of check_params on random values."""
+"""The parameters of the image experiments (bnviz.images.params.check_params, through the
+models of bnviz.params.jobs): defaults for each type, strings from the CLI and the page
+converted, bad values refused with one line naming the flag, data sets that are missing said
+where they were looked for, and work over the caps refused; a property test of check_params
+on random values."""
 
 from __future__ import annotations
 
@@ -55,43 +56,44 @@ def test_cli_strings_are_converted(jobs_home):
 
 
 REJECTED = [
-    ("smart-init", {"epochs": "2.5"}, "--epochs", "whole number"),
-    ("smart-init", {"epochs": 2.5}, "--epochs", "whole number"),
-    ("smart-init", {"lr": float("nan")}, "--lr", "finite"),
-    ("smart-init", {"lr": "nan"}, "--lr", "finite"),
-    ("smart-init", {"lr": float("inf")}, "--lr", "finite"),
-    ("smart-init", {"max_train": "-inf"}, "--max-train", "finite"),
-    ("smart-init", {"lr": -0.1}, "--lr", "must be from"),
-    ("smart-init", {"seed": -1}, "--seed", "must be from"),
-    ("jitter-noise", {"noise": "-0.1"}, "--noise", "must be from"),
-    ("smart-init", {"max_train": -5}, "--max-train", "must be from"),
-    ("smart-init", {"width": 513}, "--width", "must be from"),
-    ("smart-init", {"epochs": 1001}, "--epochs", "must be from"),
-    ("smart-init", {"runs": 51}, "--runs", "must be from"),
-    ("smart-init", {"runs": 0}, "--runs", "must be from"),
-    ("concentration", {"images": 10_001}, "--images", "must be from"),
-    ("concentration", {"samples": 1}, "--samples", "must be from"),
-    ("concentration", {"eps": "0.1,101"}, "--eps", "must be from"),
-    ("concentration", {"eps": "0.1,0"}, "--eps", "must be from"),
-    ("concentration", {"eps": "0.1,,0.3"}, "--eps", "expected a number"),
-    ("concentration", {"eps": [0.1, None]}, "--eps", "expected a number"),
+    ("smart-init", {"epochs": "2.5"}, "--epochs", "enter a whole number from 1 to 1000"),
+    ("smart-init", {"epochs": 2.5}, "--epochs", "enter a whole number from 1 to 1000"),
+    ("smart-init", {"lr": float("nan")}, "--lr", "enter a number from 1e-06 to 10, got nan"),
+    ("smart-init", {"lr": "nan"}, "--lr", "enter a number from 1e-06 to 10, got 'nan'"),
+    ("smart-init", {"lr": float("inf")}, "--lr", "enter a number from 1e-06 to 10, got inf"),
+    ("smart-init", {"max_train": "-inf"}, "--max-train", "from 0 to 10000000, got '-inf'"),
+    ("smart-init", {"lr": -0.1}, "--lr", "enter a number from 1e-06 to 10, got -0.1"),
+    ("smart-init", {"seed": -1}, "--seed", "from 0 to 2147483647, got -1"),
+    ("jitter-noise", {"noise": "-0.1"}, "--noise", "enter a number from 0 to 10"),
+    ("smart-init", {"max_train": -5}, "--max-train", "from 0 to 10000000, got -5"),
+    ("smart-init", {"width": 513}, "--width", "from 1 to 512, got 513"),
+    ("smart-init", {"epochs": 1001}, "--epochs", "from 1 to 1000, got 1001"),
+    ("smart-init", {"runs": 51}, "--runs", "from 1 to 50, got 51"),
+    ("smart-init", {"runs": 0}, "--runs", "from 1 to 50, got 0"),
+    ("concentration", {"images": 10_001}, "--images", "from 1 to 10000"),
+    ("concentration", {"samples": 1}, "--samples", "from 2 to 4096"),
+    ("concentration", {"eps": "0.1,101"}, "--eps", "numbers (each from 1e-06 to 100)"),
+    ("concentration", {"eps": "0.1,0"}, "--eps", "numbers (each from 1e-06 to 100)"),
+    ("concentration", {"eps": "0.1,,0.3"}, "--eps", "comma-separated numbers"),
+    ("concentration", {"eps": [0.1, None]}, "--eps", "comma-separated numbers"),
     ("concentration", {"eps": ",".join(["0.1"] * 17)}, "--eps", "1 to 16"),
     ("concentration", {"eps": []}, "--eps", "1 to 16"),
-    ("smart-init", {"epochs": True}, "--epochs", "expected a number"),
-    ("smart-init", {"lr": False}, "--lr", "expected a number"),
-    ("concentration", {"eps": [True]}, "--eps", "expected a number"),
-    ("smart-init", {"width": "five"}, "--width", "expected a number"),
-    ("smart-init", {"width": [4]}, "--width", "expected a number"),
-    ("smart-init", {"width": 10**400}, "--width", "expected a number"),
-    ("smart-init", {"arch": "vgg"}, "--arch", "resnet9"),
-    ("smart-init", {"dataset": 3}, "--dataset", "text"),
-    ("smart-init", {"dataset": "   "}, "--dataset", "text"),
+    ("smart-init", {"epochs": True}, "--epochs", "whole number from 1 to 1000, got True"),
+    ("smart-init", {"lr": False}, "--lr", "enter a number from 1e-06 to 10, got False"),
+    ("concentration", {"eps": [True]}, "--eps", "comma-separated numbers"),
+    ("smart-init", {"width": "five"}, "--width", "whole number from 1 to 512, got 'five'"),
+    ("smart-init", {"width": [4]}, "--width", "whole number from 1 to 512, got [4]"),
+    ("smart-init", {"width": 10**400}, "--width", "whole number from 1 to 512"),
+    ("smart-init", {"arch": "vgg"}, "--arch", "choose one of resnet9, cnn, resnet50"),
+    ("smart-init", {"dataset": 3}, "--dataset", "enter a data set name"),
+    ("smart-init", {"dataset": "   "}, "--dataset", "enter a data set name"),
     ("smart-init", {"dataset": "../x"}, "--dataset", "unknown dataset"),
     ("smart-init", {"dataset": "/etc/passwd"}, "--dataset", "unknown dataset"),
     ("smart-init", {"dataset": "folder:../x"}, "--dataset", "not a folder name"),
     ("smart-init", {"dataset": "folder:a/b"}, "--dataset", "not a folder name"),
     ("smart-init", {"dataset": "folder:.."}, "--dataset", "not a folder name"),
     ("smart-init", {"dataset": "imagenet"}, "--dataset", "unknown dataset"),
+    ("smart-init", {"max_train": 1}, "--max-train", "BN needs a batch of two"),
 ]
 
 

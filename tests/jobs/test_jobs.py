@@ -304,7 +304,7 @@ def test_cancel_of_an_unknown_job_is_one_line_and_exit_code_2(
 
 @pytest.mark.parametrize(("args", "expected"), [
     (["smart-init", "--epochs", "0"], ["--epochs", "from 1 to 1000"]),
-    (["smart-init", "--lr", "nan"], ["--lr", "finite"]),
+    (["smart-init", "--lr", "nan"], ["--lr: enter a number from 1e-06 to 10, got 'nan'"]),
     (["smart-init", "--width", "4.5"], ["--width", "whole number"]),
     (["smart-init", "--dataset", "../x"], ["--dataset", "'../x'"]),
     (["smart-init", "--dataset", "folder:../x"], ["--dataset", "folder:../x"]),

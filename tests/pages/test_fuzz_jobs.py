@@ -43,7 +43,7 @@ def _work(job_type: str, p: dict) -> float:
     arms = len(bx.ARMS[job_type])
     if job_type == "concentration":
         return p["images"] * p["samples"] * len(p["eps"]) * p["runs"] * arms * 2
-    work = p["epochs"] * p["runs"] * arms * (p["max_train"] or bx._TRAIN_SIZES[p["dataset"]])
+    work = p["epochs"] * p["runs"] * arms * (p["max_train"] or bx.TRAIN_SIZES[p["dataset"]])
     if job_type == "landscape":
         work *= 1 + (p["etas"] + 12) / p["measure_every"]
     return work

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from bnviz.papers import landscape as ls
+from bnviz.params import InputError, LandscapeParams
 from bnviz.views.jitter import binary_task
 
 SMALL = dict(n=64, depth=3, width=6, steps=4, batch_size=16, lr=0.2, etas=5, seed=2)
@@ -116,12 +117,21 @@ def test_algorithm1_noise_distribution():
 
 
 @pytest.mark.parametrize("change, says", [
-    (dict(depth=0), "depth"), (dict(width=1000), "width"), (dict(lr=0.0), "lr"),
-    (dict(steps=2.5), "steps"), (dict(batch_size=500, n=100), "larger than the data"),
-    (dict(eta_lo=4.0, eta_hi=1.0), "step sizes"), (dict(etas=True), "etas"),
+    (dict(depth=0), r"^depth: enter a whole number from 1 to 8, got 0$"),
+    (dict(width=1000), r"^width: enter a whole number from 2 to 64, got 1000$"),
+    (dict(lr=0.0), r"^lr: enter a number from 0.0001 to 2, got 0.0$"),
+    (dict(steps=2.5), r"^steps: enter a whole number from 1 to 2000, got 2.5$"),
+    (dict(batch_size=500, n=100), r"^batch size: 500 is larger than the data \(100 points\)$"),
+    (dict(eta_lo=4.0, eta_hi=1.0), r"^eta hi: enter a step size \(a multiple of lr\) above "
+                                   r"eta lo \(4\), got 1$"),
+    (dict(etas=True), r"^etas: enter a whole number from 2 to 32, got True$"),
+    (dict(noisy=ls.NoisyBN(n_sigma=1.0), steps=2000, width=64, depth=8),
+     r"^steps x step sizes x batch x width\^2 x depth is over the cap"),
 ])
 def test_settings_are_checked(change, says):
-    with pytest.raises(ValueError, match=says):
+    """The run's settings are the parameter layer's model (one line naming the setting)."""
+    assert ls.LandscapeSettings is LandscapeParams
+    with pytest.raises(InputError, match=says):
         ls.LandscapeSettings(**{**SMALL, **change})
 
 

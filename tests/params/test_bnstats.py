@@ -1,12 +1,13 @@
 """Figure 7's synthetic setup (BNStatsParams): each side of each bound, the default virtual
-batch (half the batch, the paper's 64 -> 32), and the cap on samples x batch size."""
+batch (half the batch, the paper's 64 -> 32), the cap on samples x batch size, and the units'
+means and variances."""
 
 from __future__ import annotations
 
 import pytest
 from bounds import check_bounds
 
-from bnviz.params import BNStatsParams, InputError
+from bnviz.params import BNStatsParams, InputError, parse
 
 BNSTATS_BOUNDS = {
     "batch_size": (2, 100_000, True, {"train_size": 100_000, "samples": 10}),
@@ -43,3 +44,22 @@ def test_cross_checks():
     with pytest.raises(InputError, match=r"^samples x batch size is 50200000, over the cap of "
                                          r"50000000: lower the samples or the batch size$"):
         BNStatsParams(train_size=100_000, batch_size=251, samples=200_000)
+
+
+def test_unit_means_and_variances():
+    """One mean and one positive variance per unit, 1 to MAX_UNITS (16) units; the paper's
+    three units by default."""
+    p = BNStatsParams()
+    assert (p.means, p.variances) == ((1.0, 0.0, -1.0), (1.0, 3.0, 0.1))
+    assert parse(BNStatsParams, {"means": "2", "variances": "0.5"}).variances == (0.5,)
+    sixteen = tuple(float(k) for k in range(16))
+    assert BNStatsParams(means=sixteen, variances=(1.0,) * 16).means == sixteen  # order kept
+    assert BNStatsParams(means=(1.0, 1.0), variances=(2.0, 2.0)).means == (1.0, 1.0)
+    for name, raw in (("means", ()), ("means", (0.0,) * 17), ("means", (1.0, float("nan"))),
+                      ("variances", (1.0, 0.0, 0.1)), ("variances", (1.0, -3.0, 0.1)),
+                      ("variances", "1,3,0.1")):
+        with pytest.raises(InputError, match=rf"^{name}: enter 1 to 16 numbers"):
+            BNStatsParams(**{name: raw})
+    with pytest.raises(InputError, match=r"^variances: enter one variance per mean \(2\), got "
+                                         r"3$"):
+        BNStatsParams(means=(1.0, 2.0))

@@ -17,23 +17,28 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from bnviz.params import (
+    IMAGE_JOB_PARAMS,
     BNStatsParams,
     DensityPageParams,
     DensityParams,
     ExplorerParams,
     InputError,
     JitterParams,
+    LandscapeParams,
     PartitionParams,
+    TrainingJobParams,
     TrainingParams,
     parse,
 )
 from bnviz.params.fields import (
     choice,
     count_or_all,
+    described,
     params_dataclass,
     quote,
     real,
     real_value,
+    reals,
     whole,
     whole_or_none,
     whole_value,
@@ -183,6 +188,80 @@ def test_json_schema_carries_the_bounds():
     assert props["kind"]["enum"] == ["relu", "abs"]
 
 
+# --------------------------------------------------------------------------- lists, help
+
+
+@params_dataclass
+class Lists:
+    """A set of radii, an ordered list with an open lower bound, and a described field."""
+
+    radii: reals(0.5, 2.0, count=(1, 3), distinct=True) = (1.0,)
+    scales: reals(0.0, lo_open=True, count=(2, 2)) = (1.0, 1.0)
+    size: described(whole(1, 9), "how many of them") = 3
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    ("2, 0.5", (0.5, 2.0)), ("1,1,1", (1.0,)), ([2, 1.5, 2], (1.5, 2.0)), (1, (1.0,)),
+    ((0.5,), (0.5,)), ("1e0", (1.0,)), ([" 1 ", "2"], (1.0, 2.0)),
+])
+def test_reals_read_text_lists_and_a_lone_number(raw, want):
+    got = parse(Lists, {"radii": raw}).radii
+    assert got == want and all(type(v) is float for v in got)
+
+
+@pytest.mark.parametrize("raw", [
+    "", ",", "1,,2", "0.49", "2.01", "0.5,1,1.5,2", [0.5, 1, 1.5, 2], [], None, True, [True],
+    [None], "nan", [math.inf], {"a": 1}, "x" * 2000, "1," * 10**4, [10**400]])
+def test_reals_refuse_with_one_line(raw):
+    with pytest.raises(InputError) as info:
+        parse(Lists, {"radii": raw})
+    text = assert_clear(str(info.value))
+    assert text.startswith("radii: enter 1 to 3 comma-separated numbers (each from 0.5 to 2), "
+                           "got "), text
+
+
+def test_ordered_reals_keep_order_and_repeats():
+    assert parse(Lists, {"scales": "3, 3"}).scales == (3.0, 3.0)
+    assert Lists(scales=[2.0, 1]).scales == (2.0, 1.0)
+    for raw in ("1", "1,2,3", "0,1", "-1,1"):
+        with pytest.raises(InputError, match=r"^scales: enter 2 comma-separated numbers \(each "
+                                             r"> 0\), got "):
+            parse(Lists, {"scales": raw})
+    with pytest.raises(InputError, match=r"^scales: enter 2 numbers \(each > 0\), got '1,2'$"):
+        Lists(scales="1,2")  # code passes numbers, not a text
+
+
+def test_described_fields_carry_their_help_to_the_schema():
+    props = TypeAdapter(Lists).json_schema()["properties"]
+    assert props["size"]["description"] == "how many of them"
+    assert (props["size"]["minimum"], props["size"]["maximum"], props["size"]["default"]) == (
+        1, 9, 3)
+    assert props["radii"]["items"] == {"type": "number", "minimum": 0.5, "maximum": 2.0}
+    assert (props["radii"]["minItems"], props["radii"]["maxItems"]) == (1, 3)
+    assert props["scales"]["items"] == {"type": "number", "exclusiveMinimum": 0.0}
+    with pytest.raises(InputError, match=r"^size: enter a whole number from 1 to 9, got 10$"):
+        Lists(size=10)
+
+
+def test_parse_of_typed_values_is_strict_and_labelled():
+    labels = {"count": "count="}
+    assert parse(Sample, {"count": 3}, labels, lax=False).count == 3
+    for raw in ("3", 3.0, True):
+        with pytest.raises(InputError, match=r"^count=: enter a whole number from 1 to 12"):
+            parse(Sample, {"count": raw}, labels, lax=False)
+
+
+def test_a_nested_models_field_is_named_by_its_path():
+    @params_dataclass
+    class Outer:
+        inner: Lists | None = None
+
+    assert parse(Outer, {"inner": {"size": "4"}}).inner == Lists(size=4)
+    with pytest.raises(InputError, match=r"^the inner size: enter a whole number from 1 to 9, "
+                                         r"got 0$"):
+        parse(Outer, {"inner": {"size": 0}}, {"inner": "the inner"})
+
+
 # --------------------------------------------------------------------------- single values
 
 
@@ -226,8 +305,9 @@ def test_single_values_raise_only_input_error(value):
             assert_clear(str(exc))
 
 
-MODELS = [PartitionParams, ExplorerParams, JitterParams, TrainingParams, DensityParams,
-          DensityPageParams, BNStatsParams]
+MODELS = [PartitionParams, ExplorerParams, JitterParams, TrainingParams, TrainingJobParams,
+          DensityParams, DensityPageParams, BNStatsParams, LandscapeParams,
+          *IMAGE_JOB_PARAMS.values()]
 
 
 @st.composite
@@ -246,7 +326,8 @@ def test_every_model_answers_junk_with_a_model_or_one_clear_line(request):
         got = parse(model, raw)
     except InputError as exc:
         text = assert_clear(str(exc))
-        named = text.split(":")[0].replace(" ", "_") in {f.name for f in fields(model)}
+        label = text.split(":")[0].replace(" ", "_")  # a nested model's field: "noisy r mu"
+        named = any(label == f.name or label.startswith(f.name + "_") for f in fields(model))
         assert named or "over the cap" in text, text  # a field, or a cost cap over several
         return
     assert type(got) is model

@@ -1,12 +1,16 @@
 """Decision-boundary jitter (Figure 6): JitterParams (the settings, also the engine's
-JitterSettings) and TrainingParams, each side of each bound and the batch checks."""
+JitterSettings), TrainingParams (``bnviz jitter --train-steps``) and TrainingJobParams (the
+page's training job), each side of each bound and the batch checks."""
 
 from __future__ import annotations
+
+from dataclasses import fields
 
 import pytest
 from bounds import check_bounds
 
-from bnviz.params import InputError, JitterParams, TrainingParams, parse
+from bnviz.params import InputError, JitterParams, TrainingJobParams, TrainingParams, parse
+from bnviz.params.jitter import JitterNetwork
 from bnviz.views.jitter import JitterSettings
 
 JITTER_BOUNDS = {
@@ -57,3 +61,41 @@ def test_training_bounds():
     for bad in ("lbfgs", "", None, "ADAM"):
         with pytest.raises(InputError, match=r"^optimizer: choose one of sgd, adam, got "):
             parse(TrainingParams, {"optimizer": bad})
+
+
+TRAINING_JOB_BOUNDS = {
+    "n": (8, 2000, True, {"batch_size": 8}),
+    "depth": (1, 6, True, {}),
+    "width": (2, 32, True, {}),
+    "steps": (1, 5000, True, {}),
+    "batch_size": (2, 512, True, {"n": 2000}),
+    "seed": (0, 2**63 - 1, True, {}),
+    "data_seed": (0, 2**63 - 1, True, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING_JOB_BOUNDS))
+def test_training_job_bounds(name):
+    lo, hi, whole, room = TRAINING_JOB_BOUNDS[name]
+    check_bounds(TrainingJobParams, name, lo, hi, whole, room)
+
+
+def test_training_job_trains_the_pages_network():
+    """The job's network fields are the jitter settings' own (one description), its training
+    fields have the CLI's bounds, and it needs a step and a batch within the data."""
+    network = {f.name for f in fields(JitterNetwork)}
+    assert network == {"dataset", "n", "data_seed", "depth", "width", "activation", "alpha",
+                       "seed"}
+    assert issubclass(JitterParams, JitterNetwork) and issubclass(TrainingJobParams,
+                                                                   JitterNetwork)
+    check_bounds(TrainingJobParams, "lr", 0.0, 10.0, False, lo_open=True)
+    with pytest.raises(InputError, match=r"^alpha: leaky_relu needs 0 < alpha < 1, got 1$"):
+        TrainingJobParams(alpha=1.0)
+    assert TrainingJobParams(activation="relu", alpha=1.0).alpha == 1.0  # relu ignores it
+    with pytest.raises(InputError, match=r"^batch size: 64 is larger than the data \(20 "
+                                         r"points\)$"):
+        parse(TrainingJobParams, {"n": 20, "batch_size": "64"})
+    with pytest.raises(InputError, match=r"^steps: enter a whole number from 1 to 5000, got 0"):
+        TrainingJobParams(steps=0)
+    with pytest.raises(InputError, match=r"^optimizer: choose one of sgd, adam, got 'lbfgs'$"):
+        parse(TrainingJobParams, {"optimizer": "lbfgs"})

@@ -132,15 +132,26 @@ def test_training_runs_on_the_worker_and_is_reused(jobs_home):
     assert [j.id for j in open_store().list()] == [job.id]
 
 
-def test_failed_training_is_reported(inline_jobs):
-    job = jobs.start_job("jitter-training", train_params(n=20, batch_size=64))  # > the data
+def test_a_batch_larger_than_the_data_is_refused_before_any_work(inline_jobs):
+    with pytest.raises(ParamError, match=r"^training: batch size: 64 is larger than the data "
+                                         r"\(20 points\)$"):
+        jobs.start_job("jitter-training", train_params(n=20, batch_size=64))
+    assert open_store().list() == []
+
+
+def test_failed_training_is_reported(inline_jobs, monkeypatch):
+    def diverged(*_args, **_kwargs):
+        raise ValueError("the loss is not finite")
+
+    monkeypatch.setattr(tc, "train_network", diverged)
+    job = jobs.start_job("jitter-training", train_params())
     done = wait_done(job.id)
-    assert done.status == "failed" and "batch size" in done.error
+    assert done.status == "failed" and "the loss is not finite" in done.error
     assert not result_path(job.id).exists()
     value, label, status, trained, poll_off = cj.poll(1, job.id)
     assert (value, label, trained, poll_off) == (0, "", no_update, True)
     assert isinstance(status, html.Span) and status.children.startswith(
-        "training failed: ValueError: batch size")
+        "training failed: ValueError: the loss is not finite")
 
 
 @pytest.mark.parametrize("reference", [
