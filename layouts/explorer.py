@@ -13,7 +13,8 @@ from dash import dcc, html
 
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS, ExplorerSettings
+from bnviz.params import ExplorerParams
+from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
@@ -84,7 +85,7 @@ def presets(caption: str) -> dbc.Card:
     ]), className="mb-2")
 
 
-def network_controls(s: ExplorerSettings) -> dbc.Card:
+def network_controls(s: ExplorerParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Network", className="text-muted"),
         html.Div([dbc.Label("depth L", className="small"),
@@ -103,7 +104,7 @@ def network_controls(s: ExplorerSettings) -> dbc.Card:
     ]), className="mb-2")
 
 
-def data_controls(s: ExplorerSettings) -> dbc.Card:
+def data_controls(s: ExplorerParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Data", className="text-muted"),
         _row("data set", _select(ids.DATASET, s.dataset, DATASETS)),
@@ -118,7 +119,7 @@ def data_controls(s: ExplorerSettings) -> dbc.Card:
     ]), className="mb-2")
 
 
-def bn_controls(s: ExplorerSettings) -> dbc.Card:
+def bn_controls(s: ExplorerParams) -> dbc.Card:
     log2_sigma = math.log2(s.sigma_s)
     return dbc.Card(dbc.CardBody([
         html.H6("Batch normalization", className="text-muted"),
@@ -147,7 +148,7 @@ def bn_controls(s: ExplorerSettings) -> dbc.Card:
     ]), className="mb-2")
 
 
-def view_controls(s: ExplorerSettings, tls: bool, projector: bool) -> dbc.Card:
+def view_controls(s: ExplorerParams, tls: bool, projector: bool) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("View", className="text-muted"),
         html.Div([dbc.Label("highlighted layer", className="small"),
@@ -189,7 +190,7 @@ def views(view: str) -> dbc.Tabs:
     ])
 
 
-def layout(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
+def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
            extra_points: list, message: str, caption: str, preset: str | None) -> html.Div:
     return html.Div(id=ids.ROOT, className="projector" if projector else "", children=[
         dcc.Store(id=ids.QUERY),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.images.params import JOB_TYPES, PARAMS
 from bnviz.jobs.store import JOB_ID
+from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
+from bnviz.params.jobs import JOB_OPTIONS
 from callbacks.jobs import ids
 from layouts.common import labelled_row
 
@@ -64,7 +65,7 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
         labelled_row("experiment", dbc.Select(
             id=ids.TYPE, value=JOB_TYPES[0], size="sm",
             options=[{"label": TYPE_LABELS[t], "value": t} for t in JOB_TYPES])),
-        *[_param_control(spec) for spec in PARAMS],
+        *[_param_control(spec) for spec in JOB_OPTIONS],
         dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),
         dbc.Alert(id=ids.MESSAGE, is_open=False, color="info", className="py-2 mt-2 small"),
         html.P(id=ids.BACKEND, className="small text-muted mt-2"),

@@ -4,9 +4,8 @@
 caps and data that are not in place, with one clear sentence
 (:class:`~bnviz.jobs.types.ParamError`) naming the flag.
 
-The models, their bounds and the view of their fields (:data:`PARAMS`, from which the CLI's
-flags and the jobs page's form are made) live in :mod:`bnviz.params.jobs`; the names here are
-kept for the code that imports them from this module.
+The models, their bounds and the view of their fields (:data:`bnviz.params.jobs.JOB_OPTIONS`,
+from which the CLI's flags and the jobs page's form are made) live in :mod:`bnviz.params.jobs`.
 """
 
 from __future__ import annotations
@@ -20,14 +19,11 @@ from bnviz.messages import brief
 from bnviz.params.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS, JOB_FLAGS, JOB_OPTIONS, JobOption
 
-__all__ = ["ARMS", "JOB_TYPES", "MAX_CONCENTRATION_PASSES", "MAX_TRAINING_IMAGES", "PARAMS",
+__all__ = ["ARMS", "JOB_TYPES", "MAX_CONCENTRATION_PASSES", "MAX_TRAINING_IMAGES",
            "TRAIN_SIZES", "JobOption", "check_params"]
 
 JOB_TYPES: tuple[str, ...] = IMAGE_JOB_TYPES
-#: Every parameter of every image job type (name, kind, default, help, bounds, the types
-#: that have it), generated from the models.
-PARAMS: tuple[JobOption, ...] = JOB_OPTIONS
-_OPTION = {option.name: option for option in PARAMS}
+_OPTION = {option.name: option for option in JOB_OPTIONS}
 
 
 def _given(value: Any) -> bool:

@@ -41,20 +41,17 @@ from bnviz.jobs.results import load_result
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.landscape import LandscapeParams, NoisyBN
 
-__all__ = ["LANDSCAPE_2D_JOB", "LandscapeResult", "LandscapeSettings", "NoisyBN",
+__all__ = ["LANDSCAPE_2D_JOB", "LandscapeResult", "NoisyBN",
            "check_landscape_params", "init_params", "load_landscape", "run_landscape",
            "run_landscape_job", "square_grid"]
 
-#: A run's settings are its parameters: one description (:mod:`bnviz.params.landscape`,
-#: bounds and work cap in :mod:`bnviz.params.caps`).
-LandscapeSettings = LandscapeParams
 
 
 @dataclass(frozen=True)
 class LandscapeResult:
     """Per arm ("bn", "no_bn"): arrays over steps."""
 
-    settings: LandscapeSettings
+    settings: LandscapeParams
     arms: dict[str, dict[str, np.ndarray]]
     decision: dict[str, np.ndarray]  # arm -> (R, R) predicted class on a grid of the box
     box: tuple[float, float, float, float]
@@ -124,7 +121,7 @@ def _draw_noise(spec: NoisyBN, b: int, width: int, depth: int, gen: torch.Genera
     return out
 
 
-def run_landscape(settings: LandscapeSettings, device: torch.device | str | None = None,
+def run_landscape(settings: LandscapeParams, device: torch.device | str | None = None,
                   progress: Callable[[int], None] | None = None) -> LandscapeResult:
     """Train both arms and measure, at every step, the landscape and Definition 2.1."""
     from bnviz.views.jitter import binary_task

@@ -39,7 +39,6 @@ __all__ = [
     "EXPLORER_LIMITS",
     "SCOPES",
     "ExplorerResult",
-    "ExplorerSettings",
     "InputError",
     "PRESETS",
     "Preset",
@@ -52,17 +51,13 @@ __all__ = [
     "unit_view",
 ]
 
-#: Every control of the explorer, validated (:class:`bnviz.params.ExplorerParams`: bounds in
-#: EXPLORER_LIMITS, choices, and dependent settings clamped); ``ExplorerSettings.parse(raw)``
-#: reads raw values from a URL or the controls.
-ExplorerSettings = ExplorerParams
 #: Pixels per side of the region-fill raster (the lines on top of it are exact).
 RASTER = 128
 #: Points a user may add by clicking or uploading.
 MAX_EXTRA_POINTS = 2000
 
 
-def settings_overrides(settings: ExplorerSettings) -> BNOverrides:
+def settings_overrides(settings: ExplorerParams) -> BNOverrides:
     """The settings' mu and sigma sliders as BN overrides."""
     return slider_overrides(settings.depth, settings.width, settings.mu_t, settings.sigma_s,
                             settings.scope, settings.target_layer, settings.target_unit)
@@ -162,7 +157,7 @@ def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float,
 
 @dataclass(frozen=True)
 class ExplorerResult:
-    settings: ExplorerSettings
+    settings: ExplorerParams
     data: Dataset
     batch: np.ndarray
     network: Network
@@ -173,7 +168,7 @@ class ExplorerResult:
     raster: np.ndarray  # (L, RASTER, RASTER) activation-pattern hashes, to fill the regions
 
 
-def explorer_data(settings: ExplorerSettings, extra_points: np.ndarray | None = None) -> Dataset:
+def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = None) -> Dataset:
     """The data set of the settings plus the points a user added (clicked or uploaded)."""
     data = make_dataset(settings.dataset, settings.n_points, settings.data_seed)
     if extra_points is None or len(extra_points) == 0:
@@ -185,7 +180,7 @@ def explorer_data(settings: ExplorerSettings, extra_points: np.ndarray | None = 
                       np.concatenate([data.labels, extra.labels]), name=data.name)
 
 
-def explore(settings: ExplorerSettings, extra_points: np.ndarray | None = None,
+def explore(settings: ExplorerParams, extra_points: np.ndarray | None = None,
             device: torch.device | str | None = None) -> ExplorerResult:
     """Compute everything the explorer shows for one state of its controls."""
     data = explorer_data(settings, extra_points)
@@ -213,38 +208,38 @@ class Preset:
 
     key: str
     label: str
-    settings: ExplorerSettings
+    settings: ExplorerParams
     view: str  # "space" (input space), "layers" (small multiples) or "unit" (Figure 2a)
     tls: bool
     caption: str
 
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (
-    Preset("fig1", "Figure 1", ExplorerSettings(depth=4, width=6, mode="bn", dataset="moons",
+    Preset("fig1", "Figure 1", ExplorerParams(depth=4, width=6, mode="bn", dataset="moons",
                                                  layer=4), "layers", False,
            "Top row: without BN the folded hyperplanes of every layer spread over the whole "
            "input space, whatever the data. Bottom row: the same random weights with BN draw "
            "every layer's hyperplanes toward the data (Theorem 1), so regions concentrate where "
            "the data are."),
-    Preset("fig2a", "Figure 2a", ExplorerSettings(depth=2, width=8, mode="bn", scope="unit",
+    Preset("fig2a", "Figure 2a", ExplorerParams(depth=2, width=8, mode="bn", scope="unit",
                                                   target_layer=2, target_unit=0, layer=2),
            "unit", False,
            "Unit k of layer 2 seen in its own input space: the batch projections <w, z> and "
            "the hyperplane at mu. Move the mu slider: the TLS loss is a parabola in mu whose "
            "minimum is exactly the BN mean (Theorem 1, eq. 7-9)."),
-    Preset("fig2b", "Figure 2b", ExplorerSettings(depth=2, width=8, mode="bn", scope="unit",
+    Preset("fig2b", "Figure 2b", ExplorerParams(depth=2, width=8, mode="bn", scope="unit",
                                                   target_layer=2, target_unit=0, layer=2,
                                                   mu_t=0.3), "space", False,
            "The same unit in the input space: its folded hyperplane F(2,k) (orange) is a bent "
            "line. Moving mu translates it, and mu = BN mean (slider at 1) brings it closest to "
            "the data (Theorem 2)."),
-    Preset("fig2c", "Figure 2c", ExplorerSettings(depth=2, width=8, mode="bn", scope="layer",
+    Preset("fig2c", "Figure 2c", ExplorerParams(depth=2, width=8, mode="bn", scope="layer",
                                                   target_layer=1, layer=2, sigma_s=2.0),
            "space", False,
            "Now sigma of layer 1 changes while layer 2's mu stays BN's: the layer-2 folded "
            "hyperplanes bend at the layer-1 lines, and sigma_1 changes how much they fold. "
            "Drag the sigma slider between 0.25 and 4."),
-    Preset("fig9", "Figure 9", ExplorerSettings(depth=4, width=6, mode="bn", layer=4), "space",
+    Preset("fig9", "Figure 9", ExplorerParams(depth=4, width=6, mode="bn", layer=4), "space",
            True,
            "Every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8): the mean "
            "squared distance from the layer's input batch to the hyperplane. The network here "

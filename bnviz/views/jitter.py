@@ -33,7 +33,6 @@ from bnviz.views.bnstats import unit_report
 __all__ = [
     "JITTER_LIMITS",
     "JitterResult",
-    "JitterSettings",
     "realisation_statistics",
     "binary_task",
     "disagreement_area",
@@ -51,9 +50,6 @@ CURVE_REALIZATIONS = 32
 #: ~9 % of the truth).
 NETWORK_STATS_MAX_POINTS = 2**17
 MIN_NETWORK_SAMPLES = 256
-#: The jitter settings, validated (:class:`bnviz.params.JitterParams`: bounds in
-#: JITTER_LIMITS, batch sizes within the data).
-JitterSettings = JitterParams
 
 
 def binary_task(dataset: str, n: int, seed: int) -> Dataset:
@@ -183,7 +179,7 @@ def disagreement_area(net: Network, mu: torch.Tensor, sigma: torch.Tensor,
 
 @dataclass(frozen=True)
 class JitterResult:
-    settings: JitterSettings
+    settings: JitterParams
     network: Network
     data: Dataset
     batches: np.ndarray  # (K, B) indices into the data
@@ -212,7 +208,7 @@ class JitterResult:
         }
 
 
-def run_jitter(settings: JitterSettings, net: Network | None = None,
+def run_jitter(settings: JitterParams, net: Network | None = None,
                data: Dataset | None = None, device: torch.device | str | None = None
                ) -> JitterResult:
     """Figure 6: K mini-batch realisations of a BN network's decision boundary, the test-time
@@ -251,7 +247,7 @@ def run_jitter(settings: JitterSettings, net: Network | None = None,
                         area, margins, time.perf_counter() - t0, str(dev))
 
 
-def disagreement_by_batch_size(settings: JitterSettings, net: Network, data: Dataset,
+def disagreement_by_batch_size(settings: JitterParams, net: Network, data: Dataset,
                                sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512),
                                device: torch.device | str | None = None
                                ) -> list[tuple[int, float]]:

@@ -22,13 +22,13 @@ from dash import (
 )
 
 from bnviz.core.limits import PartitionTooLarge
+from bnviz.params import ExplorerParams
 from bnviz.service.cache import memoize
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
     PRESETS,
     ExplorerResult,
-    ExplorerSettings,
     InputError,
     explore,
 )
@@ -48,14 +48,14 @@ from callbacks.parsing import finite_number, shown_name
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 
 @memoize()  # bounded by bytes (BNVIZ_CACHE_MB): one result at the caps is ~60 MB
-def _explore_cached(settings: ExplorerSettings, extra: tuple) -> tuple[ExplorerResult, float]:
+def _explore_cached(settings: ExplorerParams, extra: tuple) -> tuple[ExplorerResult, float]:
     t0 = time.perf_counter()
     result = explore(settings, np.array(extra, dtype=np.float64).reshape(-1, 2) if extra
                      else None)
     return result, time.perf_counter() - t0
 
 
-def run_explorer(settings: ExplorerSettings, extra: list) -> tuple[ExplorerResult, float]:
+def run_explorer(settings: ExplorerParams, extra: list) -> tuple[ExplorerResult, float]:
     key = replace(settings, layer=1)  # the highlighted layer does not change the computation
     return _explore_cached(key, tuple(tuple(p) for p in extra or ()))
 

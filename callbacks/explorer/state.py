@@ -1,6 +1,6 @@
 """The explorer page's state: control values <-> validated settings <-> the URL query.
 
-The page's full state lives in its URL query (``ExplorerSettings.to_query`` plus the view),
+The page's full state lives in its URL query (``ExplorerParams.to_query`` plus the view),
 written with ``history.replaceState`` so that sliders never trigger a page reload, and read
 back by :func:`page_layout` when a shared link is opened. The added points (clicks, CSV
 uploads) are checked here too. Nothing here registers a callback.
@@ -16,11 +16,11 @@ from urllib.parse import urlencode
 import numpy as np
 
 from bnviz.data.pointfiles import points_from_csv_bytes
+from bnviz.params import ExplorerParams
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
     PRESETS,
-    ExplorerSettings,
     InputError,
 )
 from callbacks.explorer import ids
@@ -42,7 +42,7 @@ CONTROLS = {
 
 # ---- state <-> URL and controls ----------------------------------------------------------
 
-def settings_from_controls(values: dict) -> ExplorerSettings:
+def settings_from_controls(values: dict) -> ExplorerParams:
     """Control values as the page holds them (sigma as log2, unit 1-based) -> settings."""
     raw = dict(values)
     sigma = raw.get("sigma_s")
@@ -60,10 +60,10 @@ def settings_from_controls(values: dict) -> ExplorerSettings:
         raise InputError(f"unit k: enter a whole number from 1 to the width "
                          f"(at most {int(hi) + 1}), got {str(unit)[:40]!r}")
     raw["target_unit"] = k - 1
-    return ExplorerSettings.parse(raw)
+    return ExplorerParams.parse(raw)
 
 
-def control_values(s: ExplorerSettings) -> dict:
+def control_values(s: ExplorerParams) -> dict:
     """The inverse of :func:`settings_from_controls`."""
     out = {name: getattr(s, name) for name in CONTROLS}
     out["sigma_s"] = math.log2(s.sigma_s)
@@ -89,9 +89,9 @@ def initial_state(query: dict) -> tuple:
     # a key repeated in the link arrives as a list: the last one wins, as in a form
     query = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in query.items()}
     try:
-        settings = ExplorerSettings.parse(query)
+        settings = ExplorerParams.parse(query)
     except InputError as exc:
-        settings = ExplorerSettings()
+        settings = ExplorerParams()
         message.append(f"The link's settings were not used ({exc}).")
     view = query.get("view", "space")
     if view not in explorer_layout.VIEWS:
@@ -116,7 +116,7 @@ def page_layout(**query):
     return explorer_layout.layout(*initial_state(query))
 
 
-def query_string(settings: ExplorerSettings, view: str, tls: bool, projector: bool,
+def query_string(settings: ExplorerParams, view: str, tls: bool, projector: bool,
                  extra: list, preset: str | None = None) -> str:
     q = settings.to_query()
     if preset in PRESETS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import asdict
 
 import numpy as np
 from dash import Input, Output, State, callback, dcc, html, no_update
@@ -12,10 +13,10 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.jobs.store import Job, open_store
+from bnviz.params import JitterParams, TrainingJobParams, parse
 from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
     JITTER_LIMITS,
-    JitterSettings,
     binary_task,
     disagreement_by_batch_size,
     network_unit_statistics,
@@ -36,20 +37,20 @@ from callbacks.jitter.figures import (
     jitter_figure,
     margins_figure,
 )
-from callbacks.parsing import finite_number, shown_name, whole_number
+from callbacks.parsing import shown_name, whole_number
 
 #: Largest network upload: the page's networks (<= 6 layers of 32 units) take ~50 kB.
 MAX_NETWORK_BYTES = 1_000_000
 
 
-def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterSettings:
+def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterParams:
     """Validate the controls (ValueError with a message for the page)."""
     n = whole_number(n, "points", *JITTER_LIMITS["n"])
     batch = 2 ** whole_number(batch_log2, "batch size", 1, 9)
     if batch > n:
         raise ValueError(f"batch size {batch} is larger than the data ({n} points)")
     vb = None if virtual in (None, "") else whole_number(virtual, "virtual batch", 2, batch)
-    return JitterSettings(
+    return JitterParams(
         dataset=dataset if dataset in ("moons", "circles", "blobs", "spiral", "gaussian",
                                         "star") else "moons",
         n=n, data_seed=whole_number(seed, "seed", 0, 2**31 - 1),
@@ -61,7 +62,7 @@ def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> Ji
 
 
 @memoize()  # bounded by bytes (BNVIZ_CACHE_MB)
-def _computed(settings: JitterSettings, trained: str | None):
+def _computed(settings: JitterParams, trained: str | None):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)
     net = (load_trained(trained) if trained else
            random_network(settings.depth, settings.width, settings.activation, settings.alpha,
@@ -114,15 +115,12 @@ def training_params(dataset, n, depth, width, seed, batch, steps, optimizer, lr)
     """The training controls as a ``jitter-training`` job's parameters (ValueError with a
     message for the page)."""
     s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
-    steps = whole_number(steps, "training steps", 1, JITTER_LIMITS["train_steps"][1])
-    lr = finite_number(lr)
-    if lr is None or not 0 < lr <= 10:
-        raise ValueError("learning rate: enter a number in (0, 10]")
-    if optimizer not in ("adam", "sgd"):
-        raise ValueError("optimizer: adam or sgd")
-    return {"dataset": s.dataset, "n": s.n, "data_seed": s.data_seed, "depth": s.depth,
-            "width": s.width, "activation": s.activation, "alpha": s.alpha, "seed": s.seed,
-            "steps": steps, "batch_size": s.batch_size, "lr": lr, "optimizer": optimizer}
+    network = {name: getattr(s, name) for name in ("dataset", "n", "data_seed", "depth",
+                                                    "width", "activation", "alpha", "seed")}
+    job = parse(TrainingJobParams, {**network, "batch_size": s.batch_size, "steps": steps,
+                                    "optimizer": optimizer, "lr": lr},
+                {"steps": "training steps", "lr": "learning rate"})
+    return asdict(job)
 
 
 def _training_status(job: Job) -> str:
@@ -229,7 +227,7 @@ def _table(report: dict) -> html.Table:
 
 
 @memoize()
-def _network_figure7(settings: JitterSettings, trained: str | None, layer: int, batch: int,
+def _network_figure7(settings: JitterParams, trained: str | None, layer: int, batch: int,
                      virtual: int):
     data = binary_task(settings.dataset, settings.n, settings.data_seed)
     net = (load_trained(trained) if trained else

@@ -11,15 +11,16 @@ from dash import ALL, Input, Output, State, callback, ctx, html, no_update
 from bnviz import jobs
 from bnviz.data.imagedata import data_dir
 from bnviz.images.experiments import summarise
-from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.jobs.types import ParamError
+from bnviz.params.jobs import JOB_OPTIONS
 from callbacks.jobs import ids
 from callbacks.jobs.figures import job_figure
 from callbacks.jobs.ids import progress_id
 
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
                   "failed": "danger", "cancelled": "warning"}
-_PARAM_NAMES = [spec.name for spec in PARAMS]
+_PARAM_NAMES = [spec.name for spec in JOB_OPTIONS]
 
 
 def _failure(exc: Exception) -> str:
@@ -32,7 +33,7 @@ def _failure(exc: Exception) -> str:
 @callback(Output({"type": ids.PARAM_ROW, "name": ALL}, "style"), Input(ids.TYPE, "value"))
 def show_type_params(job_type):
     """Only the parameters the chosen experiment uses."""
-    return [None if job_type in spec.types else {"display": "none"} for spec in PARAMS]
+    return [None if job_type in spec.types else {"display": "none"} for spec in JOB_OPTIONS]
 
 
 def _open(reply: tuple) -> tuple:
@@ -61,7 +62,7 @@ def submit(_n, job_type, values):
         return "choose an experiment", "warning", True, no_update
     if not isinstance(values, list):
         return "the form is incomplete: reload the page", "warning", True, no_update
-    spec = {s.name: s for s in PARAMS}
+    spec = {s.name: s for s in JOB_OPTIONS}
     params = {name: value for name, value in zip(_PARAM_NAMES, values, strict=False)
               if job_type in spec[name].types and value not in (None, "")}
     try:

@@ -13,7 +13,8 @@ from bnviz.papers import luo
 from bnviz.papers.claims import all_claims
 from bnviz.papers.dannemann import MAX_POINTS, weight_plane
 from bnviz.papers.ergen import ergen_experiment
-from bnviz.papers.landscape import LandscapeSettings, NoisyBN, load_landscape
+from bnviz.papers.landscape import load_landscape
+from bnviz.params.landscape import landscape_from_page
 from bnviz.service.cache import shared_memoize
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.papers import ids
@@ -208,19 +209,8 @@ def edit_points(_add, _reset, rows):
 
 # ---- Santurkar et al.: landscape and ICS --------------------------------------------------
 
-def landscape_settings(depth, width, steps, lr, noisy) -> LandscapeSettings:
-    """The controls as settings (ValueError with a message for the page)."""
-    rate = finite_number(lr)
-    if rate is None:
-        raise ValueError("learning rate: enter a number from 0.0001 to 2")
-    return LandscapeSettings(depth=whole_number(depth, "depth", 1, 8),
-                             width=whole_number(width, "width", 2, 64),
-                             steps=whole_number(steps, "steps", 1, 2000), lr=rate,
-                             noisy=NoisyBN() if noisy is True else None)
-
-
 def _landscape_params(depth, width, steps, lr, noisy) -> dict:
-    return landscape_settings(depth, width, steps, lr, noisy).as_params()
+    return landscape_from_page(depth, width, steps, lr, noisy).as_params()
 
 
 def _training_step(job) -> str:

@@ -626,9 +626,10 @@ def _facets(doc: dict, layer: int) -> np.ndarray:
 
 def test_slider_options_match_the_explorer(capsysbinary):
     """The CLI reproduces what the explorer draws for the same settings (frozen statistics)."""
-    from bnviz.views.explorer import ExplorerSettings, explore
+    from bnviz.params import ExplorerParams
+    from bnviz.views.explorer import explore
 
-    settings = ExplorerSettings(depth=2, width=8, dataset="moons", n_points=60, mu_t=0.4,
+    settings = ExplorerParams(depth=2, width=8, dataset="moons", n_points=60, mu_t=0.4,
                                 sigma_s=2.0, scope="layer", target_layer=1, layer=2)
     result = explore(settings)
     rc, out, err = cli(capsysbinary, "--depth", 2, "--width", 8, "--dataset", "moons", "--n",

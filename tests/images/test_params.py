@@ -14,17 +14,18 @@ from imagefiles import FOLDER
 
 from bnviz.data.imagedata import STANDARD_DATASETS
 from bnviz.images.networks import ARCHS
-from bnviz.images.params import ARMS, JOB_TYPES, PARAMS, check_params
+from bnviz.images.params import ARMS, JOB_TYPES, check_params
 from bnviz.jobs.types import ParamError
+from bnviz.params.jobs import JOB_OPTIONS
 
-SPECS = {p.name: p for p in PARAMS}
+SPECS = {p.name: p for p in JOB_OPTIONS}
 DIGITS_TRAIN, _ = imagefiles.digits_sizes()
 
 
 def test_defaults_filled_for_each_type():
     for job_type in JOB_TYPES:
         out = check_params(job_type, {})
-        assert set(out) == {p.name for p in PARAMS if job_type in p.types}
+        assert set(out) == {p.name for p in JOB_OPTIONS if job_type in p.types}
         for name, value in out.items():
             assert value == SPECS[name].default
         # the shared parameters are every type's (concentration keeps, not uses, them)
@@ -192,7 +193,7 @@ def cifar_data(tmp_path_factory):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(job_type=st.sampled_from(JOB_TYPES),
-       raw=st.dictionaries(st.sampled_from([p.name for p in PARAMS]), VALUES, max_size=8))
+       raw=st.dictionaries(st.sampled_from([p.name for p in JOB_OPTIONS]), VALUES, max_size=8))
 def test_check_params_accepts_in_range_or_refuses_clearly(cifar_data, job_type, raw):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BNVIZ_DATA", str(cifar_data))
@@ -202,7 +203,7 @@ def test_check_params_accepts_in_range_or_refuses_clearly(cifar_data, job_type, 
             assert str(exc) and "\n" not in str(exc)
             return
         assert check_params(job_type, out) == out  # a checked set stays as it is
-    used = [p for p in PARAMS if job_type in p.types]
+    used = [p for p in JOB_OPTIONS if job_type in p.types]
     assert set(out) == {p.name for p in used}
     for spec in used:
         value = out[spec.name]

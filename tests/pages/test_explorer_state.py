@@ -22,7 +22,8 @@ from explorer_helpers import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnviz.views.explorer import PRESETS, ExplorerSettings, InputError
+from bnviz.params import ExplorerParams
+from bnviz.views.explorer import PRESETS, InputError
 from callbacks.explorer import callbacks as ce
 from callbacks.explorer import ids
 from callbacks.explorer import state as es
@@ -110,10 +111,10 @@ def test_tampered_url_gives_defaults_and_a_message(query):
     raw = flat_query(query)
     s, view, tls, projector, pts, message, _, _ = es.initial_state(raw)
     if settings_lost:
-        assert s == ExplorerSettings()
+        assert s == ExplorerParams()
         assert "settings were not used" in message
     else:
-        assert s == ExplorerSettings.parse({k: v for k, v in raw.items() if k != "pts"})
+        assert s == ExplorerParams.parse({k: v for k, v in raw.items() if k != "pts"})
     if points_lost:
         assert pts == [] and "added points were not readable" in message
     if what is None:

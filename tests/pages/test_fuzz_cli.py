@@ -31,7 +31,8 @@ from pagefuzz import (
 
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.images.params import JOB_TYPES
+from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.views.explorer import (
     SCOPES,
 )
@@ -232,7 +233,7 @@ JOB_FLAG_VALUES = {
     spec.flag: st.one_of(JOB_VALID[spec.name].map(
         lambda v: ",".join(map(str, v)) if isinstance(v, list) else str(v)),
         st.sampled_from(BAD_VALUES))
-    for spec in PARAMS}
+    for spec in JOB_OPTIONS}
 
 
 JOB_IDS = st.one_of(st.sampled_from(["real", "REAL", "000000000000", "abc", "", "../x", " "]),

@@ -29,7 +29,8 @@ from pagefuzz import (
 
 import bnviz.images.params as bx
 from bnviz import jobs
-from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.images.params import JOB_TYPES
+from bnviz.params.jobs import JOB_OPTIONS
 from callbacks.jobs import callbacks as cjobs
 from callbacks.jobs import ids as JIDS
 
@@ -53,7 +54,7 @@ def _work(job_type: str, p: dict) -> float:
 @given(job_type=st.one_of(st.sampled_from(JOB_TYPES), JUNK),
        values=mixed(JOB_VALID, JOB_BAD))
 def test_job_submissions_are_checked_and_capped(jobs_home, job_id, job_type, values):
-    names = [spec.name for spec in PARAMS]
+    names = [spec.name for spec in JOB_OPTIONS]
     form = [values[name] for name in names]  # as dash sends the pattern-matched inputs
     out = cjobs.submit_and_open(1, job_type, form)
     assert len(out) == 5
@@ -67,7 +68,7 @@ def test_job_submissions_are_checked_and_capped(jobs_home, job_id, job_type, val
         assert _work(job.type, job.params) <= (bx.MAX_CONCENTRATION_PASSES
                                                if job.type == "concentration" else
                                                bx.MAX_TRAINING_IMAGES)
-        for spec in PARAMS:
+        for spec in JOB_OPTIONS:
             v = job.params.get(spec.name)
             if spec.kind in ("int", "float") and v is not None:
                 assert spec.lo <= v <= spec.hi and math.isfinite(v)
@@ -78,7 +79,7 @@ def test_job_submissions_are_checked_and_capped(jobs_home, job_id, job_type, val
 
 @FUZZ
 @given(job_type=st.one_of(st.sampled_from(JOB_TYPES), JUNK),
-       form=st.one_of(JUNK, st.lists(JUNK, max_size=len(PARAMS) + 3)))
+       form=st.one_of(JUNK, st.lists(JUNK, max_size=len(JOB_OPTIONS) + 3)))
 def test_job_form_of_any_shape(jobs_home, job_id, job_type, form):
     message, colour, is_open, opened, _options = cjobs.submit_and_open(1, job_type, form)
     if colour == "success":
@@ -132,7 +133,7 @@ def test_overlay_of_any_job_ids(job_id, targets, n):
 def test_jobs_table_and_form_with_any_value(job_id, n, job_type):
     table, options, overlay_options, backend = cjobs.refresh(n)
     assert options == overlay_options and any(o["value"] == job_id for o in options)
-    assert len(cjobs.show_type_params(job_type)) == len(PARAMS)
+    assert len(cjobs.show_type_params(job_type)) == len(JOB_OPTIONS)
 
 
 # =========================================================================== found, fixed
@@ -155,7 +156,7 @@ LONG = "x" * 2000
 @pytest.mark.parametrize("shown", [
     lambda: cjobs.show_job(1, LONG, None)[0].children,
     lambda: cjobs.submit(1, "smart-init", ["digits", "resnet9", LONG]
-                         + [None] * (len(PARAMS) - 3))[0],
+                         + [None] * (len(JOB_OPTIONS) - 3))[0],
 ], ids=["job-id", "job-parameter"])
 def test_b4_long_value_gives_a_short_message(jobs_home, shown):
     """B4: messages echoed the user's whole value (its repr, untruncated), so a long value

@@ -13,7 +13,8 @@ import pytest
 import torch
 from dash import html, no_update
 
-from bnviz.views.jitter import JITTER_LIMITS, JitterSettings, run_jitter
+from bnviz.params import JitterParams
+from bnviz.views.jitter import JITTER_LIMITS, run_jitter
 from callbacks.jitter import callbacks as cj
 from callbacks.jitter import ids
 
@@ -36,7 +37,7 @@ def decode_typed(spec) -> np.ndarray:
 
 def test_parse_settings_good():
     s = cj.parse_settings("circles", 150, 2, 6, 4, 5, 12, None)
-    assert s == JitterSettings(dataset="circles", n=150, data_seed=4, depth=2, width=6, seed=4,
+    assert s == JitterParams(dataset="circles", n=150, data_seed=4, depth=2, width=6, seed=4,
                                batch_size=32, realizations=12, virtual_batch_size=None,
                                batch_seed=4)
     assert cj.parse_settings("moons", "200", "3", "8", "0", 4, 16, "").virtual_batch_size is None

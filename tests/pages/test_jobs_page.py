@@ -13,17 +13,18 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from bnviz import jobs
-from bnviz.images.params import JOB_TYPES, PARAMS
+from bnviz.images.params import JOB_TYPES
 from bnviz.jobs.store import open_store
+from bnviz.params.jobs import JOB_OPTIONS
 from callbacks.jobs import callbacks as cj
 from callbacks.jobs import ids
 from callbacks.jobs.ids import progress_id
 
-NAMES = [spec.name for spec in PARAMS]
+NAMES = [spec.name for spec in JOB_OPTIONS]
 
 
 def _values(**given) -> list:
-    """The form's values in PARAMS order (None: left empty)."""
+    """The form's values in JOB_OPTIONS order (None: left empty)."""
     return [given.get(name) for name in NAMES]
 
 
@@ -37,7 +38,7 @@ def test_type_params_are_shown_for_their_type_only():
     for job_type in JOB_TYPES:
         styles = cj.show_type_params(job_type)
         shown = {name for name, style in zip(NAMES, styles, strict=True) if style is None}
-        assert shown == {s.name for s in PARAMS if job_type in s.types}
+        assert shown == {s.name for s in JOB_OPTIONS if job_type in s.types}
     assert "noise" in {n for n, s in zip(NAMES, cj.show_type_params("jitter-noise"),
                                          strict=True) if s is None}
     assert "noise" not in {n for n, s in zip(NAMES, cj.show_type_params("smart-init"),

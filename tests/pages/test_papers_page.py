@@ -180,7 +180,7 @@ def test_landscape_run_through_the_callbacks(cp, jobs_home):
 @pytest.mark.parametrize("args, says", [
     ((0, 8, 30, 0.1, False), "depth"), ((2, 100, 30, 0.1, False), "width"),
     ((2, 8, 0, 0.1, False), "steps"), ((2, 8, 30, "fast", False), "learning rate"),
-    ((2, 8, 30, 50.0, False), "lr"), ((8, 64, 2000, 0.1, False), "over the cap"),
+    ((2, 8, 30, 50.0, False), "learning rate"), ((8, 64, 2000, 0.1, False), "over the cap"),
 ])
 def test_landscape_bad_settings_are_refused(cp, tmp_home, args, says):
     key, poll_off, message, shown = cp.start_landscape_run(1, *args)

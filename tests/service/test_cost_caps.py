@@ -20,11 +20,11 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
 from bnviz.jobs.store import open_store
+from bnviz.params import JitterParams
 from bnviz.views.jitter import (
     CALIBRATION_BATCHES,
     MIN_NETWORK_SAMPLES,
     NETWORK_STATS_MAX_POINTS,
-    JitterSettings,
     _draw_batches,
     binary_task,
     calibration_batches,
@@ -107,7 +107,7 @@ def partition_stats(mu, sigma, layer, net):
 
 def test_jitter_refusal_names_the_realisations():
     with pytest.raises(PartitionTooLarge) as err:
-        run_jitter(JitterSettings(n=400, depth=2, width=32, realizations=128), device="cpu")
+        run_jitter(JitterParams(n=400, depth=2, width=32, realizations=128), device="cpu")
     text = str(err.value)
     assert text.startswith("128 realisations together: layer 2:")
     assert text.endswith("or the number of realisations") and "\n" not in text
@@ -245,9 +245,10 @@ def test_max_runs_setting(monkeypatch):
 def test_explorer_mean_boundary_distance_is_the_all_pairs_minimum():
     """The explorer's mean distance (R-tree on the CPU) equals the all-pairs minimum."""
     from bnviz.core.geometry import nearest_by_all_pairs
-    from bnviz.views.explorer import ExplorerSettings, explore
+    from bnviz.params import ExplorerParams
+    from bnviz.views.explorer import explore
 
-    r = explore(ExplorerSettings(depth=3, width=8, n_points=300), device="cpu")
+    r = explore(ExplorerParams(depth=3, width=8, n_points=300), device="cpu")
     facets = np.concatenate([lp.facets for lp in r.partition.layers])
     want = nearest_by_all_pairs(torch.as_tensor(r.data.points), torch.as_tensor(facets))
     assert r.mean_boundary_distance == pytest.approx(float(want.mean()), rel=1e-12)

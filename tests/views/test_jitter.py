@@ -25,8 +25,8 @@ import torch
 from bnviz.cli import main
 from bnviz.core.network import Head, Network, layer_statistics, load_network, random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
+from bnviz.params import JitterParams
 from bnviz.views.jitter import (
-    JitterSettings,
     _draw_batches,
     binary_task,
     disagreement_area,
@@ -134,7 +134,7 @@ CASES = [  # seed, dataset, n, depth, width, activation, B, K
 @pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c[5]}-{c[3]}x{c[4]}-B{c[6]}")
 def case(request):
     seed, dataset, n, depth, width, act, b, k = request.param
-    s = JitterSettings(dataset=dataset, n=n, data_seed=seed, depth=depth, width=width,
+    s = JitterParams(dataset=dataset, n=n, data_seed=seed, depth=depth, width=width,
                        activation=act, seed=seed, batch_size=b, realizations=k,
                        batch_seed=seed + 10)
     return s, run_jitter(s, device="cpu")
@@ -221,7 +221,7 @@ def test_decision_boundaries_accepts_one_realisation_per_call():
 def test_one_logit_head():
     """A one-logit head (boundary {logit = 0}) works the same way."""
     base = random_network(2, 5, seed=7, head_outputs=1)
-    s = JitterSettings(n=80, depth=2, width=5, batch_size=8, realizations=4)
+    s = JitterParams(n=80, depth=2, width=5, batch_size=8, realizations=4)
     r = run_jitter(s, net=base, device="cpu")
     for k in range(4):
         batch = r.data.points[r.batches[k]]
@@ -240,7 +240,7 @@ def _area(net, data, b, k, seed, resolution=128):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_disagreement_area_decreases_as_the_batch_grows(seed):
-    s = JitterSettings(n=200, depth=3, width=8, seed=seed, data_seed=seed, batch_seed=seed,
+    s = JitterParams(n=200, depth=3, width=8, seed=seed, data_seed=seed, batch_seed=seed,
                        realizations=16)
     areas = {b: run_jitter(replace(s, batch_size=b), device="cpu").disagreement_area
              for b in (4, 32, 200)}
@@ -270,7 +270,7 @@ def test_disagreement_of_one_realisation_is_zero():
 
 
 def test_disagreement_by_batch_size():
-    s = JitterSettings(n=200, realizations=16)
+    s = JitterParams(n=200, realizations=16)
     data = binary_task("moons", 200, 0)
     net = random_network(3, 8, seed=0, head_outputs=2)
     curve = disagreement_by_batch_size(s, net, data, device="cpu")
@@ -285,7 +285,7 @@ def test_disagreement_by_batch_size():
 
 @pytest.fixture(scope="module")
 def small_result():
-    s = JitterSettings(n=60, depth=2, width=6, seed=1, batch_size=8, realizations=5)
+    s = JitterParams(n=60, depth=2, width=6, seed=1, batch_size=8, realizations=5)
     return run_jitter(s, device="cpu")
 
 
@@ -321,7 +321,7 @@ def test_as_json_without_any_boundary_is_strict():
     """A head that is positive everywhere has no boundary: margins infinite, JSON null."""
     base = random_network(2, 4, seed=0, head_outputs=2)
     net = Network(base.weights, head=Head(base.head.weight, np.array([0.0, 1e5])))
-    r = run_jitter(JitterSettings(n=40, depth=2, width=4, batch_size=4, realizations=3),
+    r = run_jitter(JitterParams(n=40, depth=2, width=4, batch_size=4, realizations=3),
                    net=net, device="cpu")
     assert all(len(b) == 0 for b in r.boundaries)
     assert r.disagreement_area == 0.0
@@ -331,16 +331,16 @@ def test_as_json_without_any_boundary_is_strict():
 
 
 def test_settings_validation():
-    JitterSettings()  # the defaults are valid
+    JitterParams()  # the defaults are valid
     for bad in ({"n": 7}, {"n": 2001}, {"depth": 0}, {"depth": 7}, {"width": 1},
                 {"width": 33}, {"batch_size": 1}, {"batch_size": 513}, {"realizations": 0},
                 {"realizations": 129}, {"n": 100, "batch_size": 128},
                 {"virtual_batch_size": 1}, {"virtual_batch_size": 17},
                 {"virtual_batch_size": 4.0}, {"n": 100.0}):
         with pytest.raises(ValueError):
-            JitterSettings(**bad)
+            JitterParams(**bad)
     with pytest.raises(ValueError, match="classifier head"):
-        run_jitter(JitterSettings(n=40, depth=2, width=4),
+        run_jitter(JitterParams(n=40, depth=2, width=4),
                    net=random_network(2, 4, seed=0), device="cpu")
 
 
@@ -402,7 +402,7 @@ def test_noise_is_seeded():
 
 
 def test_virtual_batch_widens_the_jitter():
-    s = JitterSettings(n=400, depth=2, width=6, seed=2, batch_size=64, realizations=24)
+    s = JitterParams(n=400, depth=2, width=6, seed=2, batch_size=64, realizations=24)
     plain = run_jitter(s, device="cpu")
     noisy = run_jitter(replace(s, virtual_batch_size=4), device="cpu")
     assert noisy.as_json()["virtual_batch_size"] == 4
@@ -480,7 +480,7 @@ def test_save_and_load_round_trip(tmp_path, moons, adam_report):
 
 def test_trained_network_jitter(moons, adam_report):
     net, report, _ = adam_report
-    s = JitterSettings(n=200, depth=3, width=8, batch_size=16, realizations=8)
+    s = JitterParams(n=200, depth=3, width=8, batch_size=16, realizations=8)
     init = run_jitter(s, net=net, data=moons, device="cpu")
     trained = run_jitter(s, net=report.network, data=moons, device="cpu")
     assert len(trained.boundaries) == 8 and all(len(b) for b in trained.boundaries)
@@ -518,7 +518,7 @@ def test_cli_json_schema(capsysbinary):
     assert all(len(seg) == 4 for b in doc["boundaries"] for seg in b)
     assert doc["train_steps"] == 0
     # the same as the library's result for the same settings (the CLI seeds all with --seed)
-    s = JitterSettings(n=80, data_seed=3, depth=2, width=5, seed=3, batch_size=8,
+    s = JitterParams(n=80, data_seed=3, depth=2, width=5, seed=3, batch_size=8,
                        realizations=6, batch_seed=3)
     r = run_jitter(s, device="cpu")
     for got, ref in zip(doc["boundaries"], r.boundaries, strict=True):

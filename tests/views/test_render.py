@@ -17,10 +17,11 @@ from matplotlib.colors import to_hex, to_rgba
 from bnviz.core.network import layer_statistics, random_network
 from bnviz.core.partition import compute_partition
 from bnviz.data.datasets import make_dataset
+from bnviz.params import JitterParams
 from bnviz.views import style
 from bnviz.views.density import concentration
 from bnviz.views.explorer import pattern_raster
-from bnviz.views.jitter import JitterSettings, run_jitter
+from bnviz.views.jitter import run_jitter
 from bnviz.views.render import (
     density_picture,
     jitter_picture,
@@ -125,7 +126,7 @@ def test_partition_description_changes_both_media(partition, monkeypatch):
 
 
 def test_jitter_picture_and_figure_share_the_description():
-    s = JitterSettings(n=80, depth=2, width=5, batch_size=8, realizations=6)
+    s = JitterParams(n=80, depth=2, width=5, batch_size=8, realizations=6)
     r = run_jitter(s, device="cpu")
     fig = jitter_figure(r.boundaries, r.test_boundary, r.data.points, r.data.labels, BOX, "t")
     k = len(r.boundaries)
