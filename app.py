@@ -88,9 +88,20 @@ def add_memory_release(app: Dash, min_seconds: float = 0.25) -> None:
         return response
 
 
+def add_request_guard(app: Dash) -> None:
+    """Refuse oversized bodies (413, before they are read) and callback requests that are not
+    what Dash's client sends (400, one line) in front of Flask (bnviz.service.guard)."""
+    from bnviz.service.guard import RequestGuard
+
+    app.server.wsgi_app = RequestGuard(
+        app.server.wsgi_app, app.config.routes_pathname_prefix + "_dash-update-component",
+        lambda: app.callback_map.keys())
+
+
 app = create_app()
 add_health_route(app)
 add_memory_release(app)
+add_request_guard(app)
 server = app.server
 
 if __name__ == "__main__":

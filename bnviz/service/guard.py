@@ -1,0 +1,123 @@
+"""Refuse what a request would cost before its body is read: a WSGI middleware in front of
+the dashboard.
+
+* A body over its cap gets ``413`` before one byte of it is read: the cap is
+  ``max_callback_body`` for the Dash callback route (uploads travel inside callback requests
+  as base64, so it is the upload limit plus room for the JSON around it) and ``max_body`` for
+  every other route. A body without ``Content-Length`` (chunked) is read up to the cap and
+  refused past it; it is never buffered whole.
+* A callback request that is not what Dash's client sends (not JSON, not an object, an
+  ``output`` that is no registered callback, ``inputs``/``state`` not lists of
+  ``{"id", "property"}`` items) gets ``400`` with a one-line reason, instead of an exception
+  (a 500) deep inside Dash's dispatch.
+
+Answers are JSON ``{"error": "..."}``. Nothing here imports Dash or Flask: the app passes the
+route and a function that lists the registered outputs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["RequestGuard", "check_callback_request"]
+
+#: The body of anything but a callback: the pages send none larger than a few kB.
+DEFAULT_MAX_BODY = 64 * 1024
+#: A callback's body: a 1 MB upload as base64 (4/3) plus the JSON around it.
+DEFAULT_MAX_CALLBACK_BODY = 2 * 1024 * 1024
+
+
+class BadRequest(ValueError):
+    """A request the server refuses: status and a one-line reason."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+def _is_dependency(item: Any) -> bool:
+    """One input/state entry as Dash's client sends it: {"id", "property", "value"?}, or a
+    list of them (a pattern-matching ALL/ALLSMALLER)."""
+    if isinstance(item, list):
+        return all(_is_dependency(x) for x in item)
+    return (isinstance(item, dict) and isinstance(item.get("property"), str)
+            and isinstance(item.get("id"), str | dict))
+
+
+def check_callback_request(body: Any, known_outputs: Iterable[str]) -> None:
+    """Raise BadRequest (400) unless ``body`` has the shape of a Dash callback request for a
+    registered output."""
+    if not isinstance(body, dict):
+        raise BadRequest(400, "a callback request is a JSON object")
+    output = body.get("output")
+    if not isinstance(output, str):
+        raise BadRequest(400, "a callback request names its output (a string)")
+    if output not in set(known_outputs):
+        raise BadRequest(400, "no callback has that output")
+    if not isinstance(body.get("outputs"), dict | list):
+        raise BadRequest(400, "a callback request lists its outputs")
+    for key in ("inputs", "state"):
+        value = body.get(key, [])
+        if not isinstance(value, list) or not all(_is_dependency(v) for v in value):
+            raise BadRequest(400, f"{key}: a list of {{id, property, value}} items")
+    changed = body.get("changedPropIds", [])
+    if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
+        raise BadRequest(400, "changedPropIds: a list of strings")
+
+
+class RequestGuard:
+    """WSGI middleware (see the module docstring)."""
+
+    def __init__(self, app: Callable, callback_path: str,
+                 known_outputs: Callable[[], Iterable[str]],
+                 max_body: int = DEFAULT_MAX_BODY,
+                 max_callback_body: int = DEFAULT_MAX_CALLBACK_BODY):
+        self.app, self.callback_path, self.known_outputs = app, callback_path, known_outputs
+        self.max_body, self.max_callback_body = max_body, max_callback_body
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            self._check(environ)
+        except BadRequest as exc:
+            payload = json.dumps({"error": str(exc)}).encode()
+            reason = {400: "Bad Request", 411: "Length Required",
+                      413: "Content Too Large"}.get(exc.status, "Error")
+            start_response(f"{exc.status} {reason}", [
+                ("Content-Type", "application/json"), ("Content-Length", str(len(payload))),
+                ("Connection", "close")])
+            return [payload]
+        return self.app(environ, start_response)
+
+    def _check(self, environ: dict) -> None:
+        if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
+            return
+        callback = environ.get("PATH_INFO", "") == self.callback_path
+        cap = self.max_callback_body if callback else self.max_body
+        raw_length = environ.get("CONTENT_LENGTH") or ""
+        if raw_length:
+            try:
+                length = int(raw_length)
+            except ValueError:
+                raise BadRequest(400, "Content-Length is not a number") from None
+            if length < 0:
+                raise BadRequest(400, "Content-Length is negative")
+            if length > cap:
+                raise BadRequest(413, f"the body is over {cap // 1024} kB")
+            body = environ["wsgi.input"].read(length) if callback else None
+        else:  # chunked or unknown length: read at most the cap (+1 to see it is over)
+            stream = environ["wsgi.input"]
+            body = stream.read(cap + 1) if hasattr(stream, "read") else b""
+            if len(body) > cap:
+                raise BadRequest(413, f"the body is over {cap // 1024} kB")
+            environ["CONTENT_LENGTH"] = str(len(body))
+        if body is not None:
+            environ["wsgi.input"] = io.BytesIO(body)  # what we read, for the app to read
+        if callback:
+            try:
+                parsed = json.loads(body or b"")
+            except (ValueError, UnicodeDecodeError):
+                raise BadRequest(400, "a callback request is JSON") from None
+            check_callback_request(parsed, self.known_outputs())
