@@ -91,17 +91,38 @@ def add_memory_release(app: Dash, min_seconds: float = 0.25) -> None:
 def add_request_guard(app: Dash) -> None:
     """Refuse oversized bodies (413, before they are read) and callback requests that are not
     what Dash's client sends (400, one line) in front of Flask (bnviz.service.guard)."""
+    from dash.exceptions import CallbackException, InvalidCallbackReturnValue
+    from flask import jsonify
+
     from bnviz.service.guard import RequestGuard
 
     app.server.wsgi_app = RequestGuard(
         app.server.wsgi_app, app.config.routes_pathname_prefix + "_dash-update-component",
         lambda: app.callback_map.keys())
 
+    @app.server.errorhandler(CallbackException)
+    def _request_does_not_match(exc: CallbackException):
+        """Dash's own check that a request's outputs and inputs match the callback's
+        definition (a crafted request) is the client's error; a callback returning what its
+        outputs cannot take is ours."""
+        if isinstance(exc, InvalidCallbackReturnValue):
+            app.server.logger.exception("callback returned an invalid value")
+            return jsonify(error="the server could not answer this request"), 500
+        return jsonify(error=f"the request does not match the callback: {exc}"[:200]), 400
+
+
+def warm_up(app: Dash) -> None:
+    """Run Dash's one-time server setup now, in the importing process (each gunicorn worker),
+    not on its first request: the callback map is complete before any traffic, so the
+    request guard knows every output and concurrent first requests find nothing half built."""
+    app.server.test_client().get(app.config.routes_pathname_prefix + "_dash-dependencies")
+
 
 app = create_app()
 add_health_route(app)
 add_memory_release(app)
 add_request_guard(app)
+warm_up(app)
 server = app.server
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ the dashboard.
   refused past it; it is never buffered whole.
 * A callback request that is not what Dash's client sends (not JSON, not an object, an
   ``output`` that is no registered callback, ``inputs``/``state`` not lists of
-  ``{"id", "property"}`` items) gets ``400`` with a one-line reason, instead of an exception
-  (a 500) deep inside Dash's dispatch.
+  ``{"id", "property"}`` items, a URL part of dcc.Location that is not text) gets ``400`` with
+  a one-line reason, instead of an exception (a 500) deep inside Dash's dispatch.
 
 Answers are JSON ``{"error": "..."}``. Nothing here imports Dash or Flask: the app passes the
 route and a function that lists the registered outputs.
@@ -38,6 +38,14 @@ class BadRequest(ValueError):
         self.status = status
 
 
+#: dcc.Location's properties: text or nothing (Dash's page router reads them as strings).
+LOCATION_PROPERTIES = frozenset({"pathname", "search", "hash", "href"})
+
+
+def _flat(items: list) -> list[dict]:
+    return [x for item in items for x in (_flat(item) if isinstance(item, list) else [item])]
+
+
 def _is_dependency(item: Any) -> bool:
     """One input/state entry as Dash's client sends it: {"id", "property", "value"?}, or a
     list of them (a pattern-matching ALL/ALLSMALLER)."""
@@ -63,6 +71,10 @@ def check_callback_request(body: Any, known_outputs: Iterable[str]) -> None:
         value = body.get(key, [])
         if not isinstance(value, list) or not all(_is_dependency(v) for v in value):
             raise BadRequest(400, f"{key}: a list of {{id, property, value}} items")
+        for item in _flat(value):
+            if item["property"] in LOCATION_PROPERTIES and \
+                    not isinstance(item.get("value"), str | None):
+                raise BadRequest(400, f"{item['property']}: a URL part is text")
     changed = body.get("changedPropIds", [])
     if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
         raise BadRequest(400, "changedPropIds: a list of strings")

@@ -198,10 +198,13 @@ def draw_another_batch(_, seed):
 )
 def apply_preset(clicks):
     """A preset sets every control to the paper's settings for its figure."""
-    if not ctx.triggered_id or not any(clicks):
+    # the trigger and the clicks come from the client: a crafted request can send anything
+    key = ctx.triggered_id.get("key") if isinstance(ctx.triggered_id, dict) else None
+    clicked = isinstance(clicks, list) and any(isinstance(c, int) and c > 0 for c in clicks)
+    if not clicked or not isinstance(key, str) or key not in PRESETS:
         return {k: no_update for k in (*CONTROLS, "view", "tls", "caption", "preset", "extra",
                                        "layer_max")}
-    preset = PRESETS[ctx.triggered_id["key"]]
+    preset = PRESETS[key]
     out = control_values(preset.settings)
     out.update(view=preset.view, tls=preset.tls, caption=preset.caption, preset=preset.key,
                extra=[], layer_max=preset.settings.depth)

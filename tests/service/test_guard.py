@@ -134,3 +134,28 @@ def test_the_dashboard_answers_crafted_callback_requests_with_400_not_500():
         r = client.post(CALLBACK, data=body, content_type="application/json")
         assert r.status_code in (400, 413), (r.status_code, body[:40])
     assert client.post("/healthz", data=b"x" * 100_000).status_code == 413
+
+
+def test_a_url_part_that_is_not_text_is_a_400():
+    body = json.loads(_valid())
+    body["inputs"].append({"id": "_pages_location", "property": "pathname", "value": False})
+    status, out = _call(_guard(), CALLBACK, body=json.dumps(body).encode())
+    assert status == 400 and "pathname" in json.loads(out)["error"]
+    body["inputs"][-1]["value"] = "/jitter"
+    assert _call(_guard(), CALLBACK, body=json.dumps(body).encode())[0] == 200
+
+
+def test_outputs_that_do_not_match_the_callback_are_a_400_from_dash():
+    """Dash's own check of a request's output spec (CallbackException) answers 400, not 500;
+    the first request to a fresh app already knows every callback (warm_up)."""
+    import app as dashboard
+
+    client = dashboard.server.test_client()
+    outputs = [d["output"] for d in client.get("/_dash-dependencies").get_json()]
+    pattern = next(o for o in outputs if o.startswith("{"))  # a pattern-matching ALL output
+    body = {"output": pattern, "outputs": {"id": "not-it", "property": "style"},
+            "inputs": [{"id": "jobs-type", "property": "value", "value": None}],
+            "changedPropIds": []}
+    r = client.post(CALLBACK, data=json.dumps(body), content_type="application/json")
+    assert r.status_code == 400 and "does not match" in r.get_json()["error"]
+    assert set(outputs) <= set(dashboard.app.callback_map)
