@@ -15,6 +15,7 @@ import callbacks.explorer.callbacks  # noqa: F401
 import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
+from bnviz.config import exit_on_bad_settings, setting
 from callbacks.explorer.state import page_layout as explorer_layout
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
@@ -27,7 +28,7 @@ def configure_torch() -> None:
     small, and under load torch's thread pool contends with the other requests' threads
     (measured by bench/explorer.py: ~30 ms with 1 thread vs ~1 s with 2 on a busy 2-core
     machine)."""
-    torch.set_num_threads(max(1, int(os.environ.get("BNVIZ_TORCH_THREADS", "1"))))
+    torch.set_num_threads(int(setting("BNVIZ_TORCH_THREADS")))
 
 
 def create_app() -> Dash:
@@ -126,5 +127,6 @@ warm_up(app)
 server = app.server
 
 if __name__ == "__main__":
-    app.run(host=os.environ.get("BNVIZ_HOST", "127.0.0.1"),
-            port=int(os.environ.get("BNVIZ_PORT", "8050")), debug=False)
+    exit_on_bad_settings()
+    app.run(host=os.environ.get("BNVIZ_HOST", "127.0.0.1"), port=int(setting("BNVIZ_PORT")),
+            debug=False)

@@ -11,11 +11,15 @@ worker loses no job.
 
 import os
 
+from bnviz.config import exit_on_bad_settings, setting
+
+exit_on_bad_settings()  # a bad setting stops the server here, in one line, before any worker
+
 bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
-workers = int(os.environ.get("BNVIZ_WEB_WORKERS", max(2, os.cpu_count() or 1)))
-threads = int(os.environ.get("BNVIZ_WEB_THREADS", "4"))
+workers = int(setting("BNVIZ_WEB_WORKERS"))
+threads = int(setting("BNVIZ_WEB_THREADS"))
 worker_class = "gthread"
-timeout = int(os.environ.get("BNVIZ_WEB_TIMEOUT", "60"))
+timeout = int(setting("BNVIZ_WEB_TIMEOUT"))
 graceful_timeout = 30
 keepalive = 5
 # a lecture hall's browsers poll every second or so; keep connections and the backlog ample

@@ -26,6 +26,8 @@ median < 30 ms, repaint < 100 ms.  It only prints.  Run: ``.venv/bin/python benc
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import platform
 import shutil
@@ -37,7 +39,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
-from flask import g, request  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
@@ -57,28 +58,41 @@ TAB_GRAPHS = {"space": ids.GRAPH_SPACE, "layers": ids.GRAPH_LAYERS, "unit": ids.
 # ---- server side ------------------------------------------------------------------------
 
 class RequestLog:
-    """Duration and response size of every figure-callback request, recorded in Flask."""
+    """Duration and response size of every figure-callback request, recorded around the
+    server's WSGI app (the dashboard's Flask app is warmed up at import and takes no new
+    request hooks)."""
 
     def __init__(self, server) -> None:
         self.records: list[dict] = []
         self._lock = threading.Lock()
-        server.before_request(self._before)
-        server.after_request(self._after)
+        self._inner = server.wsgi_app
+        server.wsgi_app = self._timed
 
-    @staticmethod
-    def _before() -> None:
-        g.bench_t0 = time.perf_counter()
+    def _timed(self, environ, start_response):
+        t0 = time.perf_counter()
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        raw = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(raw)
+        status: list[str] = []
 
-    def _after(self, response):
-        if request.path == UPDATE_PATH and hasattr(g, "bench_t0"):
-            body = request.get_json(silent=True) or {}
-            if FIGURE_OUTPUT in str(body.get("output", "")):
-                record = {"ms": 1e3 * (time.perf_counter() - g.bench_t0),
-                          "bytes": len(response.get_data()), "status": response.status_code,
+        def start(s, headers, *args):
+            status.append(s)
+            return start_response(s, headers, *args)
+
+        chunks = list(self._inner(environ, start))
+        if environ.get("PATH_INFO") == UPDATE_PATH:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {}
+            if isinstance(body, dict) and FIGURE_OUTPUT in str(body.get("output", "")):
+                record = {"ms": 1e3 * (time.perf_counter() - t0),
+                          "bytes": sum(len(c) for c in chunks),
+                          "status": int(status[0].split()[0]) if status else 0,
                           "threads": torch.get_num_threads()}
                 with self._lock:
                     self.records.append(record)
-        return response
+        return chunks
 
     def count(self) -> int:
         with self._lock:

@@ -1,14 +1,105 @@
-"""Where bnviz keeps its state: ``BNVIZ_HOME`` (default ``~/.bnviz``): the job store, results,
-uploads and the shared cache all live under it."""
+"""bnviz's settings: environment variables, each read and checked in one place.
+
+``BNVIZ_HOME`` (default ``~/.bnviz``) holds all state: the job store, results, uploads and
+the shared cache. The numeric settings are described in :data:`SETTINGS` with their defaults
+and bounds; :func:`setting` reads one, and a value that is not of its kind or out of its
+bounds raises :class:`SettingError` naming the variable. :func:`check_settings` checks them
+all, so a server or a worker with a bad setting stops at its start with one line
+(:func:`exit_on_bad_settings`) rather than with a traceback, or later, in a request.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["bnviz_home"]
+__all__ = ["SETTINGS", "Setting", "SettingError", "bnviz_home", "check_settings",
+           "exit_on_bad_settings", "setting"]
 
 
 def bnviz_home() -> Path:
     """``BNVIZ_HOME`` or ``~/.bnviz``."""
     return Path(os.environ.get("BNVIZ_HOME", Path.home() / ".bnviz"))
+
+
+class SettingError(ValueError):
+    """An environment setting bnviz cannot use; the message names it."""
+
+
+def _cores() -> int:
+    return max(2, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One numeric setting: its kind ("int" or "float"), its default (a value or a function
+    of the machine) and its bounds."""
+
+    name: str
+    kind: str
+    default: float | Callable[[], float]
+    lo: float
+    hi: float
+    meaning: str
+
+    def read(self) -> float:
+        raw = os.environ.get(self.name, "").strip()
+        if not raw:
+            return self.default() if callable(self.default) else self.default
+        kind = "a whole number" if self.kind == "int" else "a number"
+        try:
+            value = float(raw) if self.kind == "float" else int(raw)
+        except ValueError:
+            value = None
+        if value is None or value != value or not self.lo <= value <= self.hi:
+            shown = raw if len(raw) <= 30 else raw[:29] + "…"
+            raise SettingError(f"{self.name} ({self.meaning}) must be {kind} from {self.lo:g} "
+                               f"to {self.hi:g}, got {shown!r}")
+        return value
+
+
+SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("BNVIZ_PORT", "int", 8050, 1, 65535, "the port make run serves on"),
+    Setting("BNVIZ_TORCH_THREADS", "int", 1, 1, 1024, "torch threads per web process"),
+    Setting("BNVIZ_MAX_RUNS", "int", _cores, 1, 100_000, "jobs queued or running at once"),
+    Setting("BNVIZ_LOCAL_WORKERS", "int", _cores, 1, 1024, "jobs the local worker runs"),
+    Setting("BNVIZ_WORKER_IDLE_SECONDS", "float", 600.0, 0, 10**9,
+            "seconds before an idle local worker exits"),
+    Setting("BNVIZ_JOB_STALE_SECONDS", "float", 60.0, 1, 10**9,
+            "seconds of silence before a running job is failed"),
+    Setting("BNVIZ_CACHE_MB", "float", 256.0, 1, 10**7, "memory cache per process"),
+    Setting("BNVIZ_DISK_CACHE_MB", "float", 1024.0, 1, 10**9, "shared disk cache"),
+    Setting("BNVIZ_WEB_WORKERS", "int", _cores, 1, 1024, "gunicorn worker processes"),
+    Setting("BNVIZ_WEB_THREADS", "int", 4, 1, 1024, "threads per gunicorn worker"),
+    Setting("BNVIZ_WEB_TIMEOUT", "int", 60, 1, 86_400, "seconds before a hung worker restarts"),
+)}
+
+
+def setting(name: str) -> float:
+    """The value of a setting of :data:`SETTINGS` (SettingError for a bad one)."""
+    return SETTINGS[name].read()
+
+
+def check_settings() -> None:
+    """Check every setting of :data:`SETTINGS` and ``BNVIZ_DEVICE``; SettingError for the
+    first bad one."""
+    for s in SETTINGS.values():
+        s.read()
+    from bnviz.device import pick_device  # imports torch: only where a server starts
+
+    try:
+        pick_device()
+    except ValueError as exc:
+        raise SettingError(str(exc)) from None
+
+
+def exit_on_bad_settings() -> None:
+    """Stop the process with one line on stderr (exit code 2) when a setting is bad."""
+    try:
+        check_settings()
+    except SettingError as exc:
+        print(f"bnviz: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -20,10 +20,10 @@ Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`).
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
+from bnviz.config import setting
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
 from bnviz.jobs.local import ensure_local_worker
 from bnviz.jobs.results import has_result
@@ -51,11 +51,7 @@ def backend() -> str:
 def max_runs() -> int:
     """Jobs that may be queued or running when a page starts one: ``BNVIZ_MAX_RUNS``, else the
     number of cores (at least 2). Each is CPU-bound: more would only slow every job down."""
-    default = max(2, os.cpu_count() or 1)
-    try:
-        return max(1, int(os.environ.get("BNVIZ_MAX_RUNS", default)))
-    except ValueError:
-        return default
+    return int(setting("BNVIZ_MAX_RUNS"))
 
 
 def _dispatch(job: Job) -> None:

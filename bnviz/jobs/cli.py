@@ -127,9 +127,11 @@ def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
 
 
 def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
+    from bnviz.config import check_settings
     from bnviz.jobs.celery_app import broker_url, run_celery_worker
     from bnviz.jobs.local import LocalWorker
 
+    check_settings()  # a bad setting stops the worker at its start, in one line
     if args.concurrency is not None and not 1 <= args.concurrency <= 256:
         raise ValueError("--concurrency must be from 1 to 256")
     if broker_url():

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import bnviz
-from bnviz.config import bnviz_home
+from bnviz.config import bnviz_home, setting
 from bnviz.jobs.store import JobStore, open_store, pid_alive
 
 __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
@@ -46,13 +46,6 @@ def _lock_path() -> Path:
     path = bnviz_home() / "jobs" / "worker.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def _env_number(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 def local_worker_pid() -> int | None:
@@ -114,9 +107,8 @@ class LocalWorker:
     def __init__(self, store: JobStore | None = None, concurrency: int | None = None,
                  idle_exit: float | None = None):
         self.store = store or open_store()
-        self.concurrency = max(1, int(concurrency or _env_number(
-            "BNVIZ_LOCAL_WORKERS", max(2, os.cpu_count() or 1))))
-        self.idle_exit = (_env_number("BNVIZ_WORKER_IDLE_SECONDS", 600) if idle_exit is None
+        self.concurrency = max(1, int(concurrency or setting("BNVIZ_LOCAL_WORKERS")))
+        self.idle_exit = (setting("BNVIZ_WORKER_IDLE_SECONDS") if idle_exit is None
                           else idle_exit)
         self.children: dict[str, subprocess.Popen] = {}
         self.cancel_seen: dict[str, float] = {}

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from bnviz.config import bnviz_home
+from bnviz.config import bnviz_home, setting
 from bnviz.messages import brief
 
 __all__ = ["ACTIVE", "ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "ServerBusy",
@@ -86,10 +86,7 @@ def job_key(job_type: str, params: dict[str, Any]) -> str:
 def stale_seconds() -> float:
     """A running job whose heartbeat is older than this is taken to be dead
     (``BNVIZ_JOB_STALE_SECONDS``, default 60; job processes beat every 2 s)."""
-    try:
-        return max(1.0, float(os.environ.get("BNVIZ_JOB_STALE_SECONDS", "60")))
-    except ValueError:
-        return 60.0
+    return setting("BNVIZ_JOB_STALE_SECONDS")
 
 
 def pid_alive(pid: int) -> bool:

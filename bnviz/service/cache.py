@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import sys
 import threading
 from collections import namedtuple
@@ -31,19 +30,15 @@ import cachetools
 import diskcache
 import numpy as np
 
-from bnviz.config import bnviz_home
+from bnviz.config import bnviz_home, setting
 
 __all__ = ["CacheInfo", "memory_cache", "memoize", "nbytes", "shared_cache", "shared_memoize"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _env_megabytes(name: str, default: float) -> int:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        value = default
-    return int(max(value, 1.0) * 2**20)
+def _env_megabytes(name: str) -> int:
+    return int(setting(name) * 2**20)
 
 
 def nbytes(value: Any, _seen: set[int] | None = None) -> int:
@@ -74,7 +69,7 @@ def nbytes(value: Any, _seen: set[int] | None = None) -> int:
 def memory_cache(max_bytes: int | None = None) -> cachetools.LRUCache:
     """An LRU cache of this process bounded by the bytes of its values (``BNVIZ_CACHE_MB``
     when ``max_bytes`` is None). A value larger than the bound is not kept."""
-    size = _env_megabytes("BNVIZ_CACHE_MB", 256) if max_bytes is None else int(max_bytes)
+    size = _env_megabytes("BNVIZ_CACHE_MB") if max_bytes is None else int(max_bytes)
     return cachetools.LRUCache(maxsize=size, getsizeof=nbytes)
 
 
@@ -153,7 +148,7 @@ def shared_cache() -> diskcache.Cache:
         cache = _shared.get(directory)
         if cache is None:
             cache = diskcache.Cache(directory, size_limit=_env_megabytes(
-                "BNVIZ_DISK_CACHE_MB", 1024), eviction_policy="least-recently-stored")
+                "BNVIZ_DISK_CACHE_MB"), eviction_policy="least-recently-stored")
             _shared[directory] = cache
         return cache
 
