@@ -24,8 +24,11 @@ $(VENV)/.installed-test: requirements-test.txt requirements.txt pyproject.toml |
 	$(PY) -m pip install --no-deps --no-build-isolation -e .
 	touch $@ $(VENV)/.installed
 
+# The embedded single-machine default: gunicorn (threads and processes, gunicorn.conf.py), not
+# Flask's development server, on BNVIZ_HOST:BNVIZ_PORT (127.0.0.1:8050), no server to install.
 run: $(VENV)/.installed
-	$(PY) app.py
+	BNVIZ_BIND=$${BNVIZ_HOST:-127.0.0.1}:$${BNVIZ_PORT:-8050} $(VENV)/bin/gunicorn \
+	    -c gunicorn.conf.py app:server
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

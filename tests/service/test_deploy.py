@@ -119,3 +119,35 @@ def test_healthz_degraded_when_the_broker_is_down(monkeypatch, tmp_home):
     report = health()
     assert report["status"] == "degraded"
     assert report["jobs"]["backend"] == "celery" and report["jobs"]["broker_reachable"] is False
+
+
+def test_make_run_serves_with_gunicorn_on_the_readmes_address(tmp_path):
+    """`make run` (README) serves the dashboard with gunicorn's threaded workers, not Flask's
+    development server, on BNVIZ_HOST:BNVIZ_PORT; SIGTERM to its group stops it."""
+    import signal
+
+    port = free_port()
+    env = {**os.environ, "BNVIZ_HOST": "127.0.0.1", "BNVIZ_PORT": str(port),
+           "BNVIZ_HOME": str(tmp_path / "home"), "BNVIZ_WEB_WORKERS": "1",
+           "BNVIZ_ACCESS_LOG": "0", "PYTHON": sys.executable}
+    proc = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                status, body = _get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert proc.poll() is None, proc.stdout.read().decode()[-2000:]
+                assert time.monotonic() < deadline, "make run did not serve"
+                time.sleep(0.5)
+        assert status == 200 and json.loads(body)["status"] in ("ok", "degraded")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200 and "gunicorn" in r.headers.get("Server", "")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out = proc.communicate(timeout=60)[0].decode()
+    assert "Booting worker" in out and "gthread" in out
