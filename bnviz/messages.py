@@ -1,12 +1,38 @@
-"""How messages quote what a user typed: briefly. A value can be anything a request sends
-(a 2000-character string, a nested list), and a message must stay one readable line."""
+"""How messages quote what a user typed, and what of the server a page may show.
+
+A value can be anything a request sends (a 2000-character string, a nested list), and a
+message must stay one readable line (:func:`brief`). A job's error and log come from the
+server: a page shows them without the server's internals (:func:`for_page`,
+:func:`log_for_page`); the CLI and the server log keep everything.
+"""
 
 from __future__ import annotations
 
-__all__ = ["brief"]
+import re
+from collections.abc import Iterable
+
+__all__ = ["TRACEBACK_HINT", "brief", "for_page", "log_for_page"]
+
+#: An absolute file path (not the path part of a URL: no word character, dot, colon or slash
+#: before its first slash).
+_PATH = re.compile(r"(?<![\w.:/~])/[^\s'\"():,;]+")
+TRACEBACK_HINT = "(a traceback: in the server log and `bnviz jobs show ID`)"
 
 
 def brief(value: object, limit: int = 40) -> str:
     """``repr(value)`` on one line, cut to about ``limit`` characters with an ellipsis."""
     text = repr(value).replace("\n", " ")
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def for_page(text: str) -> str:
+    """A server message as a page shows it: every absolute path cut to its last part
+    (``…/data_batch_1``), so the server's layout stays on the server."""
+    return _PATH.sub(lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
+
+
+def log_for_page(lines: Iterable[str]) -> list[str]:
+    """Log lines as a page shows them: a traceback (the runner logs one as a single entry)
+    becomes a hint where to find it, and paths are cut as in :func:`for_page`."""
+    return [TRACEBACK_HINT if line.lstrip().startswith("Traceback (most recent call last)")
+            else for_page(line) for line in lines]

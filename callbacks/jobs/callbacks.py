@@ -13,6 +13,7 @@ from bnviz.data.imagedata import data_dir
 from bnviz.images.experiments import summarise
 from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.jobs.types import ParamError
+from bnviz.messages import for_page, log_for_page
 from bnviz.params.jobs import JOB_OPTIONS
 from callbacks.jobs import ids
 from callbacks.jobs.figures import job_figure
@@ -27,7 +28,7 @@ def _failure(exc: Exception) -> str:
     """The message a user sees for an action that failed."""
     if isinstance(exc, KeyError):
         return "no such job"
-    return str(exc)
+    return for_page(str(exc))
 
 
 @callback(Output({"type": ids.PARAM_ROW, "name": ALL}, "style"), Input(ids.TYPE, "value"))
@@ -90,7 +91,7 @@ def _table(listed: list[jobs.Job]):
                                  striped=job.status == "running",
                                  animated=job.status == "running",
                                  style={"height": "16px", "minWidth": "120px"}),
-                    title=job.error or ""),
+                    title=for_page(job.error or "")),
             html.Td(job.device or "-"),
             html.Td("-" if seconds is None else f"{seconds:.0f} s")]))
     return dbc.Table([head, html.Tbody(rows)], size="sm", hover=True, className="mb-0")
@@ -109,12 +110,12 @@ def refresh(_n):
     try:
         listed = jobs.list_jobs(100)
     except jobs.StoreError as exc:
-        return dbc.Alert(str(exc), color="danger"), [], [], ""
+        return dbc.Alert(for_page(str(exc)), color="danger"), [], [], ""
     options = [_option(j) for j in listed]
     where = ("Celery workers (BNVIZ_BROKER_URL)" if jobs.backend() == "celery" else
              "the local worker pool")
     return (_table(listed), options, options,
-            f"Jobs run on {where}; image data from {data_dir()}.")
+            f"Jobs run on {where}; image data from BNVIZ_DATA ({for_page(str(data_dir()))}).")
 
 
 @callback(Output(ids.DETAIL, "children"), Output(ids.GRAPH, "figure"),
@@ -129,7 +130,7 @@ def show_job(_n, job_id, shown):
     try:
         details = jobs.job_details(job_id)
     except (ValueError, jobs.StoreError) as exc:
-        return dbc.Alert(str(exc), color="danger"), empty, "", None
+        return dbc.Alert(for_page(str(exc)), color="danger"), empty, "", None
     if details is None:
         return dbc.Alert(f"no job {job_id}", color="warning"), empty, "", None
     key = [job_id, details["status"], round(details["progress"], 3), len(details["metrics"]),
@@ -153,7 +154,8 @@ def show_job(_n, job_id, shown):
                      style={"height": "14px"}),
     ]
     if details["error"] and details["status"] != "cancelled":
-        info.append(dbc.Alert(details["error"], color="danger", className="py-1 small"))
+        info.append(dbc.Alert(for_page(details["error"]), color="danger",
+                              className="py-1 small"))
     finals = [f"{arm}: {100 * v['final']:.2f}%" for arm, v in summary.get("arms", {}).items()
               if isinstance(v, dict) and v.get("final") is not None]
     if finals:
@@ -161,7 +163,7 @@ def show_job(_n, job_id, shown):
                              className="small"))
     figure = job_figure([("", details["type"], summary)], f"{details['type']} on "
                         f"{details['params'].get('dataset')} ({details['id']})")
-    return info, figure, "\n".join(details["log"][-60:]), key
+    return info, figure, "\n".join(log_for_page(details["log"][-60:])), key
 
 
 @callback(Output(ids.MESSAGE, "children", allow_duplicate=True),
