@@ -106,13 +106,41 @@ def pytest_setup_options():
     return options
 
 
+def _stop_local_worker(home: Path) -> None:
+    """Stop the local job worker a test started under ``home`` (the worker kills its job
+    processes) and wait until it is gone."""
+    from bnviz.jobs.store import pid_alive  # a zombie (nobody reaps orphans) is dead
+
+    pids = set()
+    for name in ("worker.lock", "worker.spawned"):  # running, or still importing torch
+        path = home / "jobs" / name
+        text = path.read_text().strip() if path.exists() else ""
+        if text.isdigit():
+            pids.add(int(text))
+    for pid in pids:
+        try:  # the pid of a worker that ended may be another process's now
+            if b"worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+        except OSError:
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and pid_alive(pid):
+            time.sleep(0.1)
+
+
 @pytest.fixture
-def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh ``BNVIZ_HOME`` for the test; returns its path."""
+def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fresh ``BNVIZ_HOME`` for the test; yields its path. A local job worker started under
+    it (a page's background job starts one) is stopped afterwards: tests leave no process."""
     home = tmp_path / "bnviz-home"
     home.mkdir()
     monkeypatch.setenv("BNVIZ_HOME", str(home))
-    return home
+    yield home
+    _stop_local_worker(home)
 
 
 @pytest.fixture
@@ -126,19 +154,7 @@ def jobs_home(tmp_home: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BNVIZ_WORKER_IDLE_SECONDS", "30")
     monkeypatch.setenv("BNVIZ_TORCH_THREADS", "1")
-    yield tmp_home
-    lock = tmp_home / "jobs" / "worker.lock"
-    text = lock.read_text().strip() if lock.exists() else ""
-    if text.isdigit():
-        try:
-            os.kill(int(text), signal.SIGTERM)  # the worker kills its job processes
-        except ProcessLookupError:
-            pass
-        from bnviz.jobs.store import pid_alive  # a zombie (nobody reaps orphans) is dead
-
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and pid_alive(int(text)):
-            time.sleep(0.1)
+    yield tmp_home  # tmp_home stops the local worker started under it
 
 
 @pytest.fixture
