@@ -6,8 +6,7 @@ at most ``BNVIZ_LOCAL_WORKERS`` at a time (default: the number of cores, at leas
 page's short job, a density map or a training, does not wait behind a long image experiment).
 Submitting a job (from the page or the CLI) starts this worker when none runs
 (:func:`ensure_local_worker`), detached in its own session, so it outlives a restart of the
-web server; it exits after
-``BNVIZ_WORKER_IDLE_SECONDS`` (default 600) with nothing to do.
+web server; it exits after ``BNVIZ_WORKER_IDLE_SECONDS`` (default 600) with nothing to do.
 
 One local worker per ``BNVIZ_HOME``: it holds an exclusive lock on
 ``$BNVIZ_HOME/jobs/worker.lock`` for its life (the kernel drops the lock when the process
