@@ -75,6 +75,18 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_WEB_WORKERS", "int", _cores, 1, 1024, "gunicorn worker processes"),
     Setting("BNVIZ_WEB_THREADS", "int", 4, 1, 1024, "threads per gunicorn worker"),
     Setting("BNVIZ_WEB_TIMEOUT", "int", 60, 1, 86_400, "seconds before a hung worker restarts"),
+    Setting("BNVIZ_JOB_MAX_HOURS", "float", 2.0, 0.001, 10**6,
+            "estimated hours of work one job may ask for"),
+    Setting("BNVIZ_JOBS_PER_CLIENT", "int", 3, 1, 100_000,
+            "jobs one client may have queued or running"),
+    Setting("BNVIZ_JOB_ATTEMPTS", "int", 3, 1, 100,
+            "times a job is started before a lost worker fails it"),
+    Setting("BNVIZ_UPLOAD_QUOTA_MB", "float", 200.0, 1, 10**7,
+            "disk the uploaded networks may take"),
+    Setting("BNVIZ_UPLOAD_RETENTION_DAYS", "float", 30.0, 0.001, 10**5,
+            "days an uploaded network is kept after its last use"),
+    Setting("BNVIZ_MIN_FREE_MB", "float", 500.0, 0, 10**9,
+            "free disk below which new work is refused"),
 )}
 
 
