@@ -62,7 +62,7 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
-    Setting("BNVIZ_PORT", "int", 8050, 1, 65535, "the port make run serves on"),
+    Setting("BNVIZ_PORT", "int", 8050, 1, 65535, "the port make run and bnviz serve serve on"),
     Setting("BNVIZ_TORCH_THREADS", "int", 1, 1, 1024, "torch threads per web process"),
     Setting("BNVIZ_MAX_RUNS", "int", _cores, 1, 100_000, "jobs queued or running at once"),
     Setting("BNVIZ_LOCAL_WORKERS", "int", _cores, 1, 1024, "jobs the local worker runs"),
@@ -81,12 +81,20 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "jobs one client may have queued or running"),
     Setting("BNVIZ_JOB_ATTEMPTS", "int", 3, 1, 100,
             "times a job is started before a lost worker fails it"),
-    Setting("BNVIZ_UPLOAD_QUOTA_MB", "float", 200.0, 1, 10**7,
+    Setting("BNVIZ_UPLOAD_QUOTA_MB", "float", 200.0, 0.001, 10**7,
             "disk the uploaded networks may take"),
     Setting("BNVIZ_UPLOAD_RETENTION_DAYS", "float", 30.0, 0.001, 10**5,
             "days an uploaded network is kept after its last use"),
+    Setting("BNVIZ_STORE_BUSY_SECONDS", "float", 120.0, 0.1, 86_400,
+            "seconds a locked job store is retried before an error"),
     Setting("BNVIZ_MIN_FREE_MB", "float", 500.0, 0, 10**9,
             "free disk below which new work is refused"),
+    Setting("BNVIZ_RATE_PER_ADDRESS", "int", 300, 1, 1_000_000,
+            "requests a second from one client address (bnviz serve's nginx)"),
+    Setting("BNVIZ_JOBS_RATE_PER_ADDRESS", "int", 20, 1, 1_000_000,
+            "job submissions and cancels a minute from one client address"),
+    Setting("BNVIZ_CONNECTIONS_PER_ADDRESS", "int", 1000, 1, 1_000_000,
+            "open connections from one client address"),
 )}
 
 

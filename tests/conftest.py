@@ -127,7 +127,7 @@ def _stop_local_worker(home: Path) -> None:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             continue
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 25  # it gives its jobs 10 s to go back to the queue
         while time.monotonic() < deadline and pid_alive(pid):
             time.sleep(0.1)
 

@@ -1,7 +1,12 @@
 """What every image experiment shares (the data as standardised tensors, mixed precision,
 test accuracy) and the training experiments ``smart-init``, ``jitter-noise`` and
 ``affine-ablation``: for each run (seed) and arm, the same random weights with the arm's BN
-mode, SGD for ``epochs`` epochs, a metric row per epoch (test accuracy, mean loss)."""
+mode, SGD for ``epochs`` epochs, a metric row per epoch (test accuracy, mean loss).
+
+After every epoch the job saves a checkpoint (``ctx.checkpoint``: where it is, the model, the
+optimiser, the gradient scaler and the random generators); a job queued again after its
+worker was lost or stopped resumes from it, and, on the CPU, ends with exactly the metric
+rows an uninterrupted run writes."""
 
 from __future__ import annotations
 
@@ -70,12 +75,20 @@ def test_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return correct / max(len(y), 1)
 
 
+def _noise_generators(model: nn.Module) -> list[torch.Generator]:
+    return [m.generator for m in model.modules() if isinstance(getattr(m, "generator", None),
+                                                               torch.Generator)]
+
+
 def _train_arm(model: nn.Module, data: ImageTensors, params: dict, run_seed: int, ctx: JobContext,
                report: Callable[[int, float, float, float], None],
-               step: Callable[[], None], dist: DistInfo) -> None:
+               step: Callable[[], None], dist: DistInfo,
+               save: Callable[[dict], None] = lambda state: None,
+               resume: dict | None = None) -> None:
     """SGD (momentum 0.9, gradient norm clipped at 5 so that unnormalised networks do not
-    diverge) for ``epochs`` epochs; after each, ``report(epoch, loss, accuracy, seconds)``.
-    Under DDP every rank takes its share of each global mini-batch."""
+    diverge) for ``epochs`` epochs; after each, ``report(epoch, loss, accuracy, seconds)``
+    and ``save(state)`` (this arm's training state after that epoch), from which ``resume``
+    goes on. Under DDP every rank takes its share of each global mini-batch."""
     device = data.x_train.device
     net = model  # evaluated unwrapped: only rank 0 evaluates, so no collective may run there
     if dist.world > 1:
@@ -88,8 +101,17 @@ def _train_arm(model: nn.Module, data: ImageTensors, params: dict, run_seed: int
     scaler = torch.amp.GradScaler(enabled=device.type == "cuda" and
                                   not torch.cuda.is_bf16_supported())
     gen = torch.Generator().manual_seed(run_seed)
+    first = 1
+    if resume is not None:
+        net.load_state_dict(resume["model"])
+        opt.load_state_dict(resume["opt"])
+        scaler.load_state_dict(resume["scaler"])
+        gen.set_state(resume["gen"].cpu())
+        for g, state in zip(_noise_generators(net), resume["noise"], strict=True):
+            g.set_state(state.cpu())
+        first = resume["epoch"] + 1
     n, b = len(data.y_train), params["batch_size"]
-    for epoch in range(1, params["epochs"] + 1):
+    for epoch in range(first, params["epochs"] + 1):
         t0 = time.perf_counter()
         model.train()
         perm = torch.randperm(n, generator=gen).to(device)
@@ -112,6 +134,9 @@ def _train_arm(model: nn.Module, data: ImageTensors, params: dict, run_seed: int
             step()
         accuracy = test_accuracy(net, data.x_test, data.y_test) if dist.rank == 0 else 0.0
         report(epoch, total / count if count else math.nan, accuracy, time.perf_counter() - t0)
+        save({"epoch": epoch, "model": net.state_dict(), "opt": opt.state_dict(),
+              "scaler": scaler.state_dict(), "gen": gen.get_state(),
+              "noise": [g.get_state() for g in _noise_generators(net)]})
 
 
 def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[int, int, int],
@@ -120,6 +145,9 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
     n_batches = math.ceil(len(data.y_train) / params["batch_size"])
     total_steps = params["runs"] * len(arms) * params["epochs"] * n_batches
     done = [0]
+    resumed = ctx.restore()  # None, or where a lost or stopped worker left this job
+    if resumed is not None:
+        done[0] = resumed["done"]
 
     def step() -> None:
         done[0] += 1
@@ -128,11 +156,16 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
 
     for run in range(params["runs"]):
         seed = params["seed"] + run
-        for arm, (mode, affine) in arms.items():
+        for index, (arm, (mode, affine)) in enumerate(arms.items()):
+            where = (run, index)
+            if resumed is not None and where < (resumed["run"], resumed["arm"]):
+                continue  # trained before the checkpoint: its rows are in the store
+            resume = resumed["arm_state"] if resumed is not None and \
+                where == (resumed["run"], resumed["arm"]) else None
             model = build_model(params["arch"], shape[0], data.classes, shape[1], mode,
                                 affine=affine, width=params["width"],
                                 noise=params.get("noise", 0.15), seed=seed).to(data.x_train.device)
-            if mode == "frozen":
+            if mode == "frozen" and resume is None:  # resumed: the state has the statistics
                 calibrate_frozen(model, lambda: chunks(data.x_train))
                 ctx.log(f"run {run}, {arm}: BN statistics computed over the "
                         f"{len(data.y_train)} training images, then frozen")
@@ -153,4 +186,8 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
                 ctx.log(f"run {run}, {arm}, epoch {epoch}: loss {loss:.4f}, "
                         f"test accuracy {100 * acc:.2f}% ({seconds:.1f} s)")
 
-            _train_arm(model, data, params, seed, ctx, report, step, dist)
+            def save(state: dict, where: tuple[int, int] = where) -> None:
+                ctx.checkpoint({"run": where[0], "arm": where[1], "done": done[0],
+                                "arm_state": state})
+
+            _train_arm(model, data, params, seed, ctx, report, step, dist, save, resume)

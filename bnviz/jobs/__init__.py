@@ -15,7 +15,14 @@ This module is the one entry point the CLI and the pages use:
   (:class:`ServerBusy`, whose message the page shows);
 * list, show, cancel (from any process: the store's cancel flag), re-run and wait.
 
-Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`).
+A submission from a client (the HTTP API, a page: ``client``, an opaque id of its address)
+is refused with :class:`ClientBusy` while that client has ``BNVIZ_JOBS_PER_CLIENT`` jobs
+queued or running; any new work is refused with :class:`~bnviz.service.disk.DiskFull` while
+the disk of ``BNVIZ_HOME`` has less than ``BNVIZ_MIN_FREE_MB`` free.
+
+Every reader first reaps jobs whose worker died (:meth:`JobStore.reap`): such a job is queued
+again and handed to a worker, to resume from its last checkpoint (at most
+``BNVIZ_JOB_ATTEMPTS`` starts).
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ from bnviz.jobs.local import ensure_local_worker
 from bnviz.jobs.results import has_result
 from bnviz.jobs.store import (
     ENDED,
+    ClientBusy,
     Job,
+    JobStore,
     ServerBusy,
     StoreError,
     check_job_id,
@@ -37,10 +46,11 @@ from bnviz.jobs.store import (
     open_store,
 )
 from bnviz.jobs.types import Cancelled, ParamError, get_job_type
+from bnviz.service.disk import DiskFull, check_free_disk
 
-__all__ = ["Cancelled", "Job", "ParamError", "ServerBusy", "StoreError", "backend", "cancel_job",
-           "get_job", "job_details", "list_jobs", "max_runs", "rerun_job", "start_job",
-           "submit_job", "wait_job"]
+__all__ = ["Cancelled", "ClientBusy", "DiskFull", "Job", "ParamError", "ServerBusy", "StoreError",
+           "backend", "cancel_job", "get_job", "job_details", "jobs_per_client", "list_jobs",
+           "max_runs", "reap", "redispatch", "rerun_job", "start_job", "submit_job", "wait_job"]
 
 
 def backend() -> str:
@@ -52,6 +62,11 @@ def max_runs() -> int:
     """Jobs that may be queued or running when a page starts one: ``BNVIZ_MAX_RUNS``, else the
     number of cores (at least 2). Each is CPU-bound: more would only slow every job down."""
     return int(setting("BNVIZ_MAX_RUNS"))
+
+
+def jobs_per_client() -> int:
+    """``BNVIZ_JOBS_PER_CLIENT``: jobs one client may have queued or running."""
+    return int(setting("BNVIZ_JOBS_PER_CLIENT"))
 
 
 def _dispatch(job: Job) -> None:
@@ -67,25 +82,55 @@ def _dispatch(job: Job) -> None:
         ensure_local_worker()
 
 
-def submit_job(job_type: str, params: dict[str, Any], rerun_of: str | None = None) -> Job:
+def redispatch(job_id: str) -> None:
+    """Hand a queued job to a worker again (a stopped worker's job)."""
+    job = open_store().get(job_id)
+    if job is not None and job.status == "queued":
+        _dispatch(job)
+
+
+def reap(store: JobStore | None = None) -> list[str]:
+    """Queue again the running jobs whose worker was lost (:meth:`JobStore.reap`) and hand
+    them to a worker: the local one, or the broker again (its first message was taken by the
+    lost worker). Returns their ids."""
+    store = store or open_store()
+    requeued = store.reap()
+    for job_id in requeued:
+        job = store.get(job_id)
+        if job is not None and job.status == "queued":
+            try:
+                _dispatch(job)
+            except StoreError:
+                pass  # the job is failed by _dispatch; the reaper goes on
+    return requeued
+
+
+def submit_job(job_type: str, params: dict[str, Any], rerun_of: str | None = None,
+               client: str | None = None) -> Job:
     """Check the parameters (ParamError on bad ones), store a new job and hand it to the
-    backend; returns the stored job (queued)."""
+    backend; returns the stored job (queued). ``client``: who submits (ClientBusy when it
+    has :func:`jobs_per_client` jobs active); DiskFull when the disk is nearly full."""
     checked = get_job_type(job_type).check(params)
-    job = open_store().create(job_type, checked, backend(), rerun_of, job_key(job_type, checked))
+    check_free_disk()
+    job = open_store().create(job_type, checked, backend(), rerun_of, job_key(job_type, checked),
+                              client, jobs_per_client() if client else None)
     _dispatch(job)
     return job
 
 
-def start_job(job_type: str, params: dict[str, Any]) -> Job:
+def start_job(job_type: str, params: dict[str, Any], client: str | None = None) -> Job:
     """What a page's button does: the job of these parameters, reused or new (see the module
-    docstring). ParamError on bad parameters, ServerBusy at the cap."""
+    docstring). ParamError on bad parameters, ServerBusy at the cap (ClientBusy at the
+    client's), DiskFull when the disk is nearly full."""
     spec = get_job_type(job_type)
     checked = spec.check(params)
     store = open_store()
-    store.reap()  # a dead worker's job is neither reused nor counted
+    reap(store)  # a dead worker's job is neither reused nor counted
     gone = [j.id for j in store.find(job_key(job_type, checked))
             if spec.result and j.status == "succeeded" and not has_result(j.id)]
-    job, new = store.create_unless(job_type, checked, backend(), max_runs(), gone)
+    check_free_disk()
+    job, new = store.create_unless(job_type, checked, backend(), max_runs(), gone, client,
+                                   jobs_per_client() if client else None)
     if new:
         _dispatch(job)
     elif job.status == "queued" and job.backend == "local" == backend():
@@ -95,7 +140,7 @@ def start_job(job_type: str, params: dict[str, Any]) -> Job:
 
 def list_jobs(limit: int = 200) -> list[Job]:
     store = open_store()
-    store.reap()
+    reap(store)
     jobs = store.list(limit)
     if any(j.status == "queued" and j.backend == "local" for j in jobs) and backend() == "local":
         ensure_local_worker()  # queued before a restart: the worker picks them up again
@@ -105,7 +150,7 @@ def list_jobs(limit: int = 200) -> list[Job]:
 def get_job(job_id: str) -> Job | None:
     job_id = check_job_id(job_id)
     store = open_store()
-    store.reap()
+    reap(store)
     job = store.get(job_id)
     if job is not None and job.status == "queued" and job.backend == "local" == backend():
         ensure_local_worker()
@@ -130,11 +175,11 @@ def cancel_job(job_id: str) -> str:
     return open_store().request_cancel(check_job_id(job_id))
 
 
-def rerun_job(job_id: str) -> Job:
+def rerun_job(job_id: str, client: str | None = None) -> Job:
     job = get_job(job_id)
     if job is None:
         raise KeyError(job_id)
-    return submit_job(job.type, job.params, rerun_of=job.id)
+    return submit_job(job.type, job.params, rerun_of=job.id, client=client)
 
 
 def wait_job(job_id: str, timeout: float | None = None, poll: float = 0.5) -> Job:

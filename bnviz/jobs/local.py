@@ -11,6 +11,13 @@ web server; it exits after ``BNVIZ_WORKER_IDLE_SECONDS`` (default 600) with noth
 One local worker per ``BNVIZ_HOME``: it holds an exclusive lock on
 ``$BNVIZ_HOME/jobs/worker.lock`` for its life (the kernel drops the lock when the process
 dies, so a crashed worker never blocks the next one).
+
+No job is lost: a job process that dies, or is still running when the worker is stopped
+(SIGTERM: it is asked to stop at its next progress report, and killed after
+STOP_GRACE_SECONDS), goes back to the queue (:meth:`JobStore.requeue`) and resumes from its
+last checkpoint, at most ``BNVIZ_JOB_ATTEMPTS`` times. A store that cannot be written for a
+while (a lock held by another process, a full disk) does not stop the worker: it says so on
+stderr and tries again, with growing pauses.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from pathlib import Path
 
 import bnviz
 from bnviz.config import bnviz_home, setting
-from bnviz.jobs.store import JobStore, open_store, pid_alive
+from bnviz.jobs.store import HOST, JobStore, StoreError, open_store, pid_alive
 
 __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
            "local_worker_pid"]
@@ -35,6 +42,9 @@ CANCEL_GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.5
 #: The worker beats for each job process it runs (the process beats too, once started).
 HEARTBEAT_SECONDS = 2.0
+#: A stopping worker gives its job processes this long to reach a progress report and go
+#: back to the queue on their own (after it, they are killed and queued again all the same).
+STOP_GRACE_SECONDS = 10.0
 
 
 class WorkerRunning(RuntimeError):
@@ -129,15 +139,21 @@ class LocalWorker:
         lock.flush()
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
-        idle_since = time.monotonic()
+        idle_since, pause = time.monotonic(), POLL_SECONDS
         try:
             while not self.stopping:
-                self.step()
+                try:
+                    self.step()
+                    pause = POLL_SECONDS
+                except StoreError as exc:  # a locked or full store: wait, then try again
+                    print(f"bnviz worker: {exc}; trying again in {pause:.1f} s",
+                          file=sys.stderr, flush=True)
+                    pause = min(pause * 2, 30.0)
                 if self.children:
                     idle_since = time.monotonic()
                 elif self.idle_exit > 0 and time.monotonic() - idle_since > self.idle_exit:
                     break
-                time.sleep(POLL_SECONDS)
+                time.sleep(pause)
         finally:
             self._shutdown()
             lock.close()
@@ -151,12 +167,10 @@ class LocalWorker:
             del self.children[job_id]
             self.cancel_seen.pop(job_id, None)
             job = self.store.get(job_id)
-            if job is not None and job.status == "running":  # killed, or crashed hard
-                if job.cancel_requested:
-                    self.store.finish(job_id, "cancelled", "cancelled by the user")
-                else:
-                    self.store.finish(job_id, "failed", f"the job process ended with code "
-                                      f"{proc.returncode} (killed or out of memory?)")
+            if job is not None and job.status == "running" and job.pid == proc.pid:
+                # killed, or crashed hard: queued again (cancelled, if a cancel was asked)
+                self.store.requeue(job_id, f"the job process ended with code "
+                                   f"{proc.returncode} (killed or out of memory?)")
         for job_id, proc in self.children.items():
             job = self.store.get(job_id)
             if job is not None and job.ended:  # failed by a reader: stop spending on it
@@ -172,7 +186,10 @@ class LocalWorker:
             self.last_beat = now
             for job_id in self.children:
                 self.store.update(job_id, heartbeat=time.time())
-        self.store.reap()
+            self.store.beat_worker(f"local@{HOST}:{os.getpid()}", {
+                "backend": "local", "host": HOST, "pid": os.getpid(),
+                "running": len(self.children), "concurrency": self.concurrency})
+        self.store.reap()  # what it queues again, this worker claims below
         while len(self.children) < self.concurrency:
             job_id = self.store.claim_next(os.getpid())
             if job_id is None:
@@ -184,17 +201,22 @@ class LocalWorker:
             self.children[job_id] = proc
 
     def _shutdown(self) -> None:
+        """SIGTERM each job process (it goes back to the queue at its next progress report),
+        kill those still running after STOP_GRACE_SECONDS, and queue again any job left
+        running."""
         for proc in self.children.values():
             _kill_group(proc, signal.SIGTERM)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
         for job_id, proc in self.children.items():
             try:
                 proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 proc.wait()
-            self.store.finish(job_id, "failed", "the local worker was stopped while this job "
-                              "ran; re-run it")
+            try:
+                self.store.requeue(job_id, "the local worker was stopped while this job ran")
+            except StoreError as exc:  # the next reader's reap queues it again
+                print(f"bnviz worker: {exc}", file=sys.stderr, flush=True)
         self.children.clear()
 
 

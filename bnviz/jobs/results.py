@@ -19,12 +19,17 @@ import numpy as np
 from bnviz.config import bnviz_home
 from bnviz.jobs.store import check_job_id
 
-__all__ = ["has_result", "load_result", "result_path", "write_result"]
+__all__ = ["checkpoint_path", "has_result", "load_result", "result_path", "write_result"]
 
 
 def result_path(job_id: str) -> Path:
     """Where a job's result lives (ValueError for anything but a job id)."""
     return bnviz_home() / "results" / f"{check_job_id(job_id)}.npz"
+
+
+def checkpoint_path(job_id: str) -> Path:
+    """Where a running job keeps its last checkpoint (a torch file; removed when it ends)."""
+    return bnviz_home() / "checkpoints" / f"{check_job_id(job_id)}.pt"
 
 
 def has_result(job_id: str) -> bool:

@@ -9,35 +9,53 @@ A job with ``gpus`` > 1 trains with torch DDP: one process per GPU started here 
 torchrun does (``MASTER_ADDR``/``MASTER_PORT``, NCCL on cuda), each taking its share of every
 mini-batch; rank 0 evaluates and reports. ``BNVIZ_DDP_CPU=1`` runs the same code in CPU
 processes with the gloo backend (how the DDP path is tested on machines without GPUs).
+
+No job is lost to a stopped or lost worker: SIGTERM (a deploy, ``docker stop``, the local
+worker stopping) makes the job's next progress report raise
+:class:`~bnviz.jobs.types.Interrupted`, and the job goes back to the queue
+(:meth:`JobStore.requeue`); a job whose process died is queued again by the reaper. Either
+way the next worker resumes it from its last checkpoint (``ctx.checkpoint``, a torch file in
+``$BNVIZ_HOME/checkpoints``; the metric rows written after it are dropped and written
+again). A process that finds its job claimed by a later attempt (its heartbeat had stopped
+and the reaper gave the job away) stops without touching it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
-from bnviz.jobs.results import write_result
+from bnviz.jobs.results import checkpoint_path, write_result
 from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
-from bnviz.jobs.types import Cancelled, DistInfo, ParamError, get_job_type
+from bnviz.jobs.types import Cancelled, DistInfo, Interrupted, ParamError, get_job_type
 
-__all__ = ["CANCEL_CHECK_SECONDS", "HEARTBEAT_SECONDS", "PROGRESS_SECONDS", "StoreContext",
-           "run_job"]
+__all__ = ["CANCEL_CHECK_SECONDS", "HEARTBEAT_SECONDS", "PROGRESS_SECONDS", "STOPPING",
+           "StoreContext", "run_job"]
 
 HEARTBEAT_SECONDS = 2.0
 #: A job's progress is written at most this often (and at 100 %).
 PROGRESS_SECONDS = 0.5
 #: A job looks at its cancel flag at most this often (a store read).
 CANCEL_CHECK_SECONDS = 1.0
+#: Set when this process is asked to stop (SIGTERM; Celery's warm shutdown): the job's next
+#: progress report raises Interrupted.
+STOPPING = threading.Event()
+
+
+class Superseded(Exception):
+    """The store gave this job to a later attempt (this process's heartbeat had stopped)."""
 
 
 class StoreContext:
@@ -46,21 +64,56 @@ class StoreContext:
     call, for DDP ranks, which must stop at the same step), the result to the job's file."""
 
     def __init__(self, store: JobStore, job_id: str, device: torch.device, report: bool = True,
-                 check_every: float | None = None):
+                 check_every: float | None = None, attempt: int | None = None):
         self.store, self.job_id, self.device, self.report = store, job_id, device, report
         self.check_every = CANCEL_CHECK_SECONDS if check_every is None else check_every
+        self.attempt = attempt
         self._last_progress = self._last_check = -float("inf")
 
     def progress(self, fraction: float) -> None:
+        if STOPPING.is_set():
+            raise Interrupted
         now = time.monotonic()
-        if self.report and (now - self._last_progress >= PROGRESS_SECONDS or fraction >= 1.0):
-            self.store.update(self.job_id, progress=float(min(max(fraction, 0.0), 1.0)))
-            self._last_progress = now
         if now - self._last_check >= self.check_every:
             self._last_check = now
             job = self.store.get(self.job_id)
             if job is None or job.cancel_requested or job.ended:  # ended: failed by a reaper
                 raise Cancelled
+            if self.attempt is not None and (job.status != "running" or
+                                             job.attempts != self.attempt):
+                raise Superseded
+        if self.report and (now - self._last_progress >= PROGRESS_SECONDS or fraction >= 1.0):
+            self.store.update(self.job_id, progress=float(min(max(fraction, 0.0), 1.0)))
+            self._last_progress = now
+
+    def checkpoint(self, state: dict[str, Any]) -> None:
+        """Save ``state`` and the number of metric rows written so far, atomically (rank 0)."""
+        if not self.report:
+            return
+        path = checkpoint_path(self.job_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+        try:
+            torch.save({"rows": len(self.store.metrics(self.job_id)), "state": state}, tmp)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def restore(self) -> dict[str, Any] | None:
+        """The last checkpoint's state (None: start afresh); drops the metric rows written
+        after it (rank 0), which the resumed job writes again."""
+        path = checkpoint_path(self.job_id)
+        try:
+            saved = torch.load(path, map_location=self.device, weights_only=True)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # a torn or foreign file: start afresh, and say so
+            self.log(f"the checkpoint could not be read ({type(exc).__name__}): starting afresh")
+            return None
+        if self.report:
+            self.store.truncate_metrics(self.job_id, int(saved["rows"]))
+            self.log(f"resumed from the checkpoint of {time.ctime(path.stat().st_mtime)}")
+        return saved["state"]
 
     def log(self, line: str) -> None:
         if self.report:
@@ -139,15 +192,23 @@ def _run_ddp(store: JobStore, job_id: str, job_type: str, params: dict,
     return {"seconds": time.perf_counter() - t0, "world_size": world}
 
 
+def _remove_checkpoint(job_id: str) -> None:
+    Path(checkpoint_path(job_id)).unlink(missing_ok=True)
+
+
 def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> str:
-    """Run a job to its end in this process; returns its final status. ``claim=False`` when
-    the caller (the local worker) has already claimed it."""
+    """Run a job to its end in this process; returns its final status ("queued" when the
+    worker is stopping and the job went back to the queue). ``claim=False`` when the
+    caller (the local worker) has already claimed it."""
     store = store or open_store()
     job = store.get(job_id)
     if job is None:
         raise KeyError(f"no job {job_id}")
     if claim and not store.claim(job_id, os.getpid()):
         return job.status  # cancelled before it started, or another worker has it
+    job = store.get(job_id)
+    if job is None or job.status != "running":
+        return job.status if job else "failed"
     store.update(job_id, pid=os.getpid(), host=HOST, heartbeat=time.time())
     beat = _Heartbeat(store, job_id)
     beat.start()
@@ -159,9 +220,14 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
         if params.get("gpus", 1) > 1:
             extra = _run_ddp(store, job_id, job.type, params, device)
         else:
-            extra = spec.run(params, StoreContext(store, job_id, device), DistInfo())
+            extra = spec.run(params, StoreContext(store, job_id, device, attempt=job.attempts),
+                             DistInfo())
         summary = {**spec.summarise(store.metrics(job_id)), **extra}
         store.finish(job_id, "succeeded", summary=summary)
+    except Superseded:
+        return "superseded"  # a later attempt owns the job now: touch nothing
+    except Interrupted:
+        store.requeue(job_id, "the worker was stopped (a deploy or a restart)")
     except Cancelled:
         store.add_log(job_id, "cancelled")
         store.finish(job_id, "cancelled", "cancelled by the user")
@@ -177,7 +243,22 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
     finally:
         beat.stop.set()
     final = store.get(job_id)
+    if final is not None and final.ended:
+        _remove_checkpoint(job_id)
     return final.status if final else "failed"
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM asks the job to stop at its next progress report (then it is queued again);
+    a second SIGTERM, or SIGKILL, ends the process at once."""
+
+    def handler(signum: int, _frame: object) -> None:
+        if STOPPING.is_set():
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        STOPPING.set()
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m bnviz.jobs.runner JOB_ID", file=sys.stderr)
         return 2
+    _stop_on_sigterm()
     status = run_job(argv[0], claim=False)
     return 0 if status == "succeeded" else 1
 

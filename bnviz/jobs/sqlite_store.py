@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import time
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from bnviz.config import setting
 from bnviz.jobs import store as base
-from bnviz.jobs.store import ACTIVE, FIELDS, JSON_FIELDS, REUSABLE, Job, JobStore, StoreError
+from bnviz.jobs.store import (
+    ACTIVE,
+    FIELDS,
+    JSON_FIELDS,
+    REUSABLE,
+    STATUSES,
+    Job,
+    JobStore,
+    StoreError,
+)
+
+T = TypeVar("T")
 
 __all__ = ["SQLiteStore"]
 
@@ -21,7 +36,8 @@ _SCHEMA = """
         error TEXT, created REAL NOT NULL, started REAL, finished REAL,
         heartbeat REAL, host TEXT, pid INTEGER,
         cancel_requested INTEGER NOT NULL DEFAULT 0, backend TEXT NOT NULL,
-        rerun_of TEXT, summary TEXT, key TEXT);
+        rerun_of TEXT, summary TEXT, key TEXT, client TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0);
     CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created);
     CREATE TABLE IF NOT EXISTS metrics (
         job_id TEXT NOT NULL, seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -31,7 +47,22 @@ _SCHEMA = """
         job_id TEXT NOT NULL, seq INTEGER PRIMARY KEY AUTOINCREMENT,
         time REAL NOT NULL, line TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS logs_job ON logs (job_id, seq);
+    CREATE TABLE IF NOT EXISTS workers (
+        name TEXT PRIMARY KEY, time REAL NOT NULL, info TEXT NOT NULL);
 """
+
+
+#: Columns added since the first stores were made (migrated when a store is opened).
+_ADDED_COLUMNS = {"key": "TEXT", "client": "TEXT", "attempts": "INTEGER NOT NULL DEFAULT 0"}
+#: How long one attempt waits on SQLite's own busy handler (at most): a busy database
+#: (another process holds the write lock) is then retried with growing pauses for
+#: ``BNVIZ_STORE_BUSY_SECONDS`` in all before the operation gives up with StoreError.
+BUSY_TIMEOUT = 5.0
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and \
+        ("locked" in str(exc) or "busy" in str(exc))
 
 
 def _marks(n: int) -> str:
@@ -47,36 +78,55 @@ class SQLiteStore(JobStore):
         self.url = f"sqlite:///{self.path}"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
+            with closing(self._connect()) as db:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.executescript(_SCHEMA)
-                db.execute("BEGIN IMMEDIATE")  # a store made before jobs had keys
-                if "key" not in {r["name"] for r in db.execute("PRAGMA table_info(jobs)")}:
-                    db.execute("ALTER TABLE jobs ADD COLUMN key TEXT")
+                db.execute("BEGIN IMMEDIATE")  # a store made by an older bnviz
+                have = {r["name"] for r in db.execute("PRAGMA table_info(jobs)")}
+                for column, kind in _ADDED_COLUMNS.items():
+                    if column not in have:
+                        db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
                 db.execute("CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key)")
+                db.execute("CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status, created)")
                 db.execute("COMMIT")
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the job store {self.path}: {exc}") from None
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+    def _connect(self, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         db.row_factory = sqlite3.Row
         return db
 
-    def _exec(self, sql: str, args: tuple = (), write: bool = False) -> list[sqlite3.Row]:
-        try:
-            db = self._connect()
+    def _retrying(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(connection)``, retried with exponential backoff (0.05 s doubling to 2 s,
+        with jitter) while the database is locked by another process, for up to
+        ``BNVIZ_STORE_BUSY_SECONDS``; any other error, or a lock held longer, is a
+        StoreError (a locked store must not kill a worker or answer a page with a 500)."""
+        budget = setting("BNVIZ_STORE_BUSY_SECONDS")
+        deadline, pause = time.monotonic() + budget, 0.05
+        while True:
             try:
-                if write:
-                    db.execute("BEGIN IMMEDIATE")
-                    cur = db.execute(sql, args)
-                    db.execute("COMMIT")
-                    return [cur.rowcount]  # type: ignore[list-item]
-                return db.execute(sql, args).fetchall()
-            finally:
-                db.close()
-        except sqlite3.Error as exc:
-            raise StoreError(f"job store {self.path}: {exc}") from None
+                db = self._connect(min(BUSY_TIMEOUT, budget))
+                try:
+                    return work(db)
+                finally:
+                    db.close()  # an open transaction (after an error) is rolled back
+            except sqlite3.Error as exc:
+                if not _busy(exc) or time.monotonic() + pause > deadline:
+                    raise StoreError(f"job store {self.path}: {exc}") from None
+                time.sleep(pause * random.uniform(0.5, 1.0))
+                pause = min(pause * 2, 2.0)
+
+    def _exec(self, sql: str, args: tuple = (), write: bool = False) -> list[sqlite3.Row]:
+        def work(db: sqlite3.Connection) -> list[sqlite3.Row]:
+            if write:
+                db.execute("BEGIN IMMEDIATE")
+                cur = db.execute(sql, args)
+                db.execute("COMMIT")
+                return [cur.rowcount]  # type: ignore[list-item]
+            return db.execute(sql, args).fetchall()
+
+        return self._retrying(work)
 
     @staticmethod
     def _encode(key: str, value: Any) -> Any:
@@ -101,31 +151,34 @@ class SQLiteStore(JobStore):
     def _insert(self, job: Job) -> None:
         self._exec(*self._insert_sql(job), write=True)
 
-    def _insert_unless(self, job: Job, skip: tuple[str, ...], limit: int | None
-                       ) -> tuple[str, int]:
-        try:
-            db = self._connect()
-            try:
-                db.execute("BEGIN IMMEDIATE")  # the look, the count and the insert as one
-                found = db.execute(
-                    f"SELECT id FROM jobs WHERE key = ? AND status IN ({_marks(len(REUSABLE))})"
-                    f" AND cancel_requested = 0 AND id NOT IN ({_marks(len(skip))}) "
-                    "ORDER BY created DESC LIMIT 1", (job.key, *REUSABLE, *skip)).fetchone()
-                if found is not None:
-                    db.execute("COMMIT")
-                    return found["id"], -1
-                (active,) = db.execute(f"SELECT COUNT(*) FROM jobs WHERE status IN "
-                                       f"({_marks(len(ACTIVE))})", ACTIVE).fetchone()
-                if limit is not None and active >= limit:
-                    db.execute("COMMIT")
-                    return "", active
-                db.execute(*self._insert_sql(job))
+    def _insert_unless(self, job: Job, skip: tuple[str, ...], limit: int | None,
+                       reuse: bool = True, client_limit: int | None = None
+                       ) -> tuple[str, int, int]:
+        active_in = f"status IN ({_marks(len(ACTIVE))})"
+
+        def work(db: sqlite3.Connection) -> tuple[str, int, int]:
+            db.execute("BEGIN IMMEDIATE")  # the look, the counts and the insert as one
+            found = db.execute(
+                f"SELECT id FROM jobs WHERE key = ? AND status IN ({_marks(len(REUSABLE))})"
+                f" AND cancel_requested = 0 AND id NOT IN ({_marks(len(skip))}) "
+                "ORDER BY created DESC LIMIT 1", (job.key, *REUSABLE, *skip)).fetchone() \
+                if reuse else None
+            if found is not None:
                 db.execute("COMMIT")
-                return job.id, active
-            finally:
-                db.close()  # an open transaction (after an error) is rolled back
-        except sqlite3.Error as exc:
-            raise StoreError(f"job store {self.path}: {exc}") from None
+                return found["id"], -1, -1
+            (active,) = db.execute(f"SELECT COUNT(*) FROM jobs WHERE {active_in}",
+                                   ACTIVE).fetchone()
+            (mine,) = db.execute(f"SELECT COUNT(*) FROM jobs WHERE {active_in} AND client = ?",
+                                 (*ACTIVE, job.client)).fetchone()
+            if (limit is not None and active >= limit) or \
+                    (client_limit is not None and job.client and mine >= client_limit):
+                db.execute("COMMIT")
+                return "", active, mine
+            db.execute(*self._insert_sql(job))
+            db.execute("COMMIT")
+            return job.id, active, mine
+
+        return self._retrying(work)
 
     def get(self, job_id: str) -> Job | None:
         rows = self._exec("SELECT * FROM jobs WHERE id = ?", (job_id,))
@@ -139,6 +192,15 @@ class SQLiteStore(JobStore):
         rows = self._exec("SELECT * FROM jobs WHERE key = ? ORDER BY created DESC LIMIT ?",
                           (key, int(limit)))
         return [self._decode(r) for r in rows]
+
+    def with_status(self, status: str, limit: int | None = None) -> list[Job]:
+        rows = self._exec("SELECT * FROM jobs WHERE status = ? ORDER BY created LIMIT ?",
+                          (status, -1 if limit is None else int(limit)))
+        return [self._decode(r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        rows = self._exec("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status")
+        return {**dict.fromkeys(STATUSES, 0), **{r["status"]: r["n"] for r in rows}}
 
     def _cas(self, job_id: str, allowed: tuple[str, ...], status: str,
              values: dict[str, Any]) -> bool:
@@ -165,6 +227,11 @@ class SQLiteStore(JobStore):
         rows = self._exec("SELECT row FROM metrics WHERE job_id = ? ORDER BY seq", (job_id,))
         return [json.loads(r["row"]) for r in rows]
 
+    def truncate_metrics(self, job_id: str, keep: int) -> None:
+        self._exec("DELETE FROM metrics WHERE job_id = ? AND seq NOT IN (SELECT seq FROM "
+                   "metrics WHERE job_id = ? ORDER BY seq LIMIT ?)",
+                   (job_id, job_id, max(int(keep), 0)), write=True)
+
     def add_log(self, job_id: str, line: str) -> None:
         self._exec("INSERT INTO logs (job_id, time, line) VALUES (?, ?, ?)",
                    (job_id, time.time(), line), write=True)
@@ -185,3 +252,14 @@ class SQLiteStore(JobStore):
             return True
         except StoreError:
             return False
+
+    def beat_worker(self, name: str, info: dict[str, Any]) -> None:
+        now = time.time()
+        self._exec("INSERT INTO workers (name, time, info) VALUES (?, ?, ?) ON CONFLICT(name) "
+                   "DO UPDATE SET time = excluded.time, info = excluded.info",
+                   (name, now, json.dumps({**info, "time": now})), write=True)
+        self._exec("DELETE FROM workers WHERE time < ?", (now - 86_400,), write=True)
+
+    def workers(self) -> dict[str, dict[str, Any]]:
+        return {r["name"]: json.loads(r["info"]) for r in
+                self._exec("SELECT name, info FROM workers")}

@@ -24,126 +24,41 @@ or succeeded, with no cancel asked) instead of a new one, and refuses a new one 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-import socket
 import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from bnviz.config import bnviz_home, setting
+from bnviz.jobs.job import (
+    ACTIVE,
+    ENDED,
+    FIELDS,
+    HOST,
+    JOB_ID,
+    JSON_FIELDS,
+    MAX_LOG_LINES,
+    REUSABLE,
+    STATUSES,
+    ClientBusy,
+    Job,
+    ServerBusy,
+    StoreError,
+    check_job_id,
+    job_key,
+    pid_alive,
+    stale_seconds,
+)
 from bnviz.messages import brief
 
-__all__ = ["ACTIVE", "ENDED", "HOST", "JOB_ID", "STATUSES", "Job", "JobStore", "ServerBusy",
-           "StoreError", "check_job_id", "job_key", "open_store", "pid_alive", "stale_seconds",
-           "store_url"]
+__all__ = ["ACTIVE", "ENDED", "FIELDS", "HOST", "JOB_ID", "JSON_FIELDS", "MAX_LOG_LINES",
+           "REUSABLE", "STATUSES", "ClientBusy", "Job", "JobStore", "ServerBusy", "StoreError",
+           "check_job_id", "job_key", "max_attempts", "open_store", "pid_alive",
+           "stale_seconds", "store_url"]
 
-STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
-ENDED = frozenset({"succeeded", "failed", "cancelled"})
-#: Jobs that occupy a worker or wait for one (what the run cap counts).
-ACTIVE: tuple[str, ...] = ("queued", "running")
-#: Jobs a page may reuse instead of starting the same computation again.
-REUSABLE: tuple[str, ...] = ("queued", "running", "succeeded")
-HOST = socket.gethostname()
-#: Keep at most this many log lines per job (the tail).
-MAX_LOG_LINES = 5000
-JOB_ID = re.compile(r"^[0-9a-f]{12}$")
-
-
-class StoreError(RuntimeError):
-    """The job store cannot be reached or read: a message for the user."""
-
-
-class ServerBusy(ValueError):
-    """As many jobs as the server allows are queued or running; the message says so."""
-
-    def __init__(self, active: int):
-        super().__init__(f"the server is busy: {active} background computations are going on, "
-                         "the most it runs at once; try again when one ends")
-        self.active = active
-
-
-def check_job_id(job_id: object) -> str:
-    """A job id as given by a user (URL, CLI, a page's store): 12 hex digits, or ValueError."""
-    if not isinstance(job_id, str) or not JOB_ID.match(job_id.strip().lower()):
-        raise ValueError(f"{brief(job_id)} is not a job id (12 hex digits, as `jobs list` shows)")
-    return job_id.strip().lower()
-
-
-def job_key(job_type: str, params: dict[str, Any]) -> str:
-    """The dedupe key of a job: its type and checked parameters, hashed (24 hex digits)."""
-    text = json.dumps({"type": job_type, "params": params}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def stale_seconds() -> float:
-    """A running job whose heartbeat is older than this is taken to be dead
-    (``BNVIZ_JOB_STALE_SECONDS``, default 60; job processes beat every 2 s)."""
-    return setting("BNVIZ_JOB_STALE_SECONDS")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of this host is alive (a zombie is dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in ("Z", "X")
-
-
-@dataclass
-class Job:
-    """One job, as stored. Times are Unix seconds (None until they happen)."""
-
-    id: str
-    type: str
-    params: dict[str, Any]
-    status: str = "queued"
-    progress: float = 0.0
-    device: str | None = None
-    error: str | None = None
-    created: float = 0.0
-    started: float | None = None
-    finished: float | None = None
-    heartbeat: float | None = None
-    host: str | None = None
-    pid: int | None = None
-    cancel_requested: bool = False
-    backend: str = "local"
-    rerun_of: str | None = None
-    summary: dict[str, Any] | None = None
-    key: str | None = None
-
-    @property
-    def ended(self) -> bool:
-        return self.status in ENDED
-
-    def seconds(self) -> float | None:
-        if self.started is None:
-            return None
-        return (self.finished or time.time()) - self.started
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["seconds"] = self.seconds()
-        return out
-
-
-FIELDS = [f.name for f in fields(Job)]
-JSON_FIELDS = frozenset({"params", "summary"})
 
 
 class JobStore(ABC):
@@ -156,12 +71,14 @@ class JobStore(ABC):
     def _insert(self, job: Job) -> None: ...
 
     @abstractmethod
-    def _insert_unless(self, job: Job, skip: tuple[str, ...], limit: int | None
-                       ) -> tuple[str, int]:
-        """Atomically: the id of the newest job with ``job.key`` whose status is in REUSABLE,
-        with no cancel asked and not in ``skip``, and -1; else ("", the number of ACTIVE
-        jobs) when that number is ``limit`` or more; else insert ``job`` and return
-        (job.id, that number)."""
+    def _insert_unless(self, job: Job, skip: tuple[str, ...], limit: int | None,
+                       reuse: bool = True, client_limit: int | None = None
+                       ) -> tuple[str, int, int]:
+        """Atomically: when ``reuse``, the id of the newest job with ``job.key`` whose status
+        is in REUSABLE, with no cancel asked and not in ``skip``, and -1, -1; else ("", the
+        number of ACTIVE jobs, the number of ACTIVE jobs of ``job.client``) when the first is
+        ``limit`` or more or the second ``client_limit`` or more (None: no limit; jobs without
+        a client count for no client); else insert ``job`` and return (job.id, both counts)."""
 
     @abstractmethod
     def get(self, job_id: str) -> Job | None: ...
@@ -172,6 +89,14 @@ class JobStore(ABC):
     @abstractmethod
     def find(self, key: str, limit: int = 20) -> list[Job]:
         """The jobs with this key, newest first."""
+
+    @abstractmethod
+    def with_status(self, status: str, limit: int | None = None) -> list[Job]:
+        """The jobs of one status, oldest first, however many jobs the store holds."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """How many jobs have each status (every status of STATUSES is a key)."""
 
     @abstractmethod
     def _cas(self, job_id: str, allowed: tuple[str, ...], status: str,
@@ -189,6 +114,11 @@ class JobStore(ABC):
     def metrics(self, job_id: str) -> list[dict[str, Any]]: ...
 
     @abstractmethod
+    def truncate_metrics(self, job_id: str, keep: int) -> None:
+        """Keep only the first ``keep`` metric rows (a job resumed from a checkpoint drops
+        the rows written after it, which it writes again)."""
+
+    @abstractmethod
     def add_log(self, job_id: str, line: str) -> None: ...
 
     @abstractmethod
@@ -197,45 +127,71 @@ class JobStore(ABC):
     @abstractmethod
     def ping(self) -> bool: ...
 
+    @abstractmethod
+    def beat_worker(self, name: str, info: dict[str, Any]) -> None:
+        """A worker says it is alive (every few seconds): ``info`` with the time."""
+
+    @abstractmethod
+    def workers(self) -> dict[str, dict[str, Any]]:
+        """Each worker's last beat: name -> its info, with ``time`` (Unix seconds)."""
+
     # -- the status logic
     @staticmethod
     def _new(job_type: str, params: dict[str, Any], backend: str, rerun_of: str | None,
-             key: str | None) -> Job:
+             key: str | None, client: str | None = None) -> Job:
         return Job(uuid.uuid4().hex[:12], job_type, params, created=time.time(),
-                   backend=backend, rerun_of=rerun_of, key=key)
+                   backend=backend, rerun_of=rerun_of, key=key, client=client)
 
     def create(self, job_type: str, params: dict[str, Any], backend: str = "local",
-               rerun_of: str | None = None, key: str | None = None) -> Job:
-        job = self._new(job_type, params, backend, rerun_of, key)
-        self._insert(job)
+               rerun_of: str | None = None, key: str | None = None,
+               client: str | None = None, client_limit: int | None = None) -> Job:
+        """A new queued job; ClientBusy when ``client`` has ``client_limit`` jobs active."""
+        job = self._new(job_type, params, backend, rerun_of, key, client)
+        if client is None or client_limit is None:
+            self._insert(job)
+            return job
+        found, _, mine = self._insert_unless(job, (), None, False, client_limit)
+        if not found:
+            raise ClientBusy(mine)
         return job
 
     def create_unless(self, job_type: str, params: dict[str, Any], backend: str = "local",
-                      limit: int | None = None, skip: Iterable[str] = ()) -> tuple[Job, bool]:
+                      limit: int | None = None, skip: Iterable[str] = (),
+                      client: str | None = None, client_limit: int | None = None
+                      ) -> tuple[Job, bool]:
         """The live job of the same type and parameters (see :class:`JobStore._insert_unless`;
         ``skip``: jobs not to reuse, e.g. succeeded ones whose result file is gone) and False,
-        or a new queued job and True; ServerBusy when ``limit`` jobs are active already."""
-        job = self._new(job_type, params, backend, None, job_key(job_type, params))
-        found, active = self._insert_unless(job, tuple(skip), limit)
+        or a new queued job and True; ServerBusy when ``limit`` jobs are active already,
+        ClientBusy when ``client`` has ``client_limit``."""
+        job = self._new(job_type, params, backend, None, job_key(job_type, params), client)
+        found, active, mine = self._insert_unless(job, tuple(skip), limit, True,
+                                                  client_limit if client else None)
         if not found:
-            raise ServerBusy(active)
+            if limit is not None and active >= limit:
+                raise ServerBusy(active)
+            raise ClientBusy(mine)
         if found == job.id:
             return job, True
         existing = self.get(found)
         if existing is None:  # deleted in between (by hand): make a new one after all
-            return self.create_unless(job_type, params, backend, limit, skip)
+            return self.create_unless(job_type, params, backend, limit, skip, client,
+                                      client_limit)
         return existing, False
 
     def claim(self, job_id: str, pid: int) -> bool:
-        """queued -> running, for the process ``pid`` of this host."""
+        """queued -> running, for the process ``pid`` of this host (one more attempt)."""
+        job = self.get(job_id)
+        if job is None or job.status != "queued":
+            return False
         now = time.time()
         return self._cas(job_id, ("queued",), "running",
-                         {"started": now, "heartbeat": now, "host": HOST, "pid": pid})
+                         {"started": now, "heartbeat": now, "host": HOST, "pid": pid,
+                          "attempts": job.attempts + 1})
 
     def claim_next(self, pid: int) -> str | None:
-        """Claim the oldest queued job, if any."""
-        for job in sorted(self.list(1000), key=lambda j: j.created):
-            if job.status == "queued" and not job.cancel_requested and self.claim(job.id, pid):
+        """Claim the oldest queued job, if any (however many jobs the store holds)."""
+        for job in self.with_status("queued", 50):
+            if not job.cancel_requested and self.claim(job.id, pid):
                 return job.id
         return None
 
@@ -250,6 +206,28 @@ class JobStore(ABC):
         if summary is not None:
             values["summary"] = summary
         return self._cas(job_id, ("queued", "running"), status, values)
+
+    def requeue(self, job_id: str, why: str) -> str | None:
+        """A running job whose worker was lost or stopped goes back to the queue, to resume
+        from its last checkpoint (at least once delivery), unless it has been started
+        ``BNVIZ_JOB_ATTEMPTS`` times already (then it fails) or a cancel was asked (then it
+        is cancelled). Returns the job's new status, or None when it was not running."""
+        job = self.get(job_id)
+        if job is None or job.status != "running":
+            return None
+        if job.cancel_requested:
+            return "cancelled" if self.finish(job_id, "cancelled", "cancelled") else None
+        if job.attempts >= max_attempts():
+            times = "once" if job.attempts == 1 else f"{job.attempts} times"
+            message = (f"{why}; the job was started {times} and lost its worker each time, "
+                       "so it is not retried: re-run it")
+            return "failed" if self.finish(job_id, "failed", message) else None
+        if not self._cas(job_id, ("running",), "queued",
+                         {"pid": None, "host": None, "heartbeat": None}):
+            return None
+        self.add_log(job_id, f"{why}: queued again (attempt {job.attempts} of "
+                     f"{max_attempts()}), to resume from its last checkpoint")
+        return "queued"
 
     def request_cancel(self, job_id: str) -> str:
         """Cancel: a queued job ends at once; a running job is asked to stop (its process
@@ -266,27 +244,27 @@ class JobStore(ABC):
         return job.status
 
     def reap(self, stale: float | None = None) -> list[str]:
-        """Mark running jobs whose process is gone (same host) or whose heartbeat is older
-        than ``stale`` seconds as failed (cancelled if a cancel was asked); returns their ids."""
+        """Running jobs whose process is gone (same host) or whose heartbeat is older than
+        ``stale`` seconds lost their worker: each is queued again (:meth:`requeue`; failed
+        after its last attempt, cancelled if a cancel was asked). Returns the ids queued
+        again, for the caller to hand to a worker."""
         stale = stale_seconds() if stale is None else stale
-        now, reaped = time.time(), []
-        for job in self.list(1000):
-            if job.status != "running":
-                continue
+        now, requeued = time.time(), []
+        for job in self.with_status("running"):
             dead = job.host == HOST and job.pid is not None and not pid_alive(job.pid)
             silent = now - (job.heartbeat or job.started or job.created) > stale
             if not (dead or silent):
                 continue
-            if job.cancel_requested:
-                ok = self.finish(job.id, "cancelled", "cancelled")
-            else:
-                why = (f"process {job.pid} on {job.host} died" if dead else
-                       f"no heartbeat from {job.host} for {now - (job.heartbeat or now):.0f} s")
-                ok = self.finish(job.id, "failed",
-                                 f"the worker running this job stopped ({why}); re-run it")
-            if ok:
-                reaped.append(job.id)
-        return reaped
+            why = (f"process {job.pid} on {job.host} died" if dead else
+                   f"no heartbeat from {job.host} for {now - (job.heartbeat or now):.0f} s")
+            if self.requeue(job.id, f"the worker running this job stopped ({why})") == "queued":
+                requeued.append(job.id)
+        return requeued
+
+
+def max_attempts() -> int:
+    """``BNVIZ_JOB_ATTEMPTS``: how many times a job is started before a lost worker fails it."""
+    return int(setting("BNVIZ_JOB_ATTEMPTS"))
 
 
 # --------------------------------------------------------------------------- choosing one

@@ -32,9 +32,9 @@ from bnviz.messages import brief
 from bnviz.params.fields import InputError, parse
 from bnviz.params.jobs import IMAGE_JOB_PARAMS
 
-__all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "JobContext",
-           "JobType", "ParamError", "RecordingContext", "all_job_types", "get_job_type",
-           "validate_params"]
+__all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "Interrupted",
+           "JobContext", "JobType", "ParamError", "RecordingContext", "all_job_types",
+           "get_job_type", "validate_params"]
 
 #: The image experiments: one parameter model each (:mod:`bnviz.params.jobs`).
 IMAGE_JOB_TYPES: tuple[str, ...] = tuple(IMAGE_JOB_PARAMS)
@@ -50,6 +50,12 @@ class Cancelled(Exception):
     """Raised inside a job's work (by ``ctx.progress``) once the job was cancelled."""
 
 
+class Interrupted(Exception):
+    """Raised inside a job's work (by ``ctx.progress``) when its worker is being stopped (a
+    deploy, a restart): the job goes back to the queue and resumes from its last
+    checkpoint on the next worker."""
+
+
 class ParamError(InputError):
     """A bad job parameter: a message for the user (the parameter layer's InputError)."""
 
@@ -63,6 +69,10 @@ class JobContext(Protocol):
     def log(self, line: str) -> None: ...
     def metric(self, row: dict[str, Any]) -> None: ...
     def save_result(self, write: Callable[[Any], None]) -> None: ...
+    # A long job saves its state now and then (tensors, numbers, lists and dicts of them);
+    # a job started again after its worker was lost resumes from the last one (None: none).
+    def checkpoint(self, state: dict[str, Any]) -> None: ...
+    def restore(self) -> dict[str, Any] | None: ...
 
 
 @dataclass(frozen=True)
@@ -88,18 +98,35 @@ class RecordingContext:
     lines: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     cancel_at: float | None = None  # raise Cancelled once progress reaches this
+    interrupt_at: float | None = None  # raise Interrupted once progress reaches this
     result: dict[str, Any] | None = None  # the arrays save_result wrote
+    saved: dict[str, Any] | None = None  # the last checkpoint, with the rows it had seen
 
     def progress(self, fraction: float) -> None:
         self.fractions.append(float(fraction))
         if self.cancel_at is not None and fraction >= self.cancel_at:
             raise Cancelled
+        if self.interrupt_at is not None and fraction >= self.interrupt_at:
+            self.interrupt_at = None  # once: the resumed run goes on
+            raise Interrupted
 
     def log(self, line: str) -> None:
         self.lines.append(line)
 
     def metric(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
+
+    def checkpoint(self, state: dict[str, Any]) -> None:
+        import copy
+
+        self.saved = {"rows": len(self.rows), "state": copy.deepcopy(state)}
+
+    def restore(self) -> dict[str, Any] | None:
+        """The last checkpoint; the rows recorded after it are dropped, as the store's are."""
+        if self.saved is None:
+            return None
+        del self.rows[self.saved["rows"]:]
+        return self.saved["state"]
 
     def save_result(self, write: Callable[[Any], None]) -> None:
         import numpy as np

@@ -1,20 +1,41 @@
-"""What ``/healthz`` reports: the server is up, its version, its torch device, and whether the
-job backend (the store, and the broker when one is configured) can be reached."""
+"""What ``/healthz`` reports, and whether the service is healthy: the server is up, its version
+and torch device; the job store (reachable, the queue's depth, the running jobs), the broker
+when there is one, the workers' heartbeats, and the free disk of ``BNVIZ_HOME``.
+
+``status`` is "ok" or "degraded", and the container's HEALTHCHECK takes only "ok" as
+healthy. Degraded means the service cannot do all its work: the store or the broker cannot
+be reached (in 2 s), the disk has less than ``BNVIZ_MIN_FREE_MB`` free (new work is refused,
+:mod:`bnviz.service.disk`), or a job has waited in the queue for more than
+``BNVIZ_JOB_STALE_SECONDS`` with no worker beating (the local worker starts on demand and
+exits when idle, so no worker is fine while nothing waits). ``problems`` says which, one line
+each. The answer is cheap (a count per status, one disk query): Docker polls it every 30 s.
+"""
 
 from __future__ import annotations
 
 import socket
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 from urllib.parse import urlparse
 
 from bnviz import __version__
+from bnviz.config import bnviz_home, setting
 
-__all__ = ["health"]
+__all__ = ["STORE_TIMEOUT", "health"]
+
+#: Seconds /healthz waits for the store's answer (a locked or unreachable store is reported,
+#: not waited for).
+STORE_TIMEOUT = 2.0
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bnviz-health")
+_pending: list[Future] = []
+_pending_lock = threading.Lock()
 
 
 def _broker_reachable(url: str, timeout: float = 1.0) -> bool:
-    """A TCP connect to the broker's host and port (no Celery round trip: /healthz must be
-    fast and cheap, it is polled by Docker every 30 s)."""
+    """A TCP connect to the broker's host and port (no Celery round trip)."""
     parsed = urlparse(url)
     try:
         with socket.create_connection((parsed.hostname or "localhost", parsed.port or 6379),
@@ -24,27 +45,87 @@ def _broker_reachable(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def health() -> dict[str, Any]:
-    from bnviz.device import pick_device
+def _store_state() -> dict[str, Any]:
+    """The store's view: counts per status, the oldest queued job's wait, the workers."""
+    from bnviz.jobs.store import open_store
+
+    store = open_store()
+    counts = store.counts()
+    oldest = store.with_status("queued", 1)
+    now = time.time()
+    return {"counts": counts, "oldest_wait": now - oldest[0].created if oldest else 0.0,
+            "workers": store.workers(), "now": now}
+
+
+def _with_timeout(fn, timeout: float) -> Any:
+    """``fn()`` in a helper thread, at most ``timeout`` s (TimeoutError); while an earlier
+    call still hangs, a new one is not started (the store is slow: say so at once)."""
+    with _pending_lock:
+        _pending[:] = [f for f in _pending if not f.done()]
+        if len(_pending) >= 2:
+            raise FutureTimeout
+        future = _pool.submit(fn)
+        _pending.append(future)
+    return future.result(timeout)
+
+
+def _jobs_section(problems: list[str]) -> dict[str, Any]:
     from bnviz.jobs import backend
     from bnviz.jobs.celery_app import broker_url
-    from bnviz.jobs.store import StoreError, open_store, store_url
+    from bnviz.jobs.store import StoreError, stale_seconds, store_url
 
+    url = store_url()
+    jobs: dict[str, Any] = {"backend": backend(),
+                            "store": url.split("@")[-1] if "redis" in url else "sqlite"}
+    try:
+        state = _with_timeout(_store_state, STORE_TIMEOUT)
+        jobs["store_reachable"] = True
+    except (StoreError, FutureTimeout, OSError) as exc:
+        jobs["store_reachable"], state = False, None
+        problems.append("the job store cannot be reached" +
+                        (f": {exc}" if str(exc) else f" within {STORE_TIMEOUT:g} s"))
+    broker = broker_url()
+    if broker:
+        jobs["broker_reachable"] = _broker_reachable(broker)
+        if not jobs["broker_reachable"]:
+            problems.append("the job broker cannot be reached")
+    jobs["reachable"] = jobs["store_reachable"] and jobs.get("broker_reachable", True)
+    if state is None:
+        return jobs
+    stale = stale_seconds()
+    workers = [{"name": name, "backend": info.get("backend"), "running": info.get("running"),
+                "seconds_since_beat": round(state["now"] - info.get("time", 0), 1)}
+               for name, info in sorted(state["workers"].items())]
+    alive = [w for w in workers if w["seconds_since_beat"] <= stale]
+    jobs.update(queued=state["counts"]["queued"], running=state["counts"]["running"],
+                oldest_queued_seconds=round(state["oldest_wait"], 1), workers_alive=len(alive),
+                workers=alive)
+    if state["counts"]["queued"] and not alive and state["oldest_wait"] > stale:
+        problems.append(f"a job has waited {state['oldest_wait']:.0f} s and no worker is "
+                        "running")
+    return jobs
+
+
+def health() -> dict[str, Any]:
+    """The JSON of ``/healthz`` (see the module docstring)."""
+    from bnviz.device import pick_device
+    from bnviz.service.disk import free_megabytes
+
+    problems: list[str] = []
     try:
         device = str(pick_device())
     except ValueError as exc:
         device = f"error: {exc}"
-    jobs: dict[str, Any] = {"backend": backend()}
+        problems.append(f"the device setting: {exc}")
+    jobs = _jobs_section(problems)
+    need = setting("BNVIZ_MIN_FREE_MB")
     try:
-        store = open_store()
-        jobs["store"] = store_url().split("@")[-1] if "redis" in store_url() else "sqlite"
-        jobs["store_reachable"] = store.ping()
-    except StoreError:
-        jobs["store_reachable"] = False
-    url = broker_url()
-    if url:
-        jobs["broker_reachable"] = _broker_reachable(url)
-    reachable = jobs["store_reachable"] and jobs.get("broker_reachable", True)
-    jobs["reachable"] = reachable
-    return {"status": "ok" if reachable and not device.startswith("error") else "degraded",
-            "version": __version__, "device": device, "jobs": jobs}
+        free = free_megabytes(bnviz_home())
+    except OSError:
+        free = 0.0
+    disk = {"free_mb": round(free, 1), "min_free_mb": need, "ok": free >= need}
+    if not disk["ok"]:
+        problems.append(f"the disk is nearly full ({free:.0f} MB free, {need:.0f} MB kept "
+                        "spare): new work is refused")
+    return {"status": "degraded" if problems else "ok", "problems": problems,
+            "version": __version__, "device": device, "jobs": jobs, "disk": disk}

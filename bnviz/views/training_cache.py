@@ -4,7 +4,8 @@
   :mod:`bnviz.jobs`): its network is the job's result file, so the same training is done once
   and reused, also after a restart, and its progress and loss are in the job store.
 * An uploaded network is not a job: it is checked and kept, by the hash of its bytes, in
-  ``$BNVIZ_HOME/uploads/<hash>.npz``.
+  ``$BNVIZ_HOME/uploads/<hash>.npz``, under a quota and a retention time
+  (:func:`evict_uploads`): the least recently used go first.
 
 The page refers to a network by a string that says which it is: ``job:<job id>`` or
 ``upload:<hash>`` (:func:`trained_path` turns either into its file, and refuses anything
@@ -18,16 +19,17 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from bnviz.config import bnviz_home
+from bnviz.config import bnviz_home, setting
 from bnviz.core.network import Network, load_network, random_network
 from bnviz.jobs.results import result_path
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.jitter import TrainingJobParams
+from bnviz.service.disk import Eviction, check_free_disk, enforce_quota, touch
 from bnviz.views.jitter import binary_task
 from bnviz.views.train import save_network, train_network
 
-__all__ = ["TRAINING_JOB", "check_training_params", "load_trained", "run_training_job",
-           "save_uploaded", "trained_path", "training_reference"]
+__all__ = ["TRAINING_JOB", "check_training_params", "evict_uploads", "load_trained",
+           "run_training_job", "save_uploaded", "trained_path", "training_reference"]
 
 _UPLOAD = re.compile(r"^upload:([0-9a-f]{24})$")
 #: A loss is recorded about this many times in a training (the page shows the latest).
@@ -87,13 +89,33 @@ def trained_path(reference: object) -> Path:
 
 
 def load_trained(reference: str, activation: str = "leaky_relu", alpha: float = 0.1) -> Network:
-    return load_network(trained_path(reference), activation, alpha, "bn")
+    path = trained_path(reference)
+    if not path.is_file():  # evicted (uploads: quota, retention) or another server's disk
+        raise ValueError("this network is no longer on the server (uploads are kept for "
+                         f"{setting('BNVIZ_UPLOAD_RETENTION_DAYS'):g} days after their last "
+                         "use, and the oldest go when they fill their quota): load or train "
+                         "it again")
+    network = load_network(path, activation, alpha, "bn")
+    if reference.startswith("upload:"):
+        touch(path)  # in use: kept (retention and eviction count from the last use)
+    return network
+
+
+def evict_uploads() -> Eviction:
+    """Uploads past ``BNVIZ_UPLOAD_RETENTION_DAYS`` since their last use go, then the least
+    recently used until the rest fit in ``BNVIZ_UPLOAD_QUOTA_MB``: a loop of uploads cannot
+    fill the disk."""
+    return enforce_quota(_uploads(), int(setting("BNVIZ_UPLOAD_QUOTA_MB") * 2**20),
+                         setting("BNVIZ_UPLOAD_RETENTION_DAYS") * 86_400)
 
 
 def save_uploaded(data: bytes) -> str:
-    """Keep an uploaded .npz network (validated by loading it); returns its reference."""
+    """Keep an uploaded .npz network (validated by loading it); returns its reference.
+    Refused (DiskFull, a ValueError) when the disk is nearly full; older uploads are evicted
+    past the quota (:func:`evict_uploads`)."""
     reference = f"upload:{hashlib.sha256(data).hexdigest()[:24]}"
     path = trained_path(reference)
+    check_free_disk()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
     tmp.write_bytes(data)
@@ -107,4 +129,5 @@ def save_uploaded(data: bytes) -> str:
         tmp.unlink(missing_ok=True)
         raise ValueError(str(exc).replace(str(tmp), "the upload")) from None
     tmp.replace(path)
+    evict_uploads()
     return reference

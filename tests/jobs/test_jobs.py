@@ -20,11 +20,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
+from jobruns import (
+    LONG_PARAMS,
+    ROOT,
+    TINY,
+    TINY_PARAMS,
+    bnviz,
+    ended,
+    one_error_line,
+    wait_for,
+    wait_running,
+)
 
 from bnviz.cli import main
 from bnviz.images.experiments import summarise
@@ -41,112 +51,11 @@ from bnviz.jobs import (
 from bnviz.jobs.local import ensure_local_worker, local_worker_pid
 from bnviz.jobs.sqlite_store import SQLiteStore
 from bnviz.jobs.store import (
-    Job,
     open_store,
     pid_alive,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-TINY = ["smart-init", "--epochs", "1", "--runs", "1", "--width", "4"]
-TINY_PARAMS = {"epochs": 1, "runs": 1, "width": 4}
-#: Minutes of training on a CPU (3 arms x 1000 epochs): long enough to be killed or cancelled.
-LONG_PARAMS = {"epochs": 1000, "runs": 1, "width": 4}
 SMART_INIT_ARMS = set(ARMS["smart-init"])
-
-T = TypeVar("T")
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def bnviz(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python -m bnviz ARGS`` in a subprocess with this test's environment (BNVIZ_HOME)."""
-    return subprocess.run([sys.executable, "-m", "bnviz", *args], cwd=ROOT, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def wait_for(predicate: Callable[[], T | None], timeout: float, what: str,
-             poll: float = 0.1) -> T:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(poll)
-
-
-def ended(job_id: str) -> Job | None:
-    job = get_job(job_id)
-    assert job is not None
-    return job if job.ended else None
-
-
-def wait_running(job_id: str, timeout: float = 90) -> Job:
-    """Wait until the job's own process runs it (its pid and device are set by the runner).
-    Reads the store itself: get_job on a queued job would start more workers (see
-    test_reading_a_queued_job_starts_no_second_worker)."""
-    store = open_store()
-
-    def running() -> Job | None:
-        job = store.get(job_id)
-        assert job is not None
-        if job.ended:
-            pytest.fail(f"job {job_id} ended before it was seen running: {job.status} "
-                        f"({job.error})")
-        return job if job.status == "running" and job.device is not None else None
-
-    return wait_for(running, timeout, f"job {job_id} to run", poll=0.2)
-
-
-def one_error_line(rc: int, out: str, err: str) -> str:
-    """Exit code 2, nothing on stdout, exactly one 'bnviz: error:' line on stderr."""
-    assert rc == 2, (rc, out, err)
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("bnviz: error: "), err
-    return lines[0]
-
-
-def _stop_local_worker(home: Path) -> None:
-    """SIGTERM the local worker of ``home`` (it kills its job processes) and wait until it is
-    gone; reap it when it is this process's child. A worker started by a CLI subprocess was
-    re-parented to PID 1, which in some containers never reaps: once it is dead (a zombie at
-    most), clear the lock file so that jobs_home's teardown does not wait on the zombie."""
-    pid = local_worker_pid()
-    if pid is None or pid <= 0:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                break
-        except ChildProcessError:  # not our child
-            if not pid_alive(pid):
-                break
-        time.sleep(0.05)
-    if local_worker_pid() is None:
-        (home / "jobs" / "worker.lock").write_text("")
-
-
-@pytest.fixture
-def home(jobs_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """jobs_home with one job at a time, and the local worker stopped and reaped afterwards.
-
-    A job's heartbeat starts once its process has imported torch; on a loaded 2-core machine
-    that took over 60 s (the default BNVIZ_JOB_STALE_SECONDS) and reap failed a job that was
-    about to run. These tests detect dead processes by pid, so a late heartbeat is allowed."""
-    monkeypatch.setenv("BNVIZ_LOCAL_WORKERS", "1")
-    monkeypatch.setenv("BNVIZ_JOB_STALE_SECONDS", "600")
-    yield jobs_home
-    _stop_local_worker(jobs_home)
 
 
 # --------------------------------------------------------------------------- persistence
@@ -229,37 +138,6 @@ def test_embedded_backend_end_to_end(home: Path) -> None:
     assert wait_job(again.id, timeout=90).status == "succeeded"
     assert [j.id for j in list_jobs()] == [again.id, job_id]
     assert get_job(again.id).rerun_of == job_id
-
-
-@pytest.mark.slow
-def test_a_killed_job_process_is_detected_and_the_worker_goes_on(home: Path) -> None:
-    job = submit_job("smart-init", LONG_PARAMS)
-    running = wait_running(job.id)
-    worker = local_worker_pid()
-    assert worker is not None and worker > 0
-    assert running.pid is not None and running.pid != worker and pid_alive(running.pid)
-    os.kill(running.pid, signal.SIGKILL)
-    failed = wait_for(lambda: ended(job.id), 10, "the killed job to be marked ended")
-    assert failed.status == "failed", failed
-    assert failed.error and (str(running.pid) in failed.error or "-9" in failed.error), \
-        failed.error
-    assert local_worker_pid() == worker  # the worker itself goes on
-    tiny = submit_job("smart-init", TINY_PARAMS)
-    assert wait_job(tiny.id, timeout=90).status == "succeeded"
-    assert local_worker_pid() == worker
-
-
-@pytest.mark.slow
-def test_a_job_failed_by_reap_while_its_process_lives_is_stopped(home: Path) -> None:
-    job = submit_job("smart-init", LONG_PARAMS)
-    running = wait_running(job.id)
-    store = open_store()
-    # what every reader's reap does once a heartbeat is late (beats come every 2 s)
-    wait_for(lambda: job.id in store.reap(stale=0.5), 10, "reap(stale=0.5) to fail the job")
-    failed = get_job(job.id)
-    assert failed.status == "failed" and "heartbeat" in failed.error
-    assert pid_alive(running.pid)
-    wait_for(lambda: not pid_alive(running.pid), 8, "the failed job's process to stop")
 
 
 @pytest.mark.slow

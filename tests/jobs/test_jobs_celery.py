@@ -19,6 +19,7 @@ from bnviz.jobs.sqlite_store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "1", "--runs", "1", "--width", "4"]
+LONG = ["--epochs", "300", "--runs", "1", "--width", "4", "--max-train", "600"]
 
 
 def _cli(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -37,27 +38,53 @@ def celery_env(jobs_home: Path, redis_server: str) -> dict:
     return env
 
 
-@pytest.fixture
-def celery_worker(celery_env: dict, jobs_home: Path):
-    log = open(jobs_home / "celery.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "bnviz", "worker"], env=celery_env,
+def _start_worker(env: dict, log_path: Path) -> subprocess.Popen:
+    """``python -m bnviz worker`` (Celery, solo pool) in its own session, once it is ready."""
+    log = open(log_path, "ab")  # noqa: SIM115 (the child keeps it)
+    start = log_path.stat().st_size
+    proc = subprocess.Popen([sys.executable, "-m", "bnviz", "worker"], env=env,
                             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
+    log.close()
     deadline = time.monotonic() + 60
-    while b"ready." not in (jobs_home / "celery.log").read_bytes():
+    while b"ready." not in log_path.read_bytes()[start:]:
         if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("celery worker did not start:\n" +
-                        (jobs_home / "celery.log").read_text()[-2000:])
+            _stop(proc)
+            pytest.fail("celery worker did not start:\n" + log_path.read_text()[-2000:])
         time.sleep(0.2)
-    yield proc
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(15)
+            proc.wait(30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+            proc.wait()
+
+
+@pytest.fixture
+def celery_worker(celery_env: dict, jobs_home: Path):
+    procs = [_start_worker(celery_env, jobs_home / "celery.log")]
+    yield procs[0]
+    for proc in procs:
+        _stop(proc)
+
+
+@pytest.fixture
+def next_worker(celery_env: dict, jobs_home: Path):
+    """Starts a second worker when called (what a restart or another machine brings)."""
+    started: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        started.append(_start_worker(celery_env, jobs_home / "celery-next.log"))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        _stop(proc)
 
 
 def _submit(env: dict, *args: str) -> str:
@@ -96,10 +123,9 @@ def test_celery_worker_runs_a_job_stored_in_redis(celery_env, celery_worker, job
     assert f"bnviz.run_job[{job_id}]" in log
 
 
-def test_celery_cancel_and_killed_worker(celery_env, celery_worker):
+def test_celery_cancel_a_queued_and_a_running_job(celery_env, celery_worker):
     store = RedisStore(celery_env["BNVIZ_BROKER_URL"])
-    long = ["--epochs", "300", "--runs", "1", "--width", "4", "--max-train", "600"]
-    job_id = _submit(celery_env, "smart-init", *long)
+    job_id = _submit(celery_env, "smart-init", *LONG)
     job = _wait_status(store, job_id, {"running"})
     queued = _submit(celery_env, "smart-init", *TINY)  # waits behind it (solo pool)
     assert _cli(celery_env, "jobs", "cancel", queued).returncode == 0
@@ -108,14 +134,56 @@ def test_celery_cancel_and_killed_worker(celery_env, celery_worker):
     assert cancel.returncode == 0 and "asked to stop" in cancel.stdout
     job = _wait_status(store, job_id, {"cancelled", "failed", "succeeded"}, 30)
     assert job.status == "cancelled"
-    # the worker goes on, skips the cancelled one, and dies mid-job: the job is marked failed
-    job_id = _submit(celery_env, "smart-init", *long)
-    job = _wait_status(store, job_id, {"running"})
-    time.sleep(1.0)
+
+
+def _running_with_a_checkpoint(env: dict, store: RedisStore, home: Path) -> str:
+    """A long job, running, that has saved its first checkpoint (after its first epoch)."""
+    job_id = _submit(env, "smart-init", *LONG)
+    _wait_status(store, job_id, {"running"})
+    deadline = time.monotonic() + 60
+    while not (home / "checkpoints" / f"{job_id}.pt").is_file():
+        assert time.monotonic() < deadline, "no checkpoint after 60 s"
+        time.sleep(0.2)
+    return job_id
+
+
+def _resumed_then_cancelled(env: dict, store: RedisStore, job_id: str) -> None:
+    deadline = time.monotonic() + 90
+    while not any("resumed from the checkpoint" in line for line in store.logs(job_id)):
+        assert time.monotonic() < deadline, store.logs(job_id)[-5:]
+        time.sleep(0.3)
+    job = store.get(job_id)
+    assert job.status == "running" and job.attempts == 2, job
+    assert _cli(env, "jobs", "cancel", job_id).returncode == 0
+    assert _wait_status(store, job_id, {"cancelled"}, 30).status == "cancelled"
+
+
+def test_a_killed_workers_job_is_resumed_by_the_next_worker(celery_env, celery_worker,
+                                                             next_worker, jobs_home):
+    """SIGKILL (a crash, the OOM killer): the next worker's reaper sees the job's process
+    is gone, queues the job again, sends it to the broker, and a worker resumes it."""
+    store = RedisStore(celery_env["BNVIZ_BROKER_URL"])
+    job_id = _running_with_a_checkpoint(celery_env, store, jobs_home)
     os.killpg(celery_worker.pid, signal.SIGKILL)
     celery_worker.wait(10)
-    job = _wait_status(store, job_id, {"failed"}, 10)
-    assert "stopped" in job.error and str(job.pid) in job.error
+    next_worker()
+    _resumed_then_cancelled(celery_env, store, job_id)
+    assert any("died" in line and "queued again" in line for line in store.logs(job_id))
+
+
+def test_a_warm_shutdown_queues_the_job_again_for_the_next_worker(celery_env, celery_worker,
+                                                                   next_worker, jobs_home):
+    """SIGTERM (a deploy): the job stops at its next progress report, goes back to the
+    queue and to the broker; the worker exits at once; the next one resumes the job."""
+    store = RedisStore(celery_env["BNVIZ_BROKER_URL"])
+    job_id = _running_with_a_checkpoint(celery_env, store, jobs_home)
+    os.killpg(celery_worker.pid, signal.SIGTERM)
+    celery_worker.wait(30)  # no waiting for 300 epochs
+    job = store.get(job_id)
+    assert job.status == "queued" and job.attempts == 1, job
+    assert any("the worker was stopped" in line for line in store.logs(job_id))
+    next_worker()
+    _resumed_then_cancelled(celery_env, store, job_id)
 
 
 def test_bad_parameters_never_reach_the_broker(celery_env):

@@ -2,49 +2,31 @@
 and :class:`RedisStore` on the session's real redis-server (a unique key prefix per test):
 creating and listing, exclusive claims (threads and processes), compare-and-set endings,
 cancel requests, metrics and logs, the dedupe and the cap of the pages' starts
-(:meth:`JobStore.create_unless`), and reaping jobs whose process died or went silent."""
+(:meth:`JobStore.create_unless`). What happens to jobs whose worker was lost, the queue's
+order past 1000 jobs, per-client limits and a busy SQLite file: test_store_recovery.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
+from jobstores import open_store
 
 from bnviz.jobs import store as store_module
-from bnviz.jobs.redis_store import RedisStore
 from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import HOST, JobStore, ServerBusy, job_key, pid_alive
+from bnviz.jobs.store import HOST, JobStore, ServerBusy, job_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dead_pid() -> int:
-    """The pid of a process of this host that has exited (and been reaped)."""
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    assert not pid_alive(proc.pid)
-    return proc.pid
-
-
-def _open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
-    if kind == "sqlite":
-        return SQLiteStore(tmp_path / "store" / "jobs.sqlite")
-    store = RedisStore(request.getfixturevalue("redis_server"))
-    store.PREFIX = f"bnviz-test-{uuid.uuid4().hex}"  # type: ignore[misc]  # keys of this test only
-    assert store.ping()
-    return store
-
-
 @pytest.fixture(params=["sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> JobStore:
-    return _open_store(request.param, request, tmp_path)
+    return open_store(request.param, request, tmp_path)
 
 
 # --------------------------------------------------------------------------- store semantics
@@ -171,7 +153,7 @@ def test_logs_are_capped_at_max_log_lines(kind: str, request: pytest.FixtureRequ
                                           tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "MAX_LOG_LINES", 5)
-    store = _open_store(kind, request, tmp_path)
+    store = open_store(kind, request, tmp_path)
     job = store.create("smart-init", {})
     for i in range(8):
         store.add_log(job.id, f"line {i}")
@@ -350,53 +332,3 @@ def test_claim_next_from_4_processes_claims_each_sqlite_job_once(tmp_path: Path)
     for pid, c in results.items():
         for job_id in c:
             assert (store.get(job_id).status, store.get(job_id).pid) == ("running", pid)
-
-
-# --------------------------------------------------------------------------- reap
-
-
-def test_reap_fails_jobs_whose_process_died(store: JobStore) -> None:
-    dead = dead_pid()
-    died = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    queued = store.create("smart-init", {})
-    assert store.claim(died.id, dead) and store.claim(live.id, os.getpid())
-    assert store.reap() == [died.id]
-    job = store.get(died.id)
-    assert job.status == "failed"
-    assert "died" in job.error and str(dead) in job.error, job.error
-    assert job.finished is not None
-    untouched = store.get(live.id)
-    assert (untouched.status, untouched.error, untouched.finished) == ("running", None, None)
-    assert store.get(queued.id).status == "queued"
-    assert store.reap() == []  # an ended job is never reaped again
-
-
-def test_reap_fails_jobs_whose_heartbeat_stopped(store: JobStore) -> None:
-    silent = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    elsewhere = store.create("smart-init", {})
-    for job in (silent, live, elsewhere):
-        assert store.claim(job.id, os.getpid())
-    store.update(silent.id, heartbeat=time.time() - 120)
-    # a process of another host cannot be checked: only its heartbeat counts
-    store.update(elsewhere.id, host="another-host", pid=dead_pid())
-    assert store.reap(stale=30) == [silent.id]
-    job = store.get(silent.id)
-    assert job.status == "failed" and "heartbeat" in job.error, job.error
-    assert store.get(live.id).status == "running"
-    assert store.get(elsewhere.id).status == "running"
-    store.update(elsewhere.id, heartbeat=time.time() - 120)
-    assert store.reap(stale=30) == [elsewhere.id]
-    assert "another-host" in store.get(elsewhere.id).error
-
-
-def test_reap_ends_a_dead_cancel_requested_job_cancelled(store: JobStore) -> None:
-    job = store.create("smart-init", {})
-    live = store.create("smart-init", {})
-    assert store.claim(job.id, dead_pid()) and store.claim(live.id, os.getpid())
-    assert store.request_cancel(job.id) == "running"
-    assert store.request_cancel(live.id) == "running"
-    assert store.reap() == [job.id]
-    assert store.get(job.id).status == "cancelled"
-    assert store.get(live.id).status == "running"  # alive: its process stops it itself

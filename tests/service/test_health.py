@@ -1,0 +1,104 @@
+"""/healthz's report (bnviz.service.health): the store, the queue, the workers' heartbeats,
+the free disk; "degraded" (which the container's HEALTHCHECK counts as unhealthy) exactly
+when the service cannot do all its work, with one line per problem."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+
+from bnviz.jobs.store import open_store
+from bnviz.service import disk
+from bnviz.service.health import health
+
+
+@pytest.fixture
+def home(jobs_home: Path) -> Path:
+    open_store()  # the store file exists, as on a server that has started
+    return jobs_home
+
+
+def test_a_fresh_server_is_ok(home: Path) -> None:
+    report = health()
+    assert report["status"] == "ok" and report["problems"] == []
+    jobs = report["jobs"]
+    assert (jobs["backend"], jobs["store"], jobs["store_reachable"], jobs["reachable"]) == (
+        "local", "sqlite", True, True)
+    assert (jobs["queued"], jobs["running"], jobs["workers_alive"]) == (0, 0, 0)
+    assert report["disk"]["ok"] and report["disk"]["free_mb"] > report["disk"]["min_free_mb"]
+
+
+def test_the_queue_and_the_workers_are_reported(home: Path) -> None:
+    store = open_store()
+    jobs = [store.create("smart-init", {}) for _ in range(3)]
+    assert store.claim(jobs[0].id, 1)
+    store.beat_worker("local@here:1", {"backend": "local", "running": 1})
+    report = health()
+    assert report["status"] == "ok"
+    assert (report["jobs"]["queued"], report["jobs"]["running"]) == (2, 1)
+    assert [w["name"] for w in report["jobs"]["workers"]] == ["local@here:1"]
+    assert report["jobs"]["workers"][0]["seconds_since_beat"] < 60
+
+
+def test_a_job_waiting_with_no_worker_is_degraded(home: Path, monkeypatch) -> None:
+    store = open_store()
+    job = store.create("smart-init", {})
+    assert health()["status"] == "ok"  # just queued: a worker is starting
+    store.update(job.id, created=time.time() - 120)
+    report = health()
+    assert report["status"] == "degraded"
+    assert report["problems"] == ["a job has waited 120 s and no worker is running"]
+    store.beat_worker("celery@elsewhere:7", {"backend": "celery"})
+    assert health()["status"] == "ok"  # a worker beats: it will take the job
+    monkeypatch.setenv("BNVIZ_JOB_STALE_SECONDS", "1")
+    time.sleep(1.2)
+    assert health()["status"] == "degraded"  # its heartbeat is stale now
+
+
+Usage = namedtuple("Usage", "total used free")
+
+
+def test_a_nearly_full_disk_is_degraded(home: Path, monkeypatch) -> None:
+    monkeypatch.setattr(disk.shutil, "disk_usage", lambda p: Usage(10**12, 10**12, 2**20 * 80))
+    report = health()
+    assert report["status"] == "degraded" and not report["disk"]["ok"]
+    assert report["disk"]["free_mb"] == 80.0
+    assert report["problems"] == ["the disk is nearly full (80 MB free, 500 MB kept spare): "
+                                  "new work is refused"]
+
+
+def test_a_hanging_store_is_reported_not_waited_for(home: Path, monkeypatch) -> None:
+    """A store that does not answer (a Redis behind a dead network, a disk that hangs):
+    /healthz answers while the store still hangs, and says what is wrong; once the store
+    answers again, so does /healthz."""
+    from bnviz.jobs import store as store_module
+
+    release = threading.Event()
+    real = store_module.open_store()
+
+    class Hanging:
+        def __getattr__(self, name):
+            def call(*args, **kwargs):
+                release.wait(30)
+                return getattr(real, name)(*args, **kwargs)
+            return call
+
+    monkeypatch.setattr(store_module, "open_store", lambda url=None: Hanging())
+    try:
+        report = health()
+        assert not release.is_set()  # answered while the store still hangs
+        assert report["status"] == "degraded" and not report["jobs"]["store_reachable"]
+        assert report["problems"] == ["the job store cannot be reached within 2 s"]
+        assert "queued" not in report["jobs"]
+        assert health()["problems"] == report["problems"]  # hung checks are not piled up
+    finally:
+        release.set()
+    monkeypatch.setattr(store_module, "open_store", lambda url=None: real)
+    deadline = time.monotonic() + 30
+    while health()["status"] != "ok":  # the hung checks end, and it recovers
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
