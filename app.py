@@ -112,6 +112,24 @@ def add_request_guard(app: Dash) -> None:
         return jsonify(error=f"the request does not match the callback: {exc}"[:200]), 400
 
 
+def add_jobs_api(app: Dash) -> None:
+    """The jobs' JSON API under /api (bnviz.service.api): submit, list, show, cancel."""
+    from bnviz.service.api import add_jobs_api as register
+
+    register(app.server)
+
+
+def add_proxy_fix(app: Dash) -> None:
+    """Behind the nginx stack (BNVIZ_BEHIND_PROXY=1), take the client's address from
+    X-Forwarded-For (werkzeug's ProxyFix, one proxy): the per-client job limit counts real
+    clients, not nginx. Without a proxy the header is ignored, or a client could write it to
+    take a fresh allowance each time. Call it before add_request_guard, which stays
+    outermost (either order works: ProxyFix rewrites the address, never the body)."""
+    from bnviz.service.clients import trust_proxy
+
+    app.server.wsgi_app = trust_proxy(app.server.wsgi_app)
+
+
 def warm_up(app: Dash) -> None:
     """Run Dash's one-time server setup now, in the importing process (each gunicorn worker),
     not on its first request: the callback map is complete before any traffic, so the
@@ -122,6 +140,8 @@ def warm_up(app: Dash) -> None:
 app = create_app()
 add_health_route(app)
 add_memory_release(app)
+add_jobs_api(app)
+add_proxy_fix(app)
 add_request_guard(app)
 warm_up(app)
 server = app.server
