@@ -6,7 +6,9 @@ controls become the job's parameters, and what to say while it runs and when it 
 
 * **start** (the page's button): ``bnviz.jobs.start_job``, which reuses the job of the same
   parameters (queued, running or done, also after a restart) or starts one on the job worker,
-  refusing with "the server is busy" at ``BNVIZ_MAX_RUNS``; the job's id goes into the page's
+  refusing with "the server is busy" at ``BNVIZ_MAX_RUNS`` and counting against the client's
+  allowance (``BNVIZ_JOBS_PER_CLIENT``, the request's address as
+  :func:`bnviz.service.clients.request_client` names it); the job's id goes into the page's
   store and polling starts. A refusal is one line in the page's alert.
 * **poll** (the interval): the job as the store has it, from any web process: the progress bar
   (and its label), a status line, and, once it succeeded, the page's result value (from which
@@ -31,6 +33,7 @@ from dash import Input, Output, State, callback, html, no_update
 from bnviz import jobs
 from bnviz.jobs.results import has_result
 from bnviz.jobs.store import Job
+from bnviz.service.clients import request_client
 
 __all__ = ["BackgroundIds", "BackgroundRun", "one_line", "percent", "register_background"]
 
@@ -89,7 +92,7 @@ def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callabl
               Input(ids.start, "n_clicks"), *run.controls, prevent_initial_call=True)
     def start(_n_clicks, *controls):
         try:
-            job = jobs.start_job(run.job_type, run.params(*controls))
+            job = jobs.start_job(run.job_type, run.params(*controls), client=request_client())
         except (ValueError, TypeError, jobs.StoreError) as exc:  # bad input, the cap, no store
             return no_update, no_update, one_line(exc), True
         return (job.id, False, *shown)

@@ -8,6 +8,7 @@ from dash import dcc, html
 from bnviz.jobs.store import JOB_ID
 from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.service.clients import jobs_token
 from callbacks.jobs import ids
 from layouts.common import labelled_row
 
@@ -56,6 +57,17 @@ def _param_control(spec):
                     title=spec.help)
 
 
+def _token_row() -> html.Div:
+    """The jobs token field: shown when the server has a token (BNVIZ_JOBS_TOKEN, read when
+    the page is served), hidden but present otherwise (the callbacks read its value)."""
+    return html.Div([
+        labelled_row("token", dbc.Input(id=ids.TOKEN, type="password", size="sm",
+                                        placeholder="jobs token", autocomplete="off")),
+        html.P("Needed to submit, cancel and re-run; reading needs none.",
+               className="small text-muted mb-2"),
+    ], id=ids.TOKEN_ROW, style=None if jobs_token() else {"display": "none"})
+
+
 def layout(job: str | None = None, **_query) -> dbc.Container:
     """The page; ``/jobs?job=ID`` opens that job (a malformed id in the URL is ignored)."""
     job = job.strip().lower() if isinstance(job, str) and JOB_ID.match(job.strip().lower()) \
@@ -66,6 +78,7 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
             id=ids.TYPE, value=JOB_TYPES[0], size="sm",
             options=[{"label": TYPE_LABELS[t], "value": t} for t in JOB_TYPES])),
         *[_param_control(spec) for spec in JOB_OPTIONS],
+        _token_row(),
         dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),
         dbc.Alert(id=ids.MESSAGE, is_open=False, color="info", className="py-2 mt-2 small"),
         html.P(id=ids.BACKEND, className="small text-muted mt-2"),

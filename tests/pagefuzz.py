@@ -53,7 +53,7 @@ def recording_starts(monkeypatch, job_type: str) -> list[dict]:
     job type's own parameter check still runs, as in bnviz.jobs.start_job)."""
     calls: list[dict] = []
 
-    def start_job(started_type: str, params: dict) -> Job:
+    def start_job(started_type: str, params: dict, client: str | None = None) -> Job:
         assert started_type == job_type
         calls.append(get_job_type(started_type).check(params))
         return Job(STUB_ID, started_type, calls[-1])

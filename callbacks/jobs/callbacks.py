@@ -1,5 +1,10 @@
 """Jobs page callbacks: submit, list with progress bars, open one (live curves and log),
-cancel, re-run, overlay several. Every action goes through :mod:`bnviz.jobs`."""
+cancel, re-run, overlay several. Every action goes through :mod:`bnviz.jobs`.
+
+Submitting, cancelling and re-running need the jobs token when the server has one
+(``BNVIZ_JOBS_TOKEN``, the page's token field; checked here, nothing is done without it), and
+count against the client's allowance of queued and running jobs (its address, as
+:func:`bnviz.service.clients.request_client` names it); reading is open."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.jobs.types import ParamError
 from bnviz.messages import for_page, log_for_page
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.service.clients import request_client, token_ok
 from callbacks.jobs import ids
 from callbacks.jobs.figures import job_figure
 from callbacks.jobs.ids import progress_id
@@ -22,6 +28,11 @@ from callbacks.jobs.ids import progress_id
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
                   "failed": "danger", "cancelled": "warning"}
 _PARAM_NAMES = [spec.name for spec in JOB_OPTIONS]
+
+
+#: What the page says when the token field does not hold the server's token.
+TOKEN_NEEDED = ("this server needs its jobs token to submit, cancel or re-run: enter it in "
+                "the token field")
 
 
 def _failure(exc: Exception) -> str:
@@ -52,13 +63,17 @@ def _open(reply: tuple) -> tuple:
           Output(ids.MESSAGE, "is_open"), Output(ids.SELECTED, "value", allow_duplicate=True),
           Output(ids.SELECTED, "options", allow_duplicate=True),
           Input(ids.SUBMIT, "n_clicks"), State(ids.TYPE, "value"),
-          State({"type": ids.PARAM, "name": ALL}, "value"), prevent_initial_call=True)
-def submit_and_open(n, job_type, values):
-    return _open(submit(n, job_type, values))
+          State({"type": ids.PARAM, "name": ALL}, "value"), State(ids.TOKEN, "value"),
+          prevent_initial_call=True)
+def submit_and_open(n, job_type, values, token=None):
+    return _open(submit(n, job_type, values, token))
 
 
-def submit(_n, job_type, values):
-    """Submit from the form: (message, colour, open, job to open)."""
+def submit(_n, job_type, values, token=None):
+    """Submit from the form: (message, colour, open, job to open). ``token``: the token
+    field (needed when the server has a jobs token)."""
+    if not token_ok(token):
+        return TOKEN_NEEDED, "danger", True, no_update
     if job_type not in JOB_TYPES:
         return "choose an experiment", "warning", True, no_update
     if not isinstance(values, list):
@@ -67,7 +82,7 @@ def submit(_n, job_type, values):
     params = {name: value for name, value in zip(_PARAM_NAMES, values, strict=False)
               if job_type in spec[name].types and value not in (None, "")}
     try:
-        job = jobs.submit_job(job_type, params)
+        job = jobs.submit_job(job_type, params, client=request_client())
     except (ParamError, ValueError, jobs.StoreError) as exc:
         return _failure(exc), "danger", True, no_update
     return f"submitted job {job.id}", "success", True, job.id
@@ -172,22 +187,26 @@ def show_job(_n, job_id, shown):
           Output(ids.SELECTED, "value", allow_duplicate=True),
           Output(ids.SELECTED, "options", allow_duplicate=True),
           Input(ids.CANCEL, "n_clicks"), Input(ids.RERUN, "n_clicks"),
-          State(ids.SELECTED, "value"), prevent_initial_call=True)
-def act(_cancel, _rerun, job_id):
-    return _open(job_action("cancel" if ctx.triggered_id == ids.CANCEL else "rerun", job_id))
+          State(ids.SELECTED, "value"), State(ids.TOKEN, "value"), prevent_initial_call=True)
+def act(_cancel, _rerun, job_id, token=None):
+    return _open(job_action("cancel" if ctx.triggered_id == ids.CANCEL else "rerun", job_id,
+                            token))
 
 
-def job_action(action: str, job_id: str | None):
-    """Cancel or re-run the open job: (message, colour, open, job to open)."""
+def job_action(action: str, job_id: str | None, token=None):
+    """Cancel or re-run the open job: (message, colour, open, job to open). ``token``: the
+    token field (needed when the server has a jobs token)."""
     if not job_id:
         return "open a job first", "warning", True, no_update
+    if not token_ok(token):
+        return TOKEN_NEEDED, "danger", True, no_update
     try:
         if action == "cancel":
             status = jobs.cancel_job(job_id)
             text = {"cancelled": "cancelled", "running": "asked to stop"}.get(
                 status, f"already {status}")
             return f"job {job_id}: {text}", "info", True, no_update
-        job = jobs.rerun_job(job_id)
+        job = jobs.rerun_job(job_id, client=request_client())
     except (KeyError, ValueError, jobs.StoreError) as exc:
         return _failure(exc), "danger", True, no_update
     return f"submitted job {job.id} (a re-run of {job_id})", "success", True, job.id

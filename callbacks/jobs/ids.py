@@ -21,6 +21,8 @@ OVERLAY_GRAPH = "jobs-overlay-graph"
 LOG = "jobs-log"
 SHOWN = "jobs-shown"  # what the detail view last drew (skip unchanged redraws)
 BACKEND = "jobs-backend"
+TOKEN = "jobs-token"  # the jobs token (BNVIZ_JOBS_TOKEN): shown only when the server has one
+TOKEN_ROW = "jobs-token-row"
 
 
 def progress_id(job_id: str) -> str:
