@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test bench lint lock clean check-python
+.PHONY: run serve test bench lint lock clean check-python
 
 # One line, not a pip traceback, when the interpreter is one bnviz does not support.
 check-python:
@@ -29,6 +29,12 @@ $(VENV)/.installed-test: requirements-test.txt requirements.txt pyproject.toml |
 run: $(VENV)/.installed
 	BNVIZ_BIND=$${BNVIZ_HOST:-127.0.0.1}:$${BNVIZ_PORT:-8050} $(VENV)/bin/gunicorn \
 	    -c gunicorn.conf.py app:server
+
+# The production stack on this machine, what the container runs (`bnviz serve`): nginx on
+# BNVIZ_HOST:BNVIZ_PORT (127.0.0.1:8050) buffering in front of gunicorn on a unix socket, and
+# the job worker; SIGTERM or Ctrl-C stops all three. Needs nginx (Debian: apt-get install nginx).
+serve: $(VENV)/.installed
+	$(PY) -m bnviz serve
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

@@ -1,5 +1,6 @@
-"""gunicorn settings for bnviz: ``gunicorn -c gunicorn.conf.py app:server`` (the Dockerfile's
-command). Every value can be overridden from the environment (listed in the README).
+"""gunicorn settings for bnviz: ``gunicorn -c gunicorn.conf.py app:server``, what ``make run``
+runs on its own and ``bnviz serve`` (the container's command) runs behind nginx on a unix
+socket. Every value can be overridden from the environment (listed in the README).
 
 Sizing: the callbacks are CPU-bound torch work of ~10-300 ms, each on one torch thread
 (``BNVIZ_TORCH_THREADS``), so requests run in parallel across processes (one per core by
@@ -22,10 +23,17 @@ worker_class = "gthread"
 timeout = int(setting("BNVIZ_WEB_TIMEOUT"))
 graceful_timeout = 30
 keepalive = 5
+# X-Forwarded-* headers are trusted from a local proxy only (bnviz serve's nginx reaches
+# gunicorn over a unix socket, which gunicorn trusts anyway): another machine's client of
+# `make run` on 0.0.0.0 cannot claim another scheme.
+forwarded_allow_ips = "127.0.0.1,::1"
 # a lecture hall's browsers poll every second or so; keep connections and the backlog ample
 backlog = 512
 accesslog = "-" if os.environ.get("BNVIZ_ACCESS_LOG", "1") == "1" else None
 errorlog = "-"
 loglevel = os.environ.get("BNVIZ_LOG_LEVEL", "info")
+# gunicorn 27's control socket defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl),
+# which a second server of the same user would take over; nothing here uses it.
+control_socket_disable = True
 # Dash debug mode stays off in production: app.py never enables it, and Flask's is off.
 raw_env = ["FLASK_DEBUG=0"]

@@ -2,10 +2,11 @@
 slides and papers, scripted).
 
 One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figures`
-(jitter, density, bnstats), :mod:`~bnviz.cli.claims`, and the jobs commands of
-:mod:`bnviz.jobs.cli`.  Options are checked by the parameter models of :mod:`bnviz.params`
-before anything heavy is imported: ``--help`` and a bad option never load torch (the jobs
-commands do, to list their job types).
+(jitter, density, bnstats), :mod:`~bnviz.cli.claims`, the jobs commands of
+:mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx, gunicorn and the
+job worker; it never loads torch).  Options are checked by the parameter models of
+:mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
+torch (the jobs commands do, to list their job types).
 
 Bad options or files print one line on stderr and exit with code 2; nothing prints a traceback.
 """
@@ -27,6 +28,7 @@ from bnviz.cli.figures import (
 )
 from bnviz.cli.options import CLIError, Parser
 from bnviz.cli.partition import add_partition, run_partition
+from bnviz.service.stack import add_serve, run_serve
 
 __all__ = ["CLIError", "main"]
 
@@ -55,6 +57,7 @@ def build_parser(with_jobs: bool = True) -> Parser:
     add_density(sub)
     add_bnstats(sub)
     add_claims(sub)
+    add_serve(sub)
     if with_jobs:
         from bnviz.jobs import cli as job_cli
 
@@ -84,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = 0
     try:
         args = build_parser(with_jobs=_command_of(argv) in JOB_COMMANDS).parse_args(argv)
+        if args.command == "serve":  # runs until stopped; its own one-line errors
+            return run_serve(args)
         if args.command in JOB_COMMANDS:
             payload, code = _run_job_command(args)
         else:

@@ -1,0 +1,360 @@
+"""``bnviz serve``: the production stack on one machine, the same as the container runs.
+
+Three processes under one small supervisor (this process):
+
+* **gunicorn** (``gunicorn -c gunicorn.conf.py app:server``) on a unix socket in a private
+  run directory: the dashboard, its workers warmed up before they accept a request;
+* the **job worker** (``python -m bnviz worker --idle-exit 0``: the local pool, or Celery with
+  ``BNVIZ_BROKER_URL``), left out with ``--no-worker`` where the worker runs elsewhere
+  (compose's ``worker`` service);
+* **nginx** in front, on ``BNVIZ_HOST:BNVIZ_PORT``, opened only once gunicorn answers
+  ``/healthz``. It buffers requests and responses, so a slow or malicious client holds an nginx
+  connection, never one of gunicorn's few threads; it caps bodies and header/body time-outs and
+  limits each client address (429). Its config is rendered from ``nginx.conf.template``.
+
+Every path nginx writes (pid, temp dirs, cache) lies in the run directory, logs go to
+stdout/stderr, so it runs unprivileged and as root alike. SIGTERM or SIGINT stops the three
+gracefully (nginx QUIT, gunicorn and the worker TERM) and exits 0; a child that dies on its own
+stops the others and exits 1. Nothing here imports torch: the supervisor stays small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import grp
+import http.client
+import os
+import pwd
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+from bnviz.config import SETTINGS, SettingError, setting
+
+__all__ = ["ServeError", "Stack", "add_serve", "find_app_dir", "find_nginx",
+           "render_nginx_conf", "run_serve"]
+
+#: Where Debian's nginx lives when /usr/sbin is not on PATH (a plain user's shell).
+DEBIAN_NGINX = "/usr/sbin/nginx"
+#: Seconds gunicorn gets to boot its workers (imports, warm-up) before serve gives up.
+READY_SECONDS = 180.0
+#: Seconds each child gets to stop gracefully before it is killed.
+STOP_SECONDS = {"nginx": 15.0, "gunicorn": 40.0, "worker": 15.0}
+
+
+class ServeError(RuntimeError):
+    """Why the stack cannot start: one line for the operator."""
+
+
+def find_nginx() -> str:
+    """The nginx executable: ``BNVIZ_NGINX`` when set, else ``nginx`` on PATH, else Debian's
+    /usr/sbin/nginx."""
+    named = os.environ.get("BNVIZ_NGINX", "").strip()
+    if named:
+        if os.path.isfile(named) and os.access(named, os.X_OK):
+            return named
+        raise ServeError(f"BNVIZ_NGINX={named!r} is not an executable file")
+    found = shutil.which("nginx")
+    if found is None and os.access(DEBIAN_NGINX, os.X_OK):
+        found = DEBIAN_NGINX
+    if found is None:
+        raise ServeError("nginx not found: install it (Debian: apt-get install nginx) or set "
+                         "BNVIZ_NGINX to its path")
+    return found
+
+
+def find_app_dir() -> Path:
+    """The directory of ``app.py`` and ``gunicorn.conf.py``: the current one (the container's
+    /app), else the checkout this bnviz package lives in (an editable install)."""
+    for candidate in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (candidate / "app.py").is_file() and (candidate / "gunicorn.conf.py").is_file():
+            return candidate
+    raise ServeError("app.py and gunicorn.conf.py not found: run bnviz serve from the "
+                     "repository's root (the container's /app)")
+
+
+def _listen_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse early, in one line, a port another process holds (nginx would fail after
+    gunicorn's slow start)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ServeError(f"cannot listen on {_listen_address(host, port)}: "
+                             f"{exc.strerror or exc}") from None
+
+
+def _user_line() -> str:
+    """As root, nginx's workers drop to nobody (nginx makes its temp dirs theirs)."""
+    if os.geteuid() != 0:
+        return ""
+    try:
+        nobody = pwd.getpwnam("nobody")
+        return f"user nobody {grp.getgrgid(nobody.pw_gid).gr_name};"
+    except KeyError:
+        return "user root root;"  # a system without nobody: nothing to drop to
+
+
+def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
+                      access_log: bool = True) -> str:
+    """nginx's config for this stack: the packaged template with its @NAME@ filled in from
+    the arguments and the settings (rate limits, time-outs)."""
+    template = resources.files("bnviz.service").joinpath("nginx.conf.template").read_text()
+    rate = int(setting("BNVIZ_RATE_PER_ADDRESS"))
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    nofile = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
+    values = {
+        "RUN": str(run_dir), "SOCKET": str(socket_path), "LISTEN": _listen_address(host, port),
+        "USER": _user_line(),
+        "ACCESS_LOG": "/dev/stdout" if access_log else "off",
+        "NOFILE": str(nofile), "CONNECTIONS": str(max(256, min(8192, nofile // 2))),
+        "RATE": str(rate), "BURST": str(2 * rate),
+        "JOBS_RATE": str(int(setting("BNVIZ_JOBS_RATE_PER_ADDRESS"))), "JOBS_BURST": "5",
+        "CONNECTIONS_PER_ADDRESS": str(int(setting("BNVIZ_CONNECTIONS_PER_ADDRESS"))),
+        "READ_TIMEOUT": str(int(setting("BNVIZ_WEB_TIMEOUT")) + 10),
+    }
+    return re.sub(r"@([A-Z_]+)@", lambda m: values[m.group(1)], template)
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def _answers(socket_path: Path) -> bool:
+    """gunicorn answers /healthz on its socket (a worker has imported and warmed the app)."""
+    conn = _UnixHTTPConnection(str(socket_path), timeout=5)
+    try:
+        conn.request("GET", "/healthz")
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def _say(text: str) -> None:
+    print(f"bnviz serve: {text}", file=sys.stderr, flush=True)
+
+
+class Stack:
+    """nginx, gunicorn and the job worker, started in that order of readiness and stopped
+    together (see the module docstring)."""
+
+    def __init__(self, host: str, port: int, worker: bool = True):
+        self.host, self.port, self.worker = host, port, worker
+        self.nginx = find_nginx()
+        self.app_dir = find_app_dir()
+        self.children: dict[str, subprocess.Popen] = {}
+        self.stopping = False
+        self.run_dir = Path(tempfile.mkdtemp(prefix="bnviz-serve-"))
+        # nginx's workers (nobody, under root) must reach the socket and the temp dirs
+        os.chmod(self.run_dir, 0o755)
+        self.socket = self.run_dir / "gunicorn.sock"
+
+    # -- starting -------------------------------------------------------------------------
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.children[name] = subprocess.Popen(argv, cwd=self.app_dir, env=env,
+                                               stdin=subprocess.DEVNULL,
+                                               preexec_fn=_end_with_parent)
+
+    def _start_gunicorn(self) -> None:
+        # nginx writes the one access log (with the client's address, and the 413s and 429s
+        # gunicorn never sees); gunicorn is reached only through nginx, so the app takes the
+        # client's address from X-Forwarded-For (BNVIZ_BEHIND_PROXY, bnviz.service.clients)
+        env = dict(os.environ, BNVIZ_BIND=f"unix:{self.socket}", BNVIZ_ACCESS_LOG="0",
+                   BNVIZ_BEHIND_PROXY="1")
+        self._spawn("gunicorn", [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+                                 "app:server"], env)
+
+    def _start_worker(self) -> None:
+        if not os.environ.get("BNVIZ_BROKER_URL", "").strip():
+            from bnviz.jobs.local import local_worker_pid
+
+            pid = local_worker_pid()
+            if pid is not None:
+                _say(f"a local job worker already runs for this BNVIZ_HOME (pid {pid}): "
+                     "jobs go to it")
+                return
+        self._spawn("worker", [sys.executable, "-m", "bnviz", "worker", "--idle-exit", "0"])
+
+    def _start_nginx(self) -> None:
+        conf = self.run_dir / "nginx.conf"
+        conf.write_text(render_nginx_conf(self.run_dir, self.socket, self.host, self.port,
+                                          os.environ.get("BNVIZ_ACCESS_LOG", "1") == "1"))
+        argv = [self.nginx, "-e", "stderr", "-p", str(self.run_dir), "-c", str(conf)]
+        test = subprocess.run([*argv, "-q", "-t"], capture_output=True, text=True)
+        if test.returncode != 0:
+            raise ServeError("nginx refused its config: " +
+                             " | ".join(test.stderr.strip().splitlines()[-2:]))
+        self._spawn("nginx", argv)
+
+    def _reap(self) -> None:
+        """Collect every ended child: ours (their exit codes) and, as a container's PID 1,
+        the orphans the kernel hands to us (or they would stay zombies)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            for proc in self.children.values():
+                if proc.pid == pid:
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+
+    def _died(self) -> str | None:
+        self._reap()
+        for name, proc in self.children.items():
+            if proc.poll() is not None:
+                return f"{name} exited with code {proc.returncode}"
+        return None
+
+    def start(self) -> None:
+        """Start gunicorn and the worker, wait until gunicorn answers, then open the public
+        port (nginx). ServeError when something cannot start."""
+        self._start_gunicorn()
+        if self.worker:
+            self._start_worker()
+        deadline = time.monotonic() + READY_SECONDS
+        while not (self.socket.exists() and _answers(self.socket)):
+            died = self._died()
+            if died or self.stopping:
+                raise ServeError(died or "stopped while starting")
+            if time.monotonic() > deadline:
+                raise ServeError(f"gunicorn did not answer within {READY_SECONDS:.0f} s")
+            time.sleep(0.2)
+        self._start_nginx()
+        while True:  # nginx is up once its port accepts
+            try:
+                socket.create_connection(("127.0.0.1" if self.host in ("0.0.0.0", "::", "")
+                                          else self.host, self.port), timeout=1).close()
+                break
+            except OSError:
+                died = self._died()
+                if died or self.stopping:
+                    raise ServeError(died or "stopped while starting") from None
+                time.sleep(0.05)
+        pids = ", ".join(f"{n} {p.pid}" for n, p in self.children.items())
+        _say(f"serving http://{_listen_address(self.host, self.port)} ({pids}; run directory "
+             f"{self.run_dir})")
+
+    # -- running and stopping ---------------------------------------------------------------
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.stopping = True
+
+    def serve(self) -> int:
+        """Run until SIGTERM/SIGINT (exit 0) or until a child dies (exit 1)."""
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        code = 0
+        try:
+            self.start()
+            while not self.stopping:
+                died = self._died()
+                if died:
+                    _say(f"{died}: stopping")
+                    code = 1
+                    break
+                time.sleep(0.25)
+        except ServeError as exc:
+            if not self.stopping:  # a stop asked for while starting is a clean stop
+                _say(str(exc))
+                code = 1
+        finally:
+            self.stop()
+        return code
+
+    def stop(self) -> None:
+        """nginx first (QUIT: it finishes the requests in flight, which still need gunicorn),
+        then gunicorn and the worker (TERM: graceful); whatever outlives its grace is killed.
+        The run directory is removed."""
+        for names, sig in ((("nginx",), signal.SIGQUIT), (("gunicorn", "worker"), signal.SIGTERM)):
+            running = [n for n in names if n in self.children]
+            for name in running:
+                _signal(self.children[name], sig)
+            for name in running:
+                proc = self.children[name]
+                try:
+                    proc.wait(STOP_SECONDS[name])
+                except subprocess.TimeoutExpired:
+                    _say(f"{name} did not stop within {STOP_SECONDS[name]:.0f} s: killed")
+                    _signal(proc, signal.SIGKILL)
+                    proc.wait()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        if self.children:
+            _say("stopped (" + ", ".join(f"{n} {p.returncode}" for n, p in
+                                         self.children.items()) + ")")
+
+
+def _prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # Linux's C library
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _end_with_parent() -> None:
+    """In a child, before it runs: SIGTERM it when this supervisor dies, even by SIGKILL or
+    the OOM killer, so that a dead supervisor never leaves nginx or gunicorn serving
+    unsupervised (Linux's PR_SET_PDEATHSIG; elsewhere nothing)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    if proc.poll() is None:
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+
+
+def add_serve(sub: argparse._SubParsersAction) -> None:
+    """The ``serve`` command's parser."""
+    p = sub.add_parser("serve", help="the production stack: nginx in front of gunicorn, and "
+                       "the job worker, on BNVIZ_HOST:BNVIZ_PORT")
+    p.add_argument("--no-worker", action="store_true",
+                   help="no job worker (it runs elsewhere, e.g. compose's worker service)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """``bnviz serve``: exit 0 after a clean stop, 1 when a part failed, 2 when the stack
+    cannot start (missing nginx, a bad setting, a port in use): one line each."""
+    host = os.environ.get("BNVIZ_HOST", "").strip() or "127.0.0.1"
+    try:
+        for s in SETTINGS.values():
+            s.read()
+        port = int(setting("BNVIZ_PORT"))
+        _check_port_free(host, port)
+        stack = Stack(host, port, worker=not args.no_worker)
+    except (ServeError, SettingError) as exc:
+        _say(str(exc))
+        return 2
+    return stack.serve()

@@ -1,0 +1,227 @@
+"""``bnviz serve`` / ``make serve``: nginx in front of gunicorn, and the job worker, on one
+machine. Run on loopback with this venv: it serves through nginx, its rate limits refuse a
+burst of job submissions (429) and let a lecture hall's burst of callbacks through, SIGTERM to
+its process group stops every process of it and exits 0, and what keeps it from starting
+(no nginx, a port in use) is one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from served import JOBS_REFRESH, free_port
+from stackrun import ROOT, group_pids, kill_group, start, stop_group, wait_answering
+
+from bnviz.service import stack
+
+pytestmark = pytest.mark.slow
+
+
+def _env(home: Path, port: int, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("BNVIZ_BROKER_URL", "BNVIZ_STORE_URL", "BNVIZ_JOBS_TOKEN", "BNVIZ_NGINX"):
+        env.pop(name, None)
+    return {**env, "BNVIZ_HOST": "127.0.0.1", "BNVIZ_PORT": str(port),
+            "BNVIZ_HOME": str(home), "BNVIZ_WEB_WORKERS": "1", **extra}
+
+
+@pytest.fixture(scope="module")
+def serving(tmp_path_factory):
+    """``python -m bnviz serve`` on a free port; yields (base URL, process, log)."""
+    home = tmp_path_factory.mktemp("home")
+    port = free_port()
+    log = home / "serve.log"
+    proc = start([sys.executable, "-m", "bnviz", "serve"], _env(home, port), log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_answering(proc, base + "/healthz", log)
+        yield base, proc, log
+    finally:
+        stop_group(proc)
+
+
+def _request(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict, bytes]:
+    req = urllib.request.Request(url, data=body, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def test_serves_through_nginx_and_caches_dash_scripts(serving):
+    base, *_ = serving
+    status, headers, page = _request(base + "/")
+    assert status == 200 and headers["Server"] == "nginx" and b"<title>bnviz</title>" in page
+    script = page.split(b'src="', 1)[1].split(b'"', 1)[0].decode()  # first of Dash's scripts
+    assert script.startswith("/_dash-component-suites/")
+    first, second = _request(base + script), _request(base + script)
+    assert first[0] == second[0] == 200 and first[2] == second[2]
+    assert second[1]["X-Cache"] == "HIT"  # the second one never reached gunicorn
+
+
+def test_a_burst_of_callbacks_from_one_address_all_pass(serving):
+    """A lecture hall behind one NAT address: 200 callbacks at once, 20 at a time, all 200."""
+    base, *_ = serving
+    body = json.dumps(JOBS_REFRESH).encode()
+    with ThreadPoolExecutor(20) as pool:
+        statuses = list(pool.map(lambda _: _request(base + "/_dash-update-component", "POST",
+                                                     body)[0], range(200)))
+    assert statuses == [200] * 200
+
+
+def test_job_submissions_are_rate_limited(serving):
+    """POST /api/jobs from one address: past the strict burst, nginx answers 429 (one JSON
+    line, Retry-After) before the app sees the request; reading the jobs is not limited by
+    it."""
+    base, *_ = serving
+    answers = [_request(base + "/api/jobs", "POST", b"{}") for _ in range(20)]
+    limited = [a for a in answers if a[0] == 429]
+    assert len(limited) >= 10, [a[0] for a in answers]
+    status, headers, body = limited[0]
+    assert headers["Server"] == "nginx" and headers["Retry-After"] == "1"
+    assert "too many requests" in json.loads(body)["error"]
+    assert all(a[0] != 429 for a in answers[:3])  # the first ones reach the app
+    assert _request(base + "/api/jobs")[0] != 429
+    assert _request(base + "/healthz")[0] == 200
+
+
+def test_sigterm_to_the_group_stops_every_process(serving):
+    """SIGTERM to the process group (what a terminal's Ctrl-C or a service manager sends):
+    nginx, gunicorn and the worker stop gracefully, serve exits 0, nothing is left; the run
+    directory is removed. Last in this file: it stops the module's stack."""
+    base, proc, log = serving
+    text = log.read_text()
+    line = next(x for x in text.splitlines() if "bnviz serve: serving" in x)
+    for part in ("gunicorn ", "worker ", "nginx "):
+        assert part in line
+    run_dir = Path(line.split("run directory ", 1)[1].rstrip(")"))
+    assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 6  # serve, 3 masters, workers
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        pytest.fail("bnviz serve did not stop within 60 s")
+    deadline = time.monotonic() + 10
+    while group_pids(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = group_pids(proc.pid)
+    kill_group(proc)
+    assert code == 0 and left == []
+    assert not run_dir.exists()
+    assert "bnviz serve: stopped (gunicorn 0, worker 0, nginx 0)" in log.read_text()
+
+
+def test_sigterm_to_serve_alone_stops_it_too(tmp_path):
+    """`docker stop` signals only the container's first process: serve passes it on. Started
+    without the worker (compose's web service), so only nginx and gunicorn run."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    proc = start([sys.executable, "-m", "bnviz", "serve", "--no-worker"],
+                 _env(tmp_path / "home", port), log)
+    try:
+        wait_answering(proc, f"http://127.0.0.1:{port}/healthz", log)
+        assert "worker" not in log.read_text().split("bnviz serve: serving", 1)[1].split("\n")[0]
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(60) == 0
+        deadline = time.monotonic() + 10
+        while group_pids(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert group_pids(proc.pid) == []
+    finally:
+        stop_group(proc)
+
+
+def test_make_serve_serves_and_stops(tmp_path):
+    """`make serve` (README) runs the same stack on BNVIZ_HOST:BNVIZ_PORT; SIGTERM to its
+    group stops everything it started."""
+    port = free_port()
+    log = tmp_path / "make.log"
+    env = _env(tmp_path / "home", port, PYTHON=sys.executable)
+    proc = start(["make", "--no-print-directory", "serve"], env, log)
+    try:
+        wait_answering(proc, f"http://127.0.0.1:{port}/healthz", log)
+        status, headers, _ = _request(f"http://127.0.0.1:{port}/")
+        assert status == 200 and headers["Server"] == "nginx"
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(60)
+        deadline = time.monotonic() + 10
+        while group_pids(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert group_pids(proc.pid) == []
+        assert "bnviz serve: stopped" in log.read_text()
+    finally:
+        stop_group(proc)
+
+
+def _serve_fails(env: dict[str, str]) -> tuple[int, list[str]]:
+    """Run serve where it cannot start: its exit code and stderr lines (whatever it started,
+    were it to start after all, is stopped)."""
+    proc = subprocess.Popen([sys.executable, "-m", "bnviz", "serve"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        stop_group(proc)
+    return proc.returncode, err.strip().splitlines()
+
+
+def test_a_missing_nginx_is_one_line(tmp_path):
+    env = _env(tmp_path / "home", free_port(), BNVIZ_NGINX=str(tmp_path / "no-nginx"),
+               PATH=str(Path(sys.executable).parent))
+    code, lines = _serve_fails(env)
+    assert code == 2 and len(lines) == 1
+    assert lines[0].startswith("bnviz serve: BNVIZ_NGINX=") and "not an executable" in lines[0]
+
+
+def test_nginx_not_found_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.delenv("BNVIZ_NGINX", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(stack, "DEBIAN_NGINX", str(tmp_path / "nginx"))
+    with pytest.raises(stack.ServeError, match="nginx not found.*apt-get install nginx"):
+        stack.find_nginx()
+
+
+def test_a_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        code, lines = _serve_fails(_env(tmp_path / "home", taken.getsockname()[1]))
+    assert code == 2 and len(lines) == 1 and "cannot listen on 127.0.0.1:" in lines[0]
+
+
+def test_a_bad_setting_is_one_line(tmp_path):
+    env = _env(tmp_path / "home", free_port(), BNVIZ_RATE_PER_ADDRESS="many")
+    code, lines = _serve_fails(env)
+    assert code == 2 and len(lines) == 1 and "BNVIZ_RATE_PER_ADDRESS" in lines[0]
+
+
+def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
+    """The template with every setting filled in passes `nginx -t` (the settings' values
+    land where they belong)."""
+    monkeypatch.setenv("BNVIZ_RATE_PER_ADDRESS", "7")
+    monkeypatch.setenv("BNVIZ_JOBS_RATE_PER_ADDRESS", "3")
+    monkeypatch.setenv("BNVIZ_WEB_TIMEOUT", "90")
+    text = stack.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
+                                   access_log=False)
+    assert "@" not in text.replace("@too_", "")
+    assert "rate=7r/s" in text and "burst=14 nodelay" in text and "rate=3r/m" in text
+    assert "proxy_read_timeout 100s" in text and "listen 127.0.0.1:8050" in text
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(text)
+    check = subprocess.run([stack.find_nginx(), "-e", "stderr", "-p", str(tmp_path), "-c",
+                            str(conf), "-t", "-q"], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
