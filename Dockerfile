@@ -2,16 +2,22 @@
 #
 #   docker build -t bnviz .                                   # CPU torch (default)
 #   docker build -t bnviz:cuda --build-arg TORCH_VARIANT=cu128 .   # CUDA torch for GPU hosts
-#   docker run -p 8050:8050 -v bnviz-home:/data bnviz         # embedded default: one container
+#   docker run --init -p 8050:8050 -v bnviz-home:/data bnviz  # embedded default: one container
 #   docker compose up                                         # web + worker + redis (compose file)
 #
-# The web command is gunicorn with gunicorn.conf.py (workers, threads, timeouts); settings
-# come from environment variables (README, "Settings").
+# The command is `bnviz serve`, what `make serve` runs on a machine: nginx on
+# BNVIZ_HOST:BNVIZ_PORT (0.0.0.0:8050 here) buffering in front of gunicorn (gunicorn.conf.py)
+# on a unix socket, and the job worker; `docker stop` (SIGTERM) stops the three gracefully.
+# Settings come from environment variables (README, "Settings" and "Deploying").
 FROM python:3.11-slim
 
 ARG TORCH_VARIANT=cpu
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
-    BNVIZ_HOME=/data BNVIZ_BIND=0.0.0.0:8050
+    BNVIZ_HOME=/data BNVIZ_HOST=0.0.0.0 BNVIZ_PORT=8050
+# Debian's nginx: the reverse proxy of `bnviz serve` (its config is bnviz's, not /etc/nginx's)
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nginx \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY requirements.txt .
 # torch==2.13.0 from PyTorch's index for the chosen variant (cpu, cu128, ...): the PyPI build
@@ -25,6 +31,7 @@ RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data && chown -R bnviz /
 USER bnviz
 VOLUME ["/data"]
 EXPOSE 8050
+# Healthy only while /healthz says "ok" ("degraded": the job store, broker or disk is not)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-c", "import json, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8050/healthz', timeout=4); sys.exit(0 if json.load(r)['status'] in ('ok', 'degraded') else 1)"]
-CMD ["gunicorn", "-c", "gunicorn.conf.py", "app:server"]
+    CMD ["python", "-c", "import json, os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('BNVIZ_PORT', '8050'), timeout=4); sys.exit(0 if json.load(r).get('status') == 'ok' else 1)"]
+CMD ["bnviz", "serve"]

@@ -1,13 +1,17 @@
-"""Deployment: the Dockerfile's exact gunicorn command, run on loopback (no Docker engine on
-these machines), serves the page, a callback and /healthz; its HEALTHCHECK command passes."""
+"""Deployment: the Dockerfile's exact command (``bnviz serve``: nginx in front of gunicorn, and
+the job worker), run on loopback with this venv (no Docker engine on these machines), serves
+the page, a callback and /healthz through nginx, refuses an oversized body in nginx, and its
+HEALTHCHECK command tells "ok" from anything else."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from served import JOBS_REFRESH, free_port
+from stackrun import start, stop_group, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -36,40 +41,30 @@ def _get(url: str, data: bytes | None = None, timeout: float = 30):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The Dockerfile's CMD, run with this venv's gunicorn on a free loopback port."""
+    """The Dockerfile's CMD (``bnviz serve``), run with this venv on a free loopback port."""
     cmd = _instruction("CMD")
-    assert cmd[0] == "gunicorn" and "app:server" in cmd
+    assert cmd == ["bnviz", "serve"]
     port = free_port()
     home = tmp_path_factory.mktemp("home")
-    env = dict(os.environ, BNVIZ_BIND=f"127.0.0.1:{port}", BNVIZ_HOME=str(home),
-               BNVIZ_WEB_WORKERS="2", BNVIZ_ACCESS_LOG="0")
-    for name in ("BNVIZ_BROKER_URL", "BNVIZ_STORE_URL"):
+    env = dict(os.environ, BNVIZ_HOST="127.0.0.1", BNVIZ_PORT=str(port), BNVIZ_HOME=str(home),
+               BNVIZ_WEB_WORKERS="2")
+    for name in ("BNVIZ_BROKER_URL", "BNVIZ_STORE_URL", "BNVIZ_JOBS_TOKEN"):
         env.pop(name, None)
-    log = open(home / "gunicorn.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", *cmd], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    log = home / "serve.log"
+    proc = start([sys.executable, "-m", "bnviz", *cmd[1:]], env, log)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            _get(base + "/healthz", timeout=2)
-            break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail("gunicorn did not start:\n" +
-                            (home / "gunicorn.log").read_text()[-3000:])
-            time.sleep(0.3)
-    yield base, port, proc, home
-    proc.terminate()
-    proc.wait(30)
-    log.close()
+    try:
+        wait_answering(proc, base + "/healthz", log)
+        yield base, port, proc, log
+    finally:
+        stop_group(proc)
 
 
-def test_the_page_is_served(served):
+def test_the_page_is_served_through_nginx(served):
     base, *_ = served
-    status, body = _get(base + "/")
-    assert status == 200 and b"<title>bnviz</title>" in body
+    with urllib.request.urlopen(base + "/", timeout=30) as r:
+        assert r.status == 200 and b"<title>bnviz</title>" in r.read()
+        assert r.headers["Server"] == "nginx"  # nginx answers; gunicorn's header is not shown
     status, body = _get(base + "/_dash-layout")
     assert status == 200 and b"Jobs (Fig. 4, 5, 10)" in body
 
@@ -86,29 +81,71 @@ def test_a_callback_answers(served):
 
 def test_healthz(served):
     base, *_ = served
-    status, body = _get(base + "/healthz")
-    health = json.loads(body)
-    assert status == 200
+    with urllib.request.urlopen(base + "/healthz", timeout=30) as r:
+        status, server, health = r.status, r.headers["Server"], json.load(r)
+    assert status == 200 and server == "nginx"
     assert health["status"] == "ok" and health["device"] == "cpu"
     assert health["version"] == __import__("bnviz").__version__
-    assert health["jobs"] == {"backend": "local", "store": "sqlite", "store_reachable": True,
-                              "reachable": True}
+    jobs = health["jobs"]
+    assert (jobs["backend"], jobs["store"], jobs["store_reachable"], jobs["reachable"]) == \
+        ("local", "sqlite", True, True)
+
+
+def test_nginx_refuses_a_3_mb_body(served):
+    """413 from nginx itself (its JSON line, its Server header), before gunicorn reads a byte:
+    the callback route's cap is 2 MB."""
+    base, *_ = served
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _get(base + "/_dash-update-component", b"x" * (3 * 2**20))
+    assert refused.value.code == 413 and refused.value.headers["Server"] == "nginx"
+    assert "over its cap" in json.load(refused.value)["error"]
+
+
+def _healthcheck(port: int) -> int:
+    check = _instruction("HEALTHCHECK")
+    assert check[0] == "python" and "/healthz" in check[-1]
+    env = dict(os.environ, BNVIZ_PORT=str(port))
+    return subprocess.run([sys.executable, "-c", check[-1]], env=env, timeout=30,
+                          capture_output=True).returncode
 
 
 def test_the_healthcheck_command_passes(served):
     _, port, *_ = served
-    check = _instruction("HEALTHCHECK")
-    assert check[0] == "python" and "/healthz" in check[-1]
-    code = check[-1].replace("8050", str(port))
-    assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 0
+    assert _healthcheck(port) == 0
+
+
+@pytest.mark.parametrize("reply", [b'{"status": "degraded"}', b'{"status": "OK"}', b"{}",
+                                   b"not json"])
+def test_the_healthcheck_fails_unless_the_status_is_ok(reply):
+    """A server that answers /healthz with anything but status "ok" is unhealthy."""
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert _healthcheck(server.server_address[1]) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_two_gunicorn_workers_serve_and_debug_is_off(served):
-    _, _, proc, home = served
-    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    _, _, _, log = served
+    text = log.read_text()
+    master = int(re.search(r"gunicorn (\d+)", text.split("serving http", 1)[1]).group(1))
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     assert len(children) == 2  # BNVIZ_WEB_WORKERS
-    log = (home / "gunicorn.log").read_text()
-    assert "Using worker: gthread" in log and "Debug mode" not in log
+    assert "Using worker: gthread" in text and "Debug mode" not in text
 
 
 def test_healthz_degraded_when_the_broker_is_down(monkeypatch, tmp_home):
@@ -139,7 +176,7 @@ def test_make_run_serves_with_gunicorn_on_the_readmes_address(tmp_path):
             try:
                 status, body = _get(f"http://127.0.0.1:{port}/healthz", timeout=5)
                 break
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError):  # still booting
                 assert proc.poll() is None, proc.stdout.read().decode()[-2000:]
                 assert time.monotonic() < deadline, "make run did not serve"
                 time.sleep(0.5)
