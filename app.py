@@ -131,10 +131,55 @@ def add_proxy_fix(app: Dash) -> None:
 
 
 def warm_up(app: Dash) -> None:
-    """Run Dash's one-time server setup now, in the importing process (each gunicorn worker),
-    not on its first request: the callback map is complete before any traffic, so the
-    request guard knows every output and concurrent first requests find nothing half built."""
-    app.server.test_client().get(app.config.routes_pathname_prefix + "_dash-dependencies")
+    """Build now, in the importing process (each gunicorn worker, before it accepts a
+    request), what is otherwise built on first use, where several request threads at once
+    could find it half built (measured before: a 500 on /healthz, a /_dash-dependencies
+    without the callbacks, failed first callbacks on /papers). About 0.5 s a worker under
+    gunicorn (tests/service/test_cold_start.py starts fresh servers):
+
+    * Dash's one-time server setup (the callback map, the pages' registry): the request
+      guard knows every output from the first request on;
+    * every page's layout through the page router's callback, and /healthz (its job store
+      and broker modules);
+    * the parameter models' validators (pydantic);
+    * torch.func's first call, which imports torch._dynamo (gunicorn.conf.py imports that in
+      the master, so a worker inherits it; without gunicorn this costs 2-3 s once).
+    """
+    import json
+    import warnings
+
+    import torch
+
+    from bnviz import params
+
+    client = app.server.test_client()
+    prefix = app.config.routes_pathname_prefix
+    client.get(prefix + "_dash-dependencies")
+    client.get(prefix + "_dash-layout")
+    client.get("/healthz")
+    router = ".._pages_content.children..._pages_store.data.."
+    for page in dash.page_registry.values():
+        client.post(prefix + "_dash-update-component", data=json.dumps({
+            "output": router, "outputs": [{"id": "_pages_content", "property": "children"},
+                                          {"id": "_pages_store", "property": "data"}],
+            "inputs": [{"id": "_pages_location", "property": "pathname",
+                        "value": page["relative_path"]},
+                       {"id": "_pages_location", "property": "search", "value": ""}],
+            "state": [], "changedPropIds": ["_pages_location.pathname"]}),
+            content_type="application/json")
+    for model in (params.BNStatsParams, params.DensityPageParams, params.DensityParams,
+                  params.ExplorerParams, params.JitterParams, params.LandscapeParams,
+                  params.PartitionParams, params.TrainingJobParams, params.TrainingParams,
+                  *params.IMAGE_JOB_PARAMS.values()):
+        try:
+            params.parse(model, {})
+        except params.InputError:  # a model with required fields: its validator is built
+            pass
+    x = torch.zeros(2, dtype=torch.float64)
+    with warnings.catch_warnings():  # torch's own use of torch.jit.script, deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.func.hessian(lambda v: (v * v).sum())(x)  # forward and reverse transforms
+        torch.func.vmap(torch.func.grad_and_value(lambda v: (v * v).sum()))(x.reshape(1, 2))
 
 
 app = create_app()

@@ -16,6 +16,13 @@ from bnviz.config import exit_on_bad_settings, setting
 
 exit_on_bad_settings()  # a bad setting stops the server here, in one line, before any worker
 
+# Imported once here, in the master, so that every forked worker has it: the first
+# torch.func call or optimiser imports torch._dynamo (~800 modules, 2-3 s). Left to the first
+# requests, several threads would import it at once (the claims' torch.func, the Ergen and
+# Luo trainings' optimisers); here it costs a worker nothing, and app.warm_up makes the first
+# torch.func call before the worker takes a request.
+import torch._dynamo  # noqa: E402, F401
+
 bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
 workers = int(setting("BNVIZ_WEB_WORKERS"))
 threads = int(setting("BNVIZ_WEB_THREADS"))
