@@ -39,8 +39,8 @@ from bnviz.config import bnviz_home
 from bnviz.messages import brief
 
 __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "ImageData",
-           "check_available", "cifar_batch_bytes", "data_dir", "load_image_data",
-           "parse_dataset_name"]
+           "check_available", "cifar_batch_bytes", "count_folder_images", "data_dir",
+           "load_image_data", "parse_dataset_name"]
 
 STANDARD_DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100", "svhn")
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif",
@@ -280,12 +280,40 @@ def _svhn(root: Path) -> ImageData:
 # --------------------------------------------------------------------------- image folders
 
 
+def _folder_files(split_dir: Path, classes: tuple[str, ...]) -> list[tuple[Path, int]]:
+    """(image file, class index) of one split of an image folder, in a fixed order."""
+    return [(path, i) for i, c in enumerate(classes) if (split_dir / c).is_dir()
+            for path in sorted((split_dir / c).iterdir())
+            if path.suffix.lower() in IMAGE_EXTENSIONS and path.is_file()]
+
+
+def _folder_layout(root: Path, folder: str) -> tuple[Path, Path, tuple[str, ...]]:
+    """(train split, test split, class names) of an image folder (DataError if it is not
+    one)."""
+    base = (root / folder)
+    if not base.resolve().is_relative_to(root.resolve()):
+        raise DataError(f"folder:{folder} is outside the data directory")
+    train = base / "train"
+    test = next((base / s for s in ("val", "test") if (base / s).is_dir()), None)
+    if not train.is_dir() or test is None:
+        raise _folder_missing(folder, root)
+    classes = tuple(sorted(p.name for p in train.iterdir() if p.is_dir()))
+    if len(classes) < 2:
+        raise DataError(f"{train}: need at least 2 class subfolders, found {len(classes)}")
+    return train, test, classes
+
+
+def count_folder_images(name: str) -> tuple[int, int, int]:
+    """(training images, test images, classes) of an image folder ``folder:NAME``, from its
+    file names only (nothing is decoded): what a job's cost estimate needs before it runs."""
+    train, test, classes = _folder_layout(data_dir(), parse_dataset_name(name).split(":", 1)[1])
+    return len(_folder_files(train, classes)), len(_folder_files(test, classes)), len(classes)
+
+
 def _folder_split(split_dir: Path, classes: tuple[str, ...], size: int):
     from PIL import Image, UnidentifiedImageError
 
-    files = [(path, i) for i, c in enumerate(classes) if (split_dir / c).is_dir()
-             for path in sorted((split_dir / c).iterdir())
-             if path.suffix.lower() in IMAGE_EXTENSIONS and path.is_file()]
+    files = _folder_files(split_dir, classes)
     if len(files) > MAX_FOLDER_IMAGES:
         raise DataError(f"{split_dir}: {len(files)} images is over the cap of "
                         f"{MAX_FOLDER_IMAGES} (use a smaller folder)")
@@ -303,16 +331,7 @@ def _folder_split(split_dir: Path, classes: tuple[str, ...], size: int):
 def _folder(root: Path, folder: str, size: int) -> ImageData:
     if not 8 <= size <= 512:
         raise DataError(f"image_size must be from 8 to 512, got {size}")
-    base = (root / folder)
-    if not base.resolve().is_relative_to(root.resolve()):
-        raise DataError(f"folder:{folder} is outside the data directory")
-    train = base / "train"
-    test = next((base / s for s in ("val", "test") if (base / s).is_dir()), None)
-    if not train.is_dir() or test is None:
-        raise _folder_missing(folder, root)
-    classes = tuple(sorted(p.name for p in train.iterdir() if p.is_dir()))
-    if len(classes) < 2:
-        raise DataError(f"{train}: need at least 2 class subfolders, found {len(classes)}")
+    train, test, classes = _folder_layout(root, folder)
     x_train, y_train = _folder_split(train, classes, size)
     x_test, y_test = _folder_split(test, classes, size)
     return _checked(ImageData(f"folder:{folder}", x_train, y_train, x_test, y_test, classes))

@@ -1,7 +1,8 @@
 """The parameters of the image experiments as a job submission sees them:
 :func:`check_params` validates a job's parameters through its model
 (:data:`bnviz.params.jobs.IMAGE_JOB_PARAMS`), fills in the defaults, refuses work over the
-caps and data that are not in place, with one clear sentence
+caps, data that are not in place and jobs over the hours cap (``BNVIZ_JOB_MAX_HOURS``,
+:mod:`bnviz.params.jobcost`, an image folder counted by its files), with one clear sentence
 (:class:`~bnviz.jobs.types.ParamError`) naming the flag.
 
 The models, their bounds and the view of their fields (:data:`bnviz.params.jobs.JOB_OPTIONS`,
@@ -13,10 +14,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from bnviz.data.imagedata import check_available
+from bnviz.data.imagedata import DataError, check_available, count_folder_images
 from bnviz.jobs.types import IMAGE_JOB_TYPES, ParamError, validate_params
 from bnviz.messages import brief
 from bnviz.params.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
+from bnviz.params.jobcost import check_job_hours, data_facts
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS, JOB_FLAGS, JOB_OPTIONS, JobOption
 
 __all__ = ["ARMS", "JOB_TYPES", "MAX_CONCENTRATION_PASSES", "MAX_TRAINING_IMAGES",
@@ -52,6 +54,14 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
     params = validate_params(IMAGE_JOB_PARAMS[job_type], given, None, JOB_FLAGS)
     try:
         check_available(params.dataset)
-    except ValueError as exc:
+        counts = count_folder_images(params.dataset) if params.dataset.startswith("folder:") \
+            else None
+    except (DataError, OSError) as exc:
         raise ParamError(f"{JOB_FLAGS['dataset']}: {exc}") from None
-    return asdict(params)
+    values = asdict(params)
+    try:
+        check_job_hours(job_type, values, [mode for mode, _ in ARMS[job_type].values()],
+                        data_facts(params.dataset, params.image_size, params.max_train, counts))
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    return values

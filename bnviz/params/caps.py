@@ -22,6 +22,7 @@ __all__ = [
     "EXPLORER_MAX_REGIONS",
     "FIGURE7_LIMITS",
     "IMAGE_JOB_LIMITS",
+    "IMAGE_SHAPES",
     "JITTER_LIMITS",
     "JITTER_MAX_REGIONS",
     "LANDSCAPE_LIMITS",
@@ -46,6 +47,7 @@ __all__ = [
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
+    "TEST_SIZES",
     "TRAIN_SIZES",
 ]
 
@@ -181,3 +183,9 @@ MAX_CONCENTRATION_PASSES = 2e8
 #: folder counts as the most it may hold (MAX_FOLDER_IMAGES).
 TRAIN_SIZES: dict[str, int] = {"digits": 1352, "cifar10": 50_000, "cifar100": 50_000,
                                "svhn": 73_257}
+#: Test images of the standard data sets (evaluated after every epoch: part of a job's cost).
+TEST_SIZES: dict[str, int] = {"digits": 445, "cifar10": 10_000, "cifar100": 10_000,
+                              "svhn": 26_032}
+#: (channels, side, classes) of the standard data sets' images.
+IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "cifar10": (3, 32, 10),
+                                                 "cifar100": (3, 32, 100), "svhn": (3, 32, 10)}

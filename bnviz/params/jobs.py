@@ -79,7 +79,9 @@ def _real(name: str, text: str) -> Any:
 class ImageJobParams:
     """What every image experiment has: the data, the network and its training, capped at
     :data:`~bnviz.params.caps.MAX_TRAINING_IMAGES` training images passed through
-    (:func:`~bnviz.params.cost.training_images`)."""
+    (:func:`~bnviz.params.cost.training_images`). The hours a job may take
+    (``BNVIZ_JOB_MAX_HOURS``) are checked once its data set is known to be in place
+    (:func:`bnviz.images.params.check_params`): an image folder's size is read there."""
 
     job_type: ClassVar[str] = ""
 

@@ -147,7 +147,9 @@ def test_present_data_sets_are_accepted(data_home):
         assert check_params("affine-ablation", {"dataset": name})["dataset"] == normalised
 
 
-def test_work_over_the_cap_is_refused(data_home):
+def test_work_over_the_cap_is_refused(data_home, monkeypatch):
+    # the image-count caps, whatever the hours (their cap: tests/params/test_jobcost.py)
+    monkeypatch.setenv("BNVIZ_JOB_MAX_HOURS", str(10**6))
     # training: epochs x runs x arms x training images <= 2e9 (max_train 1e7, 3 arms)
     ok = {"max_train": 10_000_000, "runs": 1}
     assert check_params("smart-init", ok | {"epochs": 66})["epochs"] == 66

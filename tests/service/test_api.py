@@ -162,6 +162,8 @@ def test_a_job_is_shown_without_the_servers_internals(api):
     (b'{"type": "smart-init", "params": {"bogus": 1}}', "unknown parameter 'bogus'"),
     (b'{"type": "smart-init", "params": {"dataset": "cifar10"}}', "not found"),
     (b'{"type": "smart-init", "params": {"epochs": 1e400}}', "--epochs: enter a whole"),
+    (b'{"type": "smart-init", "params": {"width": 64, "epochs": 1000, "runs": 8}}',
+     "over the cap of 2 hours (BNVIZ_JOB_MAX_HOURS)"),  # about 5 hours, refused unstored
 ])
 def test_bad_bodies_get_400_with_one_line(api, data, words):
     r = api.post("/api/jobs", data=data, content_type="application/json")
