@@ -1,7 +1,7 @@
 """Load: a lecture hall of users moving the explorer's sliders at once.
 
-Starts the Dockerfile's exact gunicorn command (``gunicorn -c gunicorn.conf.py app:server``)
-on a free loopback port (or uses ``--url``), then runs N simulated users (default 30) for a
+Starts ``make run``'s gunicorn command (``gunicorn -c gunicorn.conf.py app:server``) on a
+free loopback port (or uses ``--url``), then runs N simulated users (default 30) for a
 bounded time. Each user is a thread that, like a student dragging a slider, moves the mu or
 the sigma slider one step, POSTs the explorer's figure callback to ``/_dash-update-component``
 (the request the browser sends; its inputs are read from ``/_dash-dependencies`` and filled with
@@ -14,6 +14,19 @@ same server, same process) and then for N users, with the ratio of the two. Goal
 no errors and p99 < 500 ms at 30 users on the 2-core machine with the default settings.
 
     .venv/bin/python bench/load.py [--users 30] [--seconds 30] [--workers W] [--threads T]
+                                   [--stack]
+
+``--stack`` runs the same hall behind ``bnviz serve`` (nginx in front of gunicorn, the
+Dockerfile's command). Two more scenarios (issue 15, item 3; ``bench/load_stack.py``, the
+requests in ``bench/heavy_views.py``) run behind that stack by default
+(``--no-stack``: bare gunicorn) and measure /healthz, probed every 0.5 s, alone and under load:
+
+    .venv/bin/python bench/load.py --scenario slow [--clients 80] [--seconds 20]
+    .venv/bin/python bench/load.py --scenario heavy [--clients 20] [--seconds 20]
+
+``slow``: 80 connections trickle request headers, one byte every 1-2 s, never finishing;
+``heavy``: 20 clients POST the heaviest views at their caps (explorer, layers view, jitter,
+Figure 7, Ergen's training) back to back. Plain figures, no timed asserts.
 """
 
 from __future__ import annotations
@@ -179,19 +192,40 @@ def _serve(workers: str | None, threads: str | None) -> tuple[str, subprocess.Po
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenario", choices=("hall", "slow", "heavy"), default="hall")
     ap.add_argument("--users", type=int, default=30)
-    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--clients", type=int, default=None, help="slow: 80, heavy: 20")
+    ap.add_argument("--seconds", type=float, default=None, help="hall: 30, slow/heavy: 20")
     ap.add_argument("--url", default=None, help="an already running server")
+    ap.add_argument("--stack", action=argparse.BooleanOptionalAction, default=None,
+                    help="behind bnviz serve (nginx); default: hall no, slow/heavy yes")
+    ap.add_argument("--rate", type=int, default=None, help="BNVIZ_RATE_PER_ADDRESS (stack)")
+    ap.add_argument("--probe-timeout", type=float, default=30.0, help="seconds")
     ap.add_argument("--workers", default=None, help="BNVIZ_WEB_WORKERS (default: config)")
     ap.add_argument("--threads", default=None, help="BNVIZ_WEB_THREADS (default: config)")
     ap.add_argument("--shared", action="store_true", help="every user on the default data")
     args = ap.parse_args()
+    if args.scenario != "hall":
+        import load_stack
+
+        args.seconds = args.seconds or 20.0
+        load_stack.run_scenario(args)
+        return
+    args.seconds = args.seconds or 30.0
     proc = None
     base = args.url
-    if base is None:
+    if base is None and args.stack:
+        import load_stack
+
+        home = ROOT / ".bench-home" / "stack"
+        home.mkdir(parents=True, exist_ok=True)
+        base, proc, _ = load_stack.start_server(True, home, args.workers, args.threads,
+                                                args.rate)
+    elif base is None:
         base, proc = _serve(args.workers, args.threads)
     try:
-        print(f"server {base}  cores {os.cpu_count()}  load {os.getloadavg()[0]:.2f}")
+        print(f"server {base}{' (bnviz serve: nginx + gunicorn)' if args.stack else ''}  "
+              f"cores {os.cpu_count()}  load {os.getloadavg()[0]:.2f}")
         run_users(base, 2, 5, args.shared)  # warm-up: imports, first figures
         rows = [run_users(base, 1, min(args.seconds, 15), args.shared),
                 run_users(base, args.users, args.seconds, args.shared)]
@@ -209,7 +243,9 @@ def main() -> None:
               f"{'met' if load_row['p99_ms'] < 500 and not load_row['errors'] else 'NOT met'}"
               f"  (load {os.getloadavg()[0]:.2f})")
     finally:
-        if proc is not None:
+        if proc is not None and args.stack:
+            load_stack.stop_server(proc)
+        elif proc is not None:
             proc.terminate()
             proc.wait(30)
 
