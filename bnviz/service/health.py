@@ -9,6 +9,10 @@ be reached (in 2 s), the disk has less than ``BNVIZ_MIN_FREE_MB`` free (new work
 ``BNVIZ_JOB_STALE_SECONDS`` with no worker beating (the local worker starts on demand and
 exits when idle, so no worker is fine while nothing waits). ``problems`` says which, one line
 each. The answer is cheap (a count per status, one disk query): Docker polls it every 30 s.
+
+Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.service.health_app`),
+so that it never waits behind the dashboard's busy threads; there it also reports whether
+the dashboard's gunicorn accepts connections (``web``).
 """
 
 from __future__ import annotations
@@ -106,8 +110,22 @@ def _jobs_section(problems: list[str]) -> dict[str, Any]:
     return jobs
 
 
-def health() -> dict[str, Any]:
-    """The JSON of ``/healthz`` (see the module docstring)."""
+def _web_accepting(socket_path: str, timeout: float = 1.0) -> bool:
+    """The dashboard's gunicorn accepts a connection on its unix socket (a busy one does: the
+    kernel queues it; a dead one does not)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(timeout)
+            probe.connect(socket_path)
+        return True
+    except OSError:
+        return False
+
+
+def health(web_socket: str | None = None) -> dict[str, Any]:
+    """The JSON of ``/healthz`` (see the module docstring). ``web_socket``: asked from
+    another process (:mod:`bnviz.service.health_app`), the dashboard's gunicorn socket, which
+    must accept connections; without it the dashboard answers for itself."""
     from bnviz.device import pick_device
     from bnviz.service.disk import free_megabytes
 
@@ -127,5 +145,8 @@ def health() -> dict[str, Any]:
     if not disk["ok"]:
         problems.append(f"the disk is nearly full ({free:.0f} MB free, {need:.0f} MB kept "
                         "spare): new work is refused")
+    web = {"accepting": True if web_socket is None else _web_accepting(web_socket)}
+    if not web["accepting"]:
+        problems.append("the dashboard's server does not accept connections")
     return {"status": "degraded" if problems else "ok", "problems": problems,
-            "version": __version__, "device": device, "jobs": jobs, "disk": disk}
+            "version": __version__, "device": device, "web": web, "jobs": jobs, "disk": disk}

@@ -102,3 +102,52 @@ def test_a_hanging_store_is_reported_not_waited_for(home: Path, monkeypatch) -> 
     while health()["status"] != "ok":  # the hung checks end, and it recovers
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+# --------------------------------------------------------------------------- its own process
+
+
+def _call(path: str, method: str = "GET") -> tuple[str, dict, bytes]:
+    """One request through bnviz.service.health_app's WSGI callable."""
+    import io
+
+    from bnviz.service.health_app import app
+
+    seen: dict = {}
+
+    def start_response(status: str, headers: list) -> None:
+        seen["status"], seen["headers"] = status, dict(headers)
+
+    body = b"".join(app({"PATH_INFO": path, "REQUEST_METHOD": method,
+                         "wsgi.input": io.BytesIO()}, start_response))
+    return seen["status"], seen["headers"], body
+
+
+def test_the_health_app_checks_that_the_dashboard_accepts(home: Path, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """bnviz serve's /healthz process: ok while the dashboard's socket accepts (busy or not),
+    degraded once nothing listens there."""
+    import json
+    import socket
+
+    path = tmp_path / "dashboard.sock"
+    monkeypatch.setenv("BNVIZ_WEB_SOCKET", str(path))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
+        listening.bind(str(path))
+        listening.listen(1)  # never accepts: the kernel still queues a connection
+        status, headers, body = _call("/healthz")
+        report = json.loads(body)
+        assert status.startswith("200") and headers["Content-Type"] == "application/json"
+        assert report["status"] == "ok" and report["web"] == {"accepting": True}
+    path.unlink()
+    report = json.loads(_call("/healthz")[2])
+    assert report["status"] == "degraded" and report["web"] == {"accepting": False}
+    assert report["problems"] == ["the dashboard's server does not accept connections"]
+    assert _call("/healthz", "HEAD")[2] == b""
+
+
+def test_the_health_app_serves_nothing_else(home: Path) -> None:
+    assert _call("/")[0].startswith("404") and _call("/healthz/x")[0].startswith("404")
+    status, headers, body = _call("/healthz", "POST")
+    assert status.startswith("405") and headers["Allow"] == "GET, HEAD"
+    assert body == b'{"error": "only GET /healthz"}\n'

@@ -81,6 +81,28 @@ def test_a_burst_of_callbacks_from_one_address_all_pass(serving):
     assert statuses == [200] * 200
 
 
+def test_healthz_answers_while_the_dashboard_cannot(serving):
+    """/healthz is served by its own process: with every process of the dashboard's gunicorn
+    stopped (SIGSTOP, as if all its threads were busy), /healthz still answers "ok" through
+    nginx while a page waits."""
+    base, proc, _ = serving
+    dashboard = [pid for pid in group_pids(proc.pid)
+                 if b"app:server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert dashboard
+    for pid in dashboard:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        with urllib.request.urlopen(base + "/healthz", timeout=10) as r:
+            report = json.load(r)
+        assert report["status"] == "ok" and report["web"] == {"accepting": True}
+        with pytest.raises((TimeoutError, urllib.error.URLError)):
+            urllib.request.urlopen(base + "/", timeout=2)
+    finally:
+        for pid in dashboard:
+            os.kill(pid, signal.SIGCONT)
+    assert _request(base + "/")[0] == 200
+
+
 def test_job_submissions_are_rate_limited(serving):
     """POST /api/jobs from one address: past the strict burst, nginx answers 429 (one JSON
     line, Retry-After) before the app sees the request; reading the jobs is not limited by
@@ -99,15 +121,15 @@ def test_job_submissions_are_rate_limited(serving):
 
 def test_sigterm_to_the_group_stops_every_process(serving):
     """SIGTERM to the process group (what a terminal's Ctrl-C or a service manager sends):
-    nginx, gunicorn and the worker stop gracefully, serve exits 0, nothing is left; the run
+    nginx, the gunicorns and the worker stop gracefully, serve exits 0, nothing is left; the run
     directory is removed. Last in this file: it stops the module's stack."""
     base, proc, log = serving
     text = log.read_text()
     line = next(x for x in text.splitlines() if "bnviz serve: serving" in x)
-    for part in ("gunicorn ", "worker ", "nginx "):
+    for part in ("gunicorn ", "health ", "worker ", "nginx "):
         assert part in line
     run_dir = Path(line.split("run directory ", 1)[1].rstrip(")"))
-    assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 6  # serve, 3 masters, workers
+    assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 8  # serve, 4 masters, workers
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         code = proc.wait(60)
@@ -121,7 +143,7 @@ def test_sigterm_to_the_group_stops_every_process(serving):
     kill_group(proc)
     assert code == 0 and left == []
     assert not run_dir.exists()
-    assert "bnviz serve: stopped (gunicorn 0, worker 0, nginx 0)" in log.read_text()
+    assert "bnviz serve: stopped (gunicorn 0, health 0, worker 0, nginx 0)" in log.read_text()
 
 
 def test_sigterm_to_serve_alone_stops_it_too(tmp_path):
