@@ -594,7 +594,7 @@ def _claimed_by(pid: int, progress: float) -> str:
     return job.id
 
 
-def test_progress_of_a_job_in_another_process(jobs_home):
+def test_progress_of_a_job_in_another_process(jobs_home, monkeypatch):
     other = python("import time; time.sleep(60)", jobs_home)
     try:
         key = _claimed_by(other.pid, 0.4)
@@ -608,6 +608,18 @@ def test_progress_of_a_job_in_another_process(jobs_home):
         assert (value, result, poll_off) == (0, no_update, True)
         assert text_of(status) == "cancelled"
 
+        # a process that died while running: the next reader queues the job again (no job
+        # lost: a worker takes it; attempt 1 of BNVIZ_JOB_ATTEMPTS)
+        other = python("import time; time.sleep(60)", jobs_home)
+        key = _claimed_by(other.pid, 0.1)
+        os.kill(other.pid, signal.SIGKILL)
+        other.wait(10)
+        text = text_of(cd.poll(1, key)[1])
+        assert text == "waiting for a worker..." or text.startswith("computing"), text
+        assert jobs.get_job(key).status in ("queued", "running", "succeeded")
+        assert "queued again (attempt 1 of 3)" in "\n".join(open_store().logs(key))
+        # ... and fails it, saying why, once it has been started BNVIZ_JOB_ATTEMPTS times
+        monkeypatch.setenv("BNVIZ_JOB_ATTEMPTS", "1")
         other = python("import time; time.sleep(60)", jobs_home)
         key = _claimed_by(other.pid, 0.1)
         os.kill(other.pid, signal.SIGKILL)

@@ -196,10 +196,11 @@ def test_jobs_beyond_the_cap_are_refused_with_a_message(capped):
         _start(4)
 
 
-def test_the_cap_counts_every_queued_or_running_job(capped):
+def test_the_cap_counts_every_queued_or_running_job(capped, monkeypatch):
     """One kind of thing is counted: jobs in the store, whoever started them (an image job
-    from the CLI, a job another web process started); a job whose process died is reaped and
-    frees its place; a succeeded one does not count."""
+    from the CLI, a job another web process started); a job whose process died is queued
+    again and still counts, until its last attempt fails it and frees its place; a succeeded
+    one does not count."""
     store = open_store()
     image = jobs.submit_job("smart-init", {"epochs": 1, "runs": 1, "width": 4})
     running = store.create("landscape-2d", {"steps": 1})  # started elsewhere, running here
@@ -209,6 +210,11 @@ def test_the_cap_counts_every_queued_or_running_job(capped):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     store.update(running.id, pid=dead.pid)  # its process died
+    with pytest.raises(jobs.ServerBusy, match="busy: 2"):
+        _start(1)
+    assert store.get(running.id).status == "queued"  # reaped: queued again, still counted
+    assert store.claim(running.id, dead.pid)  # its second start dies too: its last one
+    monkeypatch.setenv("BNVIZ_JOB_ATTEMPTS", "2")
     first = _start(1)
     assert store.get(running.id).status == "failed"
     with pytest.raises(jobs.ServerBusy):

@@ -148,14 +148,18 @@ def test_sigterm_to_the_group_stops_every_process(serving):
 
 def test_sigterm_to_serve_alone_stops_it_too(tmp_path):
     """`docker stop` signals only the container's first process: serve passes it on. Started
-    without the worker (compose's web service), so only nginx and gunicorn run."""
+    without the worker (compose's web service), so only nginx and the gunicorns run."""
     port = free_port()
     log = tmp_path / "serve.log"
     proc = start([sys.executable, "-m", "bnviz", "serve", "--no-worker"],
                  _env(tmp_path / "home", port), log)
     try:
         wait_answering(proc, f"http://127.0.0.1:{port}/healthz", log)
-        assert "worker" not in log.read_text().split("bnviz serve: serving", 1)[1].split("\n")[0]
+        deadline = time.monotonic() + 10  # serve says so just after nginx's port accepts
+        while "bnviz serve: serving" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        line = log.read_text().split("bnviz serve: serving", 1)[1].split("\n")[0]
+        assert "health " in line and "worker" not in line
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(60) == 0
         deadline = time.monotonic() + 10
