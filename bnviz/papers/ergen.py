@@ -95,6 +95,23 @@ def _ergen_bn(h: torch.Tensor, gamma: torch.Tensor, alpha: torch.Tensor) -> torc
     return bn_forward(h, mu, root_n * sigma, gamma, alpha / root_n)
 
 
+def _threshold_features(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """n ReLU features relu(w.x - t_k) along one random direction w, with a threshold below
+    the lowest projection and one between each pair of consecutive ones: in the projections'
+    order the matrix is lower triangular with a positive diagonal, so it spans R^n exactly
+    whenever the points' projections differ (distinct points do, almost surely). Used where
+    the random lift leaves four or more points in one of its cells (their features are then
+    affine in x, so dependent): moons with 60 points did."""
+    w = torch.randn(2, generator=gen, dtype=torch.float64)
+    proj = x @ w
+    ordered = torch.sort(proj).values
+    gaps = torch.diff(ordered)
+    step = gaps.min() if len(gaps) else torch.tensor(1.0, dtype=torch.float64)
+    thresholds = torch.cat([ordered[:1] - step.clamp_min(1e-12),
+                            (ordered[1:] + ordered[:-1]) / 2])
+    return torch.relu(proj[:, None] - thresholds[None, :])
+
+
 def ergen_experiment(points: np.ndarray, labels: np.ndarray, beta: float = 0.5,
                      hidden: int = 16, steps: int = 3000, seed: int = 0) -> ErgenResult:
     """Train the BN network on one-hot labels and compare it with the closed form."""
@@ -111,6 +128,8 @@ def ergen_experiment(points: np.ndarray, labels: np.ndarray, beta: float = 0.5,
     lift = torch.randn(2, 4 * n, generator=gen, dtype=torch.float64)
     shift = torch.randn(4 * n, generator=gen, dtype=torch.float64)
     a = torch.relu(torch.as_tensor(x) @ lift + shift)  # fixed features: Range(A) = R^n
+    if torch.linalg.matrix_rank(a) < n:  # 4+ points in one cell of the random arrangement
+        a = torch.cat([a, _threshold_features(torch.as_tensor(x), gen)], 1)
     if torch.linalg.matrix_rank(a) < n:
         raise ValueError("the lifted features do not span R^n (repeated points?)")
     w1 = (torch.randn(a.shape[1], hidden, generator=gen, dtype=torch.float64)

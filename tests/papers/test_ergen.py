@@ -58,6 +58,15 @@ def test_training_reaches_the_closed_form(name, n, beta):
     assert r.within_class_spread < 0.05
 
 
+@pytest.mark.parametrize("name", ["moons", "circles", "blobs", "spiral", "star", "gaussian"])
+def test_every_data_set_at_the_pages_largest_size_trains(name):
+    """The page allows 60 points: moons at 60 left four points in one cell of the random
+    lift (rank 58, every time); the threshold features make the lift span R^n exactly."""
+    d = make_dataset(name, 60, 0)
+    r = ergen_experiment(d.points, d.labels, beta=0.5, steps=300)
+    assert np.isfinite(r.objective) and r.objective >= r.p_star * (1 - 1e-9)
+
+
 def test_large_beta_switches_every_class_off():
     d = make_dataset("blobs", 12, 0)  # 4 points a class: ||y_j|| = 2
     r = ergen_experiment(d.points, d.labels, beta=2.5, steps=2000)
