@@ -68,6 +68,11 @@ def _token_row() -> html.Div:
     ], id=ids.TOKEN_ROW, style=None if jobs_token() else {"display": "none"})
 
 
+#: Where the page's one message sits: the bottom right corner of the window, above the page.
+MESSAGE_STYLE = {"position": "fixed", "right": "1rem", "bottom": "1rem", "zIndex": 1080,
+                 "maxWidth": "min(32rem, calc(100vw - 2rem))", "marginBottom": 0}
+
+
 def layout(job: str | None = None, **_query) -> dbc.Container:
     """The page; ``/jobs?job=ID`` opens that job (a malformed id in the URL is ignored)."""
     job = job.strip().lower() if isinstance(job, str) and JOB_ID.match(job.strip().lower()) \
@@ -80,7 +85,10 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
         *[_param_control(spec) for spec in JOB_OPTIONS],
         _token_row(),
         dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),
-        dbc.Alert(id=ids.MESSAGE, is_open=False, color="info", className="py-2 mt-2 small"),
+        # pinned to the window's corner: the form is taller than a 1280x720 screen, and a
+        # cancel or re-run is pressed far below it; the answer is seen wherever one is
+        dbc.Alert(id=ids.MESSAGE, is_open=False, color="info", dismissable=True,
+                  className="py-2 small shadow", style=MESSAGE_STYLE),
         html.P(id=ids.BACKEND, className="small text-muted mt-2"),
     ]), className="mt-2")
     detail = dbc.Card(dbc.CardBody([

@@ -249,6 +249,6 @@ def check_job_hours(job_type: str, params: Mapping[str, Any], modes: Sequence[st
     seconds = job_seconds(job_type, params, modes, data)
     if seconds > cap * 3600:
         raise InputError(
-            f"this job would take about {_hours(seconds)} hours on this server (2 CPU cores; "
-            f"estimated before any work), over the cap of {cap:g} hours "
+            f"this job would take about {_hours(seconds)} hours on a 2-core CPU server "
+            f"(estimated before any work), over the cap of {cap:g} hours "
             f"(BNVIZ_JOB_MAX_HOURS): lower {LEVERS.get(job_type, TRAINING_LEVERS)}")

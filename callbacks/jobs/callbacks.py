@@ -30,9 +30,17 @@ STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "suc
 _PARAM_NAMES = [spec.name for spec in JOB_OPTIONS]
 
 
-#: What the page says when the token field does not hold the server's token.
+#: What the page says when the token field does not hold the server's token: empty, or
+#: another text.
 TOKEN_NEEDED = ("this server needs its jobs token to submit, cancel or re-run: enter it in "
                 "the token field")
+TOKEN_WRONG = ("the token field does not hold this server's jobs token (BNVIZ_JOBS_TOKEN): "
+               "nothing was done")
+
+
+def _token_refusal(token) -> str:
+    """Why a write was refused: no token given, or one that is not the server's."""
+    return TOKEN_WRONG if isinstance(token, str) and token.strip() else TOKEN_NEEDED
 
 
 def _failure(exc: Exception) -> str:
@@ -73,7 +81,7 @@ def submit(_n, job_type, values, token=None):
     """Submit from the form: (message, colour, open, job to open). ``token``: the token
     field (needed when the server has a jobs token)."""
     if not token_ok(token):
-        return TOKEN_NEEDED, "danger", True, no_update
+        return _token_refusal(token), "danger", True, no_update
     if job_type not in JOB_TYPES:
         return "choose an experiment", "warning", True, no_update
     if not isinstance(values, list):
@@ -199,7 +207,7 @@ def job_action(action: str, job_id: str | None, token=None):
     if not job_id:
         return "open a job first", "warning", True, no_update
     if not token_ok(token):
-        return TOKEN_NEEDED, "danger", True, no_update
+        return _token_refusal(token), "danger", True, no_update
     try:
         if action == "cancel":
             status = jobs.cancel_job(job_id)

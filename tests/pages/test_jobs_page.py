@@ -217,3 +217,33 @@ def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
     dash_duo.driver.get(f"{dash_duo.server_url}/jobs?job={job_id}")
     until(lambda: "done in" in _text(dash_duo, ids.LOG) and job_id in
           _text(dash_duo, ids.DETAIL), 30, msg="?job=ID did not open the job")
+
+
+@pytest.mark.browser
+def test_a_refusal_is_seen_on_a_projector_screen(dash_duo, home):
+    """At 1280x720 the form is taller than the window; a job over the hours cap is refused
+    with its one line, and that line is on screen where the submit button was pressed (the
+    message is pinned to the window's corner), and stored nothing."""
+    from app import app
+
+    dash_duo.driver.set_window_size(1280, 720)
+    dash_duo.start_server(app)
+    dash_duo.driver.get(f"{dash_duo.server_url}/jobs")
+    dash_duo.wait_for_element(f"#{ids.SUBMIT}", timeout=20)
+    # Bootstrap scrolls smoothly: selenium would click while the page still moves
+    dash_duo.driver.execute_script("document.documentElement.style.scrollBehavior = 'auto';")
+    for name, value in (("epochs", "1000"), ("runs", "8"), ("width", "64")):
+        box = dash_duo.driver.find_element(
+            By.XPATH, f"""//*[@id='{{"name":"{name}","type":"{ids.PARAM}"}}']""")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        box.send_keys(value)
+    dash_duo.find_element(f"#{ids.SUBMIT}").click()
+    dash_duo.wait_for_contains_text(f"#{ids.MESSAGE}", "BNVIZ_JOB_MAX_HOURS", timeout=20)
+    top, bottom, height = dash_duo.driver.execute_script(
+        f"const r = document.getElementById('{ids.MESSAGE}').getBoundingClientRect();"
+        "return [r.top, r.bottom, window.innerHeight];")
+    assert 0 <= top < bottom <= height
+    assert "this job would take about" in dash_duo.find_element(f"#{ids.MESSAGE}").text
+    assert open_store().list() == []
+    assert dash_duo.get_logs() == []

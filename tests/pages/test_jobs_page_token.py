@@ -71,7 +71,9 @@ def test_the_token_field_is_shown_only_when_the_server_has_a_token(monkeypatch):
 def test_submit_without_the_right_token_does_nothing(home, monkeypatch, given):
     monkeypatch.setenv("BNVIZ_JOBS_TOKEN", TOKEN)
     text, colour, is_open, selected = cj.submit(1, "smart-init", _values(**TINY), given)
-    assert text == cj.TOKEN_NEEDED and colour == "danger" and is_open
+    typed = isinstance(given, str) and given.strip()
+    assert text == (cj.TOKEN_WRONG if typed else cj.TOKEN_NEEDED)  # typed: a wrong one
+    assert colour == "danger" and is_open
     assert selected is no_update and open_store().list() == []
 
 
@@ -82,7 +84,8 @@ def test_with_the_token_submit_cancel_and_rerun_work(home, monkeypatch):
     for action in ("cancel", "rerun"):
         for wrong in (None, "", "nope"):
             text, colour, _, selected = cj.job_action(action, job_id, wrong)
-            assert text == cj.TOKEN_NEEDED and colour == "danger" and selected is no_update
+            assert text == (cj.TOKEN_WRONG if wrong else cj.TOKEN_NEEDED)
+            assert colour == "danger" and selected is no_update
     assert open_store().get(job_id).status == "queued" and len(open_store().list()) == 1
     text, colour, _, _ = cj.job_action("cancel", job_id, TOKEN)
     assert colour == "info" and open_store().get(job_id).status == "cancelled"
