@@ -34,7 +34,7 @@ def group_pids(pgid: int) -> list[int]:
 def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     """Start ``argv`` in the repository root in a new session (its own process group), its
     output in ``log``."""
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:  # O_APPEND: nginx appends to it too (/dev/stdout)
         return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 

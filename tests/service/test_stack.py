@@ -45,9 +45,19 @@ def serving(tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_answering(proc, base + "/healthz", log)
+        _wait_serving_line(log)
         yield base, proc, log
     finally:
         stop_group(proc)
+
+
+def _wait_serving_line(log: Path) -> str:
+    """serve's "serving" line (printed just after nginx's port accepts, so possibly after
+    the first answer)."""
+    deadline = time.monotonic() + 10
+    while "bnviz serve: serving" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return log.read_text().split("bnviz serve: serving", 1)[1].split("\n")[0]
 
 
 def _request(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict, bytes]:
@@ -155,10 +165,7 @@ def test_sigterm_to_serve_alone_stops_it_too(tmp_path):
                  _env(tmp_path / "home", port), log)
     try:
         wait_answering(proc, f"http://127.0.0.1:{port}/healthz", log)
-        deadline = time.monotonic() + 10  # serve says so just after nginx's port accepts
-        while "bnviz serve: serving" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        line = log.read_text().split("bnviz serve: serving", 1)[1].split("\n")[0]
+        line = _wait_serving_line(log)
         assert "health " in line and "worker" not in line
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(60) == 0
