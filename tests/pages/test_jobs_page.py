@@ -163,6 +163,17 @@ def _text(dash_duo, id_: str) -> str:
         f"const e = document.getElementById('{id_}'); return e ? e.textContent : '';")
 
 
+def _submit_with(dash_duo, **values: str) -> None:
+    """Type these values into the form's parameter fields, as a person does, and submit."""
+    for name, value in values.items():
+        box = dash_duo.driver.find_element(  # a pattern-matching id is a JSON string
+            By.XPATH, f"""//*[@id='{{"name":"{name}","type":"{ids.PARAM}"}}']""")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        box.send_keys(value)
+    dash_duo.find_element(f"#{ids.SUBMIT}").click()
+
+
 @pytest.mark.browser
 def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
     from app import app
@@ -174,13 +185,7 @@ def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
     until(lambda: dash_duo.driver.current_url.endswith("/jobs"), 20)
     dash_duo.wait_for_text_to_equal(f"#{ids.TABLE} p", "No jobs yet: submit one on the left.",
                                     timeout=20)
-    for name, value in (("epochs", "2"), ("runs", "1"), ("width", "4")):
-        box = dash_duo.driver.find_element(  # a pattern-matching id is a JSON string
-            By.XPATH, f"""//*[@id='{{"name":"{name}","type":"{ids.PARAM}"}}']""")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.BACKSPACE)
-        box.send_keys(value)
-    dash_duo.find_element(f"#{ids.SUBMIT}").click()
+    _submit_with(dash_duo, epochs="2", runs="1", width="4")
     dash_duo.wait_for_contains_text(f"#{ids.MESSAGE}", "submitted job", timeout=20)
     job_id = dash_duo.find_element(f"#{ids.MESSAGE}").text.split()[-1]
     job = open_store().get(job_id)
@@ -232,13 +237,7 @@ def test_a_refusal_is_seen_on_a_projector_screen(dash_duo, home):
     dash_duo.wait_for_element(f"#{ids.SUBMIT}", timeout=20)
     # Bootstrap scrolls smoothly: selenium would click while the page still moves
     dash_duo.driver.execute_script("document.documentElement.style.scrollBehavior = 'auto';")
-    for name, value in (("epochs", "1000"), ("runs", "8"), ("width", "64")):
-        box = dash_duo.driver.find_element(
-            By.XPATH, f"""//*[@id='{{"name":"{name}","type":"{ids.PARAM}"}}']""")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.BACKSPACE)
-        box.send_keys(value)
-    dash_duo.find_element(f"#{ids.SUBMIT}").click()
+    _submit_with(dash_duo, epochs="1000", runs="8", width="64")
     dash_duo.wait_for_contains_text(f"#{ids.MESSAGE}", "BNVIZ_JOB_MAX_HOURS", timeout=20)
     top, bottom, height = dash_duo.driver.execute_script(
         f"const r = document.getElementById('{ids.MESSAGE}').getBoundingClientRect();"
