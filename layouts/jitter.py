@@ -14,7 +14,7 @@ BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
 
 EXPLAIN_6 = [
     html.B("Figure 6. "),
-    "Each blue line is the exact decision boundary of the same network with the BN statistics "
+    "Each gray line is the exact decision boundary of the same network with the BN statistics "
     "of one mini-batch of size |B| (eq. 3); black uses the statistics of all the data "
     "(test time). Their variances fall like 1/|B| (Proposition 2, eq. 13), so small batches "
     "jitter the boundary more: the paper argues this widens the margin, like dropout. "

@@ -25,6 +25,9 @@ __all__ = ["density_picture", "jitter_picture", "partition_picture", "render_den
            "render_jitter", "render_partition"]
 
 FORMATS = ("png", "svg")
+#: The style's marker shapes (plotly's names) as matplotlib draws them.
+MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "cross": "P",
+           "x": "X", "star": "*", "pentagon": "p"}
 
 
 def _encoded(fig: Figure, fmt: str, dpi: int) -> bytes:
@@ -104,9 +107,10 @@ def jitter_picture(result) -> Figure:
                                      colors=JITTER.test_boundary, linewidths=1.8,
                                      label=JITTER.test_name))
     pts, lab = result.data.points, np.asarray(result.data.labels)
-    for c, colour in enumerate(JITTER.class_colours):
+    for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
+                                             strict=True)):
         sel = lab == c
-        ax.scatter(pts[sel, 0], pts[sel, 1], s=6, c=colour, zorder=3,
+        ax.scatter(pts[sel, 0], pts[sel, 1], s=6, c=colour, marker=MARKERS[symbol], zorder=3,
                    label=JITTER.class_name.format(label=c))
     e = result.settings.extent
     ax.set_xlim(-e, e)

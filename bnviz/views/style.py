@@ -17,23 +17,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "BLACK", "BLUE", "DENSITY", "FIGURE7", "GRAY", "GREEN", "JITTER", "LIGHT_GRAY", "ORANGE",
-    "PARTITION", "RED", "UNIT", "DensityStyle", "Figure7Style", "JitterStyle",
-    "PartitionStyle", "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label",
+    "BLACK", "BLUE", "CATEGORICAL", "CLASS_SYMBOLS", "DENSITY", "FIGURE7", "GRAY", "GREEN",
+    "JITTER", "LIGHT_GRAY", "ORANGE", "PARTITION", "PURPLE", "SKY_BLUE", "UNIT", "VERMILLION",
+    "YELLOW", "DensityStyle", "Figure7Style", "JitterStyle", "PartitionStyle",
+    "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label",
 ]
 
 # ---- the dashboard's colours (named once; each view below says what it uses them for) ---
+# Okabe and Ito's colour-blind-safe palette (Wong, Nature Methods 8, 441, 2011): every set of
+# colours one figure shows stays apart under simulated protanopia, deuteranopia and
+# tritanopia (tests/views/test_colours.py: CIELAB distances after Machado et al.'s 2009
+# simulation). Classes have marker shapes as well (CLASS_SYMBOLS).
 
-BLUE = "#1f5fd6"
+BLUE = "#0072b2"
+SKY_BLUE = "#56b4e9"
+ORANGE = "#e69f00"
+VERMILLION = "#d55e00"  # the red of the palette: the decision boundary, class 0
+GREEN = "#009e73"  # bluish green
+PURPLE = "#cc79a7"  # reddish purple
+YELLOW = "#f0e442"
 GRAY = "#9a9a9a"
-ORANGE = "#e8590c"
-RED = "#c92a2a"
-GREEN = "#2b8a3e"
 BLACK = "black"
 WHITE = "white"
 LIGHT_GRAY = "#adb5bd"  # histogram bars
 DARK_GRAY = "#495057"
 SLATE = "#868e96"
+
+#: Series told apart by colour (curves of several jobs, classes beyond two), in this order.
+CATEGORICAL = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY_BLUE, BLACK, YELLOW)
+#: Marker shapes of classes, in class order, as plotly names them (the command line's
+#: matplotlib pictures map them: bnviz.views.render.MARKERS).
+CLASS_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star",
+                 "pentagon")
 
 #: Region fills: pale colours, chosen by a hash of the activation pattern (BN paper Fig. 1).
 REGION_PALETTE = (
@@ -56,7 +71,7 @@ class PartitionStyle:
     current: str = BLUE  # the facets of the highlighted layer l (eq. 10-11)
     earlier: str = GRAY  # the facets of layers 1..l-1
     target: str = ORANGE  # the facets F_{l,k} of one unit (Figure 2b, c)
-    boundary: str = RED  # the decision boundary of the classifier head
+    boundary: str = VERMILLION  # the decision boundary of the classifier head
     data: str = BLACK  # the data points (the mini-batch when there is one)
     other_data: str = WHITE  # points outside the mini-batch: white, black outline
     tls_colourscale: str = "Viridis"  # Figure 9: facets coloured by TLS error (eq. 8)
@@ -100,10 +115,15 @@ class JitterStyle:
     """Decision boundaries across mini-batches: BN paper Figure 6 (the jitter page;
     ``bnviz jitter --format png|svg``), with the page's disagreement and margin plots."""
 
-    realisation: str = BLUE  # each mini-batch's boundary
+    # each mini-batch's boundary: a gray cloud, apart from both classes' colours as drawn
+    # (translucent over white)
+    realisation: str = DARK_GRAY
     realisation_opacity: float = 0.45
     test_boundary: str = BLACK  # the boundary with the statistics of all the data
-    class_colours: tuple[str, ...] = (RED, GREEN)  # class 0, class 1 (as in Figure 6)
+    # class 0, class 1: the paper's red and green are one colour to a deuteranope; here
+    # vermillion circles and sky-blue squares
+    class_colours: tuple[str, ...] = (VERMILLION, SKY_BLUE)
+    class_symbols: tuple[str, ...] = CLASS_SYMBOLS[:2]
     batches: str = "|B| = {batch}, {k} mini-batches"  # batch, k: both media's titles start so
     realisations_name: str = "{k} mini-batches"  # k
     test_name: str = "all data (test time)"
@@ -123,8 +143,8 @@ class Figure7Style:
     """Distributions of the BN statistics over mini-batches: BN paper Figure 7 (eq. 13)."""
 
     empirical: str = BLACK
-    noise_controlled: str = "#e03131"
-    analytical: str = GREEN
+    noise_controlled: str = VERMILLION
+    analytical: str = BLUE
     empirical_name: str = "empirical"
     noise_name: str = "noise-controlled"
     analytical_name: str = "analytical (eq. 13)"
@@ -138,7 +158,7 @@ class DensityStyle:
 
     #: facet counts, each panel normalised by its maximum: white (none) to black (the most)
     counts: tuple[tuple[float, str], ...] = ((0.0, "#ffffff"), (1.0, "#000000"))
-    data: str = ORANGE
+    data: str = VERMILLION  # over the grey panels; the ratio plot's modes keep their own
     panel: str = "layer {layer} (max {top})"  # layer, top (the panel's largest count)
     mode_colours: tuple[tuple[str, str], ...] = (
         ("zero_bias", SLATE), ("random_bias", ORANGE), ("bn", BLUE))

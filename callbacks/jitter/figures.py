@@ -20,20 +20,22 @@ __all__ = ["disagreement_curve", "figure7_figure", "jitter_figure", "margins_fig
 
 def jitter_figure(boundaries: list[np.ndarray], test_boundary: np.ndarray, points: np.ndarray,
                   labels: np.ndarray, box: tuple[float, ...], title: str) -> Figure:
-    """Figure 6: every realisation's boundary in blue (one trace), test-time boundary black."""
+    """Figure 6: every realisation's boundary in gray (one trace), test-time boundary black,
+    the classes by colour and marker shape."""
     segs = np.concatenate(boundaries) if boundaries else np.zeros((0, 4))
     traces = [
         line(segs, rgba(JITTER.realisation, JITTER.realisation_opacity), 1.2,
              JITTER.realisations_name.format(k=len(boundaries)), legend=True),
         line(test_boundary, JITTER.test_boundary, 2.5, JITTER.test_name, legend=True),
     ]
-    for c, colour in enumerate(JITTER.class_colours):
+    for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
+                                             strict=True)):
         sel = labels == c
         traces.append({"type": "scatter", "mode": "markers",
                        "name": JITTER.class_name.format(label=c),
                        "x": typed_array(points[sel, 0].astype(np.float32)),
                        "y": typed_array(points[sel, 1].astype(np.float32)),
-                       "marker": {"color": colour, "size": 5}})
+                       "marker": {"color": colour, "symbol": symbol, "size": 5}})
     x0, x1, y0, y1 = box
     return {"data": traces, "layout": {
         "margin": {"l": 30, "r": 10, "t": 40, "b": 30}, "plot_bgcolor": "white",
@@ -80,7 +82,7 @@ def _analytical_density(grid: np.ndarray, mean: float, var: float, normal: bool)
 
 def figure7_figure(samples: dict, report: dict) -> Figure:
     """Figure 7: histograms of mu (top) and sigma^2 (bottom) per unit: empirical (black),
-    noise-controlled (red), and the analytical density (green) with eq. 13's mean and
+    noise-controlled (vermillion), and the analytical density (blue) with eq. 13's mean and
     variance: normal for mu, a moment-matched gamma for sigma^2."""
     units = report["units"]
     traces: list[dict] = []

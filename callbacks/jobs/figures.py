@@ -6,13 +6,13 @@ Job summaries in (:func:`bnviz.images.experiments.summarise`), figure dicts out.
 
 from __future__ import annotations
 
+from bnviz.views.style import CATEGORICAL
 from callbacks.plotting import Figure
 
 __all__ = ["JOB_COLOURS", "job_figure"]
 
-#: One colour per curve (an arm of a job), in order.
-JOB_COLOURS = ("#6c757d", "#fd7e14", "#0d6efd", "#198754", "#d63384", "#6f42c1", "#20c997",
-               "#dc3545")
+#: One colour per curve (an arm of a job), in order: the colour-blind-safe series colours.
+JOB_COLOURS = CATEGORICAL
 
 
 def _band(x: list, mean: list, std: list, colour: str, name: str, dash: str = "solid") -> list:

@@ -12,7 +12,17 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from bnviz.views.style import BLUE, LIGHT_GRAY, ORANGE, RED, REGION_PALETTE, SLATE
+from bnviz.views.style import (
+    BLUE,
+    CATEGORICAL,
+    CLASS_SYMBOLS,
+    GREEN,
+    LIGHT_GRAY,
+    ORANGE,
+    REGION_PALETTE,
+    SLATE,
+    VERMILLION,
+)
 from callbacks.plotting import Figure, typed_array
 
 __all__ = ["batch_statistics_figure", "closed_form_figure", "data_points_figure",
@@ -63,7 +73,7 @@ def weight_plane_figure(plane) -> Figure:
     annotations = [{"x": float(tip[0]), "y": float(tip[1]), "ax": float(plane.w_star[0]),
                     "ay": float(plane.w_star[1]), "xref": "x", "yref": "y", "axref": "x",
                     "ayref": "y", "showarrow": True, "arrowhead": 3, "arrowwidth": 2,
-                    "arrowcolor": RED, "text": ""}] if gn > 0 else []
+                    "arrowcolor": VERMILLION, "text": ""}] if gn > 0 else []
     r = 0.03 * e  # W0 as a draggable circle (the graph allows moving shapes)
     w0_shape = {"type": "circle", "xref": "x", "yref": "y", "x0": float(plane.w0[0]) - r,
                 "x1": float(plane.w0[0]) + r, "y0": float(plane.w0[1]) - r,
@@ -207,13 +217,13 @@ def batch_statistics_figure(stats) -> Figure:
         data.append({"type": "scatter", "x": typed_array(xs),
                      "y": typed_array(_normal_pdf(xs, mean, var)),
                      "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "mode": "lines",
-                     "line": {"color": "#2f9e44"}, "name": "Gaussian model (corrected)",
+                     "line": {"color": GREEN}, "name": "Gaussian model (corrected)",
                      "showlegend": k == 0})
         if printed is not None:
             data.append({"type": "scatter", "x": typed_array(xs),
                          "y": typed_array(_normal_pdf(xs, mean, printed)), "xaxis": f"x{suffix}",
                          "yaxis": f"y{suffix}", "mode": "lines",
-                         "line": {"color": RED, "dash": "dash"},
+                         "line": {"color": VERMILLION, "dash": "dash"},
                          "name": "σ_B model as printed"})
         layout[f"xaxis{suffix}"] = {"domain": [k * 0.52, k * 0.52 + 0.48],
                                     "anchor": f"y{suffix}", "title": {"text": name}}
@@ -240,7 +250,7 @@ def gap_figure(gammas: np.ndarray, gap: np.ndarray, zeta: float, batch_size: int
 def dynamics_figure(dyn) -> Figure:
     """gamma, R and L over time (bnviz.papers.luo.Dynamics), with the fixed point gamma0."""
     t = dyn.t[::10]
-    traces = [(dyn.gamma[::10], "γ", BLUE), (dyn.r[::10], "R (overlap)", "#2f9e44"),
+    traces = [(dyn.gamma[::10], "γ", BLUE), (dyn.r[::10], "R (overlap)", GREEN),
               (dyn.length[::10], "L = |w|/√N", ORANGE)]
     data = [{"type": "scatter", "mode": "lines", "x": typed_array(t), "y": typed_array(y),
              "name": name, "line": {"color": colour}} for y, name, colour in traces]
@@ -255,18 +265,19 @@ def dynamics_figure(dyn) -> Figure:
                                                                   "y": -0.3}}}
 
 
-MULTICLASS_COLOURS = (BLUE, ORANGE, "#2f9e44", "#ae3ec9", "#f08c00", "#1098ad")
+MULTICLASS_COLOURS = CATEGORICAL
 
 
 def whitening_figure(points: np.ndarray, whitened: np.ndarray, labels: np.ndarray) -> Figure:
     """The centred data X beside U of X = U Sigma V^T (Ergen et al.'s whitening)."""
     colours = [MULTICLASS_COLOURS[int(c) % len(MULTICLASS_COLOURS)] for c in labels]
+    symbols = [CLASS_SYMBOLS[int(c) % len(CLASS_SYMBOLS)] for c in labels]
     centred = points - points.mean(0)
     u = whitened if whitened.shape[1] >= 2 else np.column_stack([whitened[:, 0],
                                                                  np.zeros(len(whitened))])
     data = [{"type": "scatter", "mode": "markers", "x": typed_array(a[:, 0]),
-             "y": typed_array(a[:, 1]),
-             "xaxis": f"x{s}", "yaxis": f"y{s}", "marker": {"color": colours, "size": 6},
+             "y": typed_array(a[:, 1]), "xaxis": f"x{s}", "yaxis": f"y{s}",
+             "marker": {"color": colours, "symbol": symbols, "size": 6},
              "showlegend": False} for a, s in ((centred, ""), (u, "2"))]
     layout: dict[str, Any] = {"margin": {"l": 35, "r": 10, "t": 30, "b": 30},
                               "annotations": []}
@@ -288,7 +299,8 @@ def closed_form_figure(result) -> Figure:
         data.append({"type": "scatter", "mode": "markers",
                      "x": typed_array(result.unit_gamma[mine]),
                      "y": typed_array(result.unit_alpha[mine]), "name": f"class {c}: units",
-                     "marker": {"color": colour, "size": 8, "opacity": 0.7}})
+                     "marker": {"color": colour, "size": 8, "opacity": 0.7,
+                                "symbol": CLASS_SYMBOLS[c % len(CLASS_SYMBOLS)]}})
         data.append({"type": "scatter", "mode": "markers", "x": [float(result.gamma_star[c])],
                      "y": [float(result.alpha_star[c])], "name": f"class {c}: γ*, α*",
                      "marker": {"color": colour, "size": 16, "symbol": "x-thin",
@@ -328,7 +340,7 @@ def normalisation_figure(result) -> Figure:
                  {"type": "contour", "z": result.decision[arm].astype(float).tolist(),
                   "x": axis, "y": axis, "xaxis": f"x{s}", "yaxis": f"y{s}",
                   "contours": {"coloring": "none", "start": 0.5, "end": 0.5, "size": 1},
-                  "line": {"color": RED, "width": 2}, "showscale": False,
+                  "line": {"color": VERMILLION, "width": 2}, "showscale": False,
                   "hoverinfo": "skip"},
                  {"type": "scatter", "mode": "markers", "x": typed_array(result.points[:, 0]),
                   "y": typed_array(result.points[:, 1]), "xaxis": f"x{s}", "yaxis": f"y{s}",
