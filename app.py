@@ -49,7 +49,10 @@ def create_app() -> Dash:
         dbc.NavbarSimple(
             brand="bnviz: what batch normalization does to the partition", color="dark",
             dark=True, fluid=True,
-            children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"]))
+            # active="exact": the link of the page shown is marked (Bootstrap's .active and
+            # aria-current), in the browser, as the URL changes
+            children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"],
+                                              active="exact"))
                       for page in dash.page_registry.values()]),
         dash.page_container,
     ])

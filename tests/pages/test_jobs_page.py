@@ -183,6 +183,13 @@ def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
     dash_duo.driver.execute_script("document.documentElement.style.scrollBehavior = 'auto';")
     dash_duo.driver.find_element(By.LINK_TEXT, "Jobs (Fig. 4, 5, 10)").click()
     until(lambda: dash_duo.driver.current_url.endswith("/jobs"), 20)
+
+    def marked() -> list[str]:
+        return [a.text for a in dash_duo.driver.find_elements(By.CSS_SELECTOR,
+                                                               ".navbar a.nav-link.active")]
+
+    until(lambda: marked() == ["Jobs (Fig. 4, 5, 10)"], 10,
+          msg=f"the navbar marks {marked()}, not the jobs page")
     dash_duo.wait_for_text_to_equal(f"#{ids.TABLE} p", "No jobs yet: submit one on the left.",
                                     timeout=20)
     _submit_with(dash_duo, epochs="2", runs="1", width="4")
