@@ -205,7 +205,7 @@ def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
                 dbc.Col([
                     dbc.Alert(message, id=ids.MESSAGE, color="warning", is_open=bool(message),
                               dismissable=True, className="py-2 mt-2 mb-1"),
-                    views(view),
+                    html.Div(views(view), id=ids.VIEWS_BOX),
                 ], lg=6),
                 dbc.Col(html.Div(id=ids.SUMMARY, className="small mt-2"), lg=3),
             ]),

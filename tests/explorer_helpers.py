@@ -118,7 +118,7 @@ def views(s: ExplorerParams, view: str = "space", tls: bool = False, projector: 
 
 
 def good(out: tuple) -> tuple:
-    assert out[4] == "" and out[5] is False, out[4]
+    assert out[4] == "" and out[5] is False and out[7] == "", out[4]
     return out
 
 

@@ -78,6 +78,10 @@ def _summary(result: ExplorerResult, seconds: float) -> html.Div:
     ])
 
 
+#: The views' class while they show the last answer to an earlier setting (assets/explorer.css).
+STALE = "stale"
+
+
 @callback(
     Output(ids.GRAPH_SPACE, "figure"),
     Output(ids.GRAPH_LAYERS, "figure"),
@@ -86,6 +90,7 @@ def _summary(result: ExplorerResult, seconds: float) -> html.Div:
     Output(ids.MESSAGE, "children"),
     Output(ids.MESSAGE, "is_open"),
     Output(ids.QUERY, "data"),
+    Output(ids.VIEWS_BOX, "className"),
     inputs={
         "controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
         "extra": Input(ids.EXTRA_POINTS, "data"),
@@ -97,7 +102,8 @@ def _summary(result: ExplorerResult, seconds: float) -> html.Div:
 )
 def update_views(controls, extra, view, tls, projector, preset=None):
     """Recompute and redraw the visible view; a bad value shows a message and keeps the
-    pictures as they were (nothing is lost)."""
+    pictures as they were (nothing is lost), marked stale (dimmed, "not this setting"), so
+    that the old picture is never taken for the answer."""
     preset = preset if isinstance(preset, str) and preset in PRESETS else None
     try:
         extra = checked_points(extra)
@@ -112,7 +118,7 @@ def update_views(controls, extra, view, tls, projector, preset=None):
                          else PARTITION.without_bn.format(mode=mode_label(mode)))
                 rows.append((label, r.partition))
     except (InputError, PartitionTooLarge, ValueError) as exc:
-        return (no_update,) * 4 + (str(exc), True, no_update)
+        return (no_update,) * 4 + (str(exc), True, no_update, STALE)
     space = layers = unit = no_update
     batch_mask = None
     if s.batch_size is not None:
@@ -127,7 +133,7 @@ def update_views(controls, extra, view, tls, projector, preset=None):
                                  batch_mask=batch_mask, target=target, tls=bool(tls),
                                  projector=bool(projector), clickable=True)
     return (space, layers, unit, _summary(result, seconds), "", False,
-            query_string(s, view, bool(tls), bool(projector), extra or [], preset))
+            query_string(s, view, bool(tls), bool(projector), extra or [], preset), "")
 
 
 @callback(Output(ids.LAYER, "max", allow_duplicate=True),

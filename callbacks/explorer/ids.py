@@ -36,6 +36,7 @@ ANIMATE_TIMER = "explorer-animate-timer"
 # view
 LAYER = "explorer-layer"
 VIEW = "explorer-view"
+VIEWS_BOX = "explorer-views-box"  # the views; class "stale" after a refused request
 TLS = "explorer-tls"
 PROJECTOR = "explorer-projector"
 PRESET = "explorer-preset"  # pattern: {"type": PRESET, "key": preset key}

@@ -239,6 +239,12 @@ def test_projector_mode(dash_duo):
     _no_console_errors(dash_duo)
 
 
+def _opacity(dash_duo) -> float:
+    """The input-space graph's opacity as drawn."""
+    return float(_js(dash_duo, "return getComputedStyle(document.querySelector("
+                     f"'#{ids.GRAPH_SPACE} .js-plotly-plot')).opacity"))
+
+
 @pytest.mark.parametrize(("css", "bad", "words"), [
     (f"#{ids.WIDTH}", "0", "width"),
     (f"#{ids.BATCH_SIZE}", "abc", "batch size"),
@@ -254,10 +260,16 @@ def test_bad_value_warns_and_keeps_the_picture(dash_duo, css, bad, words):
     assert _title(dash_duo) == title
     assert _facets(dash_duo) == facets
     assert _js(dash_duo, "return window.location.search") == search
-    # a good value closes the warning again
+    # the kept picture is marked stale: dimmed, and labelled as not this setting
+    until(lambda: _opacity(dash_duo) < 0.5, TIMEOUT, msg="the old picture is not dimmed")
+    label = _js(dash_duo, "return getComputedStyle(document.querySelector("
+                f"'#{ids.VIEWS_BOX} .tab-content'), '::before').content")
+    assert "not this setting" in label
+    # a good value closes the warning again and shows the new picture plainly
     _type(dash_duo, css, "8" if css == f"#{ids.WIDTH}" else "all")
     until(lambda: not dash_duo.find_elements(f"#{ids.MESSAGE}.show"), TIMEOUT,
           msg="the warning stayed after a good value")
+    until(lambda: _opacity(dash_duo) == 1.0, TIMEOUT, msg="the new picture is still dimmed")
     _no_console_errors(dash_duo)
 
 
