@@ -39,6 +39,7 @@ from callbacks.explorer.state import (
     CONTROLS,
     checked_points,
     control_values,
+    preset_caption,
     query_string,
     settings_from_controls,
     upload_points,
@@ -215,6 +216,16 @@ def apply_preset(clicks):
     out.update(view=preset.view, tls=preset.tls, caption=preset.caption, preset=preset.key,
                extra=[], layer_max=preset.settings.depth)
     return out
+
+
+@callback(Output(ids.CAPTION, "children", allow_duplicate=True),
+          inputs={"controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
+                  "view": Input(ids.VIEW, "active_tab"), "key": Input(ids.PRESET_KEY, "data")},
+          prevent_initial_call=True)
+def caption_follows(controls, view, key):
+    """The preset's caption while the figure is its own; what was changed since otherwise."""
+    caption = preset_caption(key, controls, view)
+    return no_update if caption is None else caption
 
 
 @callback(Output(ids.MU, "value", allow_duplicate=True),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+from dataclasses import fields
 from urllib.parse import urlencode
 
 import numpy as np
@@ -63,6 +64,36 @@ def settings_from_controls(values: dict) -> ExplorerParams:
     return ExplorerParams.parse(raw)
 
 
+#: The caption when no preset was picked, or after a link without one.
+NO_PRESET = "Pick a preset, or move any control."
+#: How the caption names a setting that moved away from its preset's (the controls' labels).
+SETTING_NAMES = {"mu_t": "μ", "sigma_s": "σ", "n_points": "points", "alpha": "leaky slope α",
+                 "target_layer": "unit's layer l", "target_unit": "unit k",
+                 "layer": "highlighted layer", "dataset": "data set"}
+
+
+def preset_caption(key: object, controls: dict, view: object) -> str | None:
+    """The caption of the preset ``key`` for the page's controls and view: the preset's own
+    while they are its figure's, else the same followed by what was changed since (the
+    explanation must not describe a picture that is no longer shown). None when the controls
+    hold a bad value (the caption stays as it was); NO_PRESET without a preset."""
+    preset = PRESETS.get(key) if isinstance(key, str) else None
+    if preset is None:
+        return NO_PRESET
+    try:
+        s = settings_from_controls(controls)
+    except InputError:
+        return None
+    changed = [SETTING_NAMES.get(f.name, f.name.replace("_", " ")) for f in fields(s)
+               if getattr(s, f.name) != getattr(preset.settings, f.name)]
+    if view != preset.view:
+        changed.append("the view")
+    if not changed:
+        return preset.caption
+    return (f"{preset.caption} Changed since: {', '.join(changed)} (the {preset.label} "
+            "button puts the figure back).")
+
+
 def control_values(s: ExplorerParams) -> dict:
     """The inverse of :func:`settings_from_controls`."""
     out = {name: getattr(s, name) for name in CONTROLS}
@@ -106,7 +137,7 @@ def initial_state(query: dict) -> tuple:
         extra = []
         message.append("The link's added points were not readable and were left out.")
     preset = PRESETS.get(str(query.get("preset", "")))
-    caption = preset.caption if preset else "Pick a preset, or move any control."
+    caption = preset_caption(preset.key if preset else None, control_values(settings), view)
     return (settings, view, tls, projector, extra, " ".join(message), caption,
             preset.key if preset else None)
 

@@ -168,6 +168,12 @@ def test_presets_reproduce_figure_settings(dash_duo):
     assert unit_title.startswith("unit 1 of layer 2")
     assert dash_duo.find_element(f"#{ids.SCOPE} input[value=unit]").is_selected()
     assert "Unit k of layer 2" in dash_duo.find_element(f"#{ids.CAPTION}").text
+    assert "Changed since" not in dash_duo.find_element(f"#{ids.CAPTION}").text
+    # moving away from the figure: the caption says what no longer matches it
+    _type(dash_duo, f"#{ids.WIDTH}", "9")
+    until(lambda: "Changed since: width (the Figure 2a button" in
+          dash_duo.find_element(f"#{ids.CAPTION}").text, TIMEOUT,
+          msg="the caption did not follow the changed width")
 
     _button(dash_duo, "Figure 9").click()
     until(lambda: _active_tab(dash_duo).startswith("Input space"), TIMEOUT,

@@ -141,7 +141,9 @@ def test_page_layout_places_the_state_in_the_controls():
     assert find(page, ids.VIEW).active_tab == "layers"
     assert find(page, ids.TLS).value is True and find(page, ids.PROJECTOR).value is True
     assert find(page, ids.EXTRA_POINTS).data == [[1.5, -0.5]]
-    assert find(page, ids.CAPTION).children == PRESETS["fig9"].caption
+    # the link's settings are not Figure 9's: its caption says what differs
+    caption = find(page, ids.CAPTION).children
+    assert caption.startswith(PRESETS["fig9"].caption) and "Changed since: depth, width" in caption
     assert find(page, ids.MESSAGE).is_open is False
     assert es.page_layout().__class__ is html.Div
 
@@ -167,6 +169,33 @@ def test_preset_key_goes_into_the_url_and_restores_the_caption():
     state = es.initial_state(flat_query(out[6]))
     assert state[6] == preset.caption and state[7] == "fig2c"
     assert es.initial_state(flat_query(out[6]) | {"preset": "nope"})[7] is None
+
+
+@pytest.mark.parametrize("key", sorted(PRESETS))
+def test_the_caption_follows_the_preset(key):
+    """The preset's caption while the controls and view are its figure's; once a setting
+    moves, the caption says which (the explanation no longer describes what is shown);
+    a bad value leaves the caption alone; no preset, the invitation to pick one."""
+    preset = PRESETS[key]
+    controls = es.control_values(preset.settings)
+    assert es.preset_caption(key, controls, preset.view) == preset.caption
+    assert ce.caption_follows(controls, preset.view, key) == preset.caption
+    wider = {**controls, "width": preset.settings.width + 1}
+    caption = es.preset_caption(key, wider, preset.view)
+    assert caption.startswith(preset.caption)
+    assert caption.endswith(f"Changed since: width (the {preset.label} button puts the "
+                            "figure back).")
+    moved = {**controls, "mu_t": 0.25 if preset.settings.mu_t != 0.25 else 0.5}
+    assert "Changed since: μ (" in es.preset_caption(key, moved, "unit" if preset.view !=
+                                                      "unit" else "space").replace(
+        ", the view", "")
+    assert ce.caption_follows({**controls, "width": "wide"}, preset.view, key) is no_update
+    assert es.preset_caption(None, controls, preset.view) == es.NO_PRESET
+    assert es.preset_caption("nope", controls, preset.view) == es.NO_PRESET
+    # a link to a changed preset opens with the changed caption
+    link = es.initial_state({**replace(preset.settings, width=preset.settings.width + 1)
+                            .to_query(), "view": preset.view, "preset": key})
+    assert link[6] == caption
 
 
 def test_layout_has_one_button_per_preset():
