@@ -14,10 +14,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Figure", "axis", "colourscale", "line", "panel_axes", "rgba", "segments",
-           "sizes", "typed_array"]
+__all__ = ["Figure", "axis", "colourscale", "line", "panel_axes", "placeholder", "rgba",
+           "segments", "sizes", "typed_array"]
 
 Figure = dict[str, Any]
+
+
+def placeholder(text: str) -> Figure:
+    """A graph with nothing to show yet: no axes (an empty plot's -1..6 ticks say nothing),
+    one line in the middle saying what to press."""
+    return {"data": [], "layout": {
+        "xaxis": {"visible": False}, "yaxis": {"visible": False},
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "white",
+        "annotations": [{"text": text, "showarrow": False, "xref": "paper", "yref": "paper",
+                         "x": 0.5, "y": 0.5, "font": {"size": 15, "color": "#495057"}}]}}
 
 #: numpy dtypes plotly.js reads as typed arrays, and its names for them.
 _TYPED = {np.dtype(k): v for k, v in (("int8", "i1"), ("uint8", "u1"), ("int16", "i2"),

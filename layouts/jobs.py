@@ -10,6 +10,7 @@ from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.service.clients import jobs_token
 from callbacks.jobs import ids
+from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, placeholder
 from layouts.common import labelled_row
 
 TYPE_LABELS = {
@@ -105,7 +106,8 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
                            outline=True)]), md=6),
         ], className="mb-2"),
         html.Div(id=ids.DETAIL),
-        dcc.Graph(id=ids.GRAPH, style={"height": "42vh"}, config={"displaylogo": False}),
+        dcc.Graph(id=ids.GRAPH, style={"height": "42vh"}, config={"displaylogo": False},
+                  figure=placeholder(NO_JOB)),
         html.Pre(id=ids.LOG, className="small bg-light p-2",
                  style={"maxHeight": "22vh", "overflowY": "auto"}),
     ]), className="mt-2")
@@ -113,7 +115,7 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
         html.H6("Overlay: the curves of several jobs", className="text-muted"),
         dcc.Dropdown(id=ids.OVERLAY, multi=True, placeholder="choose jobs to overlay"),
         dcc.Graph(id=ids.OVERLAY_GRAPH, style={"height": "40vh"},
-                  config={"displaylogo": False}),
+                  config={"displaylogo": False}, figure=placeholder(NO_OVERLAY)),
     ]), className="mt-2")
     return dbc.Container(fluid=True, children=[
         dcc.Interval(id=ids.POLL, interval=1000),

@@ -22,7 +22,7 @@ from bnviz.messages import for_page, log_for_page
 from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.service.clients import request_client, token_ok
 from callbacks.jobs import ids
-from callbacks.jobs.figures import job_figure
+from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, job_figure, placeholder
 from callbacks.jobs.ids import progress_id
 
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
@@ -146,7 +146,7 @@ def refresh(_n):
           Input(ids.POLL, "n_intervals"), Input(ids.SELECTED, "value"),
           State(ids.SHOWN, "data"))
 def show_job(_n, job_id, shown):
-    empty = job_figure([], "")
+    empty = placeholder(NO_JOB)
     if not job_id:
         return html.P("Open a job to see its curves and log.", className="text-muted"), \
             empty, "", None
@@ -235,4 +235,4 @@ def overlay(job_ids, _n):
                                                            details["metrics"])))
     if len({t == "concentration" for _, t, _ in curves}) > 1:  # one kind of axes at a time
         curves = [c for c in curves if c[1] != "concentration"]
-    return job_figure(curves, "overlay" if curves else "")
+    return job_figure(curves, "overlay") if curves else placeholder(NO_OVERLAY)

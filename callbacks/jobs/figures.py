@@ -7,9 +7,13 @@ Job summaries in (:func:`bnviz.images.experiments.summarise`), figure dicts out.
 from __future__ import annotations
 
 from bnviz.views.style import CATEGORICAL
-from callbacks.plotting import Figure
+from callbacks.plotting import Figure, placeholder
 
-__all__ = ["JOB_COLOURS", "job_figure"]
+__all__ = ["JOB_COLOURS", "NO_JOB", "NO_OVERLAY", "job_figure", "placeholder"]
+
+#: What the job graph and the overlay say before there is anything to draw.
+NO_JOB = "open a job above (or submit one on the left) to see its curves"
+NO_OVERLAY = "choose jobs above to overlay their curves"
 
 #: One colour per curve (an arm of a job), in order: the colour-blind-safe series colours.
 JOB_COLOURS = CATEGORICAL

@@ -66,3 +66,45 @@ def test_colours():
     assert rgba("#000000", 1) == "rgba(0, 0, 0, 1)"
     assert colourscale(((0.0, "#ffffff"), (1.0, "#000000"))) == [[0.0, "#ffffff"],
                                                                  [1.0, "#000000"]]
+
+
+def test_graphs_with_nothing_yet_say_what_to_press():
+    """Before there is a result, a graph shows no axes (an empty plot's -1..6 ticks) but one
+    line saying what to do: the jobs page's two graphs, as laid out and as the callbacks
+    answer with no job open or chosen, and the density page's two graphs. Valid for
+    plotly (go.Figure accepts it)."""
+    from callbacks.jobs import callbacks as cj
+    from callbacks.jobs import ids as job_ids
+    from callbacks.jobs.figures import NO_JOB, NO_OVERLAY
+    from layouts import density, jobs
+
+    def said(fig: dict) -> str:
+        go.Figure(fig)
+        layout = fig["layout"]
+        assert fig["data"] == [] and not layout["xaxis"]["visible"]
+        assert not layout["yaxis"]["visible"]
+        (note,) = layout["annotations"]
+        return note["text"]
+
+    def graphs(tree) -> dict:
+        found = {}
+
+        def walk(node) -> None:
+            if isinstance(node, list | tuple):
+                for child in node:
+                    walk(child)
+            elif hasattr(node, "to_plotly_json"):
+                props = node.to_plotly_json()["props"]
+                if "figure" in props:
+                    found[props["id"]] = props["figure"]
+                walk(props.get("children"))
+
+        walk(tree)
+        return found
+
+    shown = graphs(jobs.layout())
+    assert said(shown[job_ids.GRAPH]) == NO_JOB and said(shown[job_ids.OVERLAY_GRAPH]) == NO_OVERLAY
+    assert said(cj.show_job(1, None, None)[1]) == NO_JOB
+    assert said(cj.overlay([], 1)) == NO_OVERLAY
+    texts = [said(f) for f in graphs(density.layout()).values()]
+    assert len(texts) == 2 and "press compute" in texts[0]
