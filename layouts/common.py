@@ -3,7 +3,22 @@
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
+
+#: A spinner shows over anything that takes longer than this to answer (issue 16: nothing
+#: over 300 ms may look frozen); quicker answers show none, so nothing flickers.
+SPINNER_DELAY_MS = 300
+
+
+def graph(id_: str, height: str, **config) -> dcc.Loading:
+    """A page's graph (no plotly logo), under a spinner that shows after SPINNER_DELAY_MS."""
+    return loading(dcc.Graph(id=id_, style={"height": height},
+                             config={"displaylogo": False, **config}))
+
+
+def loading(child) -> dcc.Loading:
+    """``child`` under the pages' one spinner (shown after SPINNER_DELAY_MS)."""
+    return dcc.Loading(child, delay_show=SPINNER_DELAY_MS, type="dot")
 
 
 def labelled_row(label: str, control) -> dbc.Row:

@@ -8,7 +8,7 @@ from dash import dcc, html
 from bnviz.data.datasets import DATASETS
 from callbacks.density import ids
 from callbacks.plotting import placeholder
-from layouts.common import labelled_row, number_input
+from layouts.common import labelled_row, loading, number_input
 
 EXPLAIN = [
     html.B("Figure 3. "),
@@ -53,13 +53,14 @@ def layout(**_query) -> dbc.Container:
         dbc.Col([
             dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, dismissable=True,
                       className="py-2 mt-2 mb-1"),
-            dcc.Graph(id=ids.HEATMAPS, style={"height": "70vh"},
-                      config={"displaylogo": False},
-                      figure=placeholder("press compute (left) to count the facets near "
-                                         "the data")),
-            dcc.Graph(id=ids.RATIOS, style={"height": "28vh"},
-                      config={"displaylogo": False},
-                      figure=placeholder("the near-data ratio per layer appears here")),
+            loading(dcc.Graph(id=ids.HEATMAPS, style={"height": "70vh"},
+                              config={"displaylogo": False},
+                              figure=placeholder("press compute (left) to count the facets "
+                                                 "near the data"))),
+            loading(dcc.Graph(id=ids.RATIOS, style={"height": "28vh"},
+                              config={"displaylogo": False},
+                              figure=placeholder("the near-data ratio per layer appears "
+                                                 "here"))),
             html.P(EXPLAIN, className="small explain"),
         ], lg=9),
     ])])

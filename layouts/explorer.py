@@ -16,6 +16,7 @@ from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
+from layouts.common import graph
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
@@ -170,9 +171,7 @@ def _export_buttons(graph_id: str) -> html.Div:
 def _graph(graph_id: str, height: str) -> html.Div:
     return html.Div([
         _export_buttons(graph_id),
-        dcc.Loading(dcc.Graph(id=graph_id, style={"height": height},
-                              config={"displaylogo": False, "scrollZoom": True}),
-                    delay_show=400, type="dot"),
+        graph(graph_id, height, scrollZoom=True),
     ])
 
 

@@ -8,7 +8,7 @@ from dash import dcc, html
 
 from bnviz.views.jitter import JITTER_LIMITS
 from callbacks.jitter import ids
-from layouts.common import labelled_row, number_input
+from layouts.common import graph, labelled_row, number_input
 
 BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
 
@@ -101,22 +101,16 @@ def layout(**_query) -> dbc.Container:
                       className="py-2 mt-2 mb-1"),
             dbc.Tabs(active_tab="f6", children=[
                 dbc.Tab(label="Decision-boundary jitter (Fig. 6)", tab_id="f6", children=[
-                    dcc.Loading(dcc.Graph(id=ids.GRAPH, style={"height": "62vh"},
-                                          config={"displaylogo": False}),
-                                delay_show=400, type="dot"),
+                    graph(ids.GRAPH, "62vh"),
                     html.P(EXPLAIN_6, className="small explain")]),
                 dbc.Tab(label="BN statistics (Fig. 7)", tab_id="f7", children=[
                     figure7_controls(),
-                    dcc.Loading(dcc.Graph(id=ids.F7_GRAPH, style={"height": "56vh"},
-                                          config={"displaylogo": False}),
-                                delay_show=400, type="dot"),
+                    graph(ids.F7_GRAPH, "56vh"),
                     html.Div(id=ids.F7_TABLE, className="small"),
                     html.P(EXPLAIN_7, className="small explain")]),
             ]),
         ], lg=6),
         dbc.Col([html.Div(id=ids.NUMBERS, className="small mt-2"),
-                 dcc.Graph(id=ids.CURVE, style={"height": "28vh"},
-                           config={"displayModeBar": False}),
-                 dcc.Graph(id=ids.MARGINS, style={"height": "28vh"},
-                           config={"displayModeBar": False})], lg=3),
+                 graph(ids.CURVE, "28vh", displayModeBar=False),
+                 graph(ids.MARGINS, "28vh", displayModeBar=False)], lg=3),
     ])])

@@ -11,7 +11,7 @@ from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.service.clients import jobs_token
 from callbacks.jobs import ids
 from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, placeholder
-from layouts.common import labelled_row
+from layouts.common import labelled_row, loading
 
 TYPE_LABELS = {
     "smart-init": "Smart initialisation (Fig. 5, 10)",
@@ -106,16 +106,16 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
                            outline=True)]), md=6),
         ], className="mb-2"),
         html.Div(id=ids.DETAIL),
-        dcc.Graph(id=ids.GRAPH, style={"height": "42vh"}, config={"displaylogo": False},
-                  figure=placeholder(NO_JOB)),
+        loading(dcc.Graph(id=ids.GRAPH, style={"height": "42vh"},
+                          config={"displaylogo": False}, figure=placeholder(NO_JOB))),
         html.Pre(id=ids.LOG, className="small bg-light p-2",
                  style={"maxHeight": "22vh", "overflowY": "auto"}),
     ]), className="mt-2")
     overlay = dbc.Card(dbc.CardBody([
         html.H6("Overlay: the curves of several jobs", className="text-muted"),
         dcc.Dropdown(id=ids.OVERLAY, multi=True, placeholder="choose jobs to overlay"),
-        dcc.Graph(id=ids.OVERLAY_GRAPH, style={"height": "40vh"},
-                  config={"displaylogo": False}, figure=placeholder(NO_OVERLAY)),
+        loading(dcc.Graph(id=ids.OVERLAY_GRAPH, style={"height": "40vh"},
+                          config={"displaylogo": False}, figure=placeholder(NO_OVERLAY))),
     ]), className="mt-2")
     return dbc.Container(fluid=True, children=[
         dcc.Interval(id=ids.POLL, interval=1000),

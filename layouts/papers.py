@@ -6,7 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
 from callbacks.papers import ids
-from layouts.common import labelled_row, number_input
+from layouts.common import graph, labelled_row, loading, number_input
 
 #: Data sets of the Ergen et al. view (each has at least two classes).
 ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")
@@ -56,7 +56,7 @@ def _claims_section() -> html.Div:
                "loads; the same table is `python -m bnviz claims --json`.",
                className="small text-muted"),
         dcc.Store(id=ids.CLAIMS_REQUEST, data="all"),
-        dcc.Loading(html.Div(id=ids.CLAIMS), type="dot"),
+        loading(html.Div(id=ids.CLAIMS)),
     ])
 
 
@@ -67,9 +67,6 @@ def _disagreements_section() -> html.Div:
                      html.Ul(items, className="small")])
 
 
-def _graph(id_: str, height: str, **config) -> dcc.Graph:
-    return dcc.Graph(id=id_, style={"height": height},
-                     config={"displaylogo": False, **config})
 
 
 def _view(anchor: str, title: str, controls, message_id: str, body: list) -> html.Div:
@@ -96,7 +93,7 @@ def _dannemann_section() -> html.Div:
             dbc.Button("add a point", id=ids.DJ_ADD, size="sm", outline=True),
             dbc.Button("Example 3.2", id=ids.DJ_RESET, size="sm", outline=True)],
             className="my-2"),
-        _graph(ids.DJ_DATA, "200px", displayModeBar=False, edits={"shapePosition": True}),
+        graph(ids.DJ_DATA, "200px", displayModeBar=False, edits={"shapePosition": True}),
         html.Div("drag a point to move its input (x1, x2)", className="small text-muted"),
         html.H6("Initialisation W0 (drag it, or click the plane)",
                 className="text-muted mt-2"),
@@ -111,7 +108,7 @@ def _dannemann_section() -> html.Div:
     ]), className="mt-2")
     return _view("dannemann", "Dannemann & Junike: BN does not improve initialisation",
                  controls, ids.DJ_MESSAGE, [
-                     _graph(ids.DJ_GRAPH, "62vh", edits={"shapePosition": True}),
+                     graph(ids.DJ_GRAPH, "62vh", edits={"shapePosition": True}),
                      html.Div(id=ids.DJ_NUMBERS, className="small")])
 
 
@@ -134,8 +131,8 @@ def _santurkar_section() -> html.Div:
     ]), className="mt-2")
     return _view("santurkar", "Santurkar et al.: the loss landscape and internal covariate "
                  "shift", controls, ids.SL_MESSAGE, [
-                     _graph(ids.SL_LANDSCAPE, "52vh"), _graph(ids.SL_ICS, "30vh"),
-                     _graph(ids.SL_BOUNDARY, "32vh"),
+                     graph(ids.SL_LANDSCAPE, "52vh"), graph(ids.SL_ICS, "30vh"),
+                     graph(ids.SL_BOUNDARY, "32vh"),
                 html.P("At every SGD step, on that step's mini-batch: the range of the loss "
                        "and of the gradient change ‖g − ∇L(θ − ηg)‖ over step sizes η in "
                        "[0.5, 4] × lr (section 3.1), and the effective β-smoothness, the "
@@ -172,11 +169,11 @@ def _luo_section() -> html.Div:
     ]), className="mt-2")
     return _view("luo", "Luo et al.: BN = population normalisation + gamma decay", controls,
                  ids.LUO_MESSAGE, [
-                     _graph(ids.LUO_STATS, "30vh"),
-                     dbc.Row([dbc.Col(_graph(ids.LUO_GAP, "30vh"), md=5),
-                              dbc.Col(_graph(ids.LUO_DYNAMICS, "30vh"), md=7)]),
+                     graph(ids.LUO_STATS, "30vh"),
+                     dbc.Row([dbc.Col(graph(ids.LUO_GAP, "30vh"), md=5),
+                              dbc.Col(graph(ids.LUO_DYNAMICS, "30vh"), md=7)]),
                      html.Div(id=ids.LUO_NUMBERS, className="small"),
-                     dcc.Loading(_graph(ids.LUO_COMPARE, "30vh")),
+                     graph(ids.LUO_COMPARE, "30vh"),
                      html.Div(id=ids.LUO_COMPARE_NUMBERS, className="small"),
                 html.P("Top: μ_B and σ_B over 20,000 batches of M draws, against the Gaussian "
                        "model N(μ_P, σ_P²/M) and N(σ_P, σ_P²(ρ+2)/(4M)), ρ the excess "
@@ -203,8 +200,8 @@ def _ergen_section() -> html.Div:
     ]), className="mt-2")
     return _view("ergen", "Ergen et al.: BN as whitening, and a closed-form last layer",
                  controls, ids.EG_MESSAGE, [
-                     dbc.Row([dbc.Col(dcc.Loading(_graph(ids.EG_WHITEN, "32vh")), md=6),
-                              dbc.Col(_graph(ids.EG_UNITS, "32vh"), md=6)]),
+                     dbc.Row([dbc.Col(graph(ids.EG_WHITEN, "32vh"), md=6),
+                              dbc.Col(graph(ids.EG_UNITS, "32vh"), md=6)]),
                      html.Div(id=ids.EG_NUMBERS, className="small"),
                 html.P("Left: the centred data X and its whitened U (X = UΣVᵀ): a BN layer "
                        "after a linear layer sees only U. Right: each trained unit's "
