@@ -27,8 +27,9 @@ from bnviz.jobs.local import ensure_local_worker, local_worker_pid
 from bnviz.jobs.results import checkpoint_path
 from bnviz.jobs.store import open_store, pid_alive
 
-#: About ten seconds of training on the CPU: an epoch a second or so per arm.
-RESUMABLE = {"epochs": 4, "runs": 1, "width": 4, "max_train": 600}
+#: A few seconds of training on the CPU (36 epoch-arms): long enough that a stop sent
+#: after its first checkpoint finds it still running (with 4 epochs it once finished first).
+RESUMABLE = {"epochs": 12, "runs": 1, "width": 4, "max_train": 600}
 
 
 def _rows_after(job_id: str, count: int, timeout: float = 120) -> list[dict]:
