@@ -8,6 +8,8 @@ import base64
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from dash import dcc
+from explorer_helpers import walk
 
 from callbacks.plotting import colourscale, line, rgba, segments, typed_array
 
@@ -87,20 +89,7 @@ def test_graphs_with_nothing_yet_say_what_to_press():
         return note["text"]
 
     def graphs(tree) -> dict:
-        found = {}
-
-        def walk(node) -> None:
-            if isinstance(node, list | tuple):
-                for child in node:
-                    walk(child)
-            elif hasattr(node, "to_plotly_json"):
-                props = node.to_plotly_json()["props"]
-                if "figure" in props:
-                    found[props["id"]] = props["figure"]
-                walk(props.get("children"))
-
-        walk(tree)
-        return found
+        return {c.id: c.figure for c in walk(tree) if isinstance(c, dcc.Graph)}
 
     shown = graphs(jobs.layout())
     assert said(shown[job_ids.GRAPH]) == NO_JOB and said(shown[job_ids.OVERLAY_GRAPH]) == NO_OVERLAY

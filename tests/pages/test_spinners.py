@@ -12,26 +12,23 @@ import app  # noqa: F401  (registers the pages)
 from layouts.common import SPINNER_DELAY_MS
 
 
-def _graphs_and_spinners(node, under: dcc.Loading | None, found: list) -> None:
+def _under_spinners(node, under: dcc.Loading | None = None):
+    """(component, the innermost dcc.Loading around it or None) for a layout's components."""
     if isinstance(node, list | tuple):
         for child in node:
-            _graphs_and_spinners(child, under, found)
-        return
-    if not hasattr(node, "to_plotly_json"):
-        return
-    if isinstance(node, dcc.Graph):
-        found.append((node.id, under))
-    inner = node if isinstance(node, dcc.Loading) else under
-    for name in ("children", "tabs"):
-        _graphs_and_spinners(getattr(node, name, None), inner, found)
+            yield from _under_spinners(child, under)
+    elif hasattr(node, "to_plotly_json"):
+        yield node, under
+        yield from _under_spinners(getattr(node, "children", None),
+                                   node if isinstance(node, dcc.Loading) else under)
 
 
 @pytest.mark.parametrize("path", sorted(p["path"] for p in dash.page_registry.values()))
 def test_every_graph_has_a_spinner_after_300_ms(path):
     page = next(p for p in dash.page_registry.values() if p["path"] == path)
     layout = page["layout"]() if callable(page["layout"]) else page["layout"]
-    found: list = []
-    _graphs_and_spinners(layout, None, found)
+    found = [(c.id, spinner) for c, spinner in _under_spinners(layout)
+             if isinstance(c, dcc.Graph)]
     assert found, f"{path}: no graph found (the walk is broken)"
     bare = [gid for gid, spinner in found if spinner is None]
     assert not bare, f"{path}: graphs without a spinner: {bare}"
@@ -43,17 +40,6 @@ def test_the_claims_table_has_the_spinner():
     from callbacks.papers import ids
     from layouts.papers import layout
 
-    found = []
-
-    def walk(node, under) -> None:
-        if isinstance(node, list | tuple):
-            for child in node:
-                walk(child, under)
-        elif hasattr(node, "to_plotly_json"):
-            if getattr(node, "id", None) == ids.CLAIMS:
-                found.append(under)
-            walk(getattr(node, "children", None),
-                 node if isinstance(node, dcc.Loading) else under)
-
-    walk(layout(), None)
+    found = [spinner for c, spinner in _under_spinners(layout())
+             if getattr(c, "id", None) == ids.CLAIMS]
     assert len(found) == 1 and found[0] is not None and found[0].delay_show == SPINNER_DELAY_MS

@@ -26,6 +26,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from explorer_helpers import walk
 from served import free_port
 from stackrun import start, stop_group
 
@@ -48,20 +49,8 @@ def _canonical(dependencies: list[dict]) -> list[str]:
 
 def _values(tree) -> dict[str, dict]:
     """id -> props of every component of a layout (the page's values when it loads)."""
-    found: dict[str, dict] = {}
-
-    def walk(node) -> None:
-        if isinstance(node, list | tuple):
-            for child in node:
-                walk(child)
-        elif hasattr(node, "to_plotly_json"):
-            props = node.to_plotly_json()["props"]
-            if isinstance(props.get("id"), str):
-                found[props["id"]] = props
-            walk(props.get("children"))
-
-    walk(tree)
-    return found
+    return {c.id: c.to_plotly_json()["props"] for c in walk(tree)
+            if isinstance(getattr(c, "id", None), str)}
 
 
 def _callback(output_start: str, values: dict[str, dict]) -> dict:
