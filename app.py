@@ -14,12 +14,15 @@ import callbacks.density.callbacks  # noqa: F401
 import callbacks.explorer.callbacks  # noqa: F401
 import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
+import callbacks.lecture.callbacks  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
 from callbacks.explorer.state import page_layout as explorer_layout
+from callbacks.lecture.state import initial_state as lecture_state
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
+from layouts import lecture as lecture_layout
 from layouts import papers as papers_layout
 
 
@@ -45,6 +48,8 @@ def create_app() -> Dash:
                        layout=jobs_layout.layout)
     dash.register_page("papers", path="/papers", name="The debate (4 papers)",
                        layout=papers_layout.layout)
+    dash.register_page("lecture", path="/lecture", name="Lecture",
+                       layout=lambda **query: lecture_layout.layout(lecture_state(query)))
     app.layout = html.Div([
         dbc.NavbarSimple(
             brand="bnviz: what batch normalization does to the partition", color="dark",
@@ -53,7 +58,11 @@ def create_app() -> Dash:
             # aria-current), in the browser, as the URL changes
             children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"],
                                               active="exact"))
-                      for page in dash.page_registry.values()]),
+                      for page in dash.page_registry.values() if page["module"] != "lecture"]
+            # opens the lecture view at this page's state (assets/lecture.js sets where)
+            + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
+                                  className="btn btn-warning btn-sm ms-2",
+                                  title="open this state in the lecture view (projector)"))]),
         dash.page_container,
     ])
     return app
@@ -185,6 +194,25 @@ def warm_up(app: Dash) -> None:
         torch.func.vmap(torch.func.grad_and_value(lambda v: (v * v).sum()))(x.reshape(1, 2))
 
 
+def precompute_tour() -> None:
+    """Compute every lecture tour step in a background thread of this process (a few
+    seconds; the papers' trained networks once per BNVIZ_HOME), so that each step answers
+    from memory within the 300 ms a hall can wait (issue 16); BNVIZ_PRECOMPUTE_TOUR=0 skips
+    it (the steps are then computed when first shown)."""
+    import threading
+
+    from bnviz.lecture.scenes import precompute_tour as compute
+
+    def run() -> None:
+        try:
+            compute()
+        except Exception:  # a step that fails here is computed (and reported) when shown
+            app.server.logger.exception("precomputing the lecture tour failed")
+
+    if setting("BNVIZ_PRECOMPUTE_TOUR"):
+        threading.Thread(target=run, name="bnviz-tour", daemon=True).start()
+
+
 app = create_app()
 add_health_route(app)
 add_memory_release(app)
@@ -192,6 +220,7 @@ add_jobs_api(app)
 add_proxy_fix(app)
 add_request_guard(app)
 warm_up(app)
+precompute_tour()
 server = app.server
 
 if __name__ == "__main__":

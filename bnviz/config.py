@@ -71,6 +71,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_JOB_STALE_SECONDS", "float", 60.0, 1, 10**9,
             "seconds of silence before a running job is failed"),
     Setting("BNVIZ_CACHE_MB", "float", 256.0, 1, 10**7, "memory cache per process"),
+    Setting("BNVIZ_PRECOMPUTE_TOUR", "int", 1, 0, 1,
+            "1: a web process computes the lecture tour's steps when it starts"),
     Setting("BNVIZ_DISK_CACHE_MB", "float", 1024.0, 1, 10**9, "shared disk cache"),
     Setting("BNVIZ_WEB_WORKERS", "int", _cores, 1, 1024, "gunicorn worker processes"),
     Setting("BNVIZ_WEB_THREADS", "int", 4, 1, 1024, "threads per gunicorn worker"),

@@ -27,6 +27,10 @@ from pathlib import Path
 
 import pytest
 
+# The app's background computation of the lecture tour at import would compete with the
+# tests for the CPU; the lecture tests compute the steps they show.
+os.environ.setdefault("BNVIZ_PRECOMPUTE_TOUR", "0")
+
 # dash's browser fixtures (dash/testing/plugin.py); any test using one needs a browser.
 BROWSER_FIXTURES = frozenset(
     {"dash_duo", "dash_duo_mp", "dash_br", "dashr", "dashr_server", "dashjl"}

@@ -2,7 +2,8 @@
 slides and papers, scripted).
 
 One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figures`
-(jitter, density, bnstats), :mod:`~bnviz.cli.claims`, the jobs commands of
+(jitter, density, bnstats), :mod:`~bnviz.cli.claims`, :mod:`~bnviz.cli.lecture` (the
+guided tour and its slides), the jobs commands of
 :mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx, gunicorn and the
 job worker; it never loads torch).  Options are checked by the parameter models of
 :mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
@@ -26,6 +27,7 @@ from bnviz.cli.figures import (
     run_density,
     run_jitter,
 )
+from bnviz.cli.lecture import add_lecture, run_lecture
 from bnviz.cli.options import CLIError, Parser
 from bnviz.cli.partition import add_partition, run_partition
 from bnviz.service.stack import add_serve, run_serve
@@ -34,7 +36,7 @@ __all__ = ["CLIError", "main"]
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], bytes]] = {
     "partition": run_partition, "jitter": run_jitter, "bnstats": run_bnstats,
-    "density": run_density, "claims": run_claims}
+    "density": run_density, "claims": run_claims, "lecture": run_lecture}
 #: Commands that return (output, exit code): jobs, the worker, data downloads.  Their parser
 #: lists the job types, so it is built (and torch loaded) only when one of them is asked for;
 #: otherwise ``--help`` lists them with these lines.
@@ -57,6 +59,7 @@ def build_parser(with_jobs: bool = True) -> Parser:
     add_density(sub)
     add_bnstats(sub)
     add_claims(sub)
+    add_lecture(sub)
     add_serve(sub)
     if with_jobs:
         from bnviz.jobs import cli as job_cli

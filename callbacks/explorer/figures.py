@@ -168,7 +168,10 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
                                               "xref": "paper", "yref": "paper",
                                               "x": dom_x[0] + w / 2, "y": 1.0,
                                               "yanchor": "bottom"})
-        layout["annotations"].append({"text": label, "showarrow": False, "xref": "paper",
+        # the row's label, rotated, on two lines: one line overprints the next row's label
+        # once the rows are shorter than it (1280x720, projector type)
+        layout["annotations"].append({"text": label.replace(" (", "<br>("),
+                                      "showarrow": False, "xref": "paper",
                                       "yref": "paper", "x": -0.01, "xanchor": "right",
                                       "y": 1 - r * (h + 0.06) - h / 2, "textangle": -90})
     return {"data": traces, "layout": layout}

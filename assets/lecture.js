@@ -1,0 +1,155 @@
+/* The lecture view (/lecture): the keys a presentation clicker sends, the play button, the
+   theme and the panels; the Lecture link of every page. No server round trip here. */
+(function () {
+    const N_STEPS = () => {
+        const el = document.getElementById("lecture-counter");
+        const m = el && el.textContent.match(/\/\s*(\d+)/);
+        return m ? parseInt(m[1], 10) : 15;
+    };
+    const set = (id, props) => window.dash_clientside.set_props(id, props);
+
+    window.dash_clientside = Object.assign({}, window.dash_clientside, {
+        lecture: {
+            /* The previous or next step from the buttons (0 is the explorer's state). */
+            move: function (_prev, _next, step) {
+                const trig = window.dash_clientside.callback_context.triggered_id;
+                const s = typeof step === "number" ? step : 1;
+                const n = N_STEPS();
+                if (trig === "lecture-next") { return Math.min(n, s + 1); }
+                if (trig === "lecture-prev") { return Math.max(1, s - 1); }
+                return window.dash_clientside.no_update;
+            },
+            toggleTheme: function (_clicks, theme) {
+                return theme === "dark" ? "light" : "dark";
+            },
+            themeClass: function (theme) {
+                return "lecture-root lecture-" + (theme === "dark" ? "dark" : "light");
+            },
+            toggle: function (_clicks, open) { return !open; },
+            /* The full URL of the state shown (for the QR code). */
+            link: function (query) {
+                if (typeof query !== "string") { return window.dash_clientside.no_update; }
+                return window.location.origin + window.location.pathname + "?" + query;
+            },
+            /* The play button sweeps the step's slider; each timer tick moves it one step. */
+            play: function (_clicks, _ticks, anim, mu, sigma) {
+                const no = window.dash_clientside.no_update;
+                const trig = window.dash_clientside.callback_context.triggered_id;
+                if (!anim) { return [no, no, true]; }
+                const isMu = anim.slider === "lecture-mu";
+                const current = isMu ? mu : sigma;
+                let next;
+                if (trig === "lecture-play") {
+                    next = anim.from;
+                } else {
+                    next = Math.round((current + anim.by) * 1000) / 1000;
+                    if (next > anim.to + 1e-9) { return [no, no, true]; }
+                }
+                const done = next >= anim.to - 1e-9;
+                return isMu ? [next, no, done] : [no, next, done];
+            },
+        },
+    });
+
+    let digits = "";
+    let digitTimer = null;
+    function currentStep() {
+        const el = document.getElementById("lecture-counter");
+        const m = el && el.textContent.match(/^(\d+)/);
+        return m ? parseInt(m[1], 10) : 0;
+    }
+    function go(step) {
+        const n = N_STEPS();
+        set("lecture-step", {data: Math.max(1, Math.min(n, step))});
+    }
+    function jump() {
+        if (digits) { go(parseInt(digits, 10)); }
+        digits = "";
+        digitTimer = null;
+    }
+    function toggleFullScreen() {
+        if (document.fullscreenElement) { document.exitFullscreen(); }
+        else if (document.documentElement.requestFullscreen) {
+            document.documentElement.requestFullscreen().catch(() => {});
+        }
+    }
+
+    document.addEventListener("keydown", function (e) {
+        const root = document.getElementById("lecture-root");
+        if (!root || e.ctrlKey || e.metaKey || e.altKey) { return; }
+        const tag = (e.target && e.target.tagName) || "";
+        if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") { return; }
+        const blank = document.getElementById("lecture-blank");
+        if (blank && !blank.hidden) {  /* any key brings the screen back */
+            blank.hidden = true;
+            e.preventDefault();
+            return;
+        }
+        const k = e.key;
+        let handled = true;
+        if (k === "PageDown" || k === "ArrowRight" || k === " " || k === "Spacebar") {
+            go(currentStep() + 1);
+        } else if (k === "PageUp" || k === "ArrowLeft") {
+            go(currentStep() - 1);
+        } else if (k === "Home") {
+            go(1);
+        } else if (k === "End") {
+            go(N_STEPS());
+        } else if (/^[0-9]$/.test(k)) {
+            digits += k;
+            clearTimeout(digitTimer);
+            /* jump at once when no further digit can make a step number */
+            if (parseInt(digits + "0", 10) > N_STEPS()) { jump(); }
+            else { digitTimer = setTimeout(jump, 700); }
+        } else if (k === "f") {
+            toggleFullScreen();
+        } else if (k === "b" || k === ".") {
+            if (blank) { blank.hidden = false; }
+        } else if (k === "r") {
+            set("lecture-reset", {data: Date.now()});
+        } else if (k === "p") {
+            const play = document.getElementById("lecture-play");
+            if (play && !play.disabled) { play.click(); }
+        } else if (k === "t") {
+            document.getElementById("lecture-theme-button").click();
+        } else if (k === "q") {
+            document.getElementById("lecture-qr-button").click();
+        } else if (k === "?") {
+            document.getElementById("lecture-help-button").click();
+        } else {
+            handled = false;
+        }
+        if (handled) {
+            e.preventDefault();
+            e.stopPropagation();
+            if (document.activeElement && document.activeElement !== document.body) {
+                document.activeElement.blur();  /* a focused slider must not take the keys */
+            }
+        }
+    }, true);
+
+    /* Every page's Lecture link opens the lecture view at the page's state: the explorer's
+       settings (its URL query) or the tour step of the page's figure. */
+    const PAGE_STEP = {"/jitter": "fig6", "/density": "fig3", "/papers": "dannemann"};
+    document.addEventListener("click", function (e) {
+        const a = e.target && e.target.closest && e.target.closest("#lecture-open");
+        if (!a) { return; }
+        e.preventDefault();
+        e.stopPropagation();
+        const path = window.location.pathname;
+        let href = "/lecture";
+        if (path === "/" ) {
+            const q = window.location.search.replace(/^\?/, "");
+            href += "?step=0" + (q ? "&" + q : "");
+        } else if (PAGE_STEP[path]) {
+            href += "?step=" + PAGE_STEP[path];
+        }
+        window.location.assign(href);
+    }, true);
+})();
+
+/* Tooltip of the batch-size slider, whose value is log2 of the batch (9: all the data). */
+window.dccFunctions = window.dccFunctions || {};
+window.dccFunctions.batchSize = function (value) {
+    return value >= 9 ? "all" : String(Math.pow(2, value));
+};

@@ -1,0 +1,273 @@
+"""Each tour scene as a matplotlib picture (slides and ``bnviz lecture --export``): what the
+lecture view's plotly figure shows, drawn with the same colours and names
+(:mod:`bnviz.views.style`) into the axes a slide gives it. No pyplot: safe in threads."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.colors import LinearSegmentedColormap, ListedColormap
+from matplotlib.figure import SubFigure
+from scipy import stats as sps
+
+from bnviz.lecture.scenes import Scene
+from bnviz.views.render import MARKERS
+from bnviz.views.style import (
+    BLUE,
+    DENSITY,
+    FIGURE7,
+    GREEN,
+    JITTER,
+    LIGHT_GRAY,
+    ORANGE,
+    PARTITION,
+    UNIT,
+    VERMILLION,
+    mode_label,
+)
+
+__all__ = ["draw_scene"]
+
+
+def _segments(seg: np.ndarray) -> np.ndarray:
+    return np.asarray(seg).reshape(-1, 2, 2)
+
+
+def _regions(ax, raster: np.ndarray, box) -> None:
+    """Regions filled by activation pattern, as the page's heatmap (the same hash)."""
+    palette = PARTITION.region_palette
+    idx = (raster * 2654435761) % (2**32) % len(palette)
+    ax.imshow(idx, origin="lower", extent=box, cmap=ListedColormap(list(palette)),
+              vmin=-0.5, vmax=len(palette) - 0.5, interpolation="nearest", zorder=0)
+
+
+def _space(ax, result, tls: bool, fig, title: str | None = None) -> None:
+    s, part = result.settings, result.partition
+    layer = min(s.layer, len(part.layers))
+    _regions(ax, result.raster[layer - 1], part.box)
+    if tls:
+        segs = np.concatenate([part.layers[j].facets for j in range(layer)])
+        values = np.concatenate([part.layers[j].stats.tls_error[part.layers[j].facet_units]
+                                 for j in range(layer)])
+        lc = LineCollection(_segments(segs), array=values, cmap="viridis", linewidths=2.2)
+        ax.add_collection(lc)
+        fig.colorbar(lc, ax=ax, label=PARTITION.tls_colourbar, shrink=0.8)
+    else:
+        for j in range(layer):
+            current = j == layer - 1
+            ax.add_collection(LineCollection(
+                _segments(part.layers[j].facets), linewidths=2.4 if current else 1.0,
+                colors=PARTITION.current if current else PARTITION.earlier,
+                label=PARTITION.current_name.format(layer=j + 1) if current
+                else (PARTITION.earlier_name if j == 0 else None)))
+    if s.scope == "unit":
+        tl = part.layers[s.target_layer - 1]
+        ax.add_collection(LineCollection(_segments(tl.facets[tl.facet_units == s.target_unit]),
+                                         colors=PARTITION.target, linewidths=3.5,
+                                         label=PARTITION.target_name.format(
+                                             layer=s.target_layer, unit=s.target_unit + 1)))
+    pts = result.data.points
+    if s.batch_size is not None:
+        inside = (pts[:, None, :] == result.batch[None]).all(2).any(1)
+        ax.scatter(*pts[~inside].T, s=14, c=PARTITION.other_data, edgecolors=PARTITION.data,
+                   linewidths=0.6, zorder=5, label=PARTITION.other_name)
+        pts = pts[inside]
+    ax.scatter(*pts.T, s=12, c=PARTITION.data, zorder=6,
+               label=PARTITION.batch_name if s.batch_size is not None else PARTITION.data_name)
+    x0, x1, y0, y1 = part.box
+    ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal")
+    ax.set_title(title or PARTITION.title.format(layer=layer,
+                                                 regions=len(part.layers[layer - 1].regions)))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+
+
+def _layers(fig, rows) -> None:
+    n = max(len(r.partition.layers) for _, r in rows)
+    axes = fig.subplots(len(rows), n, squeeze=False)
+    for r, (mode, result) in enumerate(rows):
+        part = result.partition
+        label = PARTITION.with_bn if mode == "bn" else PARTITION.without_bn.format(
+            mode=mode_label(mode))
+        axes[r, 0].set_ylabel(label.replace(" (", "\n("))
+        for c, ax in enumerate(axes[r]):
+            for j in range(c + 1):
+                current = j == c
+                ax.add_collection(LineCollection(
+                    _segments(part.layers[j].facets), linewidths=1.8 if current else 0.7,
+                    colors=PARTITION.current if current else PARTITION.earlier))
+            ax.scatter(*result.data.points.T, s=4, c=PARTITION.data, zorder=5)
+            x0, x1, y0, y1 = part.box
+            ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal", xticks=[], yticks=[])
+            if r == 0:
+                ax.set_title(PARTITION.column.format(layer=c + 1))
+
+
+def _unit(fig, view) -> None:
+    left, right = fig.subplots(1, 2)
+    left.hist(view.projections, bins=30, color=UNIT.projections)
+    left.axvline(view.mu, color=UNIT.mu, linewidth=3, label="μ")
+    left.axvline(view.batch_mean, color=UNIT.bn_mean, linestyle="--", label="BN mean")
+    left.set(xlabel=UNIT.projections_axis, ylabel=UNIT.count_axis)
+    left.legend(frameon=False)
+    right.plot(view.mu_grid, view.tls_loss, color=UNIT.loss, linewidth=2)
+    loss = (view.batch_std**2 + (view.batch_mean - view.mu) ** 2) / max(view.weight_norm,
+                                                                         1e-300) ** 2
+    right.plot([view.mu], [loss], "o", color=UNIT.mu, markersize=12)
+    right.axvline(view.batch_mean, color=UNIT.bn_mean, linestyle="--")
+    right.set(xlabel=UNIT.mu_axis, ylabel=UNIT.loss_axis)
+
+
+def _density(fig, d) -> None:
+    axes = fig.subplots(len(d["modes"]), len(d["layers"]), squeeze=False)
+    cmap = LinearSegmentedColormap.from_list("facet counts", [c for _, c in DENSITY.counts])
+    for r, mode in enumerate(d["modes"]):
+        for c, layer in enumerate(d["layers"]):
+            ax = axes[r, c]
+            counts = d["counts"][r, layer - 1]
+            top = max(int(counts.max()), 1)
+            ax.imshow(counts / top, origin="lower", extent=d["box"], cmap=cmap, vmin=0, vmax=1)
+            ax.scatter(*d["points"].T, s=3, c=DENSITY.data)
+            ax.set(xticks=[], yticks=[])
+            ax.set_title(DENSITY.panel.format(layer=layer, top=top), fontsize=10)
+            if c == 0:
+                ax.set_ylabel(mode_label(mode))
+
+
+def _jitter(ax, result) -> None:
+    if result.boundaries:
+        ax.add_collection(LineCollection(_segments(np.concatenate(result.boundaries)),
+                                         colors=JITTER.realisation, linewidths=0.8,
+                                         alpha=JITTER.realisation_opacity,
+                                         label=JITTER.realisations_name.format(
+                                             k=len(result.boundaries))))
+    ax.add_collection(LineCollection(_segments(result.test_boundary), linewidths=2.4,
+                                     colors=JITTER.test_boundary, label=JITTER.test_name))
+    pts, lab = result.data.points, np.asarray(result.data.labels)
+    for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
+                                             strict=True)):
+        ax.scatter(*pts[lab == c].T, s=12, c=colour, marker=MARKERS[symbol],
+                   label=JITTER.class_name.format(label=c), zorder=3)
+    e = result.settings.extent
+    ax.set(xlim=(-e, e), ylim=(-e, e), aspect="equal")
+    ax.set_title(JITTER.batches.format(batch=result.settings.batch_size,
+                                       k=len(result.boundaries))
+                 + f": disagreement {result.disagreement_area:.3f}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+
+
+def _bnstats(fig, report, samples) -> None:
+    units = report["units"]
+    axes = fig.subplots(2, len(units), squeeze=False)
+    for row, (key, noisy, name) in enumerate((("mu", "mu_noise", "μ"),
+                                              ("sigma2", "sigma2_noise", "σ²"))):
+        for col, unit in enumerate(units):
+            ax = axes[row, col]
+            ax.hist(samples[key][:, col], bins=40, density=True, alpha=0.5,
+                    color=FIGURE7.empirical, label=FIGURE7.empirical_name)
+            ax.hist(samples[noisy][:, col], bins=40, density=True, alpha=0.45,
+                    color=FIGURE7.noise_controlled, label=FIGURE7.noise_name)
+            mean, var = unit[key]["analytical_mean"], unit[key]["analytical_var"]
+            lo, hi = np.percentile(samples[noisy][:, col], [0.1, 99.9])
+            grid = np.linspace(lo, hi, 200)
+            dens = (sps.norm.pdf(grid, mean, np.sqrt(var)) if key == "mu" else
+                    sps.gamma.pdf(grid, mean**2 / var, scale=var / mean))
+            ax.plot(grid, dens, color=FIGURE7.analytical, label=FIGURE7.analytical_name)
+            ax.set(yticks=[], xlabel=FIGURE7.axis.format(statistic=name, unit=col + 1))
+    axes[0, 0].legend(loc="lower left", bbox_to_anchor=(0, 1.02), ncols=3, frameon=False)
+
+
+def _dannemann(ax, plane, fig) -> None:
+    excess = np.log10(np.maximum(plane.bn_loss - plane.min_bn_loss, 0) + 1e-3)
+    cs = ax.contourf(plane.xs, plane.ys, excess, levels=24, cmap="viridis_r")
+    fig.colorbar(cs, ax=ax, label="log10(C^ − min C^)", shrink=0.8)
+    ax.contour(plane.xs, plane.ys, np.log10(plane.loss + 1e-9), levels=14, colors="white",
+               linewidths=0.6)
+    e = float(plane.xs[-1])
+    d = plane.bn_direction
+    start = -2 * e * d if plane.both_signs else np.zeros(2)
+    ax.plot([start[0], 2 * e * d[0]], [start[1], 2 * e * d[1]], color=ORANGE, linewidth=3,
+            label="BN minima")
+    ax.plot(*plane.w_star, "*", color=VERMILLION, markersize=16, label="W* (least squares)")
+    ax.plot(*plane.w0, "o", color="white", markeredgecolor="black", markersize=10, label="W0")
+    ax.plot(*plane.nearest_bn, "D", color=ORANGE, markeredgecolor="black", markersize=9,
+            label="nearest BN optimum")
+    ax.set(xlim=(plane.xs[0], plane.xs[-1]), ylim=(plane.ys[0], plane.ys[-1]), aspect="equal",
+           xlabel="w₁", ylabel="w₂")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.25, 1), frameon=False)
+
+
+def _santurkar(fig, result) -> None:
+    axes = fig.subplots(1, 2)
+    colours, names = {"bn": BLUE, "no_bn": ORANGE}, {"bn": "with BN", "no_bn": "without BN"}
+    for arm, rows in result.arms.items():
+        steps = np.arange(1, len(rows["loss"]) + 1)
+        axes[0].fill_between(steps, rows["loss_min"], rows["loss_max"], color=colours[arm],
+                             alpha=0.4, label=names[arm])
+        axes[1].plot(steps, rows["beta_eff"], color=colours[arm], label=names[arm])
+    axes[0].set(title="loss along −g (range over η)", xlabel="step")
+    axes[1].set(title="effective β-smoothness", xlabel="step", yscale="log")
+    axes[0].legend(frameon=False)
+
+
+def _luo(fig, st) -> None:
+    axes = fig.subplots(1, 2)
+    for ax, values, mean, var, name in ((axes[0], st.mu, st.mu_p, st.mu_var_model, "μ_B"),
+                                        (axes[1], st.sigma, st.sigma_p, st.sigma_var_model,
+                                         "σ_B")):
+        ax.hist(values, bins=60, density=True, color=LIGHT_GRAY, label="over mini-batches")
+        grid = np.linspace(*np.percentile(values, [0.1, 99.9]), 200)
+        ax.plot(grid, sps.norm.pdf(grid, mean, np.sqrt(var)), color=GREEN,
+                label="Gaussian model")
+        ax.set(xlabel=f"{name}, M = {st.batch_size}", yticks=[])
+    axes[0].legend(frameon=False)
+
+
+def _ergen(ax, result) -> None:
+    colours = (VERMILLION, BLUE, GREEN, ORANGE)
+    for c in range(len(result.gamma_star)):
+        mine = result.unit_class == c
+        ax.scatter(result.unit_gamma[mine], result.unit_alpha[mine], s=30, alpha=0.7,
+                   color=colours[c % 4], label=f"class {c}: units")
+        ax.plot(result.gamma_star[c], result.alpha_star[c], "x", color=colours[c % 4],
+                markersize=18, markeredgewidth=3, label=f"class {c}: γ*, α*")
+    theta = np.linspace(0, np.pi / 2, 60)
+    ax.plot(np.cos(theta), np.sin(theta), color="#ced4da", linewidth=1)
+    ax.set(xlim=(0, 1.05), ylim=(-0.05, 1.05), aspect="equal", xlabel="|γ| / ‖(γ, α)‖",
+           ylabel="α / ‖(γ, α)‖", title="trained units vs the closed form")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+
+
+def draw_scene(sub: SubFigure, scene: Scene) -> None:
+    """Draw ``scene`` into the (sub)figure ``sub``."""
+    kind, data = scene.step.scene, scene.data
+    if kind == "space":
+        _space(sub.subplots(), data, scene.step.tls, sub)
+    elif kind == "unit":
+        _unit(sub, data.unit)
+    elif kind == "layers":
+        _layers(sub, data)
+    elif kind == "split":
+        axes = sub.subplots(1, 2)
+        for ax, (mode, result) in zip(axes, data, strict=True):
+            layer = result.settings.layer
+            label = PARTITION.with_bn if mode == "bn" else PARTITION.without_bn.format(
+                mode=mode_label(mode))
+            _space(ax, result, False, sub, f"{label}: "
+                   f"{len(result.partition.layers[layer - 1].regions)} regions")
+            ax.get_legend().remove()
+    elif kind == "density":
+        _density(sub, data)
+    elif kind == "jitter":
+        _jitter(sub.subplots(), data)
+    elif kind == "bnstats":
+        _bnstats(sub, *data)
+    elif kind == "dannemann":
+        _dannemann(sub.subplots(), data, sub)
+    elif kind == "santurkar":
+        _santurkar(sub, data)
+    elif kind == "luo":
+        _luo(sub, data)
+    elif kind == "ergen":
+        _ergen(sub.subplots(), data)
+    else:
+        raise ValueError(f"unknown scene {kind!r}")

@@ -1,0 +1,138 @@
+"""The guided tour (issue 16): the BN paper's story, then its four critics, as steps.
+
+Each step is a state of the lecture view: which scene it draws, the explorer settings it
+starts from (the lecture's four sliders, mu, sigma, batch size and depth, move them), a
+caption of one to three sentences, the sliders that act on its scene, and the slider it
+animates. The steps follow the paper: Figure 1, Corollary 2, Figure 2a-c, Figure 9, a
+mini-batch, Figure 3, Figure 6, Figure 7, then Dannemann & Junike, Santurkar et al., Luo et
+al. and Ergen et al. The captions say what our runs show where that differs from a paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bnviz.params import ExplorerParams
+
+__all__ = ["SLIDERS", "SCENES", "TOUR", "TourStep", "step_by_key"]
+
+#: The lecture's four sliders, always shown (the mission's controls).
+SLIDERS = ("mu", "sigma", "batch", "depth")
+#: What a step draws: the explorer's three views, the split (no BN | BN), and the other pages'.
+SCENES = ("space", "layers", "unit", "split", "density", "jitter", "bnstats", "dannemann",
+          "santurkar", "luo", "ergen")
+_EXPLORER_SLIDERS = frozenset(SLIDERS)
+
+
+@dataclass(frozen=True)
+class TourStep:
+    key: str
+    title: str
+    paper: str  # short name of the paper the step is about
+    caption: str  # one to three sentences
+    scene: str  # one of SCENES
+    settings: ExplorerParams
+    live: frozenset[str] = _EXPLORER_SLIDERS  # the sliders that act on this scene
+    animate: str | None = None  # "mu" or "sigma": the slider its play button sweeps
+    tls: bool = False  # Figure 9's colouring of the facets
+
+    @property
+    def number(self) -> int:
+        """1-based position in the tour."""
+        return next(i for i, s in enumerate(TOUR, 1) if s.key == self.key)
+
+
+_FIG1 = ExplorerParams(depth=4, width=6, mode="bn", dataset="moons", layer=4)
+_FIG2 = ExplorerParams(depth=2, width=8, mode="bn", scope="unit", target_layer=2,
+                       target_unit=0, layer=2)
+_BN = "BN paper"
+
+TOUR: tuple[TourStep, ...] = (
+    TourStep("fig1", "Figure 1: BN moves the partition onto the data", _BN,
+             "Top: random weights without BN spread every layer's folded hyperplanes over the "
+             "whole plane, whatever the data. Bottom: the same weights with BN draw each "
+             "layer's hyperplanes to the data, so the regions gather where the data are.",
+             "layers", _FIG1),
+    TourStep("cor2", "Corollary 2: layer 1 is a central arrangement", _BN,
+             "With BN every layer-1 line passes through the data's centroid: D₁ lines through "
+             "one point make exactly 2·D₁ regions, never slivers. Press play: μ = t·μ_BN "
+             "puts that point at t times the centroid, from the origin (t = 0, no bias) to "
+             "the data's centre (t = 1).",
+             "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu"),
+    TourStep("fig2a", "Figure 2a: μ is a total-least-squares fit", _BN,
+             "One unit in its own input space: the hyperplane sits at μ. The mean squared "
+             "distance from the batch to it is a parabola in μ whose minimum is the BN mean, "
+             "σ²/‖w‖² (Theorem 1, eq. 7-9).",
+             "unit", replace(_FIG2, mu_t=0.2), animate="mu"),
+    TourStep("fig2b", "Figure 2b: μ translates a folded hyperplane", _BN,
+             "The same unit in the input space: its folded hyperplane (orange) bends where "
+             "layer 1's lines are. Moving μ slides it; at the BN mean it is closest to the "
+             "data (Theorem 2).",
+             "space", replace(_FIG2, mu_t=0.3), animate="mu"),
+    TourStep("fig2c", "Figure 2c: σ of layer 1 folds layer 2", _BN,
+             "Now σ of layer 1 changes while layer 2 keeps BN's μ: layer 2's folded "
+             "hyperplanes bend at layer 1's lines, and σ₁ sets how sharply they fold.",
+             "space", replace(_FIG2, scope="layer", target_layer=1, sigma_s=2.0),
+             animate="sigma"),
+    TourStep("fig9", "Figure 9: each facet's TLS error", _BN,
+             "Every facet coloured by its unit's σ²/‖w‖² (eq. 8), the mean squared distance "
+             "from its layer's input batch to its hyperplane. The paper colours a trained "
+             "network; this one has random weights.",
+             "space", replace(_FIG1, layer=4), tls=True),
+    TourStep("split", "The same weights, without and with BN", _BN,
+             "Left without BN (random biases), right with BN, at the same weights and data. "
+             "Move depth: with BN the deeper layers' regions stay on the data.",
+             "split", replace(_FIG1, layer=4)),
+    TourStep("batch", "A mini-batch moves the hyperplanes", _BN,
+             "In training BN uses each mini-batch's statistics: with a batch of 8 (white "
+             "points are outside it) the lines meet at that batch's centroid, not the data's. "
+             "Move the batch-size slider: smaller batches, larger moves.",
+             "space", replace(_FIG1, layer=1, batch_size=8, batch_seed=3)),
+    TourStep("fig3", "Figure 3: facets concentrate near the data", _BN,
+             "Darker means more facets pass near a point. Random biases (middle row) spread "
+             "them over the plane; zero bias (top) sends every layer-1 line through the "
+             "origin, here the star's centre; with BN (bottom) deeper layers keep theirs on "
+             "the data. The paper: width 1024, 11 layers; here width 64.",
+             "density", ExplorerParams(depth=6, width=64, dataset="star", n_points=50,
+                                       layer=6), live=frozenset({"depth"})),
+    TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
+             "Each gray line is the decision boundary under one mini-batch's statistics; "
+             "black is the test-time boundary. Smaller batches jitter more, which the paper "
+             "reads as a regulariser.",
+             "jitter", ExplorerParams(depth=3, width=8, batch_size=16, n_points=200),
+             live=frozenset({"batch", "depth"})),
+    TourStep("fig7", "Figure 7: the statistics' own distributions", _BN,
+             "μ_B and σ²_B over many mini-batches of 64 (black), eq. 13's analytical law "
+             "(blue), and noise-controlled BN with a virtual batch of 32 (vermillion). Move "
+             "the batch size: the spread shrinks as 1/|B|.",
+             "bnstats", ExplorerParams(batch_size=64), live=frozenset({"batch"})),
+    TourStep("dannemann", "Dannemann & Junike: no better initialisation",
+             "Dannemann & Junike",
+             "Their three-point example: at the least-squares optimum W* the BN loss still "
+             "has a gradient, and the BN optima are farther from W0 than W* is, against "
+             "Santurkar et al.'s Lemma 4.5. Our image runs agree: frozen BN statistics as an "
+             "initialisation never beat zero bias.",
+             "dannemann", ExplorerParams(), live=frozenset()),
+    TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
+             "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
+             "2D task (both networks from the same weights) the loss varies less along each "
+             "step with BN, but the effective β-smoothness is not clearly smaller: in part.",
+             "santurkar", ExplorerParams(), live=frozenset()),
+    TourStep("luo", "Luo et al.: mini-batch noise as a regulariser", "Luo et al.",
+             "Luo et al. write BN as population normalisation plus a γ decay of strength "
+             "3/(4M) from the noise of μ_B and σ_B. Move the batch size M: the statistics' "
+             "spread narrows and the regulariser weakens.",
+             "luo", ExplorerParams(batch_size=16), live=frozenset({"batch"})),
+    TourStep("ergen", "Ergen et al.: BN networks as convex programs", "Ergen et al.",
+             "Ergen et al. solve a BN network's training in closed form: its BN layer whitens "
+             "the data, and the optimum is known exactly. Each trained unit (dot) lands on "
+             "its class's closed-form optimum (cross).",
+             "ergen", ExplorerParams(), live=frozenset()),
+)
+
+
+def step_by_key(key: str) -> TourStep:
+    for step in TOUR:
+        if step.key == key:
+            return step
+    raise KeyError(key)

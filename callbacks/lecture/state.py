@@ -1,0 +1,131 @@
+"""The lecture page's state: the URL query <-> (step, sliders, theme), and the step shown.
+
+The URL holds the step (``?step=3``), the sliders that differ from the step's own settings
+(``mu_t``, ``sigma_s``, ``batch_size``, ``depth``, the explorer's names) and the theme, so
+that a student who opens the QR code's link sees the same state. ``step=0`` is the
+explorer's state brought by the Lecture button (its whole query, as the explorer writes it).
+Nothing here registers a callback.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
+from bnviz.lecture.tour import TOUR, TourStep
+from bnviz.params import ExplorerParams, InputError
+
+__all__ = ["LectureState", "THEMES", "explorer_step", "initial_state", "lecture_query",
+           "slider_values", "step_for"]
+
+THEMES = ("light", "dark")
+EXPLORER_VIEWS = ("space", "layers", "unit")
+
+
+@dataclass(frozen=True)
+class LectureState:
+    step: int  # 0: the explorer's state; 1..len(TOUR): the tour
+    sliders: dict  # the four sliders' positions (slider_values)
+    theme: str
+    base: dict | None  # step 0: the explorer's settings (its query) and view
+    message: str
+
+
+def explorer_step(base: dict | None) -> TourStep:
+    """Step 0: the state the explorer sent (its settings and view), every slider live."""
+    base = base if isinstance(base, dict) else {}
+    try:
+        settings = ExplorerParams.parse(base.get("settings") or {})
+    except InputError:
+        settings = ExplorerParams()
+    view = base.get("view") if base.get("view") in EXPLORER_VIEWS else "space"
+    return TourStep("explorer", "The explorer's state", "BN paper",
+                    "The network, data and view you had in the explorer. Move the sliders, "
+                    "or press → for the tour.", view, settings, tls=base.get("tls") is True)
+
+
+def step_for(number: object, base: dict | None) -> TourStep:
+    """The step at ``number`` (0: the explorer's state); ValueError for anything else."""
+    if isinstance(number, bool) or not isinstance(number, int) or not \
+            0 <= number <= len(TOUR):
+        raise ValueError(f"step: a whole number from 1 to {len(TOUR)}")
+    return explorer_step(base) if number == 0 else TOUR[number - 1]
+
+
+def slider_values(settings: ExplorerParams) -> dict:
+    """The four sliders' positions for settings: mu, log2 sigma, log2 batch ("all": the
+    slider's last position), depth."""
+    batch = BATCH_ALL if settings.batch_size is None else min(
+        BATCH_ALL - 1, max(BATCH_SLIDER[0], round(math.log2(settings.batch_size))))
+    return {"mu": settings.mu_t, "sigma": round(math.log2(settings.sigma_s), 6),
+            "batch": batch, "depth": min(settings.depth, DEPTH_SLIDER[1])}
+
+
+def _step_number(raw: object) -> int | None:
+    if raw is None:
+        return None
+    text = str(raw)
+    if text.isdigit() and int(text) <= len(TOUR):
+        return int(text)
+    return next((i for i, s in enumerate(TOUR, 1) if s.key == text), None)
+
+
+def initial_state(query: dict) -> LectureState:
+    """The state of a lecture URL; a tampered or stale link falls back to step 1 (or the
+    step's own sliders) with a message saying what was ignored."""
+    query = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in query.items()}
+    message = []
+    step = _step_number(query.get("step", 1))
+    if step is None:
+        message.append(f"The link's step {str(query.get('step'))[:20]!r} is not one of "
+                       f"1-{len(TOUR)}; showing step 1.")
+        step = 1
+    theme = query.get("theme") if query.get("theme") in THEMES else "light"
+    base = None
+    if step == 0:
+        settings_query = {k: v for k, v in query.items() if k not in ("step", "theme", "view",
+                                                                      "tls", "preset", "pts",
+                                                                      "projector")}
+        try:
+            ExplorerParams.parse(settings_query)
+        except InputError as exc:
+            message.append(f"The explorer's settings were not used ({exc}).")
+            settings_query = {}
+        base = {"settings": settings_query, "view": query.get("view", "space"),
+                "tls": query.get("tls") == "1"}
+    step_settings = step_for(step, base).settings
+    sliders = slider_values(step_settings)
+    moved = {k: query[k] for k in ("mu_t", "sigma_s", "batch_size", "depth") if k in query}
+    if moved and step != 0:
+        try:
+            settings = ExplorerParams.parse(step_settings.to_query() | moved)
+            sliders = slider_values(settings)
+        except InputError as exc:
+            message.append(f"The link's sliders were not used ({exc}).")
+    return LectureState(step, sliders, theme, base, " ".join(message))
+
+
+def lecture_query(step: int, step_def: TourStep, settings: ExplorerParams, theme: str,
+                  base: dict | None) -> str:
+    """The URL query of a state: the step, the sliders that moved from the step's own
+    settings, the theme; step 0 carries the explorer's settings (with the sliders applied)."""
+    q: dict[str, str] = {"step": str(step)}
+    if step == 0:
+        q |= settings.to_query()
+        if base and base.get("view") in EXPLORER_VIEWS and base["view"] != "space":
+            q["view"] = base["view"]
+        if base and base.get("tls") is True:
+            q["tls"] = "1"
+    else:
+        own = step_def.settings
+        mine = settings.to_query()
+        for k in ("mu_t", "sigma_s", "batch_size", "depth"):
+            if getattr(settings, k) != getattr(own, k):
+                q[k] = mine.get(k, "all" if getattr(settings, k) is None else
+                                str(getattr(settings, k)))
+    if theme == "dark":
+        q["theme"] = "dark"
+    return urlencode(q)
+

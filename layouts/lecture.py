@@ -1,0 +1,134 @@
+"""Layout of the lecture view (/lecture): the figure fills the screen, the four sliders and
+the caption are docked beside it, the step's title and the clicker's buttons above.
+
+A component tree only: ``layout`` receives the state parsed from the URL
+(:func:`callbacks.lecture.state.initial_state`); callbacks/lecture/ does the rest. Sizes are
+set in assets/lecture.css so that at 1280x720 nothing scrolls and no type is under 18 px.
+"""
+
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
+from bnviz.lecture.tour import TOUR
+from callbacks.lecture import ids
+from callbacks.lecture.state import LectureState
+from layouts.common import loading
+
+#: What each key does (the ? key lists them; assets/lecture.js implements them).
+KEYS = (
+    ("PageDown, →, Space", "next step"),
+    ("PageUp, ←", "previous step"),
+    ("Home, End", "first, last step"),
+    ("1 … 15 (type the number)", "jump to that step"),
+    ("p", "play the step's animation"),
+    ("r", "reset the step (its own sliders)"),
+    ("f", "full screen"),
+    ("b", "blank the screen (any key brings it back)"),
+    ("t", "light or dark theme"),
+    ("q", "QR code of this state, for students' laptops"),
+    ("?", "this list"),
+)
+
+
+def _slider(id_: str, label: str, lo: float, hi: float, step: float, marks: dict,
+            value: float, transform: str | None = None) -> html.Div:
+    tooltip = {"placement": "bottom"} | ({"transform": transform} if transform else {})
+    return html.Div(className="lecture-slider", id=f"{id_}-box", children=[
+        html.Label(label, htmlFor=id_),
+        dcc.Slider(id=id_, min=lo, max=hi, step=step, marks=marks, value=value,
+                   updatemode="drag", tooltip=tooltip, allow_direct_input=False),
+    ])
+
+
+def sliders(values: dict) -> html.Div:
+    batch_marks = {k: str(2 ** k) for k in range(BATCH_SLIDER[0], BATCH_ALL)} | {
+        BATCH_ALL: "all"}
+    return html.Div(className="lecture-sliders", children=[
+        _slider(ids.MU, "μ = t · μ_BN", 0.0, 1.5, 0.01, {0: "0", 1: "BN", 1.5: "1.5"},
+                values["mu"]),
+        _slider(ids.SIGMA, "σ = s · σ_BN", -2.0, 2.0, 0.05,
+                {-2: "¼", 0: "1", 2: "4"}, values["sigma"], "sigmaFactor"),
+        _slider(ids.BATCH, "batch size |B|", BATCH_SLIDER[0], BATCH_ALL, 1,
+                {k: v for k, v in batch_marks.items() if k % 2 == 0 or k == BATCH_ALL},
+                values["batch"], "batchSize"),
+        _slider(ids.DEPTH, "depth L", DEPTH_SLIDER[0], DEPTH_SLIDER[1], 1,
+                {i: str(i) for i in range(DEPTH_SLIDER[0], DEPTH_SLIDER[1] + 1)},
+                values["depth"]),
+    ])
+
+
+def _button(id_: str, text: str, title: str) -> html.Button:
+    return html.Button(text, id=id_, title=title, className="lecture-button", n_clicks=0)
+
+
+def header() -> html.Div:
+    return html.Div(className="lecture-header", children=[
+        html.A("bnviz", href="/", className="lecture-home", title="back to the explorer"),
+        _button(ids.PREV, "◀", "previous step (PageUp, ←)"),
+        html.Span(id=ids.COUNTER, className="lecture-counter"),
+        _button(ids.NEXT, "▶", "next step (PageDown, →, Space)"),
+        html.H1(id=ids.TITLE, className="lecture-title"),
+        _button(ids.PLAY, "play", "play the step's animation (p)"),
+        _button(ids.THEME_BUTTON, "theme", "light or dark theme (t)"),
+        _button(ids.QR_BUTTON, "QR", "QR code of this state (q)"),
+        _button(ids.EXPORT, "slides", "export every step as PNG and SVG with its caption "
+                                      "(a zip)"),
+        _button(ids.HELP_BUTTON, "?", "the keys (?)"),
+    ])
+
+
+def help_panel() -> dbc.Modal:
+    rows = [html.Tr([html.Td(html.Kbd(k)), html.Td(v)]) for k, v in KEYS]
+    steps = html.Ol([html.Li(s.title) for s in TOUR], className="lecture-steps")
+    return dbc.Modal(id=ids.HELP, is_open=False, size="xl", className="lecture-modal",
+                     children=[dbc.ModalHeader(dbc.ModalTitle("Keys (a clicker sends the "
+                                                              "first two)")),
+                               dbc.ModalBody(dbc.Row([
+                                   dbc.Col(html.Table(html.Tbody(rows),
+                                                      className="table table-sm"), md=6),
+                                   dbc.Col(steps, md=6)]))])
+
+
+def qr_panel() -> dbc.Modal:
+    return dbc.Modal(id=ids.QR_PANEL, is_open=False, centered=True,
+                     className="lecture-modal", children=[
+                         dbc.ModalHeader(dbc.ModalTitle("Open this step on your laptop")),
+                         dbc.ModalBody([html.Img(id=ids.QR, className="lecture-qr",
+                                                 alt="QR code of this page's link"),
+                                        html.Div(id=ids.QR_URL, className="lecture-qr-url")]),
+                     ])
+
+
+def layout(state: LectureState) -> html.Div:
+    return html.Div(id=ids.ROOT, className=f"lecture-root lecture-{state.theme}", children=[
+        dcc.Store(id=ids.STEP, data=state.step),
+        dcc.Store(id=ids.BASE, data=state.base),
+        dcc.Store(id=ids.RESET, data=0),
+        dcc.Store(id=ids.THEME, data=state.theme),
+        dcc.Store(id=ids.QUERY),
+        dcc.Store(id=ids.LINK),
+        dcc.Store(id=ids.ANIMATION),
+        html.Div(id=ids.SINK, hidden=True),
+        dcc.Download(id=ids.DOWNLOAD),
+        dcc.Interval(id=ids.TIMER, interval=100, disabled=True),
+        header(),
+        html.Div(className="lecture-main", children=[
+            html.Div(id=ids.PLOT, className="lecture-plot", children=loading(dcc.Graph(
+                id=ids.GRAPH, className="lecture-graph", responsive=True,
+                style={"height": "100%", "width": "100%"},
+                config={"displaylogo": False, "displayModeBar": False}))),
+            html.Div(className="lecture-dock", children=[
+                html.P(id=ids.CAPTION, className="lecture-caption"),
+                html.Div(state.message, id=ids.MESSAGE, className="lecture-message",
+                         role="status"),
+                sliders(state.sliders),
+                loading(html.Div(id=ids.EXPORT_STATUS, className="lecture-export-status")),
+            ]),
+        ]),
+        html.Div(id=ids.BLANK, className="lecture-blank", hidden=True),
+        help_panel(),
+        qr_panel(),
+    ])
