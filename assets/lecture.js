@@ -86,6 +86,10 @@
             return;
         }
         const k = e.key;
+        /* a slider a keyboard user tabbed to keeps its arrows, Home and End; a clicker's
+           PageUp, PageDown and Space always move the tour */
+        const onSlider = e.target && e.target.closest && e.target.closest("[role=slider]");
+        if (onSlider && /^(Arrow(Left|Right|Up|Down)|Home|End)$/.test(k)) { return; }
         let handled = true;
         if (k === "PageDown" || k === "ArrowRight" || k === " " || k === "Spacebar") {
             go(currentStep() + 1);
@@ -126,6 +130,16 @@
                 document.activeElement.blur();  /* a focused slider must not take the keys */
             }
         }
+    }, true);
+
+    /* After a drag with the mouse a slider gives its focus back, so that a clicker's arrow
+       keys move the tour, not that slider. */
+    document.addEventListener("pointerup", function () {
+        if (!document.getElementById("lecture-root")) { return; }
+        setTimeout(function () {
+            const a = document.activeElement;
+            if (a && a.getAttribute && a.getAttribute("role") === "slider") { a.blur(); }
+        }, 0);
     }, true);
 
     /* Every page's Lecture link opens the lecture view at the page's state: the explorer's

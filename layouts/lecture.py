@@ -21,6 +21,7 @@ from layouts.common import loading
 KEYS = (
     ("PageDown, →, Space", "next step"),
     ("PageUp, ←", "previous step"),
+    ("Tab to a slider, then ← →", "move that slider"),
     ("Home, End", "first, last step"),
     ("1 … 15 (type the number)", "jump to that step"),
     ("p", "play the step's animation"),

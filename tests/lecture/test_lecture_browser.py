@@ -1,0 +1,262 @@
+"""The lecture view in the browser, as a lecturer uses it (dash_duo, headless Chromium): a
+clicker's keys through every step at 1280x720 and 1920x1080, with no scrolling, the plot
+taking at least 40 % of the screen, the four sliders on screen, no type under 18 px and no
+plot text over another; the URL holds the step; the QR code reads back as the page's link;
+the play button, blank, full screen, reset and the theme; the Lecture link of the explorer.
+
+How long each step took to appear is printed (``-s`` shows it), not asserted."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+import zxingcpp
+from dash.testing.wait import until
+from PIL import Image
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+
+from app import app
+from bnviz.lecture.tour import TOUR
+from callbacks.lecture import ids
+
+pytestmark = pytest.mark.browser
+
+TIMEOUT = 30  # the first step of a fresh server computes the papers' trained networks
+OVERLAP_JS = (Path(__file__).parent / "overlap.js").read_text()
+#: Every visible text element's font size in px (elements with their own text).
+FONT_SIZES_JS = """
+const out = [];
+const walker = document.createTreeWalker(document.getElementById(arguments[0]),
+                                         NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+    const node = walker.currentNode, el = node.parentElement;
+    if (!node.textContent.trim() || !el || el.closest("svg")) continue;
+    const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    if (r.width < 1 || r.height < 1 || s.visibility === "hidden" || el.closest("[hidden]"))
+        continue;
+    out.push([node.textContent.trim().slice(0, 30), parseFloat(s.fontSize)]);
+}
+return out;"""
+
+
+def _js(dash_duo, script: str, *args):
+    return dash_duo.driver.execute_script(script, *args)
+
+
+def _viewport(dash_duo, width: int, height: int) -> None:
+    """Make the page's viewport (not the window) width x height."""
+    driver = dash_duo.driver
+    driver.set_window_size(width, height)
+    inner_w, inner_h = _js(dash_duo, "return [innerWidth, innerHeight];")
+    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
+    assert _js(dash_duo, "return [innerWidth, innerHeight];") == [width, height]
+
+
+def _press(dash_duo, *keys) -> None:
+    ActionChains(dash_duo.driver).send_keys(*keys).perform()
+
+
+def _step_shown(dash_duo) -> int | None:
+    """The step in the URL, once the server's answer for it is drawn (the URL is written
+    with the figure's answer)."""
+    search = _js(dash_duo, "return location.search;")
+    for part in search.lstrip("?").split("&"):
+        if part.startswith("step="):
+            return int(part[5:])
+    return None
+
+
+def _wait_step(dash_duo, step: int) -> float:
+    """Wait until ``step`` is shown and its figure drawn; the seconds it took."""
+    t0 = time.perf_counter()
+    until(lambda: _step_shown(dash_duo) == step and dash_duo.find_element(
+        f"#{ids.COUNTER}").text.startswith(f"{step} /"), TIMEOUT,
+        msg=f"step {step} did not appear")
+    until(lambda: _js(dash_duo, "const g = document.querySelector('#lecture-graph "
+                                ".js-plotly-plot'); return !!(g && g._fullLayout && "
+                                "g.data && g.data.length);"), TIMEOUT)
+    return time.perf_counter() - t0
+
+
+def _layout_report(dash_duo) -> dict:
+    return _js(dash_duo, """
+        const vw = innerWidth, vh = innerHeight;
+        const g = document.getElementById('lecture-graph').getBoundingClientRect();
+        const inside = id => { const r = document.getElementById(id + '-box')
+                                                 .getBoundingClientRect();
+                               return r.top >= 0 && r.left >= 0 && r.bottom <= vh &&
+                                      r.right <= vw && r.height > 0; };
+        return {scroll: [document.documentElement.scrollWidth,
+                         document.documentElement.scrollHeight, vw, vh],
+                plot_share: Math.max(0, Math.min(g.right, vw) - Math.max(g.left, 0)) *
+                            Math.max(0, Math.min(g.bottom, vh) - Math.max(g.top, 0)) / (vw * vh),
+                sliders: ['lecture-mu', 'lecture-sigma', 'lecture-batch', 'lecture-depth']
+                         .map(inside),
+                caption_visible: (() => { const r = document.getElementById('lecture-caption')
+                                                    .getBoundingClientRect();
+                                          return r.bottom <= vh && r.height > 0; })()};""")
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=["1280x720", "1920x1080"])
+def test_every_step_fits_a_projector(dash_duo, size):
+    """PageDown through the whole tour; every step fits the screen with nothing to scroll,
+    nothing overprinted and no small type."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, *size)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=1", timeout=TIMEOUT)
+    seconds = [_wait_step(dash_duo, 1)]
+    for step in range(1, len(TOUR) + 1):
+        if step > 1:
+            _press(dash_duo, Keys.PAGE_DOWN)
+            seconds.append(_wait_step(dash_duo, step))
+        assert dash_duo.find_element(f"#{ids.TITLE}").text == TOUR[step - 1].title
+        assert dash_duo.find_element(f"#{ids.CAPTION}").text == TOUR[step - 1].caption
+        layout = _layout_report(dash_duo)
+        sw, sh, vw, vh = layout["scroll"]
+        assert sw <= vw and sh <= vh, f"step {step}: the page scrolls ({layout['scroll']})"
+        assert layout["plot_share"] >= 0.40, f"step {step}: plot {layout['plot_share']:.2f}"
+        assert all(layout["sliders"]), f"step {step}: a slider is off screen"
+        assert layout["caption_visible"]
+        texts = until(lambda: _js(dash_duo, OVERLAP_JS, ids.GRAPH), TIMEOUT)
+        assert texts["texts"] > 0
+        assert texts["overlaps"] == [], f"step {step}: {texts['overlaps'][:5]}"
+        assert texts["outside"] == [], f"step {step}: {texts['outside'][:5]}"
+        if size == (1280, 720):  # the issue's requirement is at the projector's size
+            assert texts["small"] == [], f"step {step}: {texts['small'][:5]}"
+            small = [t for t in _js(dash_duo, FONT_SIZES_JS, ids.ROOT) if t[1] < 18]
+            assert small == [], f"step {step}: type under 18 px: {small[:5]}"
+    print(f"\n{size[0]}x{size[1]}: steps appeared in (ms) "
+          + ", ".join(f"{1000 * s:.0f}" for s in seconds))
+    assert dash_duo.get_logs() == []
+
+
+def test_clicker_keys_move_the_tour(dash_duo):
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=5", timeout=TIMEOUT)
+    _wait_step(dash_duo, 5)
+    n = len(TOUR)
+    for keys, expected in (((Keys.PAGE_DOWN,), 6), ((Keys.ARROW_RIGHT,), 7), ((" ",), 8),
+                           ((Keys.PAGE_UP,), 7), ((Keys.ARROW_LEFT,), 6), ((Keys.END,), n),
+                           ((Keys.PAGE_DOWN,), n), ((Keys.HOME,), 1), ((Keys.PAGE_UP,), 1),
+                           (("1", "2"), 12), (("3",), 3), (("1",), 1)):
+        _press(dash_duo, *keys)
+        _wait_step(dash_duo, expected)
+    # the buttons do what the keys do
+    dash_duo.find_element(f"#{ids.NEXT}").click()
+    _wait_step(dash_duo, 2)
+    dash_duo.find_element(f"#{ids.PREV}").click()
+    _wait_step(dash_duo, 1)
+    # ? lists every key and every step
+    _press(dash_duo, "?")
+    until(lambda: len(dash_duo.find_elements(".lecture-modal.show .lecture-steps li")) == n,
+          TIMEOUT)
+    until(lambda: "PageDown" in dash_duo.find_element(".lecture-modal.show").text, TIMEOUT)
+    _press(dash_duo, Keys.ESCAPE)
+    until(lambda: not dash_duo.find_elements(".lecture-modal.show"), TIMEOUT)
+    # b blanks the screen; any key brings it back without moving the tour
+    _press(dash_duo, "b")
+    until(lambda: _js(dash_duo, f"return !document.getElementById('{ids.BLANK}').hidden;"),
+          TIMEOUT)
+    _press(dash_duo, Keys.PAGE_DOWN)
+    until(lambda: _js(dash_duo, f"return document.getElementById('{ids.BLANK}').hidden;"),
+          TIMEOUT)
+    assert _step_shown(dash_duo) == 1
+    # f: full screen and back
+    _press(dash_duo, "f")
+    until(lambda: _js(dash_duo, "return !!document.fullscreenElement;"), TIMEOUT)
+    _press(dash_duo, "f")
+    until(lambda: _js(dash_duo, "return !document.fullscreenElement;"), TIMEOUT)
+    # t: the dark theme, in the page and in the figure
+    _press(dash_duo, "t")
+    until(lambda: "lecture-dark" in dash_duo.find_element(f"#{ids.ROOT}").get_attribute(
+        "class"), TIMEOUT)
+    until(lambda: _js(dash_duo, "const g = document.querySelector('#lecture-graph "
+                                ".js-plotly-plot'); return g.layout.paper_bgcolor;")
+          == "#111111", TIMEOUT)
+    until(lambda: "theme=dark" in _js(dash_duo, "return location.search;"), TIMEOUT)
+    assert dash_duo.get_logs() == []
+
+
+def test_play_animates_and_r_resets(dash_duo):
+    """Step 2's play button sweeps mu from 0 to the BN mean, redrawing as it goes; r puts
+    the step's own mu back."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
+    _wait_step(dash_duo, 2)
+
+    def mu() -> float:
+        return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
+            "aria-valuenow"))
+
+    def lines() -> str:
+        return _js(dash_duo, "const g = document.querySelector('#lecture-graph "
+                             ".js-plotly-plot'); return JSON.stringify(g.data.filter("
+                             "t => t.mode === 'lines').map(t => t.x));")
+
+    assert mu() == 0.0
+    before = lines()
+    _press(dash_duo, "p")
+    until(lambda: 0.3 < mu() < 1.0, TIMEOUT, msg="the animation did not start")
+    until(lambda: mu() == 1.0, TIMEOUT, msg="the animation did not reach the BN mean")
+    until(lambda: "mu_t=1" in _js(dash_duo, "return location.search;"), TIMEOUT)
+    assert lines() != before  # the lines moved with mu
+    _press(dash_duo, "r")
+    until(lambda: mu() == 0.0, TIMEOUT, msg="r did not reset the step")
+    until(lambda: lines() == before, TIMEOUT)
+    assert dash_duo.get_logs() == []
+
+
+def test_url_and_qr_code_open_the_same_state(dash_duo):
+    """A moved slider goes into the URL; the QR code (made on the server) reads back as that
+    URL; opening it shows the same step and slider."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=9", timeout=TIMEOUT)
+    _wait_step(dash_duo, 9)
+    thumb = dash_duo.find_element(f"#{ids.DEPTH} [role=slider]")
+    assert thumb.get_attribute("aria-valuenow") == "6"
+    track = dash_duo.find_element(f"#{ids.DEPTH} .dash-slider-track")
+    # drag the depth slider's thumb past the left end of its track: depth 1
+    ActionChains(dash_duo.driver).click_and_hold(thumb).move_by_offset(
+        -track.size["width"], 0).release().perform()
+    until(lambda: "depth=1" in _js(dash_duo, "return location.search;"), TIMEOUT)
+    url = _js(dash_duo, "return location.href;")
+    _press(dash_duo, "q")
+    until(lambda: (dash_duo.find_element(f"#{ids.QR}").get_attribute("src") or "")
+          .startswith("data:image/png;base64,"), TIMEOUT)
+    src = dash_duo.find_element(f"#{ids.QR}").get_attribute("src")
+    import base64
+
+    decoded = zxingcpp.read_barcodes(Image.open(io.BytesIO(base64.b64decode(
+        src.split(",", 1)[1]))))
+    assert [d.text for d in decoded] == [url]
+    dash_duo.wait_for_page(url, timeout=TIMEOUT)
+    _wait_step(dash_duo, 9)
+    assert dash_duo.find_element(f"#{ids.DEPTH} [role=slider]").get_attribute(
+        "aria-valuenow") == "1"
+    assert dash_duo.get_logs() == []
+
+
+def test_lecture_link_opens_the_explorers_state(dash_duo):
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/?depth=3&width=5&mu_t=0.5",
+                           timeout=TIMEOUT)
+    dash_duo.find_element("#lecture-open").click()
+    until(lambda: _js(dash_duo, "return location.pathname;") == "/lecture", TIMEOUT)
+    until(lambda: dash_duo.find_element(f"#{ids.COUNTER}").text == "explorer", TIMEOUT)
+    for slider, value in ((ids.DEPTH, "3"), (ids.MU, "0.5")):
+        until(lambda s=slider, v=value: dash_duo.find_element(f"#{s} [role=slider]").get_attribute(
+            "aria-valuenow") == v, TIMEOUT)
+    assert "width=5" in _js(dash_duo, "return location.search;")
+    # the navbar is not on the lecture view; its own link goes back
+    assert not any(e.is_displayed() for e in dash_duo.find_elements(".navbar"))
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 1)
+    assert dash_duo.get_logs() == []
