@@ -52,7 +52,10 @@ def create_app() -> Dash:
                        layout=lambda **query: lecture_layout.layout(lecture_state(query)))
     app.layout = html.Div([
         dbc.NavbarSimple(
-            brand="bnviz: what batch normalization does to the partition", color="dark",
+            # the subtitle only where it fits beside the links (at 1280 px it wrapped them)
+            brand=[html.B("bnviz"), html.Span(": what batch normalization does to the "
+                                              "partition", className="d-none d-xxl-inline")],
+            color="dark",
             dark=True, fluid=True,
             # active="exact": the link of the page shown is marked (Bootstrap's .active and
             # aria-current), in the browser, as the URL changes

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.style import JITTER, PARTITION, mode_label
+from bnviz.views.style import DARK_GRAY, JITTER, LIGHT_GRAY, PARTITION, mode_label
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
 from callbacks.jitter.figures import figure7_figure, jitter_figure
@@ -37,7 +37,8 @@ THEME_COLOURS: dict[str, dict[str, Any]] = {
               "swap": {}},
     "dark": {"paper": "#111111", "plot": "#1b1b1b", "text": "#f2f2f2", "line": "#bbbbbb",
              "swap": {"#000000": "#f2f2f2", "black": "#f2f2f2", "#000": "#f2f2f2",
-                      "white": "#111111", "#ffffff": "#111111"}},
+                      "white": "#111111", "#ffffff": "#111111",
+                      DARK_GRAY.lower(): LIGHT_GRAY}},
 }
 
 
@@ -75,10 +76,11 @@ def side_by_side(left: Figure, right: Figure, gap: float = 0.06) -> Figure:
         if t.get("name") in names:
             t["showlegend"] = False
         out["data"].append(t)
+    # each title on its panel's drawn top (the square panels shrink inside their domains)
     out["layout"]["annotations"] = [
-        {"text": fig["layout"]["title"]["text"], "showarrow": False, "xref": "paper",
-         "yref": "paper", "x": x, "y": 1.0, "yanchor": "bottom", "xanchor": "center"}
-        for fig, x in ((left, half / 2), (right, 1 - half / 2))]
+        {"text": fig["layout"]["title"]["text"], "showarrow": False, "xref": f"{ax} domain",
+         "yref": f"{ay} domain", "x": 0.5, "y": 1.0, "yanchor": "bottom",
+         "xanchor": "center"} for fig, ax, ay in ((left, "x", "y"), (right, "x2", "y2"))]
     out["layout"]["title"] = {"text": ""}
     return out
 
@@ -97,9 +99,9 @@ def scene_figure(scene: Scene) -> Figure:
         figs = []
         for mode, r in data:
             fig = _space(r, False)
-            fig["layout"]["title"]["text"] = (f"{_row_label(mode)}: "
-                                              f"{len(r.partition.layers[s.layer - 1].regions)}"
-                                              f" regions (layer {s.layer})")
+            regions = len(r.partition.layers[s.layer - 1].regions)
+            fig["layout"]["title"]["text"] = (f"{_row_label(mode)}<br>{regions} regions, "
+                                              f"layer {s.layer}")
             figs.append(fig)
         return side_by_side(*figs)
     if kind == "density":
