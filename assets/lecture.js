@@ -31,6 +31,28 @@
                 if (typeof query !== "string") { return window.dash_clientside.no_update; }
                 return window.location.origin + window.location.pathname + "?" + query;
             },
+            /* The server's figure, with a ghost of the partition from before mu or sigma
+               started to move (dotted, faint, under the new lines) while only they move: the
+               previous picture's ghost is kept, or its lines become the ghost. */
+            withGhost: function (fig, prev) {
+                if (!fig || !fig.layout) { return window.dash_clientside.no_update; }
+                const meta = fig.layout.meta || {};
+                const prevMeta = (prev && prev.layout && prev.layout.meta) || {};
+                if (!meta.ghost || !prev || prevMeta.key !== meta.key) { return fig; }
+                let ghosts = prev.data.filter(t => t.meta === "ghost");
+                if (!ghosts.length) {
+                    ghosts = prev.data.filter(t => t.mode === "lines").map((t, i) =>
+                        Object.assign({}, t, {
+                            meta: "ghost", name: "before μ, σ moved", showlegend: i === 0,
+                            legendrank: 2000, hoverinfo: "skip", opacity: 0.45,
+                            line: Object.assign({}, t.line, {
+                                dash: "dot", width: Math.max(1.5, (t.line && t.line.width || 2))
+                            }),
+                        }));
+                }
+                /* scatter traces draw in order, above the region fill: ghosts first */
+                return Object.assign({}, fig, {data: ghosts.concat(fig.data)});
+            },
             /* The play button sweeps the step's slider; each timer tick moves it one step. */
             play: function (_clicks, _ticks, anim, mu, sigma) {
                 const no = window.dash_clientside.no_update;
@@ -53,14 +75,20 @@
 
     let digits = "";
     let digitTimer = null;
+    /* the step asked for and not drawn yet: two quick presses of a clicker move two steps */
+    let pending = null;
     function currentStep() {
         const el = document.getElementById("lecture-counter");
         const m = el && el.textContent.match(/^(\d+)/);
-        return m ? parseInt(m[1], 10) : 0;
+        const shown = m ? parseInt(m[1], 10) : 0;
+        if (pending !== null && pending !== shown) { return pending; }
+        pending = null;
+        return shown;
     }
     function go(step) {
         const n = N_STEPS();
-        set("lecture-step", {data: Math.max(1, Math.min(n, step))});
+        pending = Math.max(1, Math.min(n, step));
+        set("lecture-step", {data: pending});
     }
     function jump() {
         if (digits) { go(parseInt(digits, 10)); }
@@ -114,6 +142,9 @@
         } else if (k === "p") {
             const play = document.getElementById("lecture-play");
             if (play && !play.disabled) { play.click(); }
+        } else if (k === "s") {
+            const split = document.getElementById("lecture-split-button");
+            if (split && !split.disabled) { split.click(); }
         } else if (k === "t") {
             document.getElementById("lecture-theme-button").click();
         } else if (k === "q") {

@@ -30,8 +30,8 @@ EXPLANATIONS = {
         "hyperplanes pass through the centroid of that layer's input batch (Corollary 2), so "
         "layer 1 is a central arrangement with exactly 2·D₁ regions. The mu slider blends "
         "μ = t·μ_BN: at t = 1 each hyperplane sits at the total-least-squares optimum "
-        "(Theorem 1). Click the plot to add data points. With “TLS colours”, facets are "
-        "coloured by σ²/‖w‖² (eq. 8, Figure 9).",
+        "(Theorem 1). Click the plot to add a data point where you click. With “TLS "
+        "colours”, facets are coloured by σ²/‖w‖² (eq. 8, Figure 9).",
     ],
     "layers": [
         html.B("Figure 1, all layers. "),
@@ -196,6 +196,7 @@ def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
         dcc.Store(id=ids.PRESET_KEY, data=preset),
         html.Div(id=ids.SINK, hidden=True),
         dcc.Store(id=ids.EXTRA_POINTS, data=extra_points),
+        dcc.Store(id=ids.CURSOR),
         dbc.Container(fluid=True, children=[
             dbc.Row([
                 dbc.Col([presets(caption), network_controls(settings), data_controls(settings),

@@ -85,7 +85,7 @@ def data_url(raw: bytes, mime: str = "text/csv") -> str:
 
 
 def click(x, y, extra):
-    return in_callback(ce.add_points, EIDS.GRAPH_SPACE + ".clickData",
+    return in_callback(ce.add_points, EIDS.CURSOR + ".data",
                        {"points": [{"x": x, "y": y}]}, None, None, None, extra)
 
 

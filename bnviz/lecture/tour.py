@@ -84,7 +84,7 @@ TOUR: tuple[TourStep, ...] = (
              "Move depth: with BN the deeper layers' regions stay on the data.",
              "split", replace(_FIG1, layer=4)),
     TourStep("batch", "A mini-batch moves the hyperplanes", _BN,
-             "In training BN uses each mini-batch's statistics: with a batch of 8 (white "
+             "In training BN uses each mini-batch's statistics: with a batch of 8 (hollow "
              "points are outside it) the lines meet at that batch's centroid, not the data's. "
              "Move the batch-size slider: smaller batches, larger moves.",
              "space", replace(_FIG1, layer=1, batch_size=8, batch_seed=3)),

@@ -166,6 +166,7 @@ class ExplorerResult:
     mean_boundary_distance: float  # mean over data of the distance to the nearest facet
     central_layer1: bool
     raster: np.ndarray  # (L, RASTER, RASTER) activation-pattern hashes, to fill the regions
+    stats: tuple[LayerStatistics, ...] = ()  # the mu and sigma each layer uses
 
 
 def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = None) -> Dataset:
@@ -199,7 +200,8 @@ def explore(settings: ExplorerParams, extra_points: np.ndarray | None = None,
     unit = unit_view(net, stats, settings.target_layer, settings.target_unit)
     central = is_central(net.weights[0], stats[0].mu)
     raster = pattern_raster(net, stats, part.box, RASTER, device=device)
-    return ExplorerResult(settings, data, batch, net, part, unit, mean_distance, central, raster)
+    return ExplorerResult(settings, data, batch, net, part, unit, mean_distance, central, raster,
+                          tuple(stats))
 
 
 @dataclass(frozen=True)

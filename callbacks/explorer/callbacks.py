@@ -247,12 +247,13 @@ def animate_mu(_, __, mu, disabled):
 
 @callback(Output(ids.EXTRA_POINTS, "data", allow_duplicate=True),
           Output(ids.UPLOAD_STATUS, "children"),
-          Input(ids.GRAPH_SPACE, "clickData"), Input(ids.UPLOAD, "contents"),
+          Input(ids.CURSOR, "data"), Input(ids.UPLOAD, "contents"),
           Input(ids.CLEAR_POINTS, "n_clicks"),
           State(ids.UPLOAD, "filename"), State(ids.EXTRA_POINTS, "data"),
           prevent_initial_call=True)
 def add_points(click, contents, _, filename, extra):
-    """Clicking the plot adds a point; a CSV upload adds its points; 'clear' removes them."""
+    """Clicking the plot adds a point where the mouse is (assets/cursor.js reports the click
+    as {"points": [{"x", "y"}]}); a CSV upload adds its points; 'clear' removes them."""
     if ctx.triggered_id == ids.CLEAR_POINTS:
         return [], ""
     try:

@@ -44,6 +44,7 @@ CAPTION = "explorer-caption"
 PRESET_KEY = "explorer-preset-key"  # the preset whose caption is shown (kept in the URL)
 EXPORT = "explorer-export"  # pattern: {"type": EXPORT, "graph": id, "format": png|svg}
 GRAPH_SPACE = "explorer-graph"
+CURSOR = "explorer-cursor"  # store: a click's coordinates under the mouse (assets/cursor.js)
 GRAPH_LAYERS = "explorer-graph-layers"
 GRAPH_UNIT = "explorer-graph-unit"
 SUMMARY = "explorer-summary"

@@ -13,6 +13,7 @@ from dash import (
     clientside_callback,
     ctx,
     dcc,
+    html,
     no_update,
 )
 
@@ -35,27 +36,34 @@ def _counter(step: int) -> str:
     return "explorer" if step == 0 else f"{step} / {len(TOUR)}"
 
 
+#: The scenes whose picture keeps a ghost of the partition from before mu or sigma moved.
+GHOSTED = ("space", "split")
+
+
 @callback(
-    Output(ids.GRAPH, "figure"), Output(ids.TITLE, "children"),
+    Output(ids.FIGURE, "data"), Output(ids.TITLE, "children"),
     Output(ids.COUNTER, "children"), Output(ids.CAPTION, "children"),
     Output(ids.MESSAGE, "children"), Output(ids.QUERY, "data"), Output(ids.PLOT, "className"),
     Output(ids.ANIMATION, "data"), Output(ids.PLAY, "disabled"),
+    Output(ids.SPLIT_BUTTON, "disabled"),
     Output(ids.TIMER, "disabled", allow_duplicate=True),
+    Output(ids.INFO, "children", allow_duplicate=True),
     {name: Output(cid, "value") for name, cid in ids.SLIDERS.items()},
     {name: Output(cid, "disabled") for name, cid in ids.SLIDERS.items()},
     Input(ids.STEP, "data"), Input(ids.RESET, "data"),
     {name: Input(cid, "value") for name, cid in ids.SLIDERS.items()},
-    Input(ids.THEME, "data"), State(ids.BASE, "data"),
+    Input(ids.THEME, "data"), Input(ids.SPLIT, "data"), State(ids.BASE, "data"),
     prevent_initial_call="initial_duplicate",
 )
-def show(step, _reset, sliders, theme, base):
+def show(step, _reset, sliders, theme, split, base):
     """Draw the step: at its own settings when it was chosen (or reset), the sliders set to
     them; else at the sliders. A bad value (only a crafted request sends one) keeps the
     picture, marked stale, with a message."""
     theme = theme if theme in THEMES else "light"
     keep_sliders = {name: no_update for name in SLIDERS}
     try:
-        step_def = step_for(step, base)
+        split = split is True
+        step_def = step_for(step, base, split)
         chosen = ctx.triggered_id in (ids.STEP, ids.RESET)
         if chosen:
             scene = compute_scene(step_def)
@@ -64,17 +72,74 @@ def show(step, _reset, sliders, theme, base):
             scene = compute_scene(step_def, values["mu"], values["sigma"], values["batch"],
                                   values["depth"])
         figure = projected(scene_figure(scene), theme)
+        # assets/lecture.js keeps the partition from before a run of mu or sigma moves as a
+        # ghost under the new one, while the rest of the state (the key) stays the same
+        figure["layout"]["meta"] = {
+            "key": f"{step}|{scene.settings.depth}|{scene.settings.batch_size}|{theme}",
+            "ghost": step_def.scene in GHOSTED and not chosen
+            and ctx.triggered_id in (ids.MU, ids.SIGMA)}
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update, no_update, no_update, no_update, str(exc), no_update, STALE,
-                no_update, no_update, no_update, keep_sliders, keep_sliders)
+                no_update, no_update, no_update, no_update, no_update, keep_sliders,
+                keep_sliders)
     new_sliders = slider_values(scene.settings) if chosen else keep_sliders
     disabled = {name: name not in step_def.live for name in SLIDERS}
     note = scene.note + ("" if not any(disabled.values()) else
                          ("; " if scene.note else "") + "gray sliders do not act on this step")
     animation = ANIMATIONS.get(step_def.animate)
     return (figure, step_def.title, _counter(step), step_def.caption, note,
-            lecture_query(step, step_def, scene.settings, theme, base), "lecture-plot",
-            animation, animation is None, True if chosen else no_update, new_sliders, disabled)
+            lecture_query(step, step_def, scene.settings, theme, base,
+                          split and step_def.scene == "split"), "lecture-plot",
+            animation, animation is None,
+            step_for(step, base).scene != "space", True if chosen else no_update, "",
+            new_sliders, disabled)
+
+
+def _number(v: float) -> str:
+    return f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+
+
+def point_info(info, on_facet: bool) -> list:
+    """A click's findings for the dock: the region's code per layer, the nearest folded
+    hyperplane, and eq. 11 with the numbers at the point."""
+    j, k = info.unit_layer, info.unit + 1
+    z = "x" if j == 1 else f"z{j - 1}(x)"
+    where = ("on it" if on_facet else f"{_number(info.distance)} away")
+    return [
+        html.P(["(", _number(info.point[0]), ", ", _number(info.point[1]), "): region code ",
+                *[html.Span([html.Code(code, title=f"layer {i}: one bit per unit, 1 where "
+                                                   "h > 0"), " "], className="text-nowrap")
+                  for i, code in enumerate(info.codes, 1)]]),
+        html.P(f"nearest folded hyperplane: layer {j}, unit {k}, {where}"),
+        html.P([f"eq. 11: h{j},{k} = (⟨w, {z}⟩ − μ)/σ = (", _number(info.projection), " − ",
+                _number(info.mu), ")/", _number(info.sigma), " = ",
+                html.B(_number(info.pre_activation))]),
+    ]
+
+
+@callback(Output(ids.INFO, "children"), Input(ids.CURSOR, "data"), State(ids.STEP, "data"),
+          {name: State(cid, "value") for name, cid in ids.SLIDERS.items()},
+          State(ids.BASE, "data"), State(ids.SPLIT, "data"), prevent_initial_call=True)
+def inspect(click, step, sliders, base, split=False):
+    """A click on a partition: its region and nearest folded hyperplane (bnviz.views.inspect);
+    on the split view, in the panel clicked (left: without BN, right: with BN)."""
+    from bnviz.views.inspect import inspect_point
+
+    try:
+        point = click["points"][0]
+        x, y = float(point["x"]), float(point["y"])
+        step_def = step_for(step, base, split is True)
+        if step_def.scene not in ("space", "split"):
+            return no_update
+        scene = compute_scene(step_def, sliders["mu"], sliders["sigma"], sliders["batch"],
+                              sliders["depth"])
+        result = scene.data if step_def.scene == "space" else \
+            scene.data[1 if click.get("panel") == "x2" else 0][1]
+        info = inspect_point(result, x, y)
+    except (TypeError, KeyError, IndexError, ValueError, OverflowError, PartitionTooLarge):
+        return no_update  # not a click on a partition (only a crafted request sends one)
+    x0, x1, _, _ = result.partition.box
+    return point_info(info, info.on_facet(0.01 * (x1 - x0)))
 
 
 @callback(Output(ids.QR, "src"), Output(ids.QR_URL, "children"),
@@ -106,10 +171,16 @@ def export_slides(clicks, theme):
             f"slides: {len(TOUR)} steps, {len(data) // 1024} kB")
 
 
+clientside_callback(ClientsideFunction("lecture", "withGhost"),
+                    Output(ids.GRAPH, "figure"), Input(ids.FIGURE, "data"),
+                    State(ids.GRAPH, "figure"))
 clientside_callback(ClientsideFunction("lecture", "move"),
                     Output(ids.STEP, "data"),
                     Input(ids.PREV, "n_clicks"), Input(ids.NEXT, "n_clicks"),
                     State(ids.STEP, "data"), prevent_initial_call=True)
+clientside_callback(ClientsideFunction("lecture", "toggle"),
+                    Output(ids.SPLIT, "data"), Input(ids.SPLIT_BUTTON, "n_clicks"),
+                    State(ids.SPLIT, "data"), prevent_initial_call=True)
 clientside_callback(ClientsideFunction("lecture", "toggleTheme"),
                     Output(ids.THEME, "data"), Input(ids.THEME_BUTTON, "n_clicks"),
                     State(ids.THEME, "data"), prevent_initial_call=True)

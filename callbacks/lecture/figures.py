@@ -128,6 +128,9 @@ def scene_figure(scene: Scene) -> Figure:
     raise ValueError(f"unknown scene {kind!r}")
 
 
+_WHITE = ("white", "#ffffff", "#fff")
+
+
 def _swap(value: Any, swap: dict) -> Any:
     return swap.get(value.lower(), value) if isinstance(value, str) else value
 
@@ -143,7 +146,10 @@ def projected(fig: Figure, theme: str) -> Figure:
         t = dict(trace)
         for part in ("marker", "line"):
             if isinstance(t.get(part), dict):
-                t[part] = {**t[part], "color": _swap(t[part].get("color"), swap)}
+                # white lines are drawn over colour fills (contours): they stay white
+                keep = part == "line" and str(t[part].get("color")).lower() in _WHITE
+                t[part] = {**t[part], "color": t[part].get("color") if keep
+                           else _swap(t[part].get("color"), swap)}
                 if isinstance(t[part].get("line"), dict):
                     t[part]["line"] = {**t[part]["line"],
                                        "color": _swap(t[part]["line"].get("color"), swap)}

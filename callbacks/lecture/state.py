@@ -10,7 +10,7 @@ Nothing here registers a callback.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
@@ -31,6 +31,7 @@ class LectureState:
     theme: str
     base: dict | None  # step 0: the explorer's settings (its query) and view
     message: str
+    split: bool = False  # an input-space step shown without BN | with BN, side by side
 
 
 def explorer_step(base: dict | None) -> TourStep:
@@ -46,12 +47,14 @@ def explorer_step(base: dict | None) -> TourStep:
                     "or press → for the tour.", view, settings, tls=base.get("tls") is True)
 
 
-def step_for(number: object, base: dict | None) -> TourStep:
-    """The step at ``number`` (0: the explorer's state); ValueError for anything else."""
+def step_for(number: object, base: dict | None, split: bool = False) -> TourStep:
+    """The step at ``number`` (0: the explorer's state), an input-space step shown as the
+    split (without BN | with BN) when ``split``; ValueError for anything else."""
     if isinstance(number, bool) or not isinstance(number, int) or not \
             0 <= number <= len(TOUR):
         raise ValueError(f"step: a whole number from 1 to {len(TOUR)}")
-    return explorer_step(base) if number == 0 else TOUR[number - 1]
+    step = explorer_step(base) if number == 0 else TOUR[number - 1]
+    return replace(step, scene="split") if split is True and step.scene == "space" else step
 
 
 def slider_values(settings: ExplorerParams) -> dict:
@@ -67,7 +70,8 @@ def _step_number(raw: object) -> int | None:
     if raw is None:
         return None
     text = str(raw)
-    if text.isdigit() and int(text) <= len(TOUR):
+    # isdigit() also takes '²' and 5000-digit strings, which int() refuses
+    if text.isascii() and text.isdigit() and len(text) <= 3 and int(text) <= len(TOUR):
         return int(text)
     return next((i for i, s in enumerate(TOUR, 1) if s.key == text), None)
 
@@ -104,11 +108,12 @@ def initial_state(query: dict) -> LectureState:
             sliders = slider_values(settings)
         except InputError as exc:
             message.append(f"The link's sliders were not used ({exc}).")
-    return LectureState(step, sliders, theme, base, " ".join(message))
+    return LectureState(step, sliders, theme, base, " ".join(message),
+                        split=query.get("split") == "1")
 
 
 def lecture_query(step: int, step_def: TourStep, settings: ExplorerParams, theme: str,
-                  base: dict | None) -> str:
+                  base: dict | None, split: bool = False) -> str:
     """The URL query of a state: the step, the sliders that moved from the step's own
     settings, the theme; step 0 carries the explorer's settings (with the sliders applied)."""
     q: dict[str, str] = {"step": str(step)}
@@ -127,5 +132,7 @@ def lecture_query(step: int, step_def: TourStep, settings: ExplorerParams, theme
                                 str(getattr(settings, k)))
     if theme == "dark":
         q["theme"] = "dark"
+    if split:
+        q["split"] = "1"
     return urlencode(q)
 

@@ -143,13 +143,16 @@ def test_clicker_keys_move_the_tour(dash_duo):
     for keys, expected in (((Keys.PAGE_DOWN,), 6), ((Keys.ARROW_RIGHT,), 7), ((" ",), 8),
                            ((Keys.PAGE_UP,), 7), ((Keys.ARROW_LEFT,), 6), ((Keys.END,), n),
                            ((Keys.PAGE_DOWN,), n), ((Keys.HOME,), 1), ((Keys.PAGE_UP,), 1),
-                           (("1", "2"), 12), (("3",), 3), (("1",), 1)):
+                           (("1", "2"), 12), (("3",), 3), (("1",), 1),
+                           ((Keys.PAGE_DOWN, Keys.PAGE_DOWN), 3)):  # two quick presses
         _press(dash_duo, *keys)
         _wait_step(dash_duo, expected)
     # the buttons do what the keys do
     dash_duo.find_element(f"#{ids.NEXT}").click()
-    _wait_step(dash_duo, 2)
+    _wait_step(dash_duo, 4)
     dash_duo.find_element(f"#{ids.PREV}").click()
+    _wait_step(dash_duo, 3)
+    _press(dash_duo, Keys.HOME)
     _wait_step(dash_duo, 1)
     # ? lists every key and every step
     _press(dash_duo, "?")
@@ -194,21 +197,30 @@ def test_play_animates_and_r_resets(dash_duo):
         return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
             "aria-valuenow"))
 
-    def lines() -> str:
+    def lines() -> list[str]:
         return _js(dash_duo, "const g = document.querySelector('#lecture-graph "
-                             ".js-plotly-plot'); return JSON.stringify(g.data.filter("
-                             "t => t.mode === 'lines').map(t => t.x));")
+                             ".js-plotly-plot'); return g.data.filter(t => t.mode === 'lines' "
+                             "&& t.meta !== 'ghost').map(t => JSON.stringify(t.x));")
+
+    def ghosts() -> list:
+        return _js(dash_duo, "const g = document.querySelector('#lecture-graph "
+                             ".js-plotly-plot'); return g.data.filter(t => t.meta === 'ghost')"
+                             ".map(t => JSON.stringify(t.x));")
 
     assert mu() == 0.0
     before = lines()
+    assert ghosts() == []
     _press(dash_duo, "p")
     until(lambda: 0.3 < mu() < 1.0, TIMEOUT, msg="the animation did not start")
     until(lambda: mu() == 1.0, TIMEOUT, msg="the animation did not reach the BN mean")
     until(lambda: "mu_t=1" in _js(dash_duo, "return location.search;"), TIMEOUT)
     assert lines() != before  # the lines moved with mu
+    # the ghost under them is the partition from before mu moved (mu = 0)
+    assert ghosts() and all(g in before for g in ghosts())
     _press(dash_duo, "r")
     until(lambda: mu() == 0.0, TIMEOUT, msg="r did not reset the step")
     until(lambda: lines() == before, TIMEOUT)
+    assert ghosts() == []  # a new state of the step: no ghost
     assert dash_duo.get_logs() == []
 
 
@@ -259,4 +271,41 @@ def test_lecture_link_opens_the_explorers_state(dash_duo):
     assert not any(e.is_displayed() for e in dash_duo.find_elements(".navbar"))
     _press(dash_duo, Keys.PAGE_DOWN)
     _wait_step(dash_duo, 1)
+    assert dash_duo.get_logs() == []
+
+
+def test_click_inspects_and_s_splits(dash_duo):
+    """A click on the partition shows its region code, the nearest folded hyperplane and eq.
+    11 with the numbers; s shows the same weights without and with BN side by side."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=6", timeout=TIMEOUT)
+    _wait_step(dash_duo, 6)
+    drag = dash_duo.find_element("#lecture-graph .nsewdrag")
+    ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(30, -20).pause(
+        0.2).click().perform()
+    until(lambda: "eq. 11" in dash_duo.find_element(f"#{ids.INFO}").text, TIMEOUT)
+    text = dash_duo.find_element(f"#{ids.INFO}").text
+    assert "region code" in text and "nearest folded hyperplane: layer" in text
+    codes = [c.text for c in dash_duo.find_elements(f"#{ids.INFO} code")]
+    assert len(codes) == 4 and all(set(c) <= {"0", "1"} and len(c) == 6 for c in codes)
+    layout = _layout_report(dash_duo)
+    assert layout["scroll"][1] <= layout["scroll"][3] and all(layout["sliders"])
+    _press(dash_duo, "s")
+    until(lambda: "split=1" in _js(dash_duo, "return location.search;"), TIMEOUT)
+    until(lambda: _js(dash_duo, "const g = document.querySelector('#lecture-graph "
+                                ".js-plotly-plot'); return !!g._fullLayout.xaxis2;"), TIMEOUT)
+    assert dash_duo.find_element(f"#{ids.INFO}").text == ""  # it described the old picture
+    texts = _js(dash_duo, OVERLAP_JS, ids.GRAPH)
+    assert texts["overlaps"] == [] and texts["small"] == []
+    # the split stays on through the tour's input-space steps (7 is a split of its own)
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 7)
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 8)
+    assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") is None
+    assert "split=1" in _js(dash_duo, "return location.search;")
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 9)
+    assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") == "true"
     assert dash_duo.get_logs() == []

@@ -218,15 +218,50 @@ def test_shared_url_restores_the_state(dash_duo):
     _no_console_errors(dash_duo)
 
 
-def test_click_on_plot_adds_a_point(dash_duo):
+def _added_points(dash_duo) -> list[tuple[float, float]]:
+    query = parse_qs(urlsplit(_js(dash_duo, "return window.location.href")).query)
+    return [tuple(float(v) for v in p.split(",")) for p in query.get("pts", [""])[0].split(";")
+            if p]
+
+
+def _data_at(dash_duo, dx: float, dy: float) -> tuple[float, float]:
+    """The data coordinates of the pixel (dx, dy) from the plot area's centre."""
+    return tuple(_js(dash_duo, f"""const g = {_gd(ids.GRAPH_SPACE)}, fl = g._fullLayout;
+        const xa = fl.xaxis, ya = fl.yaxis;
+        return [xa.p2d(xa._length / 2 + arguments[0]), ya.p2d(ya._length / 2 + arguments[1])];
+        """, dx, dy))
+
+
+def test_click_on_plot_adds_a_point_at_the_cursor(dash_duo):
+    """A click adds a point where the mouse is: not the nearest data point's copy, not the
+    region fill's pixel centre."""
     _open(dash_duo)
     assert _n_points(dash_duo) == 100
     drag = dash_duo.find_element(f"#{ids.GRAPH_SPACE} .nsewdrag")
+    # the plot area's centre is the drag layer's centre (plotly draws it over the axes)
     ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(-40, 30).pause(
         0.2).click().perform()
     until(lambda: _n_points(dash_duo) == 101, TIMEOUT, msg="the click added no data point")
     assert "1 added points" in dash_duo.find_element(f"#{ids.UPLOAD_STATUS}").text
-    assert "pts=" in _js(dash_duo, "return window.location.search")
+    until(lambda: len(_added_points(dash_duo)) == 1, TIMEOUT)
+    (x, y), = _added_points(dash_duo)
+    ex, ey = _data_at(dash_duo, -40, 30)
+    # within one pixel (WebDriver moves to whole pixels; the region fill's pixels are 3)
+    px_size = _js(dash_duo, f"const xa = {_gd(ids.GRAPH_SPACE)}._fullLayout.xaxis; "
+                            "return (xa.range[1] - xa.range[0]) / xa._length;")
+    assert abs(x - ex) <= px_size and abs(y - ey) <= px_size, ((x, y), (ex, ey))
+    # 6 px to the right of a data point: the point goes under the mouse, not on the data point
+    px, py, dx, dy = _js(dash_duo, f"""const g = {_gd(ids.GRAPH_SPACE)}, fl = g._fullLayout;
+        const t = g._fullData.find(t => t.name === 'data'), xa = fl.xaxis, ya = fl.yaxis;
+        const x = t.x[0], y = t.y[0];
+        return [x, y, xa.d2p(x) - xa._length / 2, ya.d2p(y) - ya._length / 2];""")
+    ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(
+        round(dx) + 6, round(dy)).pause(0.2).click().perform()
+    until(lambda: len(_added_points(dash_duo)) == 2, TIMEOUT)
+    x, y = _added_points(dash_duo)[1]
+    ex, ey = _data_at(dash_duo, round(dx) + 6, round(dy))
+    assert abs(x - ex) <= px_size and abs(y - ey) <= px_size, ((x, y), (ex, ey))
+    assert abs(x - px) >= 4 * px_size
     _no_console_errors(dash_duo)
 
 

@@ -132,7 +132,7 @@ def test_animate_mu():
 
 # --------------------------------------------------------------------------- added points
 
-CLICK = ids.GRAPH_SPACE + ".clickData"
+CLICK = ids.CURSOR + ".data"
 
 
 UPLOAD = ids.UPLOAD + ".contents"

@@ -175,7 +175,7 @@ def test_animate_never_raises(trigger, mu, disabled):
 def test_clicks_with_any_click_data(x, y, shape, extra):
     data = {"point": {"points": [{"x": x, "y": y}]}, "no points": {"points": []},
             "empty": {}, "junk": [x, y]}[shape]
-    new, status = in_callback(ce.add_points, EIDS.GRAPH_SPACE + ".clickData", data, None,
+    new, status = in_callback(ce.add_points, EIDS.CURSOR + ".data", data, None,
                               None, None, extra)
     if new is no_update:
         assert status is no_update or assert_clear(status)

@@ -1,0 +1,348 @@
+"""The lecture view's figures (callbacks/lecture/figures.py) set for a projector: type of at
+least 18 px everywhere, the legend beside the plot, the light and dark themes' colours, valid
+plotly JSON; and the page's callbacks (callbacks/lecture/callbacks.py) called as dash calls
+them: the step chosen sets the sliders to its own settings and grays the ones that do not
+act; a crafted value keeps the picture, marked stale, with a message."""
+
+from __future__ import annotations
+
+import json
+from contextvars import copy_context
+from urllib.parse import parse_qs
+
+import plotly.io as pio
+import plotly.utils
+import pytest
+from dash import no_update
+from dash._callback_context import context_value
+from dash._utils import AttributeDict
+
+from bnviz.lecture.qr import MAX_URL_LENGTH
+from bnviz.lecture.scenes import BATCH_ALL, compute_scene
+from bnviz.lecture.tour import SLIDERS, TOUR, step_by_key
+from callbacks.lecture import callbacks as cl
+from callbacks.lecture import ids
+from callbacks.lecture.figures import FONT_PX, THEME_COLOURS, projected, scene_figure
+from callbacks.lecture.state import initial_state, slider_values
+
+KEYS = [s.key for s in TOUR]
+BLACK = {"#000000", "#000", "black", "rgb(0,0,0)", "rgba(0,0,0,1)"}
+THEMES = ("light", "dark")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _home(tmp_path_factory):
+    home = tmp_path_factory.getbasetemp() / "lecture-home"
+    home.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BNVIZ_HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def figures(_home):
+    """Every step's figure, before and after projected(), in both themes."""
+    out = {}
+    for step in TOUR:
+        raw = scene_figure(compute_scene(step))
+        out[step.key] = {"raw": raw, **{theme: projected(raw, theme) for theme in THEMES}}
+    return out
+
+
+def _walk(obj, path=""):
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _walk(value, f"{path}.{key}")
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            yield from _walk(value, f"{path}[{i}]")
+    else:
+        yield path, obj
+
+
+def _is_black(colour) -> bool:
+    return isinstance(colour, str) and colour.replace(" ", "").lower() in BLACK
+
+
+def _trace_colours(trace):
+    """Every colour of a trace's markers and lines (single colours and per-point lists)."""
+    for part in ("marker", "line"):
+        holder = trace.get(part)
+        if not isinstance(holder, dict):
+            continue
+        for colour in (holder.get("color"), (holder.get("line") or {}).get("color")):
+            if isinstance(colour, list | tuple):
+                yield from colour
+            else:
+                yield colour
+
+
+# --------------------------------------------------------------------------- projected()
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("key", KEYS)
+def test_type_is_projector_size(figures, key, theme):
+    fig = figures[key][theme]
+    lay = fig["layout"]
+    assert lay["font"]["size"] >= FONT_PX >= 18
+    for a in lay.get("annotations", []):
+        assert a["font"]["size"] >= 18, a.get("text")
+    axes = [k for k in lay if k.startswith(("xaxis", "yaxis"))]
+    assert axes, key  # every scene has axes
+    for k in axes:
+        assert lay[k]["tickfont"]["size"] >= 18, k
+        title = lay[k].get("title")
+        if isinstance(title, dict) and title.get("font"):
+            assert title["font"]["size"] >= 18, k
+    if isinstance(lay.get("title"), dict) and lay["title"].get("font"):
+        assert lay["title"]["font"]["size"] >= 18
+    assert lay["legend"]["font"]["size"] >= 18
+    # any font anywhere (traces' colour bars, text fonts, ...) that names a size
+    small = [(path, v) for path, v in _walk(fig)
+             if "font" in path and path.endswith(".size") and isinstance(v, int | float)
+             and v < 18]
+    assert not small, small
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("key", KEYS)
+def test_legend_and_colour_bars_are_outside_the_plot(figures, key, theme):
+    lay = figures[key][theme]["layout"]
+    assert lay["legend"]["x"] >= 1 and lay["legend"].get("xanchor") == "left"
+    for k, axis in lay.items():
+        if k.startswith("xaxis") and "domain" in axis:
+            assert max(axis["domain"]) <= 1, k
+    for trace in figures[key][theme]["data"]:
+        for holder in (trace, trace.get("marker")):
+            if isinstance(holder, dict) and isinstance(holder.get("colorbar"), dict):
+                assert holder["colorbar"]["x"] >= 1
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("key", KEYS)
+def test_theme_colours(figures, key, theme):
+    lay = figures[key][theme]["layout"]
+    colours = THEME_COLOURS[theme]
+    assert lay["paper_bgcolor"] == colours["paper"]
+    assert lay["plot_bgcolor"] == colours["plot"]
+    assert lay["font"]["color"] == colours["text"]
+    for a in lay.get("annotations", []):
+        assert a["font"]["color"] == colours["text"]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_dark_theme_has_no_black_marks(figures, key):
+    dark = figures[key]["dark"]
+    assert THEME_COLOURS["dark"]["paper"] != "#ffffff"
+    for trace in dark["data"]:
+        blacks = [c for c in _trace_colours(trace) if _is_black(c)]
+        assert not blacks, (trace.get("name"), blacks)
+    for shape in dark["layout"].get("shapes", []):
+        assert not _is_black((shape.get("line") or {}).get("color"))
+
+
+def test_dark_theme_swaps_the_black_marks_that_light_keeps(figures):
+    """The light theme keeps the pages' black (the test-time boundary, the mini-batch's
+    points...): the dark theme's check above is not vacuous."""
+    light_blacks = [key for key in KEYS for t in figures[key]["light"]["data"]
+                    if any(_is_black(c) for c in _trace_colours(t))]
+    assert light_blacks
+    raw_blacks = [key for key in KEYS for t in figures[key]["raw"]["data"]
+                  if any(_is_black(c) for c in _trace_colours(t))]
+    assert set(raw_blacks) == set(light_blacks)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("key", KEYS)
+def test_figure_is_valid_plotly_json(figures, key, theme):
+    fig = figures[key][theme]
+    text = pio.to_json(fig, validate=True)  # validate: a plotly Figure accepts every key
+    again = json.loads(text)
+    assert len(again["data"]) == len(fig["data"]) > 0
+    json.loads(json.dumps(fig, cls=plotly.utils.PlotlyJSONEncoder))
+
+
+def test_projected_does_not_change_its_input(figures):
+    raw = scene_figure(compute_scene("batch"))
+    before = pio.to_json(raw, validate=False)
+    projected(raw, "dark")
+    assert pio.to_json(raw, validate=False) == before
+
+
+def test_unknown_theme_is_light(figures):
+    fig = projected(figures["cor2"]["raw"], "purple")
+    assert fig["layout"]["paper_bgcolor"] == THEME_COLOURS["light"]["paper"]
+
+
+def test_split_has_two_panels_with_region_counts(figures):
+    fig = figures["split"]["light"]
+    lay = fig["layout"]
+    assert "xaxis2" in lay and "yaxis2" in lay
+    texts = [a["text"] for a in lay["annotations"]]
+    assert len(texts) == 2 and all("regions" in t for t in texts)
+    scene = compute_scene("split")
+    for text, (_, result) in zip(texts, scene.data, strict=True):
+        layer = scene.settings.layer
+        assert f"{len(result.partition.layers[layer - 1].regions)} regions" in text
+    assert {t.get("xaxis", "x") for t in fig["data"]} == {"x", "x2"}
+
+
+def test_cor2_title_names_2_d1_regions(figures):
+    title = figures["cor2"]["light"]["layout"]["title"]["text"]
+    assert f"{2 * step_by_key('cor2').settings.width} regions" in title
+
+
+# --------------------------------------------------------------------------- show()
+
+def _in_callback(fn, prop_id, *args):
+    def inner():
+        context_value.set(AttributeDict(triggered_inputs=[{"prop_id": prop_id,
+                                                           "value": None}]))
+        return fn(*args)
+    return copy_context().run(inner)
+
+
+def _json(fig) -> str:
+    return json.dumps(fig, cls=plotly.utils.PlotlyJSONEncoder, sort_keys=True)
+
+
+NO_SLIDERS = {name: None for name in SLIDERS}
+(FIGURE, TITLE, COUNTER, CAPTION, MESSAGE, QUERY, PLOT, ANIMATION, PLAY_OFF, SPLIT_OFF,
+ TIMER_OFF, INFO, VALUES, DISABLED) = range(14)
+
+
+def _show_step(number, theme="light", base=None, trigger=ids.STEP):
+    return _in_callback(cl.show, f"{trigger}.data", number, None, NO_SLIDERS, theme, False,
+                        base)
+
+
+def _show_sliders(number, sliders, which="mu", theme="light", base=None):
+    return _in_callback(cl.show, f"{ids.SLIDERS[which]}.value", number, None, sliders, theme,
+                        False, base)
+
+
+@pytest.mark.parametrize("step", TOUR, ids=KEYS)
+def test_choosing_a_step_sets_its_sliders(step):
+    out = _show_step(step.number)
+    assert len(out) == 14
+    assert out[INFO] == ""  # a new picture clears what a click found on the old one
+    assert out[SPLIT_OFF] == (step.scene != "space")
+    assert out[PLOT] == "lecture-plot"
+    assert out[TITLE] == step.title and out[CAPTION] == step.caption
+    assert out[COUNTER] == f"{step.number} / {len(TOUR)}"
+    assert out[VALUES] == slider_values(step.settings)
+    assert out[DISABLED] == {name: name not in step.live for name in SLIDERS}
+    assert out[TIMER_OFF] is True  # a new step stops the animation
+    assert (out[ANIMATION] is None) == (step.animate is None) == out[PLAY_OFF]
+    if step.animate:
+        assert out[ANIMATION]["slider"] == ids.SLIDERS[step.animate]
+    assert ("gray sliders" in out[MESSAGE]) == (set(step.live) != set(SLIDERS))
+    assert out[QUERY] == f"step={step.number}"
+    assert initial_state(parse_qs(out[QUERY])).step == step.number
+    fig = out[FIGURE]
+    assert fig["layout"]["font"]["size"] >= 18
+    assert fig["layout"]["paper_bgcolor"] == THEME_COLOURS["light"]["paper"]
+
+
+def test_reset_sets_the_sliders_too():
+    step = step_by_key("fig2c")
+    out = _in_callback(cl.show, f"{ids.RESET}.data", step.number, 3,
+                       {"mu": 0.2, "sigma": 1.5, "batch": 4, "depth": 7}, "dark", False,
+                       None)
+    assert out[VALUES] == slider_values(step.settings)
+    assert out[FIGURE]["layout"]["paper_bgcolor"] == THEME_COLOURS["dark"]["paper"]
+    assert parse_qs(out[QUERY]) == {"step": [str(step.number)], "theme": ["dark"]}
+
+
+def test_moving_a_slider_draws_it_and_keeps_the_sliders():
+    step = step_by_key("cor2")
+    sliders = {"mu": 0.5, "sigma": 0.0, "batch": BATCH_ALL, "depth": 4}
+    out = _show_sliders(step.number, sliders, "mu", theme="dark")
+    assert out[PLOT] == "lecture-plot" and out[MESSAGE] == ""
+    assert all(v is no_update for v in out[VALUES].values())
+    assert out[TIMER_OFF] is no_update  # the play button's own moves keep it playing
+    state = initial_state(parse_qs(out[QUERY]))
+    assert state.step == step.number and state.theme == "dark"
+    assert state.sliders == sliders
+    own = _show_step(step.number)
+    assert _json(out[FIGURE]) != _json(own[FIGURE])
+
+
+def test_moving_a_gray_slider_changes_nothing():
+    step = step_by_key("fig7")
+    own = _show_step(step.number)
+    sliders = {**slider_values(step.settings), "mu": 0.3, "depth": 2}
+    out = _show_sliders(step.number, sliders, "mu")
+    assert out[QUERY] == own[QUERY] == f"step={step.number}"
+    assert _json(out[FIGURE]) == _json(own[FIGURE])
+
+
+def test_a_batch_larger_than_the_data_is_said():
+    step = step_by_key("batch")
+    sliders = {**slider_values(step.settings), "batch": 7}
+    out = _show_sliders(step.number, sliders, "batch")
+    assert out[PLOT] == "lecture-plot"
+    assert "128" in out[MESSAGE] and str(step.settings.n_points) in out[MESSAGE]
+
+
+@pytest.mark.parametrize("number, sliders, which", [
+    (8, {"mu": 1.0, "sigma": 0.0, "batch": 3.5, "depth": 4}, "batch"),
+    (8, {"mu": 1.0, "sigma": 0.0, "batch": "x", "depth": 4}, "batch"),
+    (5, {"mu": 1.0, "sigma": "x", "batch": 9, "depth": 2}, "sigma"),
+    (5, {"mu": 1.0, "sigma": 1e6, "batch": 9, "depth": 2}, "sigma"),
+    (2, {"mu": "abc", "sigma": 0.0, "batch": 9, "depth": 4}, "mu"),
+    (2, {"mu": 99, "sigma": 0.0, "batch": 9, "depth": 4}, "mu"),
+    (2, {"mu": 0.5, "sigma": 0.0, "batch": 9, "depth": -3}, "depth"),
+])
+def test_a_crafted_value_keeps_the_picture_stale(number, sliders, which):
+    out = _show_sliders(number, sliders, which)
+    assert out[PLOT] == cl.STALE
+    assert isinstance(out[MESSAGE], str) and out[MESSAGE].strip()
+    assert "\n" not in out[MESSAGE] and "Traceback" not in out[MESSAGE]
+    assert out[FIGURE] is no_update and out[QUERY] is no_update
+    assert all(v is no_update for v in out[VALUES].values())
+    assert all(v is no_update for v in out[DISABLED].values())
+
+
+@pytest.mark.parametrize("number", [99, -1, "3", None, True, 2.5])
+def test_a_crafted_step_keeps_the_picture_stale(number):
+    out = _show_step(number)
+    assert out[PLOT] == cl.STALE and out[FIGURE] is no_update
+    assert isinstance(out[MESSAGE], str) and out[MESSAGE].strip()
+
+
+def test_step_0_shows_the_explorer_state():
+    base = {"settings": {"depth": "3", "width": "5"}, "view": "unit", "tls": False}
+    out = _show_step(0, base=base)
+    assert out[PLOT] == "lecture-plot" and out[COUNTER] == "explorer"
+    assert out[VALUES]["depth"] == 3
+    assert out[DISABLED] == {name: False for name in SLIDERS}
+    state = initial_state(parse_qs(out[QUERY]))
+    assert state.step == 0 and state.base["view"] == "unit"
+
+
+def test_unknown_theme_draws_light():
+    out = _show_step(3, theme="purple")
+    assert out[FIGURE]["layout"]["paper_bgcolor"] == THEME_COLOURS["light"]["paper"]
+    assert "theme" not in parse_qs(out[QUERY])
+
+
+# --------------------------------------------------------------------------- show_qr()
+
+def test_qr_callback():
+    import base64
+    import io
+
+    import zxingcpp
+    from PIL import Image
+
+    assert cl.show_qr(False, "http://x/lecture?step=2") == (no_update, no_update)
+    assert cl.show_qr(True, None)[1] == "no link yet"
+    assert cl.show_qr(True, "javascript:alert(1)")[1] == "no link yet"
+    src, text = cl.show_qr(True, "http://x/" + "a" * MAX_URL_LENGTH)
+    assert src is no_update and "600" in text
+    url = "http://127.0.0.1:8050/lecture?step=2&mu_t=0.5"
+    src, text = cl.show_qr(True, url)
+    assert text == url
+    png = base64.b64decode(src.split(",", 1)[1])
+    assert [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))] == [url]

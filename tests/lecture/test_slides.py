@@ -1,0 +1,195 @@
+"""Slides (bnviz.lecture.slides): every tour step as a 1280x720 PNG and an SVG with its title
+and caption, the captions file, the index, the zip the page's button downloads; light and dark
+themes. Rendering every slide takes a few seconds: once per module."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+import zipfile
+
+import pytest
+from PIL import Image
+
+from bnviz.lecture import slides as slides_module
+from bnviz.lecture.scenes import compute_scene
+from bnviz.lecture.slides import FORMATS, export_slides, render_slide, slide_files, slide_name
+from bnviz.lecture.tour import TOUR
+
+KEYS = [s.key for s in TOUR]
+SIZE = (1280, 720)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _home(tmp_path_factory):
+    home = tmp_path_factory.getbasetemp() / "lecture-home"
+    home.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BNVIZ_HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def files(_home):
+    return slide_files("light")
+
+
+def _png(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    assert image.format == "PNG"
+    image.load()
+    return image
+
+
+def _luminance(pixel) -> float:
+    r, g, b = pixel[:3]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _corners(image: Image.Image) -> list:
+    rgba = image.convert("RGBA")
+    w, h = rgba.size
+    return [rgba.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+
+
+# --------------------------------------------------------------------------- one slide
+
+@pytest.mark.parametrize("number, step", list(enumerate(TOUR, 1))[:3], ids=KEYS[:3])
+def test_render_slide_png_and_svg(number, step):
+    scene = compute_scene(step)
+    png = render_slide(scene, number, "png")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert _png(png).size == SIZE
+    svg = render_slide(scene, number, "svg")
+    assert re.match(rb"\s*<(\?xml|svg)", svg)
+    text = svg.decode("utf-8")
+    assert "<svg" in text and text.rstrip().endswith("</svg>")
+    assert html.escape(step.title, quote=False) in text
+    assert f"{number}. " in text
+
+
+@pytest.mark.parametrize("theme, dark", [("light", False), ("dark", True)])
+def test_theme_background(theme, dark):
+    image = _png(render_slide(compute_scene("cor2"), 2, "png", theme))
+    assert image.size == SIZE
+    for pixel in _corners(image):
+        if len(pixel) == 4:
+            assert pixel[3] == 255  # opaque: the theme's background, not the viewer's
+        if dark:
+            assert _luminance(pixel) < 60, pixel
+        else:
+            assert pixel[:3] == (255, 255, 255), pixel
+
+
+def test_dark_svg_has_a_dark_background():
+    light = render_slide(compute_scene("fig7"), 11, "svg", "light").decode()
+    dark = render_slide(compute_scene("fig7"), 11, "svg", "dark").decode()
+    assert light != dark
+
+    def background(svg: str) -> str:
+        """The figure's background patch's fill (SVG's default fill is black)."""
+        patch = re.search(r'<g id="patch_1">\s*<path[^>]*>', svg)
+        assert patch, svg[:500]
+        fill = re.search(r"fill:\s*(#[0-9a-fA-F]{6})", patch.group(0))
+        return fill.group(1).lower() if fill else "#000000"
+
+    assert background(light) == "#ffffff"
+    assert _luminance(tuple(int(background(dark)[i:i + 2], 16) for i in (1, 3, 5))) < 60
+
+
+@pytest.mark.parametrize("fmt", ["gif", "pdf", "", "PNG", None])
+def test_unknown_format_is_refused(fmt):
+    with pytest.raises(ValueError):
+        render_slide(compute_scene("fig1"), 1, fmt)
+
+
+def test_unknown_theme_is_refused():
+    with pytest.raises(ValueError):
+        render_slide(compute_scene("fig1"), 1, "png", "purple")
+
+
+def test_slide_name():
+    assert slide_name(1, "fig1") == "01-fig1"
+    assert slide_name(15, "ergen") == "15-ergen"
+
+
+# --------------------------------------------------------------------------- every slide
+
+def test_slide_files_names(files):
+    expected = [f"{slide_name(n, s.key)}.{fmt}" for n, s in enumerate(TOUR, 1)
+                for fmt in FORMATS]
+    assert list(files) == expected + ["captions.md", "slides.json"]
+    assert len(files) == 2 * len(TOUR) + 2
+    assert set(FORMATS) == {"png", "svg"}
+
+
+@pytest.mark.parametrize("number, step", list(enumerate(TOUR, 1)), ids=KEYS)
+def test_every_slide(files, number, step):
+    name = slide_name(number, step.key)
+    image = _png(files[f"{name}.png"])
+    assert image.size == SIZE
+    assert all(p[:3] == (255, 255, 255) for p in _corners(image))
+    # a picture, not a blank page: many colours
+    assert len(image.convert("RGB").getcolors(maxcolors=1 << 20) or ()) > 20
+    svg = files[f"{name}.svg"].decode("utf-8")
+    assert re.match(r"\s*<(\?xml|svg)", svg)
+    assert html.escape(step.title, quote=False) in svg
+
+
+def test_index_matches_the_tour(files):
+    index = json.loads(files["slides.json"])
+    assert index["theme"] == "light"
+    slides = index["slides"]
+    assert [s["step"] for s in slides] == list(range(1, len(TOUR) + 1))
+    assert [s["key"] for s in slides] == KEYS
+    assert [s["title"] for s in slides] == [s.title for s in TOUR]
+    assert [s["paper"] for s in slides] == [s.paper for s in TOUR]
+    assert [s["caption"] for s in slides] == [s.caption for s in TOUR]
+    for s in slides:
+        assert all(f in files for f in s["files"])
+        assert sorted(f.rsplit(".", 1)[1] for f in s["files"]) == ["png", "svg"]
+
+
+def test_captions_file_has_every_caption(files):
+    text = files["captions.md"].decode("utf-8")
+    assert text.startswith("# ")
+    headings = re.findall(r"^## (\d+)\. (.+)$", text, flags=re.MULTILINE)
+    assert headings == [(str(n), s.title) for n, s in enumerate(TOUR, 1)]
+    for step in TOUR:
+        assert step.caption in text
+        assert f"*{step.paper}*" in text
+    # in the tour's order
+    positions = [text.index(step.caption) for step in TOUR]
+    assert positions == sorted(positions)
+
+
+def test_slides_zip(files, monkeypatch):
+    """The zip holds slide_files under bnviz-lecture/ (the memoised function unwrapped, and
+    fed the module's files, so that no slide is drawn twice)."""
+    calls = []
+
+    def fake(theme="light"):
+        calls.append(theme)
+        return files
+
+    monkeypatch.setattr(slides_module, "slide_files", fake)
+    data = slides_module.slides_zip.__wrapped__("light")
+    assert calls == ["light"]
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.testzip() is None
+        names = zf.namelist()
+        assert names == [f"bnviz-lecture/{name}" for name in files]
+        for name, content in files.items():
+            assert zf.read(f"bnviz-lecture/{name}") == content
+
+
+def test_export_slides_writes_the_files(files, tmp_path, monkeypatch):
+    monkeypatch.setattr(slides_module, "slide_files", lambda theme="light": files)
+    target = tmp_path / "new" / "deck"
+    written = export_slides(target, "light")
+    assert [p.name for p in written] == list(files)
+    assert all(p.parent == target for p in written)
+    for path in written:
+        assert path.read_bytes() == files[path.name]
