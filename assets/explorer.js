@@ -1,4 +1,28 @@
 /* bnviz client-side callbacks: URL state and figure export (no server round trip). */
+
+/* Pages keep their state across navigation (issue 16): a page whose state is its URL query
+   (the explorer) has its last query kept per browser tab, and a navbar link back to it opens
+   it there; the other pages' controls keep theirs with Dash's persistence. */
+function rememberSearch() {
+    try {
+        window.sessionStorage.setItem("bnviz:search:" + window.location.pathname,
+                                      window.location.search);
+    } catch (e) { /* storage disabled: links open the page's defaults */ }
+}
+document.addEventListener("click", function (e) {
+    const a = e.target && e.target.closest && e.target.closest(".navbar a.nav-link");
+    if (!a || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) { return; }
+    const to = new URL(a.href, window.location.href);
+    let kept = null;
+    try { kept = window.sessionStorage.getItem("bnviz:search:" + to.pathname); } catch (e) {}
+    if (to.search || !kept || to.origin !== window.location.origin) { return; }
+    rememberSearch();
+    e.preventDefault();
+    e.stopPropagation();
+    window.history.pushState({}, "", to.pathname + kept);
+    window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
+    window.scrollTo(0, 0);
+}, true);
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
     bnviz: {
         /* Write the page state into the URL without reloading (history.replaceState is seen
@@ -10,6 +34,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
             if (url !== window.location.pathname + window.location.search) {
                 window.history.replaceState(window.history.state, "", url);
             }
+            rememberSearch();
             return noUpdate;
         },
         /* PNG or SVG export of the graph whose button was pressed. */

@@ -2,7 +2,7 @@
 
 A page describes its run (:class:`BackgroundRun`: its component ids, the job type, how its
 controls become the job's parameters, and what to say while it runs and when it is done) and
-:func:`register_background` registers three callbacks for it:
+:func:`register_background` registers four callbacks for it:
 
 * **start** (the page's button): ``bnviz.jobs.start_job``, which reuses the job of the same
   parameters (queued, running or done, also after a restart) or starts one on the job worker,
@@ -16,6 +16,9 @@ controls become the job's parameters, and what to say while it runs and when it 
   job of this page's type stops polling; it never raises.
 * **cancel** (an optional button): the store's cancel flag, which the job's process sees at its
   next progress report, whichever web process asks.
+* **resume**: the page's job and result stores are kept per browser tab (``layouts.common.
+  KEPT``), so a page opened again (back from another page, a reload) polls its job again: a
+  running job's progress goes on, a finished one's result is drawn again.
 
 Dash's own background callbacks were not used: they keep their own queue and cache beside the
 job store (a second mechanism), run in a process of the web server's machine, and neither
@@ -80,6 +83,14 @@ def percent(fraction: float) -> int:
     return int(min(max(100.0 * fraction, 0.0), 100.0) + 1e-9)
 
 
+def polling_off(job_id) -> bool:
+    """The poll interval's ``disabled`` for the job store's value, also when a page opens
+    again (back from another page, a reload) with a job kept in its store (per browser tab):
+    polling goes on for a job id (a running job's progress goes on, a finished one's result
+    is drawn again), stops for anything else (nothing kept, or a crafted value)."""
+    return not (isinstance(job_id, str) and bool(job_id))
+
+
 def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callable | None]:
     """Register the start, poll and cancel callbacks of ``run``; returns them (tests and the
     page module call them by name)."""
@@ -96,6 +107,9 @@ def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callabl
         except (ValueError, TypeError, jobs.StoreError) as exc:  # bad input, the cap, no store
             return no_update, no_update, one_line(exc), True
         return (job.id, False, *shown)
+
+    callback(Output(ids.poll, "disabled", allow_duplicate=True), Input(ids.job, "data"),
+             prevent_initial_call="initial_duplicate")(polling_off)
 
     def answer(value, label, status, result, stop: bool) -> tuple:
         return ((value, label) if ids.progress_label else (value,)) + (status, result, stop)

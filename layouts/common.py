@@ -5,6 +5,13 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+#: A control keeps what the user set while they visit other pages (Dash's persistence, kept
+#: per browser tab): pages keep their state across navigation (issue 16).
+PERSIST = {"persistence": True, "persistence_type": "session"}
+#: A store of a page's result or running job, kept the same way (its callbacks draw it again,
+#: or poll the job again, when the page is opened again).
+KEPT = {"storage_type": "session"}
+
 #: A spinner shows over anything that takes longer than this to answer (issue 16: nothing
 #: over 300 ms may look frozen); quicker answers show none, so nothing flickers.
 SPINNER_DELAY_MS = 300
@@ -30,4 +37,4 @@ def labelled_row(label: str, control) -> dbc.Row:
 def number_input(id_: str, value, lo, hi, step=1) -> dbc.Input:
     """A small debounced number box (updates on Enter or blur, not on every key)."""
     return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
-                     debounce=True, size="sm")
+                     debounce=True, size="sm", **PERSIST)

@@ -8,7 +8,7 @@ from dash import dcc, html
 from bnviz.data.datasets import DATASETS
 from callbacks.density import ids
 from callbacks.plotting import placeholder
-from layouts.common import labelled_row, loading, number_input
+from layouts.common import KEPT, PERSIST, labelled_row, loading, number_input
 
 EXPLAIN = [
     html.B("Figure 3. "),
@@ -26,16 +26,16 @@ def layout(**_query) -> dbc.Container:
         html.H6("Network and data (the paper: 11 x 1024, 50 star points)",
                 className="text-muted"),
         labelled_row("depth", number_input(ids.DEPTH, 11, 1, 16)),
-        labelled_row("width", dbc.Select(id=ids.WIDTH, value="1024", size="sm", options=[
+        labelled_row("width", dbc.Select(id=ids.WIDTH, **PERSIST, value="1024", size="sm", options=[
             {"label": str(w), "value": str(w)} for w in (16, 64, 128, 256, 512, 1024)])),
-        labelled_row("data set", dbc.Select(id=ids.DATASET, value="star", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value="star", size="sm",
                                     options=[{"label": d, "value": d} for d in DATASETS])),
         labelled_row("points", number_input(ids.N, 50, 2, 2000)),
         labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
         html.H6("Concentration", className="text-muted mt-3"),
         labelled_row("layers shown", dbc.Input(id=ids.LAYERS, value="1,7,11", debounce=True,
-                                       size="sm")),
-        labelled_row("grid", dbc.Select(id=ids.GRID, value="128", size="sm", options=[
+                                       size="sm", **PERSIST)),
+        labelled_row("grid", dbc.Select(id=ids.GRID, **PERSIST, value="128", size="sm", options=[
             {"label": str(g), "value": str(g)} for g in (64, 128, 256, 512)])),
         labelled_row("ε (grid cells)", number_input(ids.EPS, 1, 1, 8, 0.5)),
         labelled_row("near: r", number_input(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
@@ -45,8 +45,8 @@ def layout(**_query) -> dbc.Container:
         dbc.Progress(id=ids.PROGRESS, value=0, className="mb-1", style={"height": "18px"}),
         html.Div(id=ids.STATUS, className="small text-muted"),
         dcc.Interval(id=ids.POLL, interval=500, disabled=True),
-        dcc.Store(id=ids.JOB),
-        dcc.Store(id=ids.RESULT),
+        dcc.Store(id=ids.JOB, **KEPT),
+        dcc.Store(id=ids.RESULT, **KEPT),
     ]), className="mt-2")
     return dbc.Container(fluid=True, children=[dbc.Row([
         dbc.Col(controls, lg=3),

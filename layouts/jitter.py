@@ -8,7 +8,7 @@ from dash import dcc, html
 
 from bnviz.views.jitter import JITTER_LIMITS
 from callbacks.jitter import ids
-from layouts.common import graph, labelled_row, number_input
+from layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
 
 BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
 
@@ -33,7 +33,7 @@ def controls() -> dbc.Card:
     lo_k, hi_k = JITTER_LIMITS["realizations"]
     return dbc.Card(dbc.CardBody([
         html.H6("Task and network", className="text-muted"),
-        labelled_row("data set", dbc.Select(id=ids.DATASET, value="moons", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value="moons", size="sm",
                                     options=[{"label": d, "value": d} for d in BINARY_SETS])),
         labelled_row("points", number_input(ids.N, 200, *JITTER_LIMITS["n"])),
         labelled_row("depth", number_input(ids.DEPTH, 3, *JITTER_LIMITS["depth"])),
@@ -41,18 +41,19 @@ def controls() -> dbc.Card:
         labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
         html.H6("Mini-batches", className="text-muted mt-3"),
         html.Div([html.Span("batch size |B|", className="small"),
-                  dcc.Slider(id=ids.BATCH, min=1, max=9, step=1, value=4,
+                  dcc.Slider(id=ids.BATCH, **PERSIST, min=1, max=9, step=1, value=4,
                              marks={i: str(2**i) for i in range(1, 10)},
                              allow_direct_input=False)]),
         html.Div([html.Span("realisations K", className="small"),
-                  dcc.Slider(id=ids.REALIZATIONS, min=lo_k, max=hi_k, step=1, value=16,
+                  dcc.Slider(id=ids.REALIZATIONS, **PERSIST, min=lo_k, max=hi_k, step=1, value=16,
                              marks={1: "1", 16: "16", 32: "32", 64: "64", 128: "128"},
                              tooltip={"placement": "bottom"})]),
         labelled_row("virtual batch B′", dbc.Input(id=ids.VIRTUAL, type="number", min=2, step=1,
-                                           placeholder="off", debounce=True, size="sm")),
+                                           placeholder="off", debounce=True, size="sm",
+                                           **PERSIST)),
         html.H6("Training", className="text-muted mt-3"),
         labelled_row("steps", number_input(ids.STEPS, 500, 1, JITTER_LIMITS["train_steps"][1])),
-        labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, value="adam", size="sm",
+        labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, **PERSIST, value="adam", size="sm",
                                      options=[{"label": o, "value": o} for o in ("adam", "sgd")])),
         labelled_row("learning rate", number_input(ids.LR, 0.01, 0.0001, 10, 0.001)),
         dbc.ButtonGroup([
@@ -67,8 +68,8 @@ def controls() -> dbc.Card:
         dcc.Upload(id=ids.LOAD, max_size=2_000_000, className="upload-box small",
                    children=html.Div(["load a trained network (.npz)"])),
         dcc.Interval(id=ids.POLL, interval=300, disabled=True),
-        dcc.Store(id=ids.JOB),
-        dcc.Store(id=ids.TRAINED),
+        dcc.Store(id=ids.JOB, **KEPT),
+        dcc.Store(id=ids.TRAINED, **KEPT),
         dcc.Download(id=ids.DOWNLOAD),
     ]), className="mt-2")
 
@@ -79,13 +80,13 @@ def figure7_controls() -> dbc.Row:
         for layer in range(1, JITTER_LIMITS["depth"][1] + 1)]
     return dbc.Row([
         dbc.Col(labelled_row("units of", dbc.Select(id=ids.F7_SOURCE, value="paper", size="sm",
-                                            options=sources)), md=3),
+                                            options=sources, **PERSIST)), md=3),
         dbc.Col([html.Span("batch size", className="small"),
-                 dcc.Slider(id=ids.F7_BATCH, min=1, max=9, step=1, value=6,
+                 dcc.Slider(id=ids.F7_BATCH, **PERSIST, min=1, max=9, step=1, value=6,
                             marks={i: str(2**i) for i in range(1, 10)},
                             allow_direct_input=False)], md=3),
         dbc.Col([html.Span("training set", className="small"),
-                 dcc.Slider(id=ids.F7_TRAIN, min=2, max=5, step=None, value=3,
+                 dcc.Slider(id=ids.F7_TRAIN, **PERSIST, min=2, max=5, step=None, value=3,
                             marks={2: "100", 3: "1000", 4: "10⁴", 5: "10⁵"},
                             allow_direct_input=False)], md=3),
         dbc.Col(labelled_row("virtual batch", number_input(ids.F7_VIRTUAL, 32, 2, 1000)), md=3),

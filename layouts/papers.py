@@ -6,7 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
 from callbacks.papers import ids
-from layouts.common import graph, labelled_row, loading, number_input
+from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input
 
 #: Data sets of the Ergen et al. view (each has at least two classes).
 ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")
@@ -100,10 +100,10 @@ def _dannemann_section() -> html.Div:
         labelled_row("w1", number_input(ids.DJ_W01, 1.0, -100, 100, "any")),
         labelled_row("w2", number_input(ids.DJ_W02, 3.0, -100, 100, "any")),
         html.H6("BN", className="text-muted mt-2"),
-        dbc.RadioItems(id=ids.DJ_SIGMA, value="biased", inline=True, className="small",
+        dbc.RadioItems(id=ids.DJ_SIGMA, **PERSIST, value="biased", inline=True, className="small",
                        options=[{"label": "biased σ (÷M)", "value": "biased"},
                                 {"label": "unbiased σ (÷(M−1))", "value": "unbiased"}]),
-        dbc.Switch(id=ids.DJ_AFFINE, value=False, className="small",
+        dbc.Switch(id=ids.DJ_AFFINE, **PERSIST, value=False, className="small",
                    label="learnable γ, β (set to their optimum)"),
     ]), className="mt-2")
     return _view("dannemann", "Dannemann & Junike: BN does not improve initialisation",
@@ -119,15 +119,15 @@ def _santurkar_section() -> html.Div:
         labelled_row("width", number_input(ids.SL_WIDTH, 16, 2, 64)),
         labelled_row("steps", number_input(ids.SL_STEPS, 200, 1, 2000)),
         labelled_row("learning rate", number_input(ids.SL_LR, 0.1, 0.0001, 2, "any")),
-        dbc.Switch(id=ids.SL_NOISY, value=False, className="small",
+        dbc.Switch(id=ids.SL_NOISY, **PERSIST, value=False, className="small",
                    label="noisy BN (Algorithm 1: n_μ 0.5, n_σ 1.25, r_μ 0.1, r_σ 0.1)"),
         dbc.Button("train with and without BN", id=ids.SL_TRAIN, size="sm", color="primary",
                    className="my-2"),
         dbc.Progress(id=ids.SL_PROGRESS, value=0, className="mb-1", style={"height": "18px"}),
         html.Div(id=ids.SL_STATUS, className="small text-muted"),
         dcc.Interval(id=ids.SL_POLL, interval=500, disabled=True),
-        dcc.Store(id=ids.SL_JOB),
-        dcc.Store(id=ids.SL_RESULT),
+        dcc.Store(id=ids.SL_JOB, **KEPT),
+        dcc.Store(id=ids.SL_RESULT, **KEPT),
     ]), className="mt-2")
     return _view("santurkar", "Santurkar et al.: the loss landscape and internal covariate "
                  "shift", controls, ids.SL_MESSAGE, [
@@ -147,21 +147,22 @@ def _santurkar_section() -> html.Div:
 def _luo_section() -> html.Div:
     controls = dbc.Card(dbc.CardBody([
         html.H6("Batch statistics", className="text-muted"),
-        labelled_row("pre-activation", dbc.Select(id=ids.LUO_DIST, value="exponential",
+        labelled_row("pre-activation", dbc.Select(id=ids.LUO_DIST, **PERSIST, value="exponential",
                                                   size="sm", options=[
             {"label": n, "value": n} for n in ("gaussian", "exponential", "uniform")])),
-        labelled_row("batch size M", dbc.Select(id=ids.LUO_BATCH, value="16", size="sm",
+        labelled_row("batch size M", dbc.Select(id=ids.LUO_BATCH, **PERSIST, value="16", size="sm",
                                                 options=[{"label": str(m), "value": str(m)}
                                                          for m in (4, 8, 16, 32, 64, 128,
                                                                    256)])),
         html.H6("Learning dynamics (teacher-student ReLU)", className="text-muted mt-2"),
         labelled_row("η (learning rate)", dcc.Slider(id=ids.LUO_ETA, min=0.1, max=6, step=0.1,
                                                      value=1.0, marks=None,
-                                                     tooltip={"placement": "bottom"})),
-        labelled_row("ζ (gamma decay)", dcc.Slider(id=ids.LUO_ZETA, min=0, max=1,
+                                                     tooltip={"placement": "bottom"},
+                                                     **PERSIST)),
+        labelled_row("ζ (gamma decay)", dcc.Slider(id=ids.LUO_ZETA, **PERSIST, min=0, max=1,
                                                    step=0.01, value=0.25, marks=None,
                                                    tooltip={"placement": "bottom"})),
-        dbc.Switch(id=ids.LUO_I2, value=False, className="small",
+        dbc.Switch(id=ids.LUO_I2, **PERSIST, value=False, className="small",
                    label="use I2 as printed (π R: a typo)"),
         html.H6("BN vs population normalisation", className="text-muted mt-2"),
         dbc.Button("train BN, PN and PN + γ decay (batch M above)", id=ids.LUO_TRAIN,
@@ -189,7 +190,7 @@ def _luo_section() -> html.Div:
 def _ergen_section() -> html.Div:
     controls = dbc.Card(dbc.CardBody([
         html.H6("Data (one class per label)", className="text-muted"),
-        labelled_row("data set", dbc.Select(id=ids.EG_DATASET, value="blobs", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.EG_DATASET, **PERSIST, value="blobs", size="sm",
                                             options=[{"label": d, "value": d} for d in
                                                      ERGEN_DATASETS])),
         labelled_row("points", number_input(ids.EG_N, 24, 4, 60)),

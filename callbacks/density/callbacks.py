@@ -57,7 +57,7 @@ compute, poll, cancel = register_background(BackgroundRun(
           Output(ids.MESSAGE, "children", allow_duplicate=True),
           Output(ids.MESSAGE, "is_open", allow_duplicate=True),
           Input(ids.RESULT, "data"), Input(ids.LAYERS, "value"), Input(ids.RADIUS, "value"),
-          prevent_initial_call=True)
+          prevent_initial_call="initial_duplicate")  # a result kept from an earlier visit
 def show(result, layers_text, radius):
     if not result:
         return no_update, no_update, no_update, no_update

@@ -233,7 +233,8 @@ start_landscape_run, poll_landscape, _ = register_background(BackgroundRun(
           Output(ids.SL_BOUNDARY, "figure"),
           Output(ids.SL_MESSAGE, "children", allow_duplicate=True),
           Output(ids.SL_MESSAGE, "is_open", allow_duplicate=True),
-          Input(ids.SL_RESULT, "data"), prevent_initial_call=True)
+          Input(ids.SL_RESULT, "data"),
+          prevent_initial_call="initial_duplicate")  # a result kept from an earlier visit
 def show_landscape(result):
     try:
         stored = load_landscape(check_job_id(result))
