@@ -45,6 +45,7 @@ from callbacks.explorer.state import (
     upload_points,
 )
 from callbacks.parsing import finite_number, shown_name
+from callbacks.projector import projected
 
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 
@@ -133,6 +134,9 @@ def update_views(controls, extra, view, tls, projector, preset=None):
         space = partition_figure(result.partition, result.raster, result.data.points, s.layer,
                                  batch_mask=batch_mask, target=target, tls=bool(tls),
                                  projector=bool(projector), clickable=True)
+    if projector:  # set for the projector as the lecture view is (type, legend, titles)
+        space, layers, unit = (fig if fig is no_update else projected(fig, title_chars=44)
+                               for fig in (space, layers, unit))
     return (space, layers, unit, _summary(result, seconds), "", False,
             query_string(s, view, bool(tls), bool(projector), extra or [], preset), "")
 

@@ -159,21 +159,26 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
             traces += _data(points, None, st["marker"] * 0.6, axes=(ax, ay))
             dom_x = [c * (w + gap), c * (w + gap) + w]
             top = 1 - r * (h + 0.06)
-            layout[xkey] = axis(x0, x1, domain=dom_x, showticklabels=False, anchor=ay)
+            # constrain="domain": a panel's frame is the box (the square shrinks inside its
+            # cell) rather than a wider range around it, where the facets stopped short
+            layout[xkey] = axis(x0, x1, domain=dom_x, showticklabels=False, anchor=ay,
+                                constrain="domain")
             layout[ykey] = axis(y0, y1, domain=[top - h, top], showticklabels=False,
-                                anchor=ax, scaleanchor=ax)
+                                anchor=ax, scaleanchor=ax, constrain="domain")
             if r == 0:
+                # on the panel's drawn top (the square shrinks inside its cell)
                 layout["annotations"].append({"text": PARTITION.column.format(layer=lp.layer),
-                                              "showarrow": False,
-                                              "xref": "paper", "yref": "paper",
-                                              "x": dom_x[0] + w / 2, "y": 1.0,
+                                              "showarrow": False, "xref": f"{ax} domain",
+                                              "yref": f"{ay} domain", "x": 0.5, "y": 1.0,
                                               "yanchor": "bottom"})
-        # the row's label, rotated, on two lines: one line overprints the next row's label
-        # once the rows are shorter than it (1280x720, projector type)
+        # the row's label, level, on two lines left of the row: rotated, it overprinted the
+        # next row's once the rows were shorter than it (1280x720, projector type)
         layout["annotations"].append({"text": label.replace(" (", "<br>("),
                                       "showarrow": False, "xref": "paper",
                                       "yref": "paper", "x": -0.01, "xanchor": "right",
-                                      "y": 1 - r * (h + 0.06) - h / 2, "textangle": -90})
+                                      "align": "right", "y": 1 - r * (h + 0.06) - h / 2})
+    longest = max(len(part) for label, _ in rows for part in label.split(" ("))
+    layout["margin"]["l"] = int(0.62 * st["font"] * longest) + 16
     return {"data": traces, "layout": layout}
 
 
@@ -213,4 +218,6 @@ def unit_figure(view: UnitView, projector: bool = False) -> Figure:
         "yaxis": {"title": {"text": UNIT.count_axis}},
         "xaxis2": {"domain": [0.55, 1], "title": {"text": UNIT.mu_axis}},
         "yaxis2": {"anchor": "x2", "title": {"text": UNIT.loss_axis}},
-        "legend": {"orientation": "h", "y": -0.25}, "uirevision": "unit"}}
+        # the legend right of the plots: below them it covered the axis titles
+        "legend": {"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+        "uirevision": "unit"}}

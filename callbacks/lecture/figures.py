@@ -1,7 +1,7 @@
 """The lecture view's figures: each tour scene drawn by the figure builder of the page that
 owns its view (the explorer's, the jitter, density and debate pages'), then set for a
-projector by :func:`projected`: type of at least 18 px, the legend beside the plot (never on
-tick labels), a light or a dark theme.
+projector by :func:`callbacks.projector.projected`: type of at least 18 px, the legend beside
+the plot (never on tick labels), a light or a dark theme.
 
 Engine results in (:class:`bnviz.lecture.scenes.Scene`), figure dicts out; no computation.
 """
@@ -9,12 +9,11 @@ Engine results in (:class:`bnviz.lecture.scenes.Scene`), figure dicts out; no co
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import numpy as np
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.style import DARK_GRAY, JITTER, LIGHT_GRAY, PARTITION, mode_label
+from bnviz.views.style import JITTER, PARTITION, mode_label
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
 from callbacks.jitter.figures import figure7_figure, jitter_figure
@@ -25,22 +24,9 @@ from callbacks.papers.figures import (
     weight_plane_figure,
 )
 from callbacks.plotting import Figure
+from callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
-__all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure"]
-
-#: The smallest type on a projector at 1280x720 (issue 16).
-FONT_PX = 18
-#: Per theme: page background, plot background, text, axis lines; and the colours that
-#: would vanish on the background, swapped for ones that show.
-THEME_COLOURS: dict[str, dict[str, Any]] = {
-    "light": {"paper": "#ffffff", "plot": "#ffffff", "text": "#000000", "line": "#444444",
-              "swap": {}},
-    "dark": {"paper": "#111111", "plot": "#1b1b1b", "text": "#f2f2f2", "line": "#bbbbbb",
-             "swap": {"#000000": "#f2f2f2", "black": "#f2f2f2", "#000": "#f2f2f2",
-                      "white": "#111111", "#ffffff": "#111111",
-                      DARK_GRAY.lower(): LIGHT_GRAY}},
-}
-
+__all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure", "side_by_side"]
 
 def _batch_mask(result) -> np.ndarray | None:
     if result.settings.batch_size is None:
@@ -128,65 +114,3 @@ def scene_figure(scene: Scene) -> Figure:
     raise ValueError(f"unknown scene {kind!r}")
 
 
-_WHITE = ("white", "#ffffff", "#fff")
-
-
-def _swap(value: Any, swap: dict) -> Any:
-    return swap.get(value.lower(), value) if isinstance(value, str) else value
-
-
-def projected(fig: Figure, theme: str) -> Figure:
-    """``fig`` set for a projector: every font at least FONT_PX, the legend to the right of
-    the plot (outside it: never over tick labels or data), the theme's colours (in the dark
-    theme black lines and markers turn light). Returns a new dict."""
-    colours = THEME_COLOURS.get(theme, THEME_COLOURS["light"])
-    swap = colours["swap"]
-    out = {"data": [], "layout": copy.deepcopy(fig.get("layout", {}))}
-    for trace in fig.get("data", []):
-        t = dict(trace)
-        for part in ("marker", "line"):
-            if isinstance(t.get(part), dict):
-                # white lines are drawn over colour fills (contours): they stay white
-                keep = part == "line" and str(t[part].get("color")).lower() in _WHITE
-                t[part] = {**t[part], "color": t[part].get("color") if keep
-                           else _swap(t[part].get("color"), swap)}
-                if isinstance(t[part].get("line"), dict):
-                    t[part]["line"] = {**t[part]["line"],
-                                       "color": _swap(t[part]["line"].get("color"), swap)}
-        # colour bars in the lower part of the right margin: the legend takes the upper
-        for holder in (t, t.get("marker")):
-            if isinstance(holder, dict) and isinstance(holder.get("colorbar"), dict):
-                holder["colorbar"] = {**holder["colorbar"], "tickfont": {"size": FONT_PX},
-                                      "x": 1.02, "xanchor": "left", "y": 0,
-                                      "yanchor": "bottom", "len": 0.55}
-        out["data"].append(t)
-    lay = out["layout"]
-    lay["font"] = {**lay.get("font", {}), "size": FONT_PX, "color": colours["text"]}
-    lay["paper_bgcolor"] = colours["paper"]
-    lay["plot_bgcolor"] = colours["plot"]
-    margin = lay.get("margin", {})
-    lay["margin"] = {**margin, "t": max(margin.get("t", 0), 70), "r": max(margin.get("r", 0),
-                                                                         20),
-                     "l": max(margin.get("l", 0), 40), "b": max(margin.get("b", 0), 40)}
-    title = lay.get("title")
-    if isinstance(title, dict):
-        lay["title"] = {**title, "font": {"size": FONT_PX + 2}, "y": 0.98, "yanchor": "top"}
-    lay["legend"] = {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
-                     "yanchor": "top", "font": {"size": FONT_PX}, "bgcolor": "rgba(0,0,0,0)"}
-    for key, value in list(lay.items()):
-        if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
-            lay[key] = {**value, "linecolor": colours["line"], "gridcolor": "rgba(128,128,128,"
-                        "0.3)", "tickfont": {"size": FONT_PX}, "automargin": True}
-            if key.startswith("xaxis"):  # x and y labels at a corner must not touch
-                lay[key]["ticklabelstandoff"] = 10
-            if value.get("type") == "log":  # decades only: no small minor-digit labels
-                lay[key]["dtick"] = 1
-            if isinstance(value.get("title"), dict):
-                lay[key]["title"] = {**value["title"], "font": {"size": FONT_PX}}
-    lay["annotations"] = [{**a, "font": {**a.get("font", {}), "size": max(
-        FONT_PX, a.get("font", {}).get("size", 0)), "color": colours["text"]}}
-        for a in lay.get("annotations", [])]
-    lay["shapes"] = [{**sh, "line": {**sh.get("line", {}),
-                                     "color": _swap(sh.get("line", {}).get("color"), swap)}}
-                     if isinstance(sh, dict) else sh for sh in lay.get("shapes", [])]
-    return out

@@ -9,6 +9,7 @@ no error in the browser console.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -19,7 +20,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from app import app
+from bnviz.views.explorer import PRESETS
 from callbacks.explorer import ids
+from callbacks.explorer.state import query_string
 
 pytestmark = pytest.mark.browser
 
@@ -366,3 +369,29 @@ def test_shared_url_of_a_preset_keeps_its_caption(dash_duo):
     assert _active_tab(dash_duo) == "One unit (Fig. 2a)"
     _no_console_errors(dash_duo)
     assert dash_duo.find_element(f"#{ids.CAPTION}").text == caption
+
+
+OVERLAP_JS = (Path(__file__).parents[1] / "lecture" / "overlap.js").read_text()
+VIEW_GRAPHS = {"space": ids.GRAPH_SPACE, "layers": ids.GRAPH_LAYERS, "unit": ids.GRAPH_UNIT}
+
+
+@pytest.mark.parametrize("projector", [False, True], ids=["screen", "projector"])
+def test_presets_print_no_text_over_text_at_1280x720(dash_duo, projector):
+    """Every preset's figure at a projector's 1280x720, in both modes: no tick label, title,
+    legend entry or annotation over another, none outside the graph (the issue found Figure
+    1's row labels overprinted and Figure 2a unreadable there)."""
+    dash_duo.driver.set_window_size(1280, 720)
+    dash_duo.start_server(app)
+    for key, preset in PRESETS.items():
+        query = query_string(preset.settings, preset.view, preset.tls, projector, [], key)
+        dash_duo.wait_for_page(dash_duo.server_url + "/?" + query, timeout=TIMEOUT)
+        graph = VIEW_GRAPHS[preset.view]
+        until(lambda g=graph: _js(dash_duo, f"const d = {_gd(g)}; return !!(d && d._fullLayout"
+                                            " && d.data && d.data.length);"), TIMEOUT)
+        texts = until(lambda g=graph: _js(dash_duo, OVERLAP_JS, g), TIMEOUT)
+        assert texts["texts"] > 0
+        assert texts["overlaps"] == [], f"{key}: {texts['overlaps'][:5]}"
+        assert texts["outside"] == [], f"{key}: {texts['outside'][:5]}"
+        if projector:  # the projector's type is at least 18 px, as in the lecture view
+            assert texts["small"] == [], f"{key}: {texts['small'][:5]}"
+    _no_console_errors(dash_duo)

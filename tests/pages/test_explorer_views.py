@@ -275,7 +275,8 @@ def test_small_multiples(mode, other):
     assert len(xaxes) == len(yaxes) == 2 * s.depth
     texts = [a["text"] for a in lay_["annotations"]]
     assert texts[:s.depth] == [f"layer {i}" for i in range(1, s.depth + 1)]
-    assert f"without BN ({other.replace('_', ' ')})" in texts and "with BN" in texts
+    # the row label on two lines (rotated on one, it overprinted the next row's at 1280x720)
+    assert f"without BN<br>({other.replace('_', ' ')})" in texts and "with BN" in texts
     # row 0 is the model without BN, with the same weights; row 1 is BN
     for row, row_mode in ((0, other), (1, "bn")):
         part = explore(replace(s, mode=row_mode)).partition
