@@ -80,9 +80,11 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
         else None
     form = dbc.Card(dbc.CardBody([
         html.H6("New job", className="text-muted"),
-        labelled_row("experiment", dbc.Select(
-            id=ids.TYPE, value=JOB_TYPES[0], size="sm",
-            options=[{"label": TYPE_LABELS[t], "value": t} for t in JOB_TYPES])),
+        # the experiment's name above its select, the whole width: beside its label, the
+        # select cut the names at 1280x720 ("Smart initialis")
+        dbc.Label("experiment", html_for=ids.TYPE, className="small mb-0"),
+        dbc.Select(id=ids.TYPE, value=JOB_TYPES[0], size="sm", className="mb-2",
+                   options=[{"label": TYPE_LABELS[t], "value": t} for t in JOB_TYPES]),
         *[_param_control(spec) for spec in JOB_OPTIONS],
         _token_row(),
         dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),

@@ -93,6 +93,7 @@ STALE = "stale"
     Output(ids.MESSAGE, "is_open"),
     Output(ids.QUERY, "data"),
     Output(ids.VIEWS_BOX, "className"),
+    Output(ids.CAPTION, "children", allow_duplicate=True),
     inputs={
         "controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
         "extra": Input(ids.EXTRA_POINTS, "data"),
@@ -101,11 +102,13 @@ STALE = "stale"
         "projector": Input(ids.PROJECTOR, "value"),
         "preset": State(ids.PRESET_KEY, "data"),
     },
+    prevent_initial_call="initial_duplicate",
 )
 def update_views(controls, extra, view, tls, projector, preset=None):
-    """Recompute and redraw the visible view; a bad value shows a message and keeps the
-    pictures as they were (nothing is lost), marked stale (dimmed, "not this setting"), so
-    that the old picture is never taken for the answer."""
+    """Recompute and redraw the visible view, and the preset's caption with it (one request
+    a slider step); a bad value shows a message and keeps the pictures and the caption as
+    they were (nothing is lost), marked stale (dimmed, "not this setting"), so that the old
+    picture is never taken for the answer."""
     preset = preset if isinstance(preset, str) and preset in PRESETS else None
     try:
         extra = checked_points(extra)
@@ -120,7 +123,7 @@ def update_views(controls, extra, view, tls, projector, preset=None):
                          else PARTITION.without_bn.format(mode=mode_label(mode)))
                 rows.append((label, r.partition))
     except (InputError, PartitionTooLarge, ValueError) as exc:
-        return (no_update,) * 4 + (str(exc), True, no_update, STALE)
+        return (no_update,) * 4 + (str(exc), True, no_update, STALE, no_update)
     space = layers = unit = no_update
     batch_mask = None
     if s.batch_size is not None:
@@ -138,7 +141,8 @@ def update_views(controls, extra, view, tls, projector, preset=None):
         space, layers, unit = (fig if fig is no_update else projected(fig, title_chars=44)
                                for fig in (space, layers, unit))
     return (space, layers, unit, _summary(result, seconds), "", False,
-            query_string(s, view, bool(tls), bool(projector), extra or [], preset), "")
+            query_string(s, view, bool(tls), bool(projector), extra or [], preset), "",
+            caption_follows(controls, view, preset))
 
 
 @callback(Output(ids.LAYER, "max", allow_duplicate=True),
@@ -222,12 +226,9 @@ def apply_preset(clicks):
     return out
 
 
-@callback(Output(ids.CAPTION, "children", allow_duplicate=True),
-          inputs={"controls": {name: Input(cid, "value") for name, cid in CONTROLS.items()},
-                  "view": Input(ids.VIEW, "active_tab"), "key": Input(ids.PRESET_KEY, "data")},
-          prevent_initial_call=True)
 def caption_follows(controls, view, key):
-    """The preset's caption while the figure is its own; what was changed since otherwise."""
+    """The preset's caption while the figure is its own; what was changed since otherwise
+    (update_views answers it with the picture; a preset button sets it itself)."""
     caption = preset_caption(key, controls, view)
     return no_update if caption is None else caption
 

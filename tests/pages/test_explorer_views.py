@@ -40,8 +40,9 @@ from callbacks.explorer import state as es
 
 def test_update_views_outputs_and_query():
     out = good(views(SMALL))
-    space, layers, unit, summary, _, _, query, marked = out
+    space, layers, unit, summary, _, _, query, marked, caption = out
     assert marked == ""  # a fresh picture is not marked stale
+    assert caption == es.NO_PRESET  # the caption comes with the picture (no preset here)
     assert isinstance(space, dict) and layers is no_update and unit is no_update
     layer_max, marks, _, tl_max, _, tu_max, _ = ce.sync_ranges(SMALL.depth, SMALL.width, 1, 1, 1)
     assert (layer_max, tl_max, tu_max) == (3, 3, 5) and marks == {1: "1", 2: "2", 3: "3"}
@@ -226,7 +227,7 @@ BAD_CONTROLS = [
                          ids=[f"{n}={v!r}" for n, v, _ in BAD_CONTROLS])
 def test_bad_control_gives_message_and_keeps_everything(name, value, expect):
     out = views(SMALL, controls=es.control_values(SMALL) | {name: value})
-    assert len(out) == 8
+    assert len(out) == 9
     assert all(o is no_update for o in out[:4]), "figures and summary are kept"
     assert out[6] is no_update, "the URL is kept"
     assert out[7] == ce.STALE, "and marked stale"

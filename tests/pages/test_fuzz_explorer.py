@@ -114,15 +114,17 @@ def _points(extra) -> list | None:
 def test_update_views_answers_every_control_value(controls, extra, view, tls, projector,
                                                   preset):
     out = ce.update_views(controls, extra, view, tls, projector, preset)
-    assert len(out) == 8
-    space, layers, unit, summary, message, is_open, query, marked = out
+    assert len(out) == 9
+    space, layers, unit, summary, message, is_open, query, marked, caption = out
     event("refused" if is_open else "drawn")
     if is_open:
         assert_clear(message)
         assert all(o is no_update for o in (space, layers, unit, summary, query))
         assert marked == ce.STALE  # the kept picture is not the answer
+        assert caption is no_update  # and its caption stays
     else:
         assert message == "" and isinstance(query, str) and marked == ""
+        assert caption is no_update or isinstance(caption, str)
         assert summary is not no_update
         assert any(isinstance(f, dict) for f in (space, layers, unit))
 
