@@ -235,3 +235,14 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):
     yield f"redis://127.0.0.1:{port}/0"
     proc.terminate()
     proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def lecture_home(tmp_path_factory):
+    """One BNVIZ_HOME for the lecture tests of a session: the tour's papers' results
+    (Santurkar's landscape, Ergen's training) are computed there once, not in ~/.bnviz."""
+    home = tmp_path_factory.getbasetemp() / "lecture-home"
+    home.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BNVIZ_HOME", str(home))
+        yield home

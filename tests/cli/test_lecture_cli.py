@@ -17,13 +17,7 @@ from bnviz.lecture.tour import TOUR
 SLIDER_NAMES = {"mu", "sigma", "batch", "depth"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _home(tmp_path_factory):
-    home = tmp_path_factory.getbasetemp() / "lecture-home"
-    home.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BNVIZ_HOME", str(home))
-        yield home
+pytestmark = pytest.mark.usefixtures("lecture_home")
 
 
 def _run(capsysbinary, argv):

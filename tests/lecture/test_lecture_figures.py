@@ -30,17 +30,11 @@ BLACK = {"#000000", "#000", "black", "rgb(0,0,0)", "rgba(0,0,0,1)"}
 THEMES = ("light", "dark")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _home(tmp_path_factory):
-    home = tmp_path_factory.getbasetemp() / "lecture-home"
-    home.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BNVIZ_HOME", str(home))
-        yield home
+pytestmark = pytest.mark.usefixtures("lecture_home")
 
 
 @pytest.fixture(scope="module")
-def figures(_home):
+def figures(lecture_home):
     """Every step's figure, before and after projected(), in both themes."""
     out = {}
     for step in TOUR:

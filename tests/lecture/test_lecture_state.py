@@ -34,13 +34,7 @@ FUZZ = settings(max_examples=150, deadline=None,
                                        HealthCheck.too_slow])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _home(tmp_path_factory):
-    home = tmp_path_factory.getbasetemp() / "lecture-home"
-    home.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BNVIZ_HOME", str(home))
-        yield home
+pytestmark = pytest.mark.usefixtures("lecture_home")
 
 
 def _one_line(message: str) -> None:

@@ -22,17 +22,11 @@ KEYS = [s.key for s in TOUR]
 SIZE = (1280, 720)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _home(tmp_path_factory):
-    home = tmp_path_factory.getbasetemp() / "lecture-home"
-    home.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BNVIZ_HOME", str(home))
-        yield home
+pytestmark = pytest.mark.usefixtures("lecture_home")
 
 
 @pytest.fixture(scope="module")
-def files(_home):
+def files(lecture_home):
     return slide_files("light")
 
 

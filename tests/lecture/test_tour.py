@@ -32,14 +32,7 @@ CRITICS = ["dannemann", "santurkar", "luo", "ergen"]
 EXPLORER_SCENES = ("space", "unit", "layers", "split")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _home(tmp_path_factory):
-    """The papers' scenes are memoised on disk under BNVIZ_HOME: one for the lecture tests."""
-    home = tmp_path_factory.getbasetemp() / "lecture-home"
-    home.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BNVIZ_HOME", str(home))
-        yield home
+pytestmark = pytest.mark.usefixtures("lecture_home")
 
 
 # --------------------------------------------------------------------------- sentences
