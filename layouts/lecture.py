@@ -78,8 +78,8 @@ def header() -> html.Div:
                                                 "by side (s)"),
         _button(ids.THEME_BUTTON, "theme", "light or dark theme (t)"),
         _button(ids.QR_BUTTON, "QR", "QR code of this state (q)"),
-        _button(ids.EXPORT, "slides", "export every step as PNG and SVG with its caption "
-                                      "(a zip)"),
+        _button(ids.EXPORT, "export all", "every step as PNG and SVG with its caption: "
+                                          "slides, in a zip"),
         _button(ids.HELP_BUTTON, "?", "the keys (?)"),
     ])
 

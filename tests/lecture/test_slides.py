@@ -187,3 +187,35 @@ def test_export_slides_writes_the_files(files, tmp_path, monkeypatch):
     assert all(p.parent == target for p in written)
     for path in written:
         assert path.read_bytes() == files[path.name]
+
+
+def test_the_pages_export_all_button_downloads_the_zip(files, monkeypatch):
+    """The lecture page's "export all" answers the zip as a download (the slides are the
+    module's; a theme a crafted request sends is taken as light); no click, no download."""
+    import base64
+
+    from dash import no_update
+
+    from callbacks.lecture import callbacks as cl
+
+    themes = []
+
+    def fake(theme="light"):
+        themes.append(theme)
+        return files
+
+    monkeypatch.setattr(slides_module, "slide_files", fake)
+    slides_module.slides_zip.cache_clear()
+    try:
+        download, status = cl.export_slides(1, "purple")
+        assert themes == ["light"]
+        assert download["filename"] == "bnviz-lecture-slides.zip"
+        data = base64.b64decode(download["content"]) if download.get("base64") else \
+            download["content"]
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            assert len(zf.namelist()) == 2 * len(TOUR) + 2
+        assert f"{len(TOUR)} steps" in status
+        assert cl.export_slides(None, "light") == (no_update, no_update)
+        assert cl.export_slides(0, "light") == (no_update, no_update)
+    finally:
+        slides_module.slides_zip.cache_clear()  # the fake's zip is not kept for later tests
