@@ -7,6 +7,9 @@
         return m ? parseInt(m[1], 10) : 15;
     };
     const set = (id, props) => window.dash_clientside.set_props(id, props);
+    /* A new step, or a reset, stops the play button's sweep at once: a tick of it after the
+       step changed would move the new step's slider. */
+    const stopPlaying = () => set("lecture-timer", {disabled: true});
 
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
         lecture: {
@@ -15,6 +18,7 @@
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 const s = typeof step === "number" ? step : 1;
                 const n = N_STEPS();
+                stopPlaying();
                 if (trig === "lecture-next") { return Math.min(n, s + 1); }
                 if (trig === "lecture-prev") { return Math.max(1, s - 1); }
                 return window.dash_clientside.no_update;
@@ -87,6 +91,7 @@
     }
     function go(step) {
         const n = N_STEPS();
+        stopPlaying();
         pending = Math.max(1, Math.min(n, step));
         set("lecture-step", {data: pending});
     }
@@ -114,6 +119,15 @@
             return;
         }
         const k = e.key;
+        /* an open panel (the keys, the QR code) takes the keys: Escape closes it, ? and q
+           toggle theirs; the tour behind it does not move */
+        if (document.querySelector(".modal.show")) {
+            if (k === "?") { document.getElementById("lecture-help-button").click(); }
+            else if (k === "q") { document.getElementById("lecture-qr-button").click(); }
+            else { return; }
+            e.preventDefault();
+            return;
+        }
         /* a slider a keyboard user tabbed to keeps its arrows, Home and End; a clicker's
            PageUp, PageDown and Space always move the tour */
         const onSlider = e.target && e.target.closest && e.target.closest("[role=slider]");
@@ -138,6 +152,7 @@
         } else if (k === "b" || k === ".") {
             if (blank) { blank.hidden = false; }
         } else if (k === "r") {
+            stopPlaying();
             set("lecture-reset", {data: Date.now()});
         } else if (k === "p") {
             const play = document.getElementById("lecture-play");

@@ -57,8 +57,8 @@ def sliders(values: dict) -> html.Div:
                 {k: v for k, v in batch_marks.items() if k % 2 == 0 or k == BATCH_ALL},
                 values["batch"], "batchSize"),
         _slider(ids.DEPTH, "depth L", DEPTH_SLIDER[0], DEPTH_SLIDER[1], 1,
-                {i: str(i) for i in range(DEPTH_SLIDER[0], DEPTH_SLIDER[1] + 1)},
-                values["depth"]),
+                {i: str(i) for i in range(DEPTH_SLIDER[0], DEPTH_SLIDER[1] + 1)
+                 if i in (1, 2) or i % 2 == 0}, values["depth"]),
     ])
 
 
@@ -118,6 +118,7 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.ANIMATION),
         dcc.Store(id=ids.CURSOR),
         dcc.Store(id=ids.FIGURE),
+        dcc.Store(id=ids.LINK_NOTE, data=state.message),
         html.Div(id=ids.SINK, hidden=True),
         dcc.Download(id=ids.DOWNLOAD),
         dcc.Interval(id=ids.TIMER, interval=100, disabled=True),

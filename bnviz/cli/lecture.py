@@ -15,10 +15,18 @@ from bnviz.cli.options import CLIError
 __all__ = ["add_lecture", "run_lecture"]
 
 
+def _folder(text: str) -> Path:
+    """argparse type: a folder's path; an empty one is refused (Path("") is the current
+    folder, where 32 files would land unasked)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("name a folder for the slides, got an empty path")
+    return Path(text)
+
+
 def add_lecture(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("lecture", help="the lecture view's guided tour: list its steps, or "
                                        "--export DIR writes every step as PNG and SVG slides")
-    c.add_argument("--export", type=Path, metavar="DIR",
+    c.add_argument("--export", type=_folder, metavar="DIR",
                    help="write every step's slide (PNG 1280x720 and SVG) and the captions")
     c.add_argument("--theme", choices=("light", "dark"), default="light")
     c.add_argument("--json", action="store_true", help="JSON output (default: text)")

@@ -5,6 +5,7 @@ lecture view's plotly figure shows, drawn with the same colours and names
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import rcParams
 from matplotlib.collections import LineCollection
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import SubFigure
@@ -14,6 +15,7 @@ from bnviz.lecture.scenes import Scene
 from bnviz.views.render import MARKERS
 from bnviz.views.style import (
     BLUE,
+    CLASS_SYMBOLS,
     DENSITY,
     FIGURE7,
     GREEN,
@@ -29,6 +31,16 @@ from bnviz.views.style import (
 __all__ = ["draw_scene"]
 
 
+def _ink(colour: str) -> str:
+    """A style colour as the slide's theme draws it: black is the theme's foreground and
+    white its background (with matplotlib's dark_background, black data would vanish)."""
+    if str(colour).lower() in ("black", "#000000", "#000"):
+        return rcParams["text.color"]
+    if str(colour).lower() in ("white", "#ffffff", "#fff"):
+        return rcParams["axes.facecolor"]
+    return colour
+
+
 def _segments(seg: np.ndarray) -> np.ndarray:
     return np.asarray(seg).reshape(-1, 2, 2)
 
@@ -38,7 +50,8 @@ def _regions(ax, raster: np.ndarray, box) -> None:
     palette = PARTITION.region_palette
     idx = (raster * 2654435761) % (2**32) % len(palette)
     ax.imshow(idx, origin="lower", extent=box, cmap=ListedColormap(list(palette)),
-              vmin=-0.5, vmax=len(palette) - 0.5, interpolation="nearest", zorder=0)
+              vmin=-0.5, vmax=len(palette) - 0.5, interpolation="nearest", zorder=0,
+              alpha=0.55)  # as the page's projector fill: the data's ink shows in both themes
 
 
 def _space(ax, result, tls: bool, fig, title: str | None = None) -> None:
@@ -69,10 +82,11 @@ def _space(ax, result, tls: bool, fig, title: str | None = None) -> None:
     pts = result.data.points
     if s.batch_size is not None:
         inside = (pts[:, None, :] == result.batch[None]).all(2).any(1)
-        ax.scatter(*pts[~inside].T, s=14, c=PARTITION.other_data, edgecolors=PARTITION.data,
-                   linewidths=0.6, zorder=5, label=PARTITION.other_name)
+        ax.scatter(*pts[~inside].T, s=14, c=_ink(PARTITION.other_data),
+                   edgecolors=_ink(PARTITION.data), linewidths=0.6, zorder=5,
+                   label=PARTITION.other_name)
         pts = pts[inside]
-    ax.scatter(*pts.T, s=12, c=PARTITION.data, zorder=6,
+    ax.scatter(*pts.T, s=12, c=_ink(PARTITION.data), zorder=6,
                label=PARTITION.batch_name if s.batch_size is not None else PARTITION.data_name)
     x0, x1, y0, y1 = part.box
     ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal")
@@ -95,7 +109,7 @@ def _layers(fig, rows) -> None:
                 ax.add_collection(LineCollection(
                     _segments(part.layers[j].facets), linewidths=1.8 if current else 0.7,
                     colors=PARTITION.current if current else PARTITION.earlier))
-            ax.scatter(*result.data.points.T, s=4, c=PARTITION.data, zorder=5)
+            ax.scatter(*result.data.points.T, s=4, c=_ink(PARTITION.data), zorder=5)
             x0, x1, y0, y1 = part.box
             ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal", xticks=[], yticks=[])
             if r == 0:
@@ -126,7 +140,7 @@ def _density(fig, d) -> None:
             counts = d["counts"][r, layer - 1]
             top = max(int(counts.max()), 1)
             ax.imshow(counts / top, origin="lower", extent=d["box"], cmap=cmap, vmin=0, vmax=1)
-            ax.scatter(*d["points"].T, s=3, c=DENSITY.data)
+            ax.scatter(*d["points"].T, s=3, c=_ink(DENSITY.data))
             ax.set(xticks=[], yticks=[])
             ax.set_title(DENSITY.panel.format(layer=layer, top=top), fontsize=10)
             if c == 0:
@@ -141,7 +155,7 @@ def _jitter(ax, result) -> None:
                                          label=JITTER.realisations_name.format(
                                              k=len(result.boundaries))))
     ax.add_collection(LineCollection(_segments(result.test_boundary), linewidths=2.4,
-                                     colors=JITTER.test_boundary, label=JITTER.test_name))
+                                     colors=_ink(JITTER.test_boundary), label=JITTER.test_name))
     pts, lab = result.data.points, np.asarray(result.data.labels)
     for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
                                              strict=True)):
@@ -163,7 +177,7 @@ def _bnstats(fig, report, samples) -> None:
         for col, unit in enumerate(units):
             ax = axes[row, col]
             ax.hist(samples[key][:, col], bins=40, density=True, alpha=0.5,
-                    color=FIGURE7.empirical, label=FIGURE7.empirical_name)
+                    color=_ink(FIGURE7.empirical), label=FIGURE7.empirical_name)
             ax.hist(samples[noisy][:, col], bins=40, density=True, alpha=0.45,
                     color=FIGURE7.noise_controlled, label=FIGURE7.noise_name)
             mean, var = unit[key]["analytical_mean"], unit[key]["analytical_var"]
@@ -222,19 +236,19 @@ def _luo(fig, st) -> None:
     axes[0].legend(frameon=False)
 
 
-def _ergen(ax, result) -> None:
+def _ergen(fig, result) -> None:
+    """Ergen et al.'s whitening: the centred data X beside U of X = U Sigma V^T."""
+    axes = fig.subplots(1, 2)
     colours = (VERMILLION, BLUE, GREEN, ORANGE)
-    for c in range(len(result.gamma_star)):
-        mine = result.unit_class == c
-        ax.scatter(result.unit_gamma[mine], result.unit_alpha[mine], s=30, alpha=0.7,
-                   color=colours[c % 4], label=f"class {c}: units")
-        ax.plot(result.gamma_star[c], result.alpha_star[c], "x", color=colours[c % 4],
-                markersize=18, markeredgewidth=3, label=f"class {c}: γ*, α*")
-    theta = np.linspace(0, np.pi / 2, 60)
-    ax.plot(np.cos(theta), np.sin(theta), color="#ced4da", linewidth=1)
-    ax.set(xlim=(0, 1.05), ylim=(-0.05, 1.05), aspect="equal", xlabel="|γ| / ‖(γ, α)‖",
-           ylabel="α / ‖(γ, α)‖", title="trained units vs the closed form")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    for ax, pts, title in ((axes[0], result.points - result.points.mean(0), "centred data X"),
+                           (axes[1], result.whitened[:, :2], "whitened: U of X = UΣVᵀ")):
+        for c in np.unique(result.labels):
+            sel = result.labels == c
+            ax.scatter(*pts[sel].T, s=30, color=colours[int(c) % 4],
+                       marker=MARKERS[CLASS_SYMBOLS[int(c) % len(CLASS_SYMBOLS)]],
+                       label=f"class {int(c)}")
+        ax.set(aspect="equal", title=title)
+    axes[0].legend(frameon=False)
 
 
 def draw_scene(sub: SubFigure, scene: Scene) -> None:
@@ -252,7 +266,7 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
             layer = result.settings.layer
             label = PARTITION.with_bn if mode == "bn" else PARTITION.without_bn.format(
                 mode=mode_label(mode))
-            _space(ax, result, False, sub, f"{label}: "
+            _space(ax, result, scene.step.tls, sub, f"{label}: "
                    f"{len(result.partition.layers[layer - 1].regions)} regions")
             ax.get_legend().remove()
     elif kind == "density":
@@ -268,6 +282,6 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
     elif kind == "luo":
         _luo(sub, data)
     elif kind == "ergen":
-        _ergen(sub.subplots(), data)
+        _ergen(sub, data)
     else:
         raise ValueError(f"unknown scene {kind!r}")

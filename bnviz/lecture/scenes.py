@@ -27,12 +27,13 @@ __all__ = ["BATCH_ALL", "BATCH_SLIDER", "Scene", "compute_scene", "precompute_to
 #: The batch-size slider's positions are log2 of the batch; this last position is "all".
 BATCH_SLIDER = (2, 9)
 BATCH_ALL = BATCH_SLIDER[1]
-DEPTH_SLIDER = (1, 8)
+DEPTH_SLIDER = (1, 12)  # the explorer's depths, so that the Lecture link keeps its network
 #: The largest batch a scene that needs a number takes for "all" (Figure 7, Luo et al.).
 _BATCH_FOR_ALL = {"bnstats": 512, "luo": 256}
-#: Dannemann & Junike's Example 3.2: inputs, labels and the initialisation W0 shown.
+#: Dannemann & Junike's Example 3.2: inputs, labels and the initialisation W0 = W* = (1, 3),
+#: the least-squares optimum, where their counterexample to Lemma 4.5 starts.
 DANNEMANN_EXAMPLE = (np.array([[1.0, 1.0], [1.0, 2.0], [2.0, 3.0]]), np.array([2.0, 5.0, 13.0]),
-                     np.array([1.0, 0.5]))
+                     np.array([1.0, 3.0]))
 #: Figure 3's three rows: the same weights without BN (two ways) and with BN.
 DENSITY_MODES = ("zero_bias", "random_bias", "bn")
 

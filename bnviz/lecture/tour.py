@@ -55,14 +55,15 @@ TOUR: tuple[TourStep, ...] = (
              "layers", _FIG1),
     TourStep("cor2", "Corollary 2: layer 1 is a central arrangement", _BN,
              "With BN every layer-1 line passes through the data's centroid: D₁ lines through "
-             "one point make exactly 2·D₁ regions, never slivers. Press play: μ = t·μ_BN "
-             "puts that point at t times the centroid, from the origin (t = 0, no bias) to "
-             "the data's centre (t = 1).",
-             "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu"),
+             "one point make exactly 2·D₁ regions, never slivers. Play moves that point from "
+             "the origin (μ = 0) to the centroid (μ = μ_BN); these moons sit almost on the "
+             "origin, so it hardly moves (step 8 shows a centroid away from it).",
+             "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu",
+             live=frozenset({"mu", "sigma", "batch"})),  # layer 1: depth changes nothing
     TourStep("fig2a", "Figure 2a: μ is a total-least-squares fit", _BN,
              "One unit in its own input space: the hyperplane sits at μ. The mean squared "
-             "distance from the batch to it is a parabola in μ whose minimum is the BN mean, "
-             "σ²/‖w‖² (Theorem 1, eq. 7-9).",
+             "distance from the batch to it is a parabola in μ: its minimum is at the BN mean, "
+             "where it equals σ²/‖w‖² (Theorem 1, eq. 7-9).",
              "unit", replace(_FIG2, mu_t=0.2), animate="mu"),
     TourStep("fig2b", "Figure 2b: μ translates a folded hyperplane", _BN,
              "The same unit in the input space: its folded hyperplane (orange) bends where "
@@ -87,7 +88,8 @@ TOUR: tuple[TourStep, ...] = (
              "In training BN uses each mini-batch's statistics: with a batch of 8 (hollow "
              "points are outside it) the lines meet at that batch's centroid, not the data's. "
              "Move the batch-size slider: smaller batches, larger moves.",
-             "space", replace(_FIG1, layer=1, batch_size=8, batch_seed=3)),
+             "space", replace(_FIG1, layer=1, batch_size=8, batch_seed=3),
+             live=frozenset({"mu", "sigma", "batch"})),
     TourStep("fig3", "Figure 3: facets concentrate near the data", _BN,
              "Darker means more facets pass near a point. Random biases (middle row) spread "
              "them over the plane; zero bias (top) sends every layer-1 line through the "
@@ -96,22 +98,21 @@ TOUR: tuple[TourStep, ...] = (
              "density", ExplorerParams(depth=6, width=64, dataset="star", n_points=50,
                                        layer=6), live=frozenset({"depth"})),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
-             "Each gray line is the decision boundary under one mini-batch's statistics; "
-             "black is the test-time boundary. Smaller batches jitter more, which the paper "
-             "reads as a regulariser.",
+             "Each thin gray line is the decision boundary under one mini-batch's statistics; "
+             "the thick line is the test-time boundary. Smaller batches jitter more, which the "
+             "paper reads as a regulariser.",
              "jitter", ExplorerParams(depth=3, width=8, batch_size=16, n_points=200),
              live=frozenset({"batch", "depth"})),
     TourStep("fig7", "Figure 7: the statistics' own distributions", _BN,
-             "μ_B and σ²_B over many mini-batches of 64 (black), eq. 13's analytical law "
-             "(blue), and noise-controlled BN with a virtual batch of 32 (vermillion). Move "
-             "the batch size: the spread shrinks as 1/|B|.",
+             "μ_B and σ²_B over 3000 mini-batches (histograms), eq. 13's analytical law (blue) "
+             "and noise-controlled BN with a virtual batch of half the batch (vermillion). "
+             "Move the batch size: their variance shrinks as 1/|B|.",
              "bnstats", ExplorerParams(batch_size=64), live=frozenset({"batch"})),
     TourStep("dannemann", "Dannemann & Junike: no better initialisation",
              "Dannemann & Junike",
-             "Their three-point example: at the least-squares optimum W* the BN loss still "
-             "has a gradient, and the BN optima are farther from W0 than W* is, against "
-             "Santurkar et al.'s Lemma 4.5. Our image runs agree: frozen BN statistics as an "
-             "initialisation never beat zero bias.",
+             "Their three-point example, starting at W0 = W* = (1, 3), the least-squares optimum: "
+             "the BN loss still has a gradient there (red arrow), and the nearest BN optimum "
+             "is 4.24 away (squared), where Santurkar et al.'s Lemma 4.5 bounds it by 0.",
              "dannemann", ExplorerParams(), live=frozenset()),
     TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
              "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
@@ -124,9 +125,9 @@ TOUR: tuple[TourStep, ...] = (
              "spread narrows and the regulariser weakens.",
              "luo", ExplorerParams(batch_size=16), live=frozenset({"batch"})),
     TourStep("ergen", "Ergen et al.: BN networks as convex programs", "Ergen et al.",
-             "Ergen et al. solve a BN network's training in closed form: its BN layer whitens "
-             "the data, and the optimum is known exactly. Each trained unit (dot) lands on "
-             "its class's closed-form optimum (cross).",
+             "Ergen et al. solve a BN network's training in closed form: their BN layer whitens "
+             "the data (right: U of X = UΣVᵀ), and the trained network's objective meets the "
+             "closed-form optimum p* within 0.01 %.",
              "ergen", ExplorerParams(), live=frozenset()),
 )
 

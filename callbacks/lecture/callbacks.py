@@ -4,6 +4,8 @@ the play button, the theme and the panels are client-side (assets/lecture.js).""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from dash import (
     ClientsideFunction,
     Input,
@@ -23,7 +25,13 @@ from bnviz.lecture.tour import SLIDERS, TOUR
 from bnviz.params import InputError
 from callbacks.lecture import ids
 from callbacks.lecture.figures import projected, scene_figure
-from callbacks.lecture.state import THEMES, lecture_query, slider_values, step_for
+from callbacks.lecture.state import (
+    THEMES,
+    lecture_query,
+    slider_values,
+    splittable,
+    step_for,
+)
 
 #: What each animation sweeps: the slider, from, to, by (one tick of the timer).
 ANIMATIONS = {"mu": {"slider": ids.MU, "from": 0.0, "to": 1.0, "by": 0.04},
@@ -53,19 +61,27 @@ GHOSTED = ("space", "split")
     Input(ids.STEP, "data"), Input(ids.RESET, "data"),
     {name: Input(cid, "value") for name, cid in ids.SLIDERS.items()},
     Input(ids.THEME, "data"), Input(ids.SPLIT, "data"), State(ids.BASE, "data"),
+    State(ids.LINK_NOTE, "data"),
     prevent_initial_call="initial_duplicate",
 )
-def show(step, _reset, sliders, theme, split, base):
+def show(step, _reset, sliders, theme, split, base, link_note=None):
     """Draw the step: at its own settings when it was chosen (or reset), the sliders set to
-    them; else at the sliders. A bad value (only a crafted request sends one) keeps the
-    picture, marked stale, with a message."""
+    them; else at the sliders. The page's first answer draws the explorer's state as it
+    came (its batch size need not be a power of 2) and says what its link had that was not
+    used. A bad value (only a crafted request sends one) keeps the picture, marked stale,
+    with a message."""
     theme = theme if theme in THEMES else "light"
+    base = base if isinstance(base, dict) else None
     keep_sliders = {name: no_update for name in SLIDERS}
+    # every input that fired: a step chosen while a slider also moved (the play button's
+    # timer) is a step chosen, whatever fired first
+    fired = {v for v in (ctx.triggered_prop_ids or {}).values() if isinstance(v, str)}
+    first = not fired
     try:
         split = split is True
         step_def = step_for(step, base, split)
-        chosen = ctx.triggered_id in (ids.STEP, ids.RESET)
-        if chosen:
+        chosen = bool(fired & {ids.STEP, ids.RESET})
+        if chosen or (first and step == 0):
             scene = compute_scene(step_def)
         else:
             values = {k: v for k, v in sliders.items()}
@@ -84,14 +100,16 @@ def show(step, _reset, sliders, theme, split, base):
                 keep_sliders)
     new_sliders = slider_values(scene.settings) if chosen else keep_sliders
     disabled = {name: name not in step_def.live for name in SLIDERS}
-    note = scene.note + ("" if not any(disabled.values()) else
-                         ("; " if scene.note else "") + "gray sliders do not act on this step")
+    note = "; ".join(filter(None, (scene.note, "gray sliders do not act on this step"
+                                   if any(disabled.values()) else "")))
+    if first and isinstance(link_note, str) and link_note:
+        note = f"{link_note} {note}".strip()
     animation = ANIMATIONS.get(step_def.animate)
     return (figure, step_def.title, _counter(step), step_def.caption, note,
             lecture_query(step, step_def, scene.settings, theme, base,
                           split and step_def.scene == "split"), "lecture-plot",
             animation, animation is None,
-            step_for(step, base).scene != "space", True if chosen else no_update, "",
+            not splittable(step_for(step, base)), True if chosen else no_update, "",
             new_sliders, disabled)
 
 
@@ -125,6 +143,7 @@ def inspect(click, step, sliders, base, split=False):
     on the split view, in the panel clicked (left: without BN, right: with BN)."""
     from bnviz.views.inspect import inspect_point
 
+    base = base if isinstance(base, dict) else None
     try:
         point = click["points"][0]
         x, y = float(point["x"]), float(point["y"])
@@ -153,9 +172,16 @@ def show_qr(is_open, link):
     if not isinstance(link, str) or not link.startswith(("http://", "https://")):
         return no_update, "no link yet"
     try:
-        return qr_data_url(link), link
+        image = qr_data_url(link)
     except ValueError as exc:
         return no_update, str(exc)
+    host = (urlsplit(link).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return image, [link, html.Div(
+            "This is the laptop's own address: students' laptops cannot open it. Open this "
+            "page by the machine's network address (the server listens on it with make run "
+            "or make serve), then show the code.", className="lecture-message")]
+    return image, link
 
 
 @callback(Output(ids.DOWNLOAD, "data"), Output(ids.EXPORT_STATUS, "children"),

@@ -19,9 +19,9 @@ from callbacks.explorer.figures import partition_figure, small_multiples_figure,
 from callbacks.jitter.figures import figure7_figure, jitter_figure
 from callbacks.papers.figures import (
     batch_statistics_figure,
-    closed_form_figure,
     landscape_figure,
     weight_plane_figure,
+    whitening_figure,
 )
 from callbacks.plotting import Figure
 from callbacks.projector import FONT_PX, THEME_COLOURS, projected
@@ -84,7 +84,7 @@ def scene_figure(scene: Scene) -> Figure:
     if kind == "split":
         figs = []
         for mode, r in data:
-            fig = _space(r, False)
+            fig = _space(r, scene.step.tls)
             regions = len(r.partition.layers[s.layer - 1].regions)
             fig["layout"]["title"]["text"] = (f"{_row_label(mode)}<br>{regions} regions, "
                                               f"layer {s.layer}")
@@ -109,8 +109,8 @@ def scene_figure(scene: Scene) -> Figure:
         return landscape_figure(data.arms)
     if kind == "luo":
         return batch_statistics_figure(data)
-    if kind == "ergen":
-        return closed_form_figure(data)
+    if kind == "ergen":  # the units all sit on one closed-form point: the whitening shows more
+        return whitening_figure(data.points, data.whitened, data.labels)
     raise ValueError(f"unknown scene {kind!r}")
 
 

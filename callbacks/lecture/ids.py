@@ -41,3 +41,4 @@ INFO = "lecture-info"  # what the click found: region code, nearest facet, eq. 1
 FIGURE = "lecture-figure"  # store: the server's figure; the graph shows it with the ghost
 SPLIT = "lecture-split"  # store: an input-space step without BN | with BN (the s key)
 SPLIT_BUTTON = "lecture-split-button"
+LINK_NOTE = "lecture-link-note"  # store: what the page's link had that was not used

@@ -49,12 +49,19 @@ def explorer_step(base: dict | None) -> TourStep:
 
 def step_for(number: object, base: dict | None, split: bool = False) -> TourStep:
     """The step at ``number`` (0: the explorer's state), an input-space step shown as the
-    split (without BN | with BN) when ``split``; ValueError for anything else."""
+    split (without BN | with BN) when ``split`` (:func:`splittable`); ValueError for
+    anything else."""
     if isinstance(number, bool) or not isinstance(number, int) or not \
             0 <= number <= len(TOUR):
         raise ValueError(f"step: a whole number from 1 to {len(TOUR)}")
     step = explorer_step(base) if number == 0 else TOUR[number - 1]
-    return replace(step, scene="split") if split is True and step.scene == "space" else step
+    return replace(step, scene="split") if split is True and splittable(step) else step
+
+
+def splittable(step: TourStep) -> bool:
+    """Whether a step can be shown without BN | with BN: an input-space step, but not
+    Figure 9's colours (the two sides' TLS errors would need one colour scale)."""
+    return step.scene == "space" and not step.tls
 
 
 def slider_values(settings: ExplorerParams) -> dict:

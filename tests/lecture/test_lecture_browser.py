@@ -279,8 +279,8 @@ def test_click_inspects_and_s_splits(dash_duo):
     11 with the numbers; s shows the same weights without and with BN side by side."""
     dash_duo.start_server(app)
     _viewport(dash_duo, 1280, 720)
-    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=6", timeout=TIMEOUT)
-    _wait_step(dash_duo, 6)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=5", timeout=TIMEOUT)
+    _wait_step(dash_duo, 5)
     drag = dash_duo.find_element("#lecture-graph .nsewdrag")
     ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(30, -20).pause(
         0.2).click().perform()
@@ -288,7 +288,7 @@ def test_click_inspects_and_s_splits(dash_duo):
     text = dash_duo.find_element(f"#{ids.INFO}").text
     assert "region code" in text and "nearest folded hyperplane: layer" in text
     codes = [c.text for c in dash_duo.find_elements(f"#{ids.INFO} code")]
-    assert len(codes) == 4 and all(set(c) <= {"0", "1"} and len(c) == 6 for c in codes)
+    assert len(codes) == 2 and all(set(c) <= {"0", "1"} and len(c) == 8 for c in codes)
     layout = _layout_report(dash_duo)
     assert layout["scroll"][1] <= layout["scroll"][3] and all(layout["sliders"])
     _press(dash_duo, "s")
@@ -298,7 +298,11 @@ def test_click_inspects_and_s_splits(dash_duo):
     assert dash_duo.find_element(f"#{ids.INFO}").text == ""  # it described the old picture
     texts = _js(dash_duo, OVERLAP_JS, ids.GRAPH)
     assert texts["overlaps"] == [] and texts["small"] == []
-    # the split stays on through the tour's input-space steps (7 is a split of its own)
+    # the split stays on through the tour's input-space steps (7 is a split of its own;
+    # Figure 9's colours, step 6, have none)
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 6)
+    assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") == "true"
     _press(dash_duo, Keys.PAGE_DOWN)
     _wait_step(dash_duo, 7)
     _press(dash_duo, Keys.PAGE_DOWN)

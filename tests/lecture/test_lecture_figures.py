@@ -220,7 +220,7 @@ def test_choosing_a_step_sets_its_sliders(step):
     out = _show_step(step.number)
     assert len(out) == 14
     assert out[INFO] == ""  # a new picture clears what a click found on the old one
-    assert out[SPLIT_OFF] == (step.scene != "space")
+    assert out[SPLIT_OFF] == (step.scene != "space" or step.tls)
     assert out[PLOT] == "lecture-plot"
     assert out[TITLE] == step.title and out[CAPTION] == step.caption
     assert out[COUNTER] == f"{step.number} / {len(TOUR)}"
@@ -252,7 +252,8 @@ def test_moving_a_slider_draws_it_and_keeps_the_sliders():
     step = step_by_key("cor2")
     sliders = {"mu": 0.5, "sigma": 0.0, "batch": BATCH_ALL, "depth": 4}
     out = _show_sliders(step.number, sliders, "mu", theme="dark")
-    assert out[PLOT] == "lecture-plot" and out[MESSAGE] == ""
+    assert out[PLOT] == "lecture-plot"
+    assert out[MESSAGE] == "gray sliders do not act on this step"  # depth, on layer 1
     assert all(v is no_update for v in out[VALUES].values())
     assert out[TIMER_OFF] is no_update  # the play button's own moves keep it playing
     state = initial_state(parse_qs(out[QUERY]))
@@ -286,7 +287,7 @@ def test_a_batch_larger_than_the_data_is_said():
     (5, {"mu": 1.0, "sigma": 1e6, "batch": 9, "depth": 2}, "sigma"),
     (2, {"mu": "abc", "sigma": 0.0, "batch": 9, "depth": 4}, "mu"),
     (2, {"mu": 99, "sigma": 0.0, "batch": 9, "depth": 4}, "mu"),
-    (2, {"mu": 0.5, "sigma": 0.0, "batch": 9, "depth": -3}, "depth"),
+    (1, {"mu": 0.5, "sigma": 0.0, "batch": 9, "depth": -3}, "depth"),
 ])
 def test_a_crafted_value_keeps_the_picture_stale(number, sliders, which):
     out = _show_sliders(number, sliders, which)
@@ -335,8 +336,13 @@ def test_qr_callback():
     assert cl.show_qr(True, "javascript:alert(1)")[1] == "no link yet"
     src, text = cl.show_qr(True, "http://x/" + "a" * MAX_URL_LENGTH)
     assert src is no_update and "600" in text
-    url = "http://127.0.0.1:8050/lecture?step=2&mu_t=0.5"
+    url = "http://192.168.1.20:8050/lecture?step=2&mu_t=0.5"
     src, text = cl.show_qr(True, url)
     assert text == url
+    # the laptop's own address: the code is made, with a warning that students cannot use it
+    local = "http://127.0.0.1:8050/lecture?step=2"
+    local_src, local_text = cl.show_qr(True, local)
+    assert local_src.startswith("data:image/png") and local_text[0] == local
+    assert "cannot open it" in local_text[1].children
     png = base64.b64decode(src.split(",", 1)[1])
     assert [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))] == [url]

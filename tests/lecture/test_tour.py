@@ -331,8 +331,8 @@ def test_a_batch_larger_than_the_data_is_all_data_with_a_note(key):
     ("cor2", {"mu_t": "abc"}),
     ("cor2", {"mu_t": 2}),
     ("cor2", {"mu_t": -0.1}),
-    ("cor2", {"depth": 0}),
-    ("cor2", {"depth": 13}),
+    ("fig1", {"depth": 0}),
+    ("fig1", {"depth": 13}),
     ("fig3", {"depth": "x"}),
 ])
 def test_bad_slider_values_raise_input_error(key, sliders):
@@ -354,8 +354,10 @@ def test_depth_changes_the_partitions():
     scene = compute_scene("fig1", depth=2)
     assert scene.settings.depth == 2 and scene.settings.layer == 2
     assert [len(r.partition.layers) for _, r in scene.data] == [2, 2]
-    scene = compute_scene("cor2", depth=3)  # cor2 shows layer 1 whatever the depth
-    assert scene.settings.layer == 1 and len(scene.data.partition.layers) == 3
+    scene = compute_scene("fig2b", depth=3)  # the last layer stays the highlighted one
+    assert scene.settings.layer == 3 and len(scene.data.partition.layers) == 3
+    # on the layer-1 steps depth changes nothing that is shown: it is not live there
+    assert compute_scene("cor2", depth=3).settings == compute_scene("cor2").settings
 
 
 def test_explorer_step_is_a_tour_step_too():
