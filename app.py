@@ -54,7 +54,7 @@ def create_app() -> Dash:
         dbc.NavbarSimple(
             # the subtitle only where it fits beside the links (at 1280 px it wrapped them)
             brand=[html.B("bnviz"), html.Span(": what batch normalization does to the "
-                                              "partition", className="d-none d-xxl-inline")],
+                                              "partition", className="brand-subtitle")],
             color="dark",
             dark=True, fluid=True,
             # active="exact": the link of the page shown is marked (Bootstrap's .active and

@@ -111,6 +111,13 @@ def data_controls(s: ExplorerParams) -> dbc.Card:
         _row("data set", _select(ids.DATASET, s.dataset, DATASETS)),
         _row("points", _int_input(ids.N_POINTS, s.n_points, *EXPLORER_LIMITS["n_points"])),
         _row("data seed", _int_input(ids.DATA_SEED, s.data_seed, 0, None)),
+        _row("shift x, y", dbc.InputGroup([
+            dbc.Input(id=cid, type="number", min=lo, max=hi, step=0.1, value=value,
+                      debounce=True, size="sm")
+            for cid, value in ((ids.SHIFT_X, s.shift_x), (ids.SHIFT_Y, s.shift_y))
+            for lo, hi in (EXPLORER_LIMITS["shift"],)], size="sm"),
+             "move the data off the origin: BN's layer-1 lines meet at the data's centroid, "
+             "zero bias's at the origin"),
         dcc.Upload(id=ids.UPLOAD, max_size=1_000_000, multiple=False,
                    children=html.Div(["Drop or ", html.A("choose a CSV"), " (x, y[, label])"]),
                    className="upload-box small"),

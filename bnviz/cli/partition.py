@@ -19,7 +19,8 @@ __all__ = ["add_partition", "run_partition"]
 
 #: The options whose values the model checks (the files and the output are not parameters).
 _PARAMS = ("depth", "width", "activation", "alpha", "mode", "dataset", "n", "seed",
-           "batch_seed", "batch_size", "extent", "head", "mu_scale", "sigma_scale", "scope",
+           "batch_seed", "batch_size", "extent", "shift_x", "shift_y", "head", "mu_scale",
+           "sigma_scale", "scope",
            "target_layer", "target_unit")
 
 
@@ -38,6 +39,10 @@ def add_partition(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=batch_size, default=None,
                    help="mini-batch size for mu, sigma (>= 2), or 'all' (default: all data)")
     p.add_argument("--extent", type=number, default=3.0, help="input box [-E, E]^2")
+    p.add_argument("--shift-x", type=number, default=0.0,
+                   help="move the generated data by this in x (off the origin, BN and zero "
+                        "bias differ already in layer 1: Figure 1)")
+    p.add_argument("--shift-y", type=number, default=0.0, help="the same in y")
     p.add_argument("--head", type=int, choices=(0, 1, 2), default=0,
                    help="classifier head logits (draws its decision boundary)")
     p.add_argument("--weights", type=Path,
@@ -82,15 +87,15 @@ def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
     from bnviz.core.export import partition_to_dict
     from bnviz.core.network import layer_statistics, random_network, select_batch
     from bnviz.core.partition import box_from_extent, compute_partition
-    from bnviz.data.datasets import make_dataset
+    from bnviz.data.datasets import make_dataset, shifted
     from bnviz.data.pointfiles import load_points
     from bnviz.device import pick_device
     from bnviz.params.cost import check_bn_batch
     from bnviz.views.explorer import slider_overrides
 
     p = params
-    data = load_points(args.data) if args.data is not None else make_dataset(
-        p.dataset, p.n, p.seed)
+    data = load_points(args.data) if args.data is not None else shifted(make_dataset(
+        p.dataset, p.n, p.seed), p.shift_x, p.shift_y)
     if net is None:
         net = random_network(p.depth, p.width, p.activation, p.alpha, p.mode, p.seed,
                              head_outputs=p.head)

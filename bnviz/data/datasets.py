@@ -61,6 +61,7 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "as_dataset",
+    "shifted",
     "check_points",
     "make_dataset",
     "star_vertices",
@@ -319,6 +320,16 @@ def check_points(points: object, labels: object, source: str) -> tuple[np.ndarra
     if lab.dtype.kind == "u" and np.any(lab > np.iinfo(np.int64).max):
         raise DatasetError(f"{source}: labels out of range")
     return arr, lab.astype(np.int64)
+
+
+def shifted(data: Dataset, shift_x: float = 0.0, shift_y: float = 0.0) -> Dataset:
+    """``data`` moved by (shift_x, shift_y): the data sets are centred on the origin, where
+    BN's layer-1 hyperplanes (through the data's centroid, Corollary 2) and zero bias's
+    (through the origin) coincide; off the origin they differ (BN paper Figure 1)."""
+    if shift_x == 0 and shift_y == 0:
+        return data
+    return Dataset(data.name, data.points + np.array([shift_x, shift_y], dtype=np.float64),
+                   data.labels)
 
 
 def as_dataset(

@@ -42,7 +42,8 @@ class TourStep:
         return next(i for i, s in enumerate(TOUR, 1) if s.key == self.key)
 
 
-_FIG1 = ExplorerParams(depth=4, width=6, mode="bn", dataset="moons", layer=4)
+_FIG1 = ExplorerParams(depth=4, width=6, mode="bn", dataset="moons", layer=4, shift_x=1.0,
+                       shift_y=1.0)  # the explorer's Figure 1 preset: data off the origin
 _FIG2 = ExplorerParams(depth=2, width=8, mode="bn", scope="unit", target_layer=2,
                        target_unit=0, layer=2)
 _BN = "BN paper"
@@ -55,9 +56,9 @@ TOUR: tuple[TourStep, ...] = (
              "layers", _FIG1),
     TourStep("cor2", "Corollary 2: layer 1 is a central arrangement", _BN,
              "With BN every layer-1 line passes through the data's centroid: D₁ lines through "
-             "one point make exactly 2·D₁ regions, never slivers. Play moves that point from "
-             "the origin (μ = 0) to the centroid (μ = μ_BN); these moons sit almost on the "
-             "origin, so it hardly moves (step 8 shows a centroid away from it).",
+             "one point make exactly 2·D₁ regions, never slivers. Press play: μ = t·μ_BN "
+             "moves that point from the origin (t = 0, zero bias) to the centroid of these "
+             "data, moved off the origin (t = 1, BN).",
              "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu",
              live=frozenset({"mu", "sigma", "batch"})),  # layer 1: depth changes nothing
     TourStep("fig2a", "Figure 2a: μ is a total-least-squares fit", _BN,

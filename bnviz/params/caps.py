@@ -96,6 +96,7 @@ EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
     "target_unit": (0, 63),
     "layer": (1, 12),
     "extent": (0.5, 20.0),
+    "shift": (-2.0, 2.0),  # the data moved off the origin (Figure 1)
 }
 #: Regions of one layer above which an explorer request stops with a message.
 EXPLORER_MAX_REGIONS = 60_000

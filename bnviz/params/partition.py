@@ -79,6 +79,8 @@ class PartitionParams:
     batch_seed: whole_or_none(0, SEED_MAX) = None
     batch_size: count_or_all(2, MAX_POINTS) = None
     extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
+    shift_x: real(-MAX_EXTENT, MAX_EXTENT) = 0.0  # the data moved off the origin
+    shift_y: real(-MAX_EXTENT, MAX_EXTENT) = 0.0
     head: whole(0, 2) = 0
     mu_scale: _float("mu_t") = 1.0
     sigma_scale: _float("sigma_s") = 1.0
@@ -141,6 +143,8 @@ class ExplorerParams:
     target_unit: _int("target_unit") = 0
     layer: _int("layer") = 4  # highlighted layer
     extent: _float("extent") = 3.0
+    shift_x: _float("shift") = 0.0  # the data moved off the origin (BN paper Figure 1)
+    shift_y: _float("shift") = 0.0
 
     @field_validator("target_layer", "layer", mode="after")
     @classmethod

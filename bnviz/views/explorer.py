@@ -31,7 +31,7 @@ from bnviz.core.network import (
     select_batch,
 )
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
-from bnviz.data.datasets import Dataset, as_dataset, make_dataset
+from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
 from bnviz.params import ExplorerParams, InputError
 from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, SCOPES
 
@@ -171,7 +171,8 @@ class ExplorerResult:
 
 def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = None) -> Dataset:
     """The data set of the settings plus the points a user added (clicked or uploaded)."""
-    data = make_dataset(settings.dataset, settings.n_points, settings.data_seed)
+    data = shifted(make_dataset(settings.dataset, settings.n_points, settings.data_seed),
+                   settings.shift_x, settings.shift_y)
     if extra_points is None or len(extra_points) == 0:
         return data
     extra = as_dataset(np.asarray(extra_points, dtype=np.float64).reshape(-1, 2))
@@ -217,12 +218,15 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (
+    # the data off the origin, as in the paper: centred data would hide the difference in
+    # layer 1, where zero bias's lines meet at the origin and BN's at the data's centroid
     Preset("fig1", "Figure 1", ExplorerParams(depth=4, width=6, mode="bn", dataset="moons",
-                                                 layer=4), "layers", False,
+                                                 layer=4, shift_x=1.0, shift_y=1.0),
+           "layers", False,
            "Top row: without BN the folded hyperplanes of every layer spread over the whole "
            "input space, whatever the data. Bottom row: the same random weights with BN draw "
-           "every layer's hyperplanes toward the data (Theorem 1), so regions concentrate where "
-           "the data are."),
+           "every layer's hyperplanes toward the data (Theorem 1), already in layer 1, whose "
+           "lines meet at the data's centroid, so regions concentrate where the data are."),
     Preset("fig2a", "Figure 2a", ExplorerParams(depth=2, width=8, mode="bn", scope="unit",
                                                   target_layer=2, target_unit=0, layer=2),
            "unit", False,

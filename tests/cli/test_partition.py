@@ -723,3 +723,24 @@ def test_subprocess_png_to_file(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout == b"" and proc.stderr == b""
     assert target.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_shift_moves_the_generated_data(capsys):
+    """--shift-x/--shift-y move the data off the origin: BN's layer-1 lines then meet at the
+    moved centroid (their mu is the moved data's mean projection)."""
+    import json
+
+    import numpy as np
+
+    from bnviz.cli import main
+    from bnviz.core.network import random_network
+    from bnviz.data.datasets import make_dataset
+
+    assert main(["partition", "--depth", "1", "--width", "3", "--shift-x", "1.5",
+                 "--shift-y", "-0.5"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    w = random_network(1, 3, "leaky_relu", 0.1, "bn", 0).weights[0]
+    moved = make_dataset("moons", 100, 0).points + [1.5, -0.5]
+    np.testing.assert_allclose(out["layers"][0]["mu"], (moved @ w.T).mean(0), rtol=1e-12)
+    assert main(["partition", "--shift-x", "abc"]) == 2
+    assert "--shift-x" in capsys.readouterr().err

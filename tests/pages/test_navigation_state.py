@@ -35,6 +35,14 @@ def test_explorer_and_jitter_keep_their_state(dash_duo):
     dash_duo.driver.set_window_size(1400, 1000)
     dash_duo.start_server(app)
     dash_duo.wait_for_page(dash_duo.server_url + "/?depth=3&width=5", timeout=TIMEOUT)
+    for width in (1280, 1400, 1920):  # the navbar on one line, its Lecture link on screen
+        dash_duo.driver.set_window_size(width, 1000)
+        height, right, inner = dash_duo.driver.execute_script(
+            "return [document.querySelector('.navbar').getBoundingClientRect().height, "
+            "document.getElementById('lecture-open').getBoundingClientRect().right, "
+            "innerWidth];")
+        assert height < 70 and right <= inner, (width, height, right, inner)
+    dash_duo.driver.set_window_size(1400, 1000)
     until(lambda: "layer=3" in _path(dash_duo), TIMEOUT)  # the page wrote its state
     _nav(dash_duo, "Jitter (Fig. 6, 7)")
     until(lambda: _path(dash_duo) == "/jitter", TIMEOUT)

@@ -232,3 +232,27 @@ def test_pattern_raster_is_stable_under_the_sliders():
     r1 = pattern_raster(net, stats, (-3, 3, -3, 3), 32)
     r2 = pattern_raster(net, stats, (-3, 3, -3, 3), 32)
     assert np.array_equal(r1, r2)
+
+
+def test_off_centre_data_separate_bn_from_zero_bias_in_layer_1():
+    """Issue 17 (Figure 1): every data set is centred, where BN's layer-1 lines (through the
+    data's centroid, Corollary 2) and zero bias's (through the origin) coincide. Moved off the
+    origin, BN's meet at the moved centroid and zero bias's still at the origin."""
+    import numpy as np
+
+    from bnviz.data.datasets import make_dataset
+    from bnviz.views.explorer import PRESETS, explore, is_central
+
+    settings = PRESETS["fig1"].settings
+    assert (settings.shift_x, settings.shift_y) == (1.0, 1.0)
+    plain = make_dataset(settings.dataset, settings.n_points, settings.data_seed).points
+    meeting = {}
+    for mode in ("bn", "zero_bias"):
+        r = explore(replace(settings, mode=mode, layer=1))
+        np.testing.assert_array_equal(r.data.points, plain + [1.0, 1.0])  # moved, exactly
+        w, mu = r.network.weights[0], r.stats[0].mu
+        assert is_central(w, mu) and len(r.partition.layers[0].regions) == 2 * settings.width
+        meeting[mode] = np.linalg.lstsq(w, mu, rcond=None)[0]
+    np.testing.assert_allclose(meeting["bn"], (plain + [1.0, 1.0]).mean(0), atol=1e-12)
+    np.testing.assert_allclose(meeting["zero_bias"], [0.0, 0.0], atol=1e-12)
+    assert np.linalg.norm(meeting["bn"] - meeting["zero_bias"]) > 1.0
