@@ -35,7 +35,8 @@ from callbacks.parsing import finite_number, whole_number
 from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
 
 
-@shared_memoize("papers-claims-v1")
+# v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17)
+@shared_memoize("papers-claims-v2")
 def claims_json() -> tuple[dict, ...]:
     """The claims (~10 s), computed once per ``BNVIZ_HOME`` and read by every web process
     after (seeded: the same every time; bump the name when a claim changes)."""

@@ -284,11 +284,20 @@ def test_prop2_variance_of_the_batch_mean_by_numpy_monte_carlo(claims: dict[str,
     se = expected * math.sqrt(2 / (k - 1))  # SE of a Gaussian sample variance over k batches
     assert np.all(np.abs(var_mu - expected) <= 4 * se)  # 4 SE
     claim = claims["bn-prop2-variance"]
-    assert claim.paper_value == pytest.approx(expected.tolist(), rel=1e-15)
-    computed = np.array(claim.computed)
+    assert claim.paper_value["mu_var"] == pytest.approx(expected.tolist(), rel=1e-15)
+    computed = np.array(claim.computed["mu_var"])
     # two independent estimates with the same SE: within 4 combined SE, sqrt(2) * se
     assert np.all(np.abs(computed - var_mu) <= 4 * math.sqrt(2) * se)
     assert np.all(np.abs(computed - expected) <= 4 * se)
+    # the rest of Proposition 2: BN's biased sigma^2, its mean and its variance (Gaussian
+    # inputs: phi^4 = 3 s^4), by numpy, against the claim's closed forms
+    sigma2 = u.var(1)  # ddof 0: BN's biased sigma^2
+    mean_expected = (b - 1) / b * s2
+    var_expected = ((b - 1) / b) ** 2 * (3 * s2**2 - s2**2 * (b - 3) / (b - 1)) / b
+    assert claim.paper_value["sigma2_mean"] == pytest.approx(mean_expected.tolist())
+    assert claim.paper_value["sigma2_var"] == pytest.approx(var_expected.tolist())
+    assert np.all(np.abs(sigma2.mean(0) - mean_expected) <= 4 * np.sqrt(var_expected / k))
+    assert np.all(np.abs(sigma2.var(0) - var_expected) <= 0.05 * var_expected)
     assert claim.holds
 
 
