@@ -15,13 +15,14 @@ __all__ = ["luo_gamma_decay_gap", "luo_i2_printed", "luo_sgd_generalisation",
            "luo_sigma_variance_printed"]
 
 
-def luo_gamma_decay_gap(device: torch.device) -> Claim:
+def luo_gamma_decay_gap(device: torch.device, *, simulated_batch: int = 16) -> Claim:
     """The gamma-decay strength of a linear unit, zeta = 3/(4M): E_B[(h - BN_B(h))^2 / 2] for
-    h ~ N(0, 1) a member of the batch (biased sigma), by Monte Carlo at M = 16."""
+    h ~ N(0, 1) a member of the batch (biased sigma), by Monte Carlo at M = 16. A Monte Carlo
+    of another batch size (``simulated_batch``, a wrong input) makes it fail (tests)."""
     from bnviz.papers.luo import gap_per_batch
 
     m, k = 16, 1 << 19
-    gap = gap_per_batch(m, k, seed=3, device=device)
+    gap = gap_per_batch(simulated_batch, k, seed=3, device=device)
     computed, se = float(gap.mean()), float(gap.std() / math.sqrt(k))
     # |B| sigma_B^2 ~ chi2_{M-1} for h ~ N(0, 1): E[sigma_B] = E[chi_{M-1}] / sqrt(M)
     exact = 1 - float(scipy.stats.chi(m - 1).mean()) / math.sqrt(m)
@@ -37,9 +38,11 @@ def luo_gamma_decay_gap(device: torch.device) -> Claim:
                  "3/(4M) drops O(1/M^2))", "/papers#luo")
 
 
-def luo_sgd_generalisation(device: torch.device) -> Claim:
+def luo_sgd_generalisation(device: torch.device, *, simulated_noise: float = 0.25) -> Claim:
     """eps_id^sgd of a linear student (min-norm least squares, the limit of SGD from 0):
-    1 - alpha + alpha S / (1 - alpha) for alpha < 1, S / (alpha - 1) for alpha > 1."""
+    1 - alpha + alpha S / (1 - alpha) for alpha < 1, S / (alpha - 1) for alpha > 1. A
+    teacher noise in the simulation other than the formula's S (``simulated_noise``, a wrong
+    input) makes it fail (tests)."""
     s_noise, n, reps, alphas = 0.25, 200, 32, (0.5, 1.5, 2.0, 3.0)
     gen = torch.Generator(device=device).manual_seed(11)
     paper = [1 - a + a * s_noise / (1 - a) if a < 1 else s_noise / (a - 1) for a in alphas]
@@ -50,7 +53,7 @@ def luo_sgd_generalisation(device: torch.device) -> Claim:
         w_star = torch.randn((reps, n, 1), generator=gen, dtype=F64, device=device)
         w_star = w_star * math.sqrt(n) / w_star.norm(dim=1, keepdim=True)  # |w*|^2 / N = 1
         noise = torch.randn((reps, p, 1), generator=gen, dtype=F64, device=device)
-        w = torch.linalg.pinv(x) @ (x @ w_star + math.sqrt(s_noise) * noise)
+        w = torch.linalg.pinv(x) @ (x @ w_star + math.sqrt(simulated_noise) * noise)
         err = ((w - w_star) ** 2).sum((1, 2)) / n
         computed.append(float(err.mean()))
         ses.append(float(err.std() / math.sqrt(reps)))
@@ -66,12 +69,15 @@ def luo_sgd_generalisation(device: torch.device) -> Claim:
                  "/papers#luo")
 
 
-def luo_sigma_variance_printed(device: torch.device) -> Claim:
+def luo_sigma_variance_printed(device: torch.device, *, distribution: str = "gaussian"
+                               ) -> Claim:
     """Section 2's model of sigma_B: var(sigma_B) = (rho + 2) / (4M) as printed, against a Monte
-    Carlo with sigma_P = 2 (the corrected model has sigma_P^2 (rho + 2) / (4M))."""
+    Carlo with sigma_P = 2 (the corrected model has sigma_P^2 (rho + 2) / (4M)). With
+    sigma_P = 1 (``distribution="uniform"``) the printed model is right, and the same check
+    holds (tests: it can change its verdict)."""
     from bnviz.papers.luo import statistics_samples
 
-    s = statistics_samples("gaussian", 256, 40_000, seed=5, device=device)  # sigma_P = 2
+    s = statistics_samples(distribution, 256, 40_000, seed=5, device=device)  # sigma_P = 2
     computed = float(s.sigma.var())
     se = computed * math.sqrt(2 / (40_000 - 1))
     return Claim("luo-sigma-b-variance-as-printed", PAPERS["luo"],
@@ -83,8 +89,10 @@ def luo_sigma_variance_printed(device: torch.device) -> Claim:
                  f"{s.sigma_var_model:.5f}", "/papers#luo")
 
 
-def luo_i2_printed(device: torch.device) -> Claim:
-    """Eq. 15's I2 as printed, against a Monte Carlo of its definition <delta^2> at R = 0."""
+def luo_i2_printed(device: torch.device, *, printed: bool = True) -> Claim:
+    """Eq. 15's I2 as printed, against a Monte Carlo of its definition <delta^2> at R = 0.
+    With the leading pi R corrected to pi (``printed=False``) the same check holds (tests:
+    it can change its verdict)."""
     from bnviz.papers.luo import integrals
 
     gamma, r, n = 0.7, 0.0, 1 << 21
@@ -94,12 +102,12 @@ def luo_i2_printed(device: torch.device) -> Claim:
                                                             device=device))
     delta2 = ((s > 0) * (torch.relu(t) - s)) ** 2
     computed, se = float(delta2.mean()), float(delta2.std() / math.sqrt(n))
-    printed = float(integrals(gamma, r, printed_i2=True)[1])
+    as_printed = float(integrals(gamma, r, printed_i2=printed)[1])
     corrected = float(integrals(gamma, r)[1])
     return Claim("luo-i2-as-printed", PAPERS["luo"],
                  "Eq. 15 as printed: I2 = gamma^2/2 + (pi R + 2R sqrt(1-R^2) + 2 arcsin R)/(4 pi) "
-                 "- 2 gamma J(R); the leading pi R should be pi", printed, computed,
-                 abs(computed - printed) <= 4 * se,
+                 "- 2 gamma J(R); the leading pi R should be pi", as_printed, computed,
+                 abs(computed - as_printed) <= 4 * se,
                  f"Monte Carlo of <delta^2>, delta = 1{{s>0}}(relu(t) - s), at gamma = 0.7, "
                  f"R = 0 ({n} draws, seed 9); the corrected I2 = {corrected:.5f}",
                  "/papers#luo")

@@ -1,8 +1,9 @@
 """Every claim check can fail (issue 17, item 5): fed a deliberately wrong input (the
-unbiased sigma, a shifted mu, a perturbed weight, the printed formula corrected), each check
-reports the opposite of its verdict on the right input. A check that passed whatever it was
-given would prove nothing. (The BN paper's three claims, Dannemann & Junike's two and
-Santurkar et al.'s two so far; Luo et al.'s and Ergen et al.'s follow.)"""
+unbiased sigma, a shifted mu, a perturbed weight, a simulation that is not the formula's, an
+undertrained network), each check of a true statement reports failure; each check of a false
+statement (a printed formula) reports success once the statement is made true. A check that
+passed whatever it was given would prove nothing. Every claim of the table is covered
+(test_every_claim_is_covered)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ from bnviz.papers.checks_bn import (
     bn_cor2_central_arrangement,
     bn_prop2_variance,
     bn_thm1_tls_minimiser,
+)
+from bnviz.papers.checks_ergen import ergen_closed_form
+from bnviz.papers.checks_luo import (
+    luo_gamma_decay_gap,
+    luo_i2_printed,
+    luo_sgd_generalisation,
+    luo_sigma_variance_printed,
 )
 from bnviz.papers.checks_santurkar import (
     dannemann_example,
@@ -60,9 +68,12 @@ def _unbiased_sigma(net, data):
     (dannemann_gradient, {}, {"unbiased": True}),  # torch's default sigma
     (dannemann_gradient, {}, {"w_star": (1.2, 3.0)}),  # a perturbed weight
     (santurkar_thm41, {}, {"correction": 1}),
+    (luo_gamma_decay_gap, {}, {"simulated_batch": 12}),  # the Monte Carlo at another M
+    (luo_sgd_generalisation, {}, {"simulated_noise": 0.5}),  # the teacher's noise is not S
+    (ergen_closed_form, {}, {"steps": 100}),  # trained too briefly to reach p*
 ], ids=["thm1-unbiased", "thm1-shifted-mu", "cor2-shifted-mu", "cor2-perturbed-weight",
         "prop2-unbiased", "prop2-batch", "dj-gradient-unbiased", "dj-gradient-weight",
-        "thm41-unbiased"])
+        "thm41-unbiased", "luo-gap-batch", "luo-sgd-noise", "ergen-undertrained"])
 def test_a_wrong_input_makes_a_true_claim_fail(check, right, wrong):
     assert check(CPU, **right).holds
     claim = check(CPU, **wrong)
@@ -85,3 +96,22 @@ def test_checks_of_false_statements_can_hold():
     assert dannemann_lemma45(CPU, w0=tuple(2.0 * plane.bn_direction)).holds
     assert not santurkar_thm41_printed(CPU).holds
     assert santurkar_thm41_printed(CPU, printed_power=1.0).holds
+    # Luo et al.: sigma_B's printed variance is right when sigma_P = 1 (the uniform here);
+    # eq. 15's I2 with pi R corrected to pi
+    assert not luo_sigma_variance_printed(CPU).holds
+    assert luo_sigma_variance_printed(CPU, distribution="uniform").holds
+    assert not luo_i2_printed(CPU).holds
+    assert luo_i2_printed(CPU, printed=False).holds
+
+
+COVERED = {"bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "bn-prop2-variance",
+           "dannemann-gradient", "dannemann-lemma45", "santurkar-thm41",
+           "santurkar-thm41-as-printed", "luo-gamma-decay-gap", "luo-sgd-generalisation",
+           "luo-sigma-b-variance-as-printed", "luo-i2-as-printed", "ergen-closed-form"}
+
+
+def test_every_claim_is_covered():
+    """A claim added to the table without a wrong-input test here fails this test."""
+    from bnviz.papers.claims import claim_ids
+
+    assert set(claim_ids()) == COVERED
