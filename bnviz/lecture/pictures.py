@@ -79,9 +79,8 @@ def _space(ax, result, tls: bool, fig, title: str | None = None) -> None:
                                          colors=PARTITION.target, linewidths=3.5,
                                          label=PARTITION.target_name.format(
                                              layer=s.target_layer, unit=s.target_unit + 1)))
-    pts = result.data.points
-    if s.batch_size is not None:
-        inside = (pts[:, None, :] == result.batch[None]).all(2).any(1)
+    pts, inside = result.data.points, result.batch_mask
+    if inside is not None:
         ax.scatter(*pts[~inside].T, s=14, c=_ink(PARTITION.other_data),
                    edgecolors=_ink(PARTITION.data), linewidths=0.6, zorder=5,
                    label=PARTITION.other_name)
@@ -100,9 +99,7 @@ def _layers(fig, rows) -> None:
     axes = fig.subplots(len(rows), n, squeeze=False)
     for r, (mode, result) in enumerate(rows):
         part = result.partition
-        label = PARTITION.with_bn if mode == "bn" else PARTITION.without_bn.format(
-            mode=mode_label(mode))
-        axes[r, 0].set_ylabel(label.replace(" (", "\n("))
+        axes[r, 0].set_ylabel(PARTITION.row_label(mode).replace(" (", "\n("))
         for c, ax in enumerate(axes[r]):
             for j in range(c + 1):
                 current = j == c
@@ -264,9 +261,7 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
         axes = sub.subplots(1, 2)
         for ax, (mode, result) in zip(axes, data, strict=True):
             layer = result.settings.layer
-            label = PARTITION.with_bn if mode == "bn" else PARTITION.without_bn.format(
-                mode=mode_label(mode))
-            _space(ax, result, scene.step.tls, sub, f"{label}: "
+            _space(ax, result, scene.step.tls, sub, f"{PARTITION.row_label(mode)}: "
                    f"{len(result.partition.layers[layer - 1].regions)} regions")
             ax.get_legend().remove()
     elif kind == "density":

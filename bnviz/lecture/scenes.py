@@ -30,10 +30,10 @@ BATCH_ALL = BATCH_SLIDER[1]
 DEPTH_SLIDER = (1, 12)  # the explorer's depths, so that the Lecture link keeps its network
 #: The largest batch a scene that needs a number takes for "all" (Figure 7, Luo et al.).
 _BATCH_FOR_ALL = {"bnstats": 512, "luo": 256}
-#: Dannemann & Junike's Example 3.2: inputs, labels and the initialisation W0 = W* = (1, 3),
-#: the least-squares optimum, where their counterexample to Lemma 4.5 starts.
-DANNEMANN_EXAMPLE = (np.array([[1.0, 1.0], [1.0, 2.0], [2.0, 3.0]]), np.array([2.0, 5.0, 13.0]),
-                     np.array([1.0, 3.0]))
+#: Dannemann & Junike's initialisation W0 = W* = (1, 3), the least-squares optimum of their
+#: Example 3.2 (bnviz.papers.checks_santurkar.dannemann_example), where their counterexample
+#: to Lemma 4.5 starts.
+DANNEMANN_W0 = np.array([1.0, 3.0])
 #: Figure 3's three rows: the same weights without BN (two ways) and with BN.
 DENSITY_MODES = ("zero_bias", "random_bias", "bn")
 
@@ -90,8 +90,10 @@ def _explore(settings: ExplorerParams):
 
 def _without_and_with_bn(settings: ExplorerParams) -> tuple:
     """The same weights without BN (random biases, or the settings' own mode) and with it."""
-    other = settings.mode if settings.mode != "bn" else "random_bias"
-    return tuple((mode, _explore(replace(settings, mode=mode))) for mode in (other, "bn"))
+    from bnviz.views.explorer import comparison_modes
+
+    return tuple((mode, _explore(replace(settings, mode=mode)))
+                 for mode in comparison_modes(settings.mode))
 
 
 def _density(settings: ExplorerParams) -> dict:
@@ -156,10 +158,10 @@ def _luo(batch: int):
 
 
 def _dannemann():
+    from bnviz.papers.checks_santurkar import dannemann_example
     from bnviz.papers.dannemann import weight_plane
 
-    x, y, w0 = DANNEMANN_EXAMPLE
-    return weight_plane(x, y, w0, False, False)
+    return weight_plane(*dannemann_example(), DANNEMANN_W0, False, False)
 
 
 @memoize()

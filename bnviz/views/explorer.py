@@ -43,6 +43,7 @@ __all__ = [
     "PRESETS",
     "Preset",
     "UnitView",
+    "comparison_modes",
     "explore",
     "is_central",
     "pattern_raster",
@@ -167,6 +168,19 @@ class ExplorerResult:
     central_layer1: bool
     raster: np.ndarray  # (L, RASTER, RASTER) activation-pattern hashes, to fill the regions
     stats: tuple[LayerStatistics, ...] = ()  # the mu and sigma each layer uses
+
+    @property
+    def batch_mask(self) -> np.ndarray | None:
+        """Which data points are in the mini-batch (None: the batch is all the data)."""
+        if self.settings.batch_size is None:
+            return None
+        return (self.data.points[:, None, :] == self.batch[None]).all(2).any(1)
+
+
+def comparison_modes(mode: str) -> tuple[str, str]:
+    """Figure 1's two rows for a network mode: the same weights without BN (the mode itself,
+    or random biases for a BN network) and with BN."""
+    return (mode if mode != "bn" else "random_bias", "bn")
 
 
 def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = None) -> Dataset:

@@ -90,6 +90,10 @@ class PartitionStyle:
     with_bn: str = "with BN"  # side by side: the rows
     without_bn: str = "without BN ({mode})"  # mode (mode_label)
 
+    def row_label(self, mode: str) -> str:
+        """A side-by-side row's (or panel's) name for a network mode."""
+        return self.with_bn if mode == "bn" else self.without_bn.format(mode=mode_label(mode))
+
 
 @dataclass(frozen=True)
 class UnitStyle:

@@ -30,9 +30,10 @@ from bnviz.views.explorer import (
     PRESETS,
     ExplorerResult,
     InputError,
+    comparison_modes,
     explore,
 )
-from bnviz.views.style import PARTITION, mode_label
+from bnviz.views.style import PARTITION
 from callbacks.explorer import ids
 from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
 from callbacks.explorer.state import (
@@ -116,18 +117,12 @@ def update_views(controls, extra, view, tls, projector, preset=None):
         result, seconds = run_explorer(s, extra)
         rows = []
         if view == "layers":  # Figure 1's two rows: the same weights without and with BN
-            other = s.mode if s.mode != "bn" else "random_bias"
-            for mode in (other, "bn"):
+            for mode in comparison_modes(s.mode):
                 r, _ = run_explorer(replace(s, mode=mode), extra)
-                label = (PARTITION.with_bn if mode == "bn"
-                         else PARTITION.without_bn.format(mode=mode_label(mode)))
-                rows.append((label, r.partition))
+                rows.append((PARTITION.row_label(mode), r.partition))
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update,) * 4 + (str(exc), True, no_update, STALE, no_update)
     space = layers = unit = no_update
-    batch_mask = None
-    if s.batch_size is not None:
-        batch_mask = (result.data.points[:, None, :] == result.batch[None]).all(2).any(1)
     if view == "layers":
         layers = small_multiples_figure(rows, result.data.points, projector=bool(projector))
     elif view == "unit":
@@ -135,7 +130,7 @@ def update_views(controls, extra, view, tls, projector, preset=None):
     else:
         target = (s.target_layer, s.target_unit) if s.scope == "unit" else None
         space = partition_figure(result.partition, result.raster, result.data.points, s.layer,
-                                 batch_mask=batch_mask, target=target, tls=bool(tls),
+                                 batch_mask=result.batch_mask, target=target, tls=bool(tls),
                                  projector=bool(projector), clickable=True)
     if projector:  # set for the projector as the lecture view is (type, legend, titles)
         space, layers, unit = (fig if fig is no_update else projected(fig, title_chars=44)

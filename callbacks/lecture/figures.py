@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
-
 from bnviz.lecture.scenes import Scene
-from bnviz.views.style import JITTER, PARTITION, mode_label
+from bnviz.views.style import JITTER, PARTITION
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
 from callbacks.jitter.figures import figure7_figure, jitter_figure
@@ -28,23 +26,12 @@ from callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure", "side_by_side"]
 
-def _batch_mask(result) -> np.ndarray | None:
-    if result.settings.batch_size is None:
-        return None
-    return (result.data.points[:, None, :] == result.batch[None]).all(2).any(1)
-
-
 def _space(result, tls: bool) -> Figure:
     s = result.settings
     target = (s.target_layer, s.target_unit) if s.scope == "unit" else None
     return partition_figure(result.partition, result.raster, result.data.points, s.layer,
-                            batch_mask=_batch_mask(result), target=target, tls=tls,
+                            batch_mask=result.batch_mask, target=target, tls=tls,
                             projector=True, clickable=True)
-
-
-def _row_label(mode: str) -> str:
-    return PARTITION.with_bn if mode == "bn" else \
-        PARTITION.without_bn.format(mode=mode_label(mode))
 
 
 def side_by_side(left: Figure, right: Figure, gap: float = 0.06) -> Figure:
@@ -79,14 +66,14 @@ def scene_figure(scene: Scene) -> Figure:
     if kind == "unit":
         return unit_figure(data.unit, projector=True)
     if kind == "layers":
-        rows = [(_row_label(mode), r.partition) for mode, r in data]
+        rows = [(PARTITION.row_label(mode), r.partition) for mode, r in data]
         return small_multiples_figure(rows, data[-1][1].data.points, projector=True)
     if kind == "split":
         figs = []
         for mode, r in data:
             fig = _space(r, scene.step.tls)
             regions = len(r.partition.layers[s.layer - 1].regions)
-            fig["layout"]["title"]["text"] = (f"{_row_label(mode)}<br>{regions} regions, "
+            fig["layout"]["title"]["text"] = (f"{PARTITION.row_label(mode)}<br>{regions} regions, "
                                               f"layer {s.layer}")
             figs.append(fig)
         return side_by_side(*figs)
