@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test bench lint lock clean check-python
+.PHONY: run serve test bench lint lock clean check-python replication replication-docs
 
 # One line, not a pip traceback, when the interpreter is one bnviz does not support.
 check-python:
@@ -45,6 +45,16 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed
 	$(PY) bench/partition.py
+
+# The replication report: rerun every entry into the outcomes shipped with bnviz (minutes),
+# then regenerate docs/REPLICATION.md from them (never edit it by hand; a test compares them).
+replication: $(VENV)/.installed
+	$(PY) -m bnviz replicate --run all --store bnviz/replication/outcomes.json > /dev/null
+	$(MAKE) replication-docs
+
+replication-docs: $(VENV)/.installed
+	$(PY) -m bnviz replicate --markdown --store bnviz/replication/outcomes.json \
+	    --out docs/REPLICATION.md
 
 # Regenerate the pinned locks from pyproject.toml (needs the package index; CI never runs it).
 # Runtime and test locks are resolved separately: selenium's urllib3<2 stays in the test lock.

@@ -24,6 +24,7 @@ from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
 from layouts import lecture as lecture_layout
 from layouts import papers as papers_layout
+from layouts import replication as replication_layout
 
 
 def configure_torch() -> None:
@@ -48,6 +49,8 @@ def create_app() -> Dash:
                        layout=jobs_layout.layout)
     dash.register_page("papers", path="/papers", name="The debate (4 papers)",
                        layout=papers_layout.layout)
+    dash.register_page("replication", path="/papers/replication", name="What reproduces",
+                       layout=replication_layout.layout)
     dash.register_page("lecture", path="/lecture", name="Lecture",
                        layout=lambda **query: lecture_layout.layout(lecture_state(query)))
     app.layout = html.Div([
@@ -59,9 +62,13 @@ def create_app() -> Dash:
             dark=True, fluid=True,
             # active="exact": the link of the page shown is marked (Bootstrap's .active and
             # aria-current), in the browser, as the URL changes
+            # "partial": the debate's link is marked on /papers/replication too (reached
+            # from the debate page; one more navbar link would wrap the navbar at 1280 px)
             children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"],
-                                              active="exact"))
-                      for page in dash.page_registry.values() if page["module"] != "lecture"]
+                                              active="exact" if page["relative_path"] == "/"
+                                              else "partial"))
+                      for page in dash.page_registry.values()
+                      if page["module"] not in ("lecture", "replication")]
             # opens the lecture view at this page's state (assets/lecture.js sets where)
             + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
                                   className="btn btn-warning btn-sm ms-2",

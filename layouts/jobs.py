@@ -24,7 +24,8 @@ EXPLAIN = {
     "smart-init": "The same random weights, no BN during training, initialised with zero "
                   "bias, random bias, or BN statistics computed once over the training set "
                   "and then frozen. The paper: the BN initialisation learns faster and ends "
-                  "higher, because its partition already sits on the data (section 4).",
+                  "higher, because its partition already sits on the data (section 4). "
+                  "Set validation to hold out images, and compare learning rates.",
     "concentration": "Random weights. For each initialisation, the number of units whose "
                      "pre-activation changes sign inside an ε-ball around training images "
                      "(solid) and around Gaussian images of the same mean and variance "
@@ -40,6 +41,38 @@ EXPLAIN = {
                  "(plotted), and the internal covariate shift of Definition 2.1. Their claim: "
                  "BN makes the landscape smoother, not the covariate shift smaller.",
 }
+
+
+#: The replication report's entry of each experiment (what our stored runs show).
+REPLICATION_ENTRY = {"smart-init": "bn-fig5-10-smart-init",
+                     "concentration": "bn-fig4-concentration-images",
+                     "jitter-noise": "bn-sec5-noise", "affine-ablation": "bn-table1-affine",
+                     "landscape": "santurkar-smoothness"}
+
+
+def experiment_explanation(job_type: str) -> list:
+    """What the experiment is and what the paper claims, then what our stored runs show
+    (smart initialisation: the numbers, from the stored outcome; the others: the status),
+    with a link to the entry in the replication report."""
+    from bnviz.replication.report import format_ours, smart_init_sentence
+    from bnviz.replication.store import StoreError, read_outcomes
+
+    if not isinstance(job_type, str) or job_type not in EXPLAIN:
+        return []
+    entry = REPLICATION_ENTRY[job_type]
+    try:
+        outcome = read_outcomes().get(entry)
+    except StoreError:
+        outcome = None
+    if job_type == "smart-init":
+        ours = smart_init_sentence(outcome)
+    elif outcome is None:
+        ours = "none stored yet."
+    else:
+        ours = f"{outcome['status']} ({format_ours(outcome['ours'])})."
+    return [EXPLAIN[job_type], " ", html.B("Our runs: " if job_type != "smart-init" else ""),
+            ours, " ", html.A("See the replication report.",
+                              href=f"/papers/replication#entry-{entry}")]
 
 
 def _param_control(spec):
@@ -85,6 +118,7 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
         dbc.Label("experiment", html_for=ids.TYPE, className="small mb-0"),
         dbc.Select(id=ids.TYPE, value=JOB_TYPES[0], size="sm", className="mb-2",
                    options=[{"label": TYPE_LABELS[t], "value": t} for t in JOB_TYPES]),
+        html.P(experiment_explanation(JOB_TYPES[0]), id=ids.EXPLAIN, className="small explain"),
         *[_param_control(spec) for spec in JOB_OPTIONS],
         _token_row(),
         dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),

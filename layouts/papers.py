@@ -60,9 +60,39 @@ def _claims_section() -> html.Div:
     ])
 
 
+#: The replication report's entries behind each disagreement (in DISAGREEMENTS' order).
+DISAGREEMENT_ENTRIES = (
+    ("dannemann-lemma45", "bn-fig5-10-smart-init"),
+    ("santurkar-thm41", "santurkar-thm41-as-printed"),
+    ("santurkar-smoothness", "santurkar-ics"),
+    ("luo-gamma-decay-gap", "bn-sec5-noise"),
+    ("ergen-closed-form", "bn-table1-affine"),
+)
+
+
+def _our_runs(entries: tuple[str, ...], outcomes: dict) -> list:
+    """"Our runs:" and each entry's stored status, linked to its row of the report."""
+    found = [(e, outcomes[e]["status"]) for e in entries if e in outcomes]
+    if not found:
+        return []
+    parts: list = [html.I(" Our runs: ")]
+    for i, (entry, status) in enumerate(found):
+        parts += [", " if i else "", html.A(entry, href=f"/papers/replication#entry-{entry}"),
+                  f" {status}"]
+    return parts + ["."]
+
+
 def _disagreements_section() -> html.Div:
-    items = [html.Li([html.B(title + " "), text, " ", html.A(f"See {where}.", href=href)],
-                     className="mb-2") for title, text, href, where in DISAGREEMENTS]
+    from bnviz.replication.store import StoreError, read_outcomes
+
+    try:
+        outcomes = read_outcomes()
+    except StoreError:
+        outcomes = {}
+    items = [html.Li([html.B(title + " "), text, " ", html.A(f"See {where}.", href=href),
+                      *_our_runs(entries, outcomes)], className="mb-2")
+             for (title, text, href, where), entries in zip(DISAGREEMENTS,
+                                                             DISAGREEMENT_ENTRIES, strict=True)]
     return html.Div([html.H5("Where they disagree", className="mt-4"),
                      html.Ul(items, className="small")])
 
@@ -214,12 +244,29 @@ def _ergen_section() -> html.Div:
                  ])
 
 
+def replication_link() -> dbc.Alert:
+    """What our runs reproduce, counted from the stored outcomes, and the way to the table."""
+    from bnviz.replication.report import report, summary_line
+    from bnviz.replication.store import StoreError, read_outcomes
+
+    try:
+        line = summary_line(report(read_outcomes()))
+    except StoreError as exc:
+        line = str(exc)
+    return dbc.Alert([html.B("What reproduces? "), f"{line}. ",
+                      html.A("See the replication report: every result of the five papers "
+                             "beside our runs.", href="/papers/replication",
+                             id=ids.REPLICATION_LINK)],
+                     color="info", className="py-2 small")
+
+
 def layout(**_query) -> dbc.Container:
     """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
     return dbc.Container(fluid=True, children=[
         html.P("The BN paper explains batch normalization by the geometry of the partition. "
                "Four other papers explain it differently or dispute its claims; each is shown "
                "here with its own numbers, checked.", className="mt-2"),
+        replication_link(),
         _disagreements_section(),
         _claims_section(),
         _dannemann_section(),

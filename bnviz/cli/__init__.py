@@ -3,9 +3,9 @@ slides and papers, scripted).
 
 One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figures`
 (jitter, density, bnstats), :mod:`~bnviz.cli.claims`, :mod:`~bnviz.cli.lecture` (the
-guided tour and its slides), the jobs commands of
-:mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx, gunicorn and the
-job worker; it never loads torch).  Options are checked by the parameter models of
+guided tour and its slides), :mod:`~bnviz.cli.replicate` (the replication report),
+the jobs commands of :mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx,
+gunicorn and the job worker; it never loads torch).  Options are checked by the parameter models of
 :mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
 torch (the jobs commands do, to list their job types).
 
@@ -30,13 +30,15 @@ from bnviz.cli.figures import (
 from bnviz.cli.lecture import add_lecture, run_lecture
 from bnviz.cli.options import CLIError, Parser
 from bnviz.cli.partition import add_partition, run_partition
+from bnviz.cli.replicate import add_replicate, run_replicate
 from bnviz.service.stack import add_serve, run_serve
 
-__all__ = ["CLIError", "main"]
+__all__ = ["CLIError", "execute", "main"]
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], bytes]] = {
     "partition": run_partition, "jitter": run_jitter, "bnstats": run_bnstats,
-    "density": run_density, "claims": run_claims, "lecture": run_lecture}
+    "density": run_density, "claims": run_claims, "lecture": run_lecture,
+    "replicate": run_replicate}
 #: Commands that return (output, exit code): jobs, the worker, data downloads.  Their parser
 #: lists the job types, so it is built (and torch loaded) only when one of them is asked for;
 #: otherwise ``--help`` lists them with these lines.
@@ -60,6 +62,7 @@ def build_parser(with_jobs: bool = True) -> Parser:
     add_bnstats(sub)
     add_claims(sub)
     add_lecture(sub)
+    add_replicate(sub)
     add_serve(sub)
     if with_jobs:
         from bnviz.jobs import cli as job_cli
@@ -85,17 +88,43 @@ def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
         raise CLIError(str(exc)) from None
 
 
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    return build_parser(with_jobs=_command_of(argv) in JOB_COMMANDS).parse_args(list(argv))
+
+
+def _dispatch(args: argparse.Namespace) -> tuple[bytes, int]:
+    if args.command in JOB_COMMANDS:
+        return _run_job_command(args)
+    return COMMANDS[args.command](args), 0
+
+
+def execute(argv: Sequence[str]) -> bytes:
+    """Run one command in this process and return what it would print (``bnviz replicate``
+    runs its entries' commands this way, so an entry's ``command`` is what produced its
+    numbers). A bad option raises :class:`CLIError` or ValueError, as for ``main``."""
+    argv = list(argv)
+    if argv[:1] == ["bnviz"]:
+        argv = argv[1:]
+    try:
+        args = _parse(argv)
+    except SystemExit:
+        raise CLIError(f"bad command: bnviz {' '.join(argv)}") from None
+    if args.command == "serve":
+        raise CLIError("serve runs until stopped")
+    payload, code = _dispatch(args)
+    if code != 0:
+        raise CLIError(f"bnviz {' '.join(argv)} exited with code {code}")
+    return payload
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     code = 0
     try:
-        args = build_parser(with_jobs=_command_of(argv) in JOB_COMMANDS).parse_args(argv)
+        args = _parse(argv)
         if args.command == "serve":  # runs until stopped; its own one-line errors
             return run_serve(args)
-        if args.command in JOB_COMMANDS:
-            payload, code = _run_job_command(args)
-        else:
-            payload = COMMANDS[args.command](args)
+        payload, code = _dispatch(args)
         out = getattr(args, "out", None)
         if out is not None:
             try:

@@ -59,7 +59,7 @@ def run_experiment(job_type: str, params: dict, ctx: JobContext,
     shape = data.shape
     ctx.log(f"{data.name}: {len(data.y_train)} training and {len(data.y_test)} test images of "
             f"shape {shape}, {data.num_classes} classes; device {ctx.device}")
-    tensors = standardise(data, ctx.device)
+    tensors = standardise(data, ctx.device, params.get("validation", 0.0))
     if job_type == "concentration":
         run_concentration(params, tensors, shape, ctx)
     elif job_type == "landscape":
@@ -106,6 +106,10 @@ def summarise(job_type: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "epoch": epochs, "mean": [float(a.mean()) for a in acc],
             "std": [float(a.std()) for a in acc], "runs": [len(a) for a in acc],
             "final": float(acc[-1].mean()) if acc else None}
+        val = [r["val_accuracy"] for r in rows if r["arm"] == arm and "val_accuracy" in r
+               and r.get("epoch") == (epochs[-1] if epochs else None)]
+        if val:  # smart-init with a validation split: where its learning rate is chosen
+            out["arms"][arm]["final_val"] = float(np.mean(val))
         if job_type == "landscape":  # the measures per measured step, mean and std over runs
             by_step: dict[int, list[dict]] = {}
             for r in rows:

@@ -26,7 +26,7 @@ from bnviz.images.params import ARMS
 from bnviz.jobs.types import DistInfo, JobContext
 
 __all__ = ["ImageTensors", "autocast_for", "chunks", "run_training", "standardise",
-           "test_accuracy"]
+           "test_accuracy", "validation_split"]
 
 
 @dataclass(frozen=True)
@@ -36,21 +36,45 @@ class ImageTensors:
     x_test: torch.Tensor
     y_test: torch.Tensor
     classes: int
+    x_val: torch.Tensor | None = None  # held out of the training images (smart-init's
+    y_val: torch.Tensor | None = None  # ``validation``): where a learning rate is chosen
 
 
-def standardise(data: ImageData, device: torch.device) -> ImageTensors:
+def validation_split(labels: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
+    """A boolean mask of the images held out for validation: ``fraction`` of each class
+    (rounded down, at least one where the fraction is positive and the class has two),
+    drawn with a fixed seed, so every run and every learning rate sees the same split."""
+    held = np.zeros(len(labels), bool)
+    if fraction <= 0:
+        return held
+    rng = np.random.default_rng(seed)
+    for c in np.unique(labels):
+        idx = np.flatnonzero(labels == c)
+        take = min(max(int(len(idx) * fraction), 1), len(idx) - 1)
+        held[rng.permutation(idx)[:take]] = True
+    return held
+
+
+def standardise(data: ImageData, device: torch.device, validation: float = 0.0) -> ImageTensors:
     """Pixels / white level, then per-channel standardisation with the training set's
-    mean and std (what a network sees in every job)."""
-    x = data.x_train.astype(np.float32) / data.scale
+    mean and std (what a network sees in every job). With ``validation`` > 0 that fraction
+    of the training images (per class, :func:`validation_split`) is held out as a
+    validation set, and the mean and std are those of the rest."""
+    held = validation_split(data.y_train, validation)
+    x_train, y_train = data.x_train[~held], data.y_train[~held]
+    x = x_train.astype(np.float32) / data.scale
     mean = x.mean(axis=(0, 2, 3), keepdims=True)
     std = x.std(axis=(0, 2, 3), keepdims=True) + 1e-6
 
     def t(a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor((a.astype(np.float32) / data.scale - mean) / std, device=device)
 
-    return ImageTensors(t(data.x_train), torch.as_tensor(data.y_train, device=device),
-                    t(data.x_test), torch.as_tensor(data.y_test, device=device),
-                    data.num_classes)
+    def labels(a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(a, device=device)
+
+    val = (t(data.x_train[held]), labels(data.y_train[held])) if held.any() else (None, None)
+    return ImageTensors(t(x_train), labels(y_train), t(data.x_test), labels(data.y_test),
+                        data.num_classes, *val)
 
 
 def chunks(x: torch.Tensor, size: int = 512) -> Iterator[torch.Tensor]:
@@ -133,6 +157,8 @@ def _train_arm(model: nn.Module, data: ImageTensors, params: dict, run_seed: int
             count += len(idx)
             step()
         accuracy = test_accuracy(net, data.x_test, data.y_test) if dist.rank == 0 else 0.0
+        if data.x_val is not None and dist.rank == 0:
+            accuracy = (accuracy, test_accuracy(net, data.x_val, data.y_val))
         report(epoch, total / count if count else math.nan, accuracy, time.perf_counter() - t0)
         save({"epoch": epoch, "model": net.state_dict(), "opt": opt.state_dict(),
               "scaler": scaler.state_dict(), "gen": gen.get_state(),
@@ -175,13 +201,16 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
                         m.generator = torch.Generator(device=data.x_train.device).manual_seed(
                             seed)
 
-            def report(epoch: int, loss: float, acc: float, seconds: float,
-                       arm: str = arm, run: int = run) -> None:
+            def report(epoch: int, loss: float, acc: float | tuple[float, float],
+                       seconds: float, arm: str = arm, run: int = run) -> None:
                 if dist.rank != 0:
                     return
+                acc, val = acc if isinstance(acc, tuple) else (acc, None)
                 row = {"arm": arm, "run": run, "epoch": epoch,
                        "train_loss": loss if math.isfinite(loss) else None,
                        "test_accuracy": acc, "seconds": round(seconds, 4)}
+                if val is not None:
+                    row["val_accuracy"] = val
                 ctx.metric(row)
                 ctx.log(f"run {run}, {arm}, epoch {epoch}: loss {loss:.4f}, "
                         f"test accuracy {100 * acc:.2f}% ({seconds:.1f} s)")

@@ -1,6 +1,7 @@
 """``python -m bnviz jobs ...``, ``python -m bnviz worker`` and ``python -m bnviz data ...``.
 
     jobs submit TYPE [--dataset digits --arch resnet9 --epochs 5 ...] [--json]
+    jobs run TYPE [... --lrs 0.003,0.01 --validation 0.2] [--json]   (here, in the foreground)
     jobs list [--json]
     jobs show ID [--json]
     jobs wait ID [--timeout S] [--json]     (exit code 0 if the job succeeded, 1 if not)
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bnviz.jobs.types import IMAGE_JOB_TYPES, get_job_type
@@ -36,14 +39,19 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
     jsub = jobs.add_subparsers(dest="jobs_command", required=True, parser_class=parser_class)
     s = jsub.add_parser("submit", help="submit a job")
     s.add_argument("type", choices=IMAGE_JOB_TYPES)
-    for option in JOB_OPTIONS:
-        default = (",".join(map(str, option.default)) if option.kind == "floats" else
-                   option.default)
-        s.add_argument(option.flag, dest=option.name, default=None,
-                       help=f"{option.help} (default {default}; {', '.join(option.types)})"
-                       if len(option.types) < len(IMAGE_JOB_TYPES) else f"{option.help} "
-                       f"(default {default})")
+    _job_flags(s)
     s.add_argument("--json", action="store_true", help='print {"id": ...}')
+    r = jsub.add_parser("run", help="run an experiment in the foreground, here, and print "
+                        "its summary; --lrs sweeps the learning rate of a training one")
+    r.add_argument("type", choices=IMAGE_JOB_TYPES)
+    _job_flags(r)
+    r.add_argument("--lrs", default=None,
+                   help="comma-separated learning rates to sweep (training types): each "
+                        "arm's rate is chosen on held-out images with --validation, else on "
+                        "the test images")
+    r.add_argument("--json", action="store_true", help="JSON output (default: a table)")
+    r.add_argument("--out", type=Path)
+    r.add_argument("--device", default=None)
     ls = jsub.add_parser("list", help="the jobs, newest first")
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--limit", type=int, default=50)
@@ -68,6 +76,20 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
     dl.add_argument("--mirror", default=None, help="base URL of a mirror")
 
 
+def _job_flags(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """The image jobs' parameters as flags (from the models: name, default, help, types)."""
+    for option in JOB_OPTIONS:
+        if option.name in skip:
+            continue
+        default = (",".join(map(str, option.default)) if option.kind == "floats" else
+                   option.default)
+        parser.add_argument(option.flag, dest=option.name, default=None,
+                            help=f"{option.help} (default {default}; "
+                            f"{', '.join(option.types)})"
+                            if len(option.types) < len(IMAGE_JOB_TYPES) else f"{option.help} "
+                            f"(default {default})")
+
+
 def _line(job) -> str:
     created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.created))
     return (f"{job.id}  {job.type:<16} {job.status:<10} {100 * job.progress:5.1f}%  "
@@ -83,6 +105,8 @@ def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
     from bnviz import jobs
 
     cmd = args.jobs_command
+    if cmd == "run":
+        return _run_here(args)
     if cmd == "submit":
         params = {option.name: getattr(args, option.name) for option in JOB_OPTIONS
                   if getattr(args, option.name) is not None}
@@ -146,3 +170,39 @@ def run_data(args: argparse.Namespace) -> tuple[bytes, int]:
 
     path = download(args.name, args.mirror)
     return f"{args.name}: {path}\n".encode(), 0
+
+
+def _run_here(args: argparse.Namespace) -> tuple[bytes, int]:
+    """``bnviz jobs run``: the job type's own code in this process
+    (:func:`bnviz.images.sweep.run_here`, or :func:`~bnviz.images.sweep.lr_sweep` with
+    ``--lrs``); progress on stderr; JSON or a table."""
+    from bnviz.device import pick_device
+    from bnviz.images.sweep import lr_sweep, run_here
+
+    params = {option.name: getattr(args, option.name) for option in JOB_OPTIONS
+              if getattr(args, option.name) is not None}
+    device = pick_device(args.device)
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    if args.lrs is None:
+        result = run_here(args.type, params, device, log)
+        return (_dump(result) if args.json else
+                "".join(f"{arm}: {json.dumps(v)}\n" for arm, v in result["arms"].items())
+                .encode()), 0
+    try:
+        lrs = [float(v) for v in args.lrs.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--lrs: comma-separated numbers, got {args.lrs!r}") from None
+    if "lr" in params:
+        raise ValueError("give --lr or --lrs, not both")
+    result = lr_sweep(args.type, params, lrs, device, log)
+    if args.json:
+        return _dump(result), 0
+    lines = [f"{args.type} on {result['params']['dataset']}, {result['params']['runs']} runs, "
+             f"learning rates {', '.join(f'{lr:g}' for lr in result['lrs'])}"]
+    for arm, a in result["arms"].items():
+        lines.append(f"  {arm:<12} lr {a['lr']:<6g} (by {a['selected_by']})  test accuracy "
+                     f"{100 * a['final']:.2f} +- {100 * a['std']:.2f} %")
+    return ("\n".join(lines) + "\n").encode(), 0

@@ -174,6 +174,7 @@ IMAGE_JOB_LIMITS: dict[str, tuple[float, float]] = {
     "lr": (1e-6, 10.0), "seed": (0, PAGE_SEED_MAX), "max_train": (0, 10_000_000),
     "image_size": (8, 512), "gpus": (1, 64), "noise": (0.0, 10.0), "images": (1, 10_000),
     "samples": (2, 4096), "eps": (1e-6, 100.0), "etas": (2, 16), "measure_every": (1, 10_000),
+    "validation": (0.0, 0.5),
 }
 #: A job's work is capped (epochs x runs x arms x training images; concentration: images x
 #: samples x radii x runs x arms x 2 kinds): one user cannot fill a worker for weeks by

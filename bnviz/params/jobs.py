@@ -139,6 +139,9 @@ class SmartInitParams(DDPJobParams):
 
     job_type = "smart-init"
 
+    validation: _real("validation", "fraction of the training images held out (per class) "
+                      "to choose the learning rate on; 0: none") = 0.0
+
 
 @params_dataclass
 class ConcentrationParams(ImageJobParams):

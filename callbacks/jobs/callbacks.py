@@ -24,6 +24,7 @@ from bnviz.service.clients import request_client, token_ok
 from callbacks.jobs import ids
 from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, job_figure, placeholder
 from callbacks.jobs.ids import progress_id
+from layouts.jobs import experiment_explanation
 
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
                   "failed": "danger", "cancelled": "warning"}
@@ -50,10 +51,13 @@ def _failure(exc: Exception) -> str:
     return for_page(str(exc))
 
 
-@callback(Output({"type": ids.PARAM_ROW, "name": ALL}, "style"), Input(ids.TYPE, "value"))
+@callback(Output({"type": ids.PARAM_ROW, "name": ALL}, "style"), Output(ids.EXPLAIN, "children"),
+          Input(ids.TYPE, "value"))
 def show_type_params(job_type):
-    """Only the parameters the chosen experiment uses."""
-    return [None if job_type in spec.types else {"display": "none"} for spec in JOB_OPTIONS]
+    """Only the parameters the chosen experiment uses, and what it is (the paper's claim and
+    what our stored runs show)."""
+    return ([None if job_type in spec.types else {"display": "none"} for spec in JOB_OPTIONS],
+            experiment_explanation(job_type))
 
 
 def _open(reply: tuple) -> tuple:

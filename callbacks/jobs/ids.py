@@ -5,6 +5,7 @@ The page's layout (layouts/jobs.py) and its callbacks import these; importing th
 module registers no callback."""
 
 TYPE = "jobs-type"
+EXPLAIN = "jobs-explain"  # what the chosen experiment is, the paper's claim, our runs
 PARAM = "jobs-param"  # pattern: {"type": PARAM, "name": parameter name}
 PARAM_ROW = "jobs-param-row"  # pattern: {"type": PARAM_ROW, "name": parameter name}
 SUBMIT = "jobs-submit"

@@ -56,3 +56,4 @@ LUO_TRAIN = "papers-luo-train"
 LUO_COMPARE = "papers-luo-compare"
 LUO_COMPARE_NUMBERS = "papers-luo-compare-numbers"
 DJ_DATA = "papers-dj-data"  # the data points, draggable
+REPLICATION_LINK = "papers-replication-link"

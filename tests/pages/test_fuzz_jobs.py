@@ -133,7 +133,8 @@ def test_overlay_of_any_job_ids(job_id, targets, n):
 def test_jobs_table_and_form_with_any_value(job_id, n, job_type):
     table, options, overlay_options, backend = cjobs.refresh(n)
     assert options == overlay_options and any(o["value"] == job_id for o in options)
-    assert len(cjobs.show_type_params(job_type)) == len(JOB_OPTIONS)
+    styles, explanation = cjobs.show_type_params(job_type)
+    assert len(styles) == len(JOB_OPTIONS) and isinstance(explanation, list)
 
 
 # =========================================================================== found, fixed

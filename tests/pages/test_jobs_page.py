@@ -36,13 +36,17 @@ def home(jobs_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_type_params_are_shown_for_their_type_only():
     for job_type in JOB_TYPES:
-        styles = cj.show_type_params(job_type)
+        styles, explanation = cj.show_type_params(job_type)
         shown = {name for name, style in zip(NAMES, styles, strict=True) if style is None}
         assert shown == {s.name for s in JOB_OPTIONS if job_type in s.types}
-    assert "noise" in {n for n, s in zip(NAMES, cj.show_type_params("jitter-noise"),
+        # what the experiment is, then a link to its entry in the replication report
+        assert explanation[-1].href.startswith("/papers/replication#entry-")
+    assert "noise" in {n for n, s in zip(NAMES, cj.show_type_params("jitter-noise")[0],
                                          strict=True) if s is None}
-    assert "noise" not in {n for n, s in zip(NAMES, cj.show_type_params("smart-init"),
+    assert "noise" not in {n for n, s in zip(NAMES, cj.show_type_params("smart-init")[0],
                                              strict=True) if s is None}
+    assert "validation" in {n for n, s in zip(NAMES, cj.show_type_params("smart-init")[0],
+                                              strict=True) if s is None}
 
 
 @pytest.mark.parametrize(("given", "words"), [

@@ -1,0 +1,200 @@
+"""The replication report's entries: every figure, table and closed-form claim of the five
+papers that bnviz shows, each with the bnviz command(s) whose output is ``ours``.
+
+An entry runs its commands in this process (:func:`bnviz.cli.execute`: exactly what the
+command line prints), reads ``ours`` from their JSON and judges it
+(:mod:`bnviz.replication.judges`; the closed-form claims by ``bnviz claims``' own check).
+:func:`run_entry` returns the outcome that :mod:`bnviz.replication.store` keeps.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bnviz.replication import judges as j
+
+__all__ = ["ENTRIES", "Entry", "entry_ids", "run_entry"]
+
+#: The papers, by the key an entry names (titles as the papers page gives them).
+PAPER_TITLES: dict[str, str] = {
+    "bn": "Batch normalization explained",
+    "dannemann": "Batch normalization does not improve initialization (Dannemann & Junike)",
+    "santurkar": "How does batch normalization help optimization? (Santurkar et al.)",
+    "luo": "Towards understanding regularization in batch normalization (Luo et al.)",
+    "ergen": "Demystifying batch normalization in ReLU networks (Ergen et al.)",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One result of a paper: ``commands`` (bnviz command lines, each printing JSON)
+    produce ``ours`` through ``read``; ``judge`` gives the status from ``ours``.  A claim
+    entry (``claim`` set) takes its result and paper value from ``bnviz claims``."""
+
+    id: str
+    paper: str
+    result: str | None
+    paper_value: Any
+    commands: tuple[str, ...]
+    read: Callable[..., dict[str, Any]]
+    judge: Callable[[dict[str, Any]], str]
+    claim: str | None = None
+
+
+_MOONS = "--dataset moons --shift-x 1 --shift-y 1 --depth 4 --width 6 --n 200 --seed 0"
+_DENSITY = "bnviz density --dataset star --n 50 --depth 11 --width 64 --layers 1,7,11 --seed 0"
+_JITTER = "bnviz jitter --dataset moons --n 400 --depth 3 --width 8 --realizations 32 --seed 0"
+_DIGITS = "--dataset digits --epochs 5"
+
+
+def _claim_entry(claim_id: str, paper: str, expect_holds: bool = True,
+                 result: str | None = None) -> Entry:
+    """A closed-form claim: reproduced when ``bnviz claims`` finds what the paper says
+    (``expect_holds``: False for a statement the paper makes about another paper's claim
+    failing)."""
+    def judge(ours: dict[str, Any]) -> str:
+        return "reproduced" if ours["holds"] is expect_holds else "not reproduced"
+
+    def read(out: dict[str, Any]) -> dict[str, Any]:
+        c = out["claims"][0]
+        return {"computed": c["computed"], "holds": c["holds"], "how": c["how"]}
+
+    return Entry(claim_id, paper, result, None, (f"bnviz claims --id {claim_id} --json",),
+                 read, judge, claim=claim_id)
+
+
+ENTRIES: tuple[Entry, ...] = (
+    _claim_entry("bn-thm1-tls-minimiser", "bn"),
+    _claim_entry("bn-cor2-central-arrangement", "bn"),
+    _claim_entry("bn-prop2-variance", "bn"),
+    Entry("bn-fig1-bn-vs-zero-bias", "bn",
+          "Figure 1: with BN the folded hyperplanes of every layer sit on the data; without "
+          "BN (zero bias) they do not, and BN's layer-1 partition is central",
+          "a picture (4 layers of 6 units, leaky-ReLU, 2D data)",
+          (f"bnviz partition {_MOONS} --mode bn", f"bnviz partition {_MOONS} --mode zero_bias"),
+          j.fig1_ours, j.fig1_status),
+    Entry("bn-fig3-concentration", "bn",
+          "Figure 3: only BN concentrates the facets of deep layers near the data (layers 1, "
+          "7, 11 of width 1024, 50 points of a star)",
+          "a picture: BN's facets cluster on the data at layers 7 and 11",
+          tuple(f"{_DENSITY} --mode {m} --json" for m in ("bn", "zero_bias", "random_bias")),
+          j.fig3_ours, j.fig3_status),
+    Entry("bn-fig4-concentration-images", "bn",
+          "Figure 4: with BN more units cut eps-balls around real images than around Gaussian "
+          "images of the same mean and variance (ResNet9, random weights, CIFAR)",
+          "a picture (100 CIFAR images each)",
+          ("bnviz jobs run concentration --dataset digits --images 100 --samples 32 "
+           "--runs 2 --json",), j.fig4_ours, j.fig4_status),
+    Entry("bn-fig5-10-smart-init", "bn",
+          "Figures 5 and 10: BN statistics used once as an initialisation (then frozen) learn "
+          "faster and end with higher test accuracy than zero or random bias",
+          "higher accuracy at every epoch (ResNet9 CIFAR-100, 10 runs, cross-validated "
+          "learning rate; ResNet50 ImageNet)",
+          (f"bnviz jobs run smart-init {_DIGITS} --runs 5 --validation 0.2 "
+           f"--lrs 0.003,0.01,0.03,0.1 --json",), j.smart_init_ours, j.smart_init_status),
+    Entry("bn-fig6-jitter", "bn",
+          "Figure 6: decision boundaries of different mini-batches jitter, less at |B| = 256 "
+          "than at 16, at initialisation and after training",
+          "a picture (2D binary task, |B| = 16 and 256)",
+          (f"{_JITTER} --batch-size 16 --json", f"{_JITTER} --batch-size 256 --json",
+           f"{_JITTER} --batch-size 16 --train-steps 300 --json",
+           f"{_JITTER} --batch-size 256 --train-steps 300 --json"),
+          j.fig6_ours, j.fig6_status),
+    Entry("bn-fig7-noise-controlled", "bn",
+          "Figure 7 (red): noise-controlled BN makes mu and sigma as variable as a virtual "
+          "batch of 32 inside real batches of 64",
+          "var(mu) of a batch of 32; a wider sigma distribution",
+          ("bnviz bnstats --batch-size 64 --train-size 1000 --virtual-batch-size 32 --json",),
+          j.fig7_ours, j.fig7_status),
+    Entry("bn-table1-affine", "bn",
+          "Table 1: learnable gamma, beta make little difference to test accuracy",
+          "within about a point (ResNet, CNN; imagenette, CIFAR-10/100, SVHN)",
+          (f"bnviz jobs run affine-ablation {_DIGITS} --runs 5 --lr 0.03 --json",),
+          lambda run: j.two_arms_ours(run, "no_affine", "affine"), j.table1_status),
+    Entry("bn-sec5-noise", "bn",
+          "Section 5: extra BN noise (+15 % variance of mu_B, sigma_B^2) lifts test accuracy",
+          {"cifar10": [93.34, 93.68], "cifar100": [72.22, 72.74], "svhn": [96.16, 96.41]},
+          (f"bnviz jobs run jitter-noise {_DIGITS} --runs 5 --lr 0.03 --json",),
+          lambda run: j.two_arms_ours(run, "bn", "bn_noise"), j.noise_status),
+    _claim_entry("dannemann-gradient", "dannemann"),
+    _claim_entry("dannemann-lemma45", "dannemann", expect_holds=False, result=(
+        "Example 3.2: Santurkar et al.'s Lemma 4.5 fails at W0 = W* = (1, 3): the nearest BN "
+        "optimum is 4.24 away (squared distance), not closer than W*")),
+    _claim_entry("santurkar-thm41", "santurkar"),
+    _claim_entry("santurkar-thm41-as-printed", "santurkar"),
+    Entry("santurkar-smoothness", "santurkar",
+          "Sections 3.1-3.2: BN makes the loss landscape smoother: smaller loss changes and "
+          "smaller effective beta-smoothness along the gradient",
+          "smaller loss range and beta-smoothness with BN (VGG, CIFAR-10)",
+          (f"bnviz jobs run landscape {_DIGITS} --runs 2 --lr 0.05 --json",),
+          j.smoothness_ours, j.smoothness_status),
+    Entry("santurkar-ics", "santurkar",
+          "Section 2.2: BN does not reduce internal covariate shift (Definition 2.1): the "
+          "gradient change caused by the layers below is as large with BN or larger",
+          "ICS with BN as large as without, or larger (VGG, CIFAR-10)",
+          (f"bnviz jobs run landscape {_DIGITS} --runs 2 --lr 0.05 --json",),
+          j.ics_ours, j.ics_status),
+    _claim_entry("luo-gamma-decay-gap", "luo"),
+    _claim_entry("luo-sgd-generalisation", "luo"),
+    _claim_entry("luo-sigma-b-variance-as-printed", "luo"),
+    _claim_entry("luo-i2-as-printed", "luo"),
+    _claim_entry("ergen-closed-form", "ergen"),
+)
+
+
+def entry_ids() -> list[str]:
+    return [e.id for e in ENTRIES]
+
+
+def _entry(entry_id: str) -> Entry:
+    for e in ENTRIES:
+        if e.id == entry_id:
+            return e
+    raise ValueError(f"unknown entry {entry_id!r}; known: {', '.join(entry_ids())}")
+
+
+def _finite(value: Any) -> Any:
+    """Non-finite floats as null (strict JSON), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def run_entry(entry_id: str, outputs_by_command: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
+    """Run one entry's commands now (on :func:`bnviz.device.pick_device`'s device;
+    ``BNVIZ_DEVICE`` chooses) and return its outcome (``id, paper, result, paper_value,
+    ours, status, command, ran_at, seconds, device``).  ``outputs_by_command`` keeps each
+    command's output for the next entries of one rerun (two entries may read one run)."""
+    from bnviz.cli import execute
+    from bnviz.device import pick_device
+
+    entry = _entry(entry_id)
+    seen = {} if outputs_by_command is None else outputs_by_command
+    t0 = time.perf_counter()
+    for command in entry.commands:
+        if command not in seen:
+            seen[command] = json.loads(execute(shlex.split(command)))
+    outputs = [seen[c] for c in entry.commands]
+    ours = _finite(entry.read(*outputs))
+    result, paper_value = entry.result, entry.paper_value
+    if entry.claim is not None:
+        claim = outputs[0]["claims"][0]
+        result = result or claim["statement"]
+        paper_value = claim["paper_value"]
+    return {"id": entry.id, "paper": PAPER_TITLES[entry.paper], "result": result,
+            "paper_value": _finite(paper_value), "ours": ours, "status": entry.judge(ours),
+            "command": " && ".join(entry.commands),
+            "ran_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "seconds": round(time.perf_counter() - t0, 2), "device": str(pick_device())}

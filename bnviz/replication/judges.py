@@ -1,0 +1,237 @@
+"""How each figure entry of the replication report reads its commands' output (``ours``) and
+judges it (``status``).  Every function takes the parsed JSON of the entry's commands, in
+order, and returns plain numbers; every judge states its rule in its docstring, and the rule
+is applied to the numbers it returns, so a stored outcome can be re-judged from ``ours``
+alone (tests do).
+
+Significance where runs are repeated: two means differ when they are more than twice the
+standard error of their difference apart (sample standard deviations over the runs)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["significant_difference"]
+
+
+def significant_difference(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float,
+                           n_b: int) -> int:
+    """+1 when mean_a is above mean_b by more than two standard errors of the difference,
+    -1 when below by as much, 0 otherwise (``std``: the population std over the runs, as the
+    jobs store it; corrected to the sample std here)."""
+    def se2(std: float, n: int) -> float:
+        return (std ** 2) * n / max(n - 1, 1) / max(n, 1)
+
+    diff = mean_a - mean_b
+    bound = 2.0 * math.sqrt(se2(std_a, n_a) + se2(std_b, n_b))
+    return 1 if diff > bound else (-1 if diff < -bound else 0)
+
+
+# ------------------------------------------------------------------ Figure 1: BN vs zero bias
+def fig1_ours(bn: dict, zero: dict) -> dict[str, Any]:
+    return {"regions_bn": [len(layer["regions"]) for layer in bn["layers"]],
+            "regions_zero_bias": [len(layer["regions"]) for layer in zero["layers"]],
+            "width": bn["widths"][0],
+            "tls_bn": [float(np.sum(layer["tls_error"])) for layer in bn["layers"]],
+            "tls_zero_bias": [float(np.sum(layer["tls_error"])) for layer in zero["layers"]]}
+
+
+def fig1_status(ours: dict) -> str:
+    """Reproduced: BN's layer-1 partition is central (2 D_1 regions) and BN's hyperplanes are
+    closer to the data (smaller summed TLS error, eq. 8) than zero bias's at every layer;
+    partly: at some layers."""
+    closer = [b < z for b, z in zip(ours["tls_bn"], ours["tls_zero_bias"], strict=True)]
+    central = ours["regions_bn"][0] == 2 * ours["width"]
+    if central and all(closer):
+        return "reproduced"
+    return "partly" if any(closer) else "not reproduced"
+
+
+# ------------------------------------------------------------------ Figure 3: concentration
+def fig3_ours(bn: dict, zero: dict, rand: dict) -> dict[str, Any]:
+    def ratios(run: dict) -> list[float]:
+        return [float(layer["near_data_ratio"]) for layer in run["layers"]]
+
+    return {"layers": [layer["layer"] for layer in bn["layers"]],
+            "near_data_ratio_bn": ratios(bn), "near_data_ratio_zero_bias": ratios(zero),
+            "near_data_ratio_random_bias": ratios(rand)}
+
+
+def fig3_status(ours: dict) -> str:
+    """Reproduced: beyond layer 1, BN's facets are denser near the data (near-data ratio)
+    than zero bias's and random bias's at every layer shown; partly: at some."""
+    deeper = range(1, len(ours["layers"]))
+    wins = [ours["near_data_ratio_bn"][i] > max(ours["near_data_ratio_zero_bias"][i],
+                                                 ours["near_data_ratio_random_bias"][i])
+            for i in deeper]
+    return "reproduced" if wins and all(wins) else ("partly" if any(wins) else "not reproduced")
+
+
+# ------------------------------------------------------------------ Figure 4: images
+def fig4_ours(run: dict) -> dict[str, Any]:
+    out: dict[str, Any] = {"eps": run["arms"]["bn"]["data"]["eps"]}
+    for arm, per in run["arms"].items():
+        out[f"data_over_gaussian_{arm}"] = [d / g if g else None for d, g in
+                                            zip(per["data"]["mean"], per["gaussian"]["mean"],
+                                                strict=True)]
+    out["dataset"] = run["params"]["dataset"]
+    out["runs"] = run["params"]["runs"]
+    return out
+
+
+def fig4_status(ours: dict) -> str:
+    """Reproduced: at every radius more units cut the balls around data images than around
+    Gaussian images with BN (ratio > 1), and BN's ratio is the largest of the three arms;
+    partly: at some radii."""
+    bn = ours["data_over_gaussian_bn"]
+    others = [ours[k] for k in ours if k.startswith("data_over_gaussian_") and
+              not k.endswith("_bn")]
+    wins = [b is not None and b > 1 and all(o[i] is None or b > o[i] for o in others)
+            for i, b in enumerate(bn)]
+    return "reproduced" if all(wins) else ("partly" if any(wins) else "not reproduced")
+
+
+# ------------------------------------------------------------------ Figures 5, 10: smart init
+def smart_init_ours(sweep: dict) -> dict[str, Any]:
+    arms = sweep["arms"]
+    out: dict[str, Any] = {"dataset": sweep["params"]["dataset"],
+                           "runs": sweep["params"]["runs"], "epochs": sweep["params"]["epochs"],
+                           "lrs": sweep["lrs"], "selected_by": arms["bn_init"]["selected_by"]}
+    for arm, a in arms.items():
+        out[arm] = a["final"]
+        out[f"{arm}_std"] = a["std"]
+        out[f"{arm}_lr"] = a["lr"]
+        out[f"{arm}_epoch1"] = a["mean"][0]
+        out[f"{arm}_epoch1_std"] = a["mean_std"][0]
+        out[f"{arm}_curve"] = a["mean"]
+        out[f"{arm}_curve_std"] = a["mean_std"]
+        out[f"{arm}_by_lr"] = [s["arms"][arm]["final"] for s in sweep["per_lr"]]
+    return out
+
+
+def smart_init_status(ours: dict) -> str:
+    """Reproduced: the BN initialisation ends significantly higher than zero bias (mean test
+    accuracy over the runs, each arm at its own chosen learning rate); partly: it does not
+    end higher but learns faster (significantly higher after the first epoch), or ends
+    higher within the noise; not reproduced: otherwise (the same, or lower)."""
+    n = int(ours["runs"])
+    final = significant_difference(ours["bn_init"], ours["bn_init_std"], n,
+                                   ours["zero_bias"], ours["zero_bias_std"], n)
+    first = significant_difference(ours["bn_init_epoch1"], ours["bn_init_epoch1_std"], n,
+                                   ours["zero_bias_epoch1"], ours["zero_bias_epoch1_std"], n)
+    if final > 0:
+        return "reproduced"
+    if first > 0 or (final == 0 and ours["bn_init"] > ours["zero_bias"]):
+        return "partly"
+    return "not reproduced"
+
+
+# ------------------------------------------------------------------ Figure 6: jitter
+def fig6_ours(init16: dict, init256: dict, trained16: dict, trained256: dict) -> dict[str, Any]:
+    return {"disagreement_init_16": init16["disagreement_area"],
+            "disagreement_init_256": init256["disagreement_area"],
+            "disagreement_trained_16": trained16["disagreement_area"],
+            "disagreement_trained_256": trained256["disagreement_area"],
+            "realizations": init16["realizations"]}
+
+
+def fig6_status(ours: dict) -> str:
+    """Reproduced: the boundary disagreement across mini-batches is larger at |B| = 16 than
+    at 256, at initialisation and after training; partly: in one of the two."""
+    wins = [ours[f"disagreement_{k}_16"] > ours[f"disagreement_{k}_256"]
+            for k in ("init", "trained")]
+    return "reproduced" if all(wins) else ("partly" if any(wins) else "not reproduced")
+
+
+# ------------------------------------------------------------------ Figure 7: noise control
+def fig7_ours(run: dict) -> dict[str, Any]:
+    b, vb = run["batch_size"], run["virtual_batch_size"]
+    units = run["units"]
+    return {"batch_size": b, "virtual_batch_size": vb,
+            "mu_var_noise_controlled": [u["mu"]["noise_controlled_var"] for u in units],
+            "mu_var_virtual_target": [u["var"] / vb for u in units],
+            "sigma2_var_noise_controlled": [u["sigma2"]["noise_controlled_var"] for u in units],
+            "sigma2_var_empirical": [u["sigma2"]["empirical_var"] for u in units]}
+
+
+def fig7_status(ours: dict) -> str:
+    """Reproduced: noise-controlled BN's var(mu) is within 10 % of a virtual batch's
+    var / B' for every unit, and its var(sigma^2) is above the real batch's."""
+    mu_ok = all(abs(v / t - 1) <= 0.10 for v, t in zip(ours["mu_var_noise_controlled"],
+                                                     ours["mu_var_virtual_target"], strict=True))
+    s_ok = all(v > e for v, e in zip(ours["sigma2_var_noise_controlled"],
+                                     ours["sigma2_var_empirical"], strict=True))
+    return "reproduced" if mu_ok and s_ok else ("partly" if mu_ok or s_ok else "not reproduced")
+
+
+# ------------------------------------------------------------------ two-arm training jobs
+def two_arms_ours(run: dict, first: str, second: str) -> dict[str, Any]:
+    arms = run["arms"]
+    n = run["params"]["runs"]
+    return {"dataset": run["params"]["dataset"], "runs": n, "epochs": run["params"]["epochs"],
+            "lr": run["params"]["lr"], first: arms[first]["final"],
+            f"{first}_std": arms[first]["std"][-1], second: arms[second]["final"],
+            f"{second}_std": arms[second]["std"][-1]}
+
+
+def table1_status(ours: dict) -> str:
+    """Reproduced (the paper: little difference): learnable gamma, beta change the mean test
+    accuracy by no more than the noise (two standard errors) or one point; else partly."""
+    n = ours["runs"]
+    same = significant_difference(ours["affine"], ours["affine_std"], n, ours["no_affine"],
+                                  ours["no_affine_std"], n) == 0
+    return "reproduced" if same or abs(ours["affine"] - ours["no_affine"]) <= 0.01 \
+        else "partly"
+
+
+def noise_status(ours: dict) -> str:
+    """Reproduced: the extra noise lifts the mean test accuracy significantly; partly:
+    higher within the noise; not reproduced: the same or lower."""
+    n = ours["runs"]
+    diff = significant_difference(ours["bn_noise"], ours["bn_noise_std"], n, ours["bn"],
+                                  ours["bn_std"], n)
+    if diff > 0:
+        return "reproduced"
+    return "partly" if ours["bn_noise"] > ours["bn"] else "not reproduced"
+
+
+# ------------------------------------------------------------------ Santurkar et al.
+def landscape_ours(run: dict) -> dict[str, Any]:
+    out: dict[str, Any] = {"dataset": run["params"]["dataset"], "runs": run["params"]["runs"]}
+    for arm in ("no_bn", "bn"):
+        land = run["arms"][arm]["landscape"]
+        out[f"beta_eff_{arm}"] = float(np.mean(land["beta_eff"]))
+        out[f"loss_range_{arm}"] = float(np.mean(land["loss_range"]))
+        out[f"ics_l2_{arm}"] = float(np.mean(land["ics_l2"]))
+        out[f"ics_cos_{arm}"] = float(np.mean(land["ics_cos"]))
+    return out
+
+
+def smoothness_ours(run: dict) -> dict[str, Any]:
+    ours = landscape_ours(run)
+    return {k: v for k, v in ours.items() if not k.startswith("ics_")}
+
+
+def ics_ours(run: dict) -> dict[str, Any]:
+    ours = landscape_ours(run)
+    return {k: v for k, v in ours.items() if not k.startswith(("beta_eff_", "loss_range_"))}
+
+
+def smoothness_status(ours: dict) -> str:
+    """Reproduced: with BN both the effective beta-smoothness and the loss range along the
+    gradient are smaller (means over the measured steps); partly: one of them."""
+    wins = [ours["beta_eff_bn"] < ours["beta_eff_no_bn"],
+            ours["loss_range_bn"] < ours["loss_range_no_bn"]]
+    return "reproduced" if all(wins) else ("partly" if any(wins) else "not reproduced")
+
+
+def ics_status(ours: dict) -> str:
+    """Reproduced (their claim: BN does not reduce internal covariate shift): with BN the
+    ICS (l2 difference of a layer's gradient) is not smaller than without, or the gradients'
+    cosine is not higher; not reproduced when BN reduces both."""
+    reduced = ours["ics_l2_bn"] < ours["ics_l2_no_bn"] and \
+        ours["ics_cos_bn"] > ours["ics_cos_no_bn"]
+    return "not reproduced" if reduced else "reproduced"
