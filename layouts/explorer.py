@@ -14,12 +14,14 @@ from dash import dcc, html
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
+from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
 from layouts.common import graph
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
+WEIGHT_LABELS = {"random": "random", "trained": "trained (Figure 9)"}
 VIEWS = ("space", "layers", "unit")
 
 EXPLANATIONS = {
@@ -31,7 +33,11 @@ EXPLANATIONS = {
         "layer 1 is a central arrangement with exactly 2·D₁ regions. The mu slider blends "
         "μ = t·μ_BN: at t = 1 each hyperplane sits at the total-least-squares optimum "
         "(Theorem 1). Click the plot to add a data point where you click. With “TLS "
-        "colours”, facets are coloured by σ²/‖w‖² (eq. 8, Figure 9).",
+        "colours” (Figure 9), layer 1 and the highlighted layer are shown side by side, each "
+        "facet coloured by its unit's mean squared distance from the layer's input batch to "
+        "its hyperplane, on each layer's own scale (eq. 8): σ²/‖w‖² at μ = batch mean, the "
+        "distance at the moved μ once the sliders move (the colour bars say which). Hover a "
+        "facet for its numbers.",
     ],
     "layers": [
         html.B("Figure 1, all layers. "),
@@ -102,6 +108,9 @@ def network_controls(s: ExplorerParams) -> dbc.Card:
                       debounce=True, size="sm"),
             dbc.Button("resample", id=ids.RESAMPLE, size="sm", color="secondary",
                        outline=True)], size="sm")),
+        _row("weights", _select(ids.WEIGHTS, s.weights, WEIGHTS, WEIGHT_LABELS),
+             "random: He-normal from the weight seed; trained: those weights trained with BN "
+             "on the data (500 Adam steps, about a second the first time)"),
     ]), className="mb-2")
 
 

@@ -22,9 +22,11 @@ from bnviz.cli.claims import add_claims, run_claims
 from bnviz.cli.figures import (
     add_bnstats,
     add_density,
+    add_figure9,
     add_jitter,
     run_bnstats,
     run_density,
+    run_figure9,
     run_jitter,
 )
 from bnviz.cli.lecture import add_lecture, run_lecture
@@ -38,7 +40,7 @@ __all__ = ["CLIError", "execute", "main"]
 COMMANDS: dict[str, Callable[[argparse.Namespace], bytes]] = {
     "partition": run_partition, "jitter": run_jitter, "bnstats": run_bnstats,
     "density": run_density, "claims": run_claims, "lecture": run_lecture,
-    "replicate": run_replicate}
+    "replicate": run_replicate, "figure9": run_figure9}
 #: Commands that return (output, exit code): jobs, the worker, data downloads.  Their parser
 #: lists the job types, so it is built (and torch loaded) only when one of them is asked for;
 #: otherwise ``--help`` lists them with these lines.
@@ -60,6 +62,7 @@ def build_parser(with_jobs: bool = True) -> Parser:
     add_jitter(sub)
     add_density(sub)
     add_bnstats(sub)
+    add_figure9(sub)
     add_claims(sub)
     add_lecture(sub)
     add_replicate(sub)

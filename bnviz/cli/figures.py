@@ -1,5 +1,6 @@
-"""``bnviz jitter`` (Figure 6), ``bnviz density`` (Figure 3) and ``bnviz bnstats``
-(Figure 7): each checks its options with its parameter model before loading torch."""
+"""``bnviz jitter`` (Figure 6), ``bnviz density`` (Figure 3), ``bnviz bnstats`` (Figure 7)
+and ``bnviz figure9`` (Figure 9's numbers): each checks its options with its parameter model
+before loading torch."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import numpy as np
 from bnviz.cli.options import CLIError, integer, number, validated
 from bnviz.params import BNStatsParams, DensityParams, JitterParams, TrainingParams
 from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS
+from bnviz.params.partition import WEIGHTS, Figure9Params
 
-__all__ = ["add_bnstats", "add_density", "add_jitter", "run_bnstats", "run_density",
-           "run_jitter"]
+__all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnstats",
+           "run_density", "run_figure9", "run_jitter"]
 
 
 def add_jitter(sub: argparse._SubParsersAction) -> None:
@@ -161,3 +163,64 @@ def run_bnstats(args: argparse.Namespace) -> bytes:
                             samples=p.samples, virtual_batch_size=p.virtual_batch_size,
                             seed=p.seed)
     return (json.dumps(report) + "\n").encode()
+
+
+def add_figure9(sub: argparse._SubParsersAction) -> None:
+    f = sub.add_parser("figure9", help="each unit's sigma^2/||w||^2 (TLS error, eq. 8) and the "
+                                       "input-space distance of its facets (Fig. 9)")
+    f.add_argument("--dataset", choices=DATASETS, default="moons")
+    f.add_argument("--n", type=integer, default=100, help="number of data points")
+    f.add_argument("--seed", type=integer, default=0,
+                   help="seeds the data, the weights and the training's batches")
+    f.add_argument("--depth", type=integer, default=4)
+    f.add_argument("--width", type=integer, default=6)
+    f.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
+    f.add_argument("--weights", choices=WEIGHTS, default="trained",
+                   help="trained (the paper's Figure 9) or the random start")
+    f.add_argument("--layers", default=None,
+                   help="one or two comma-separated layers (default: 1 and the depth)")
+    f.add_argument("--shift-x", type=number, default=1.0, help="the data moved off the origin")
+    f.add_argument("--shift-y", type=number, default=1.0)
+    f.add_argument("--extent", type=number, default=3.0, help="the box [-E, E]^2")
+    f.add_argument("--json", action="store_true", help="JSON output (default: a table)")
+    f.add_argument("--out", type=Path)
+    f.add_argument("--device", default=None)
+
+
+def run_figure9(args: argparse.Namespace) -> bytes:
+    """Figure 9's numbers as the explorer's preset computes them (the same settings at the
+    defaults): per shown layer and unit the colour, the mean (squared) input-space distance
+    of the data to the unit's facets, and their rank correlations."""
+    p = validated(Figure9Params, {name: getattr(args, name) for name in (
+        "dataset", "n", "seed", "depth", "width", "activation", "weights", "layers",
+        "shift_x", "shift_y", "extent")})
+    from bnviz.device import pick_device
+    from bnviz.views.figure9 import figure9
+
+    result = figure9(p.explorer_settings(), p.layers, device=pick_device(args.device))
+    if args.json:
+        return (json.dumps(result.as_json()) + "\n").encode()
+    return figure9_table(result).encode()
+
+
+def figure9_table(result) -> str:
+    """Figure 9's numbers as a plain-text table (one block a layer)."""
+    s = result.settings
+    lines = [f"BN paper Figure 9: {s.dataset}, {s.n_points} points, seed {s.weight_seed}, "
+             f"{s.depth} layers of {s.width}, {s.weights} weights"
+             + (f" (training accuracy {100 * result.train_accuracy:.0f} %)"
+                if result.train_accuracy is not None else "")]
+    for t in result.layers:
+        what = "sigma^2/||w||^2 (TLS error, eq. 8)" if t.exact else \
+            "mean squared distance at the current mu (eq. 8)"
+        facets = np.bincount(t.facet_units, minlength=len(t.values))
+        lines += ["", f"layer {t.layer}: value = {what}; distances from the data to the "
+                  "unit's facets in the input space",
+                  f"{'unit':>6} {'value':>10} {'mean dist':>10} {'mean dist^2':>12} "
+                  f"{'facets':>7}"]
+        lines += [f"{k + 1:>6} {v:>10.4g} {d:>10.4g} {d2:>12.4g} {c:>7}" for k, (v, d, d2, c)
+                  in enumerate(zip(t.values, t.mean_distance, t.mean_sq_distance, facets,
+                                   strict=True))]
+        lines.append(f"Spearman rank correlation of the value with the mean distance "
+                     f"{t.spearman:.3f}, with the mean squared distance {t.spearman_sq:.3f}")
+    return "\n".join(lines) + "\n"

@@ -330,7 +330,9 @@ class LayerStatistics:
     ``mu``/``sigma`` are what the layer actually uses, h = (W z - mu) / sigma.
     ``tls_error[k]`` is eq. 8 at the used mu: mean_B d(z, H_k)^2 =
     (batch_std^2 + (batch_mean - mu)^2) / ||w_k||^2, which is sigma^2/||w||^2 (Figure 9's colour)
-    when mu is the BN mean (Theorem 1).
+    when mu is the BN mean and sigma the batch's std (Theorem 1); with a slider's mu it is the
+    distance at that mu, which views must name as such (:mod:`bnviz.views.figure9`). It is
+    measured in the layer's input space (z_{l-1}): only in layer 1 is that the input space.
     """
 
     layer: int

@@ -12,6 +12,7 @@ from matplotlib.figure import SubFigure
 from scipy import stats as sps
 
 from bnviz.lecture.scenes import Scene
+from bnviz.views.figure9 import FIGURE9, colour_bar_title, subscript
 from bnviz.views.render import MARKERS
 from bnviz.views.style import (
     BLUE,
@@ -45,34 +46,49 @@ def _segments(seg: np.ndarray) -> np.ndarray:
     return np.asarray(seg).reshape(-1, 2, 2)
 
 
-def _regions(ax, raster: np.ndarray, box) -> None:
-    """Regions filled by activation pattern, as the page's heatmap (the same hash)."""
+def _regions(ax, raster: np.ndarray, box, alpha: float = 0.55) -> None:
+    """Regions filled by activation pattern, as the page's heatmap (the same hash); the
+    default opacity is the page's projector fill: the data's ink shows in both themes."""
     palette = PARTITION.region_palette
     idx = (raster * 2654435761) % (2**32) % len(palette)
     ax.imshow(idx, origin="lower", extent=box, cmap=ListedColormap(list(palette)),
               vmin=-0.5, vmax=len(palette) - 0.5, interpolation="nearest", zorder=0,
-              alpha=0.55)  # as the page's projector fill: the data's ink shows in both themes
+              alpha=alpha)
 
 
-def _space(ax, result, tls: bool, fig, title: str | None = None) -> None:
+def _figure9(fig, result, f9) -> None:
+    """Figure 9: one panel a layer (1 and the highlighted one), each unit's facets in the
+    colour of its value on the layer's own scale, the colour bar naming the quantity (eq. 8),
+    the data as dots: what the page's :func:`callbacks.explorer.figures.tls_figure` shows."""
+    cmap = LinearSegmentedColormap.from_list("figure 9", list(FIGURE9.colourscale))
+    axes = fig.subplots(1, len(f9.layers), squeeze=False)[0]
+    x0, x1, y0, y1 = f9.box
+    for ax, t in zip(axes, f9.layers, strict=True):
+        _regions(ax, result.raster[t.layer - 1], f9.box, alpha=0.18)
+        lo, hi = t.colour_range
+        lc = LineCollection(_segments(t.facets), array=t.facet_values, cmap=cmap,
+                            linewidths=2.6)
+        lc.set_clim(lo, hi if hi > lo else lo + 1.0)
+        ax.add_collection(lc)
+        fig.colorbar(lc, ax=ax, shrink=0.8, label=colour_bar_title(t.layer, t.exact, "\n"))
+        ax.scatter(*f9.points.T, s=10, c=_ink(PARTITION.data), zorder=6)
+        what = (FIGURE9.lines if t.layer == 1 else FIGURE9.folded).format(
+            l=subscript(t.layer))
+        ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal",
+               title=FIGURE9.panel.format(layer=t.layer, what=what))
+
+
+def _space(ax, result, title: str | None = None) -> None:
     s, part = result.settings, result.partition
     layer = min(s.layer, len(part.layers))
     _regions(ax, result.raster[layer - 1], part.box)
-    if tls:
-        segs = np.concatenate([part.layers[j].facets for j in range(layer)])
-        values = np.concatenate([part.layers[j].stats.tls_error[part.layers[j].facet_units]
-                                 for j in range(layer)])
-        lc = LineCollection(_segments(segs), array=values, cmap="viridis", linewidths=2.2)
-        ax.add_collection(lc)
-        fig.colorbar(lc, ax=ax, label=PARTITION.tls_colourbar, shrink=0.8)
-    else:
-        for j in range(layer):
-            current = j == layer - 1
-            ax.add_collection(LineCollection(
-                _segments(part.layers[j].facets), linewidths=2.4 if current else 1.0,
-                colors=PARTITION.current if current else PARTITION.earlier,
-                label=PARTITION.current_name.format(layer=j + 1) if current
-                else (PARTITION.earlier_name if j == 0 else None)))
+    for j in range(layer):
+        current = j == layer - 1
+        ax.add_collection(LineCollection(
+            _segments(part.layers[j].facets), linewidths=2.4 if current else 1.0,
+            colors=PARTITION.current if current else PARTITION.earlier,
+            label=PARTITION.current_name.format(layer=j + 1) if current
+            else (PARTITION.earlier_name if j == 0 else None)))
     if s.scope == "unit":
         tl = part.layers[s.target_layer - 1]
         ax.add_collection(LineCollection(_segments(tl.facets[tl.facet_units == s.target_unit]),
@@ -251,8 +267,10 @@ def _ergen(fig, result) -> None:
 def draw_scene(sub: SubFigure, scene: Scene) -> None:
     """Draw ``scene`` into the (sub)figure ``sub``."""
     kind, data = scene.step.scene, scene.data
-    if kind == "space":
-        _space(sub.subplots(), data, scene.step.tls, sub)
+    if kind == "space" and scene.tls is not None:
+        _figure9(sub, data, scene.tls)
+    elif kind == "space":
+        _space(sub.subplots(), data)
     elif kind == "unit":
         _unit(sub, data.unit)
     elif kind == "layers":
@@ -261,7 +279,7 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
         axes = sub.subplots(1, 2)
         for ax, (mode, result) in zip(axes, data, strict=True):
             layer = result.settings.layer
-            _space(ax, result, scene.step.tls, sub, f"{PARTITION.row_label(mode)}: "
+            _space(ax, result, f"{PARTITION.row_label(mode)}: "
                    f"{len(result.partition.layers[layer - 1].regions)} regions")
             ax.get_legend().remove()
     elif kind == "density":

@@ -44,6 +44,9 @@ class Scene:
     settings: ExplorerParams  # the step's settings with the sliders applied
     data: Any  # what the scene's figure needs (see compute_scene)
     note: str = ""  # what the sliders could not do here, said plainly
+    #: Figure 9's colours (a step with ``tls``): the two layers' values and distances
+    #: (:class:`bnviz.views.figure9.Figure9`), drawn instead of the plain partition
+    tls: Any = None
 
 
 def step_settings(step: TourStep, mu_t: float | None = None, sigma_log2: float | None = None,
@@ -165,6 +168,15 @@ def _dannemann():
 
 
 @memoize()
+def _figure9(settings: ExplorerParams):
+    """Figure 9's numbers for the input-space scene of these settings (layer 1 and the
+    highlighted layer)."""
+    from bnviz.views.figure9 import tls_layers
+
+    return tls_layers(_scene_data("space", settings)[0])
+
+
+@memoize()
 def _scene_data(scene: str, settings: ExplorerParams) -> tuple[Any, str]:
     if scene in ("space", "unit"):
         return _explore(settings), ""
@@ -198,11 +210,13 @@ def compute_scene(step: TourStep | str, mu_t: float | None = None,
     facet counts (modes, layers, grid, grid), the modes, the layers shown, the points and the
     box; ``jitter``: a JitterResult; ``bnstats``: Figure 7's (report, samples); ``dannemann``:
     a WeightPlane; ``santurkar``: a LandscapeResult; ``luo``: StatisticsSamples; ``ergen``: an
-    ErgenResult. Raises InputError (a bad slider value) or PartitionTooLarge."""
+    ErgenResult. A ``space`` step with ``tls`` (Figure 9) has its two layers' numbers in
+    ``tls``. Raises InputError (a bad slider value) or PartitionTooLarge."""
     step = step_by_key(step) if isinstance(step, str) else step
     settings, note = step_settings(step, mu_t, sigma_log2, batch_log2, depth)
     data, scene_note = _scene_data(step.scene, settings)
-    return Scene(step, settings, data, "; ".join(filter(None, (note, scene_note))))
+    tls = _figure9(settings) if step.tls and step.scene == "space" else None
+    return Scene(step, settings, data, "; ".join(filter(None, (note, scene_note))), tls)
 
 
 def precompute_tour() -> None:

@@ -76,11 +76,13 @@ TOUR: tuple[TourStep, ...] = (
              "hyperplanes bend at layer 1's lines, and σ₁ sets how sharply they fold.",
              "space", replace(_FIG2, scope="layer", target_layer=1, sigma_s=2.0),
              animate="sigma"),
-    TourStep("fig9", "Figure 9: each facet's TLS error", _BN,
-             "Every facet coloured by its unit's σ²/‖w‖² (eq. 8), the mean squared distance "
-             "from its layer's input batch to its hyperplane. The paper colours a trained "
-             "network; this one has random weights.",
-             "space", replace(_FIG1, layer=4), tls=True),
+    TourStep("fig9", "Figure 9: each unit's TLS error, layers 1 and 4", _BN,
+             "A network trained with BN: layer 1's lines (left) and layer 4's folded "
+             "hyperplanes (right), each unit coloured by σ²/‖w‖² on its layer's own scale, "
+             "blue small, green large. In layer 1 that is exactly the data's mean squared "
+             "distance to the line (eq. 8); in layer 4 it is measured in layer 4's input "
+             "space and ranks the input-space closeness only roughly.",
+             "space", replace(_FIG1, layer=4, weights="trained"), tls=True),
     TourStep("split", "The same weights, without and with BN", _BN,
              "Left without BN (random biases), right with BN, at the same weights and data. "
              "Move depth: with BN the deeper layers' regions stay on the data.",

@@ -37,14 +37,19 @@ from bnviz.params.fields import (
     count_or_all,
     params_dataclass,
     parse,
+    quote,
     real,
     whole,
     whole_or_none,
 )
 
-__all__ = ["ExplorerParams", "PartitionParams"]
+__all__ = ["WEIGHTS", "ExplorerParams", "Figure9Params", "PartitionParams"]
 
 _E = EXPLORER_LIMITS
+#: Where the explorer's weights come from: ``random`` (He-normal from the weight seed) or
+#: ``trained`` (that random start trained on the data with BN: the BN paper's Figure 9 shows
+#: a trained toy network; :func:`bnviz.views.explorer.trained_network`).
+WEIGHTS = ("random", "trained")
 
 
 def _int(name: str) -> Any:
@@ -145,6 +150,7 @@ class ExplorerParams:
     extent: _float("extent") = 3.0
     shift_x: _float("shift") = 0.0  # the data moved off the origin (BN paper Figure 1)
     shift_y: _float("shift") = 0.0
+    weights: choice(WEIGHTS) = "random"
 
     @field_validator("target_layer", "layer", mode="after")
     @classmethod
@@ -174,3 +180,50 @@ class ExplorerParams:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@params_dataclass
+class Figure9Params:
+    """``bnviz figure9``: BN paper Figure 9 as the explorer's preset computes it (a trained
+    4-layer network on data off the origin, two layers' TLS errors sigma^2/||w||^2, eq. 8),
+    within the explorer's bounds (the same computation). ``--seed`` seeds the data and the
+    weights (and the training's mini-batches)."""
+
+    dataset: choice(DATASETS) = "moons"
+    n: _int("n_points") = 100
+    seed: _int("weight_seed") = 0
+    depth: _int("depth") = 4
+    width: _int("width") = 6
+    activation: choice(ACTIVATIONS) = "leaky_relu"
+    weights: choice(WEIGHTS) = "trained"
+    shift_x: _float("shift") = 1.0
+    shift_y: _float("shift") = 1.0
+    extent: _float("extent") = 3.0
+    #: The two layers shown, e.g. "1,4" (None: 1 and the depth, as the paper's Figure 9).
+    layers: tuple[int, ...] | None = None
+
+    @field_validator("layers", mode="before")
+    @classmethod
+    def _two_layers(cls, raw: Any, info: ValidationInfo) -> tuple[int, ...]:
+        depth = info.data.get("depth")
+        if depth is None:  # the depth itself was refused: that is the message
+            return ()
+        if raw is None:
+            return (1, depth) if depth > 1 else (1,)
+        try:
+            text = raw if isinstance(raw, str) else ",".join(str(int(v)) for v in raw)
+            layers = tuple(int(v) for v in text.split(","))
+        except (TypeError, ValueError):
+            layers = ()
+        if not 1 <= len(layers) <= 2 or len(set(layers)) != len(layers) or \
+                min(layers) < 1 or max(layers) > depth:
+            raise InputError(f"one or two different layer numbers from 1 to the depth "
+                             f"({depth}), comma-separated, got {quote(raw)}")
+        return layers
+
+    def explorer_settings(self) -> ExplorerParams:
+        """The explorer's settings of this computation (its Figure 9 preset at seed 0)."""
+        return ExplorerParams(depth=self.depth, width=self.width, activation=self.activation,
+                              weight_seed=self.seed, dataset=self.dataset, n_points=self.n,
+                              data_seed=self.seed, layer=max(self.layers), extent=self.extent,
+                              shift_x=self.shift_x, shift_y=self.shift_y, weights=self.weights)

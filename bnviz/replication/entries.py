@@ -113,6 +113,12 @@ ENTRIES: tuple[Entry, ...] = (
           "var(mu) of a batch of 32; a wider sigma distribution",
           ("bnviz bnstats --batch-size 64 --train-size 1000 --virtual-batch-size 32 --json",),
           j.fig7_ours, j.fig7_status),
+    Entry("bn-fig9-tls-colour", "bn",
+          "Figure 9: in a trained toy network, sigma^2/||w||^2 measures how close each "
+          "layer-1 hyperplane and each layer-4 folded hyperplane is to the data (TLS error)",
+          "a picture (4 layers, trained on 2D points): small values close to the data",
+          tuple(f"bnviz figure9 --seed {seed} --json" for seed in range(10)),
+          j.fig9_ours, j.fig9_status),
     Entry("bn-table1-affine", "bn",
           "Table 1: learnable gamma, beta make little difference to test accuracy",
           "within about a point (ResNet, CNN; imagenette, CIFAR-10/100, SVHN)",

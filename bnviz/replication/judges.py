@@ -235,3 +235,29 @@ def ics_status(ours: dict) -> str:
     reduced = ours["ics_l2_bn"] < ours["ics_l2_no_bn"] and \
         ours["ics_cos_bn"] > ours["ics_cos_no_bn"]
     return "not reproduced" if reduced else "reproduced"
+
+
+# ------------------------------------------------------------------ Figure 9: TLS colours
+def fig9_ours(*runs: dict) -> dict[str, Any]:
+    """Per seed: whether layer 1's colour is exactly sigma^2/||w||^2 and each layer's rank
+    correlation of the colour with the mean input-space distance of the data to the unit's
+    (folded) hyperplane; their medians over the seeds."""
+    layers = [layer["layer"] for layer in runs[0]["layers"]]
+    rho = {layer: [r["layers"][i]["spearman"] for r in runs] for i, layer in enumerate(layers)}
+    return {"seeds": [r["settings"]["weight_seed"] for r in runs], "layers": layers,
+            "exact": all(layer["exact"] for r in runs for layer in r["layers"]),
+            "train_accuracy": [r["train_accuracy"] for r in runs],
+            **{f"spearman_layer{k}": v for k, v in rho.items()},
+            **{f"median_spearman_layer{k}": float(np.nanmedian(np.asarray(v, dtype=float)))
+               for k, v in rho.items()}}
+
+
+def fig9_status(ours: dict) -> str:
+    """Reproduced: the colour is exactly sigma^2/||w||^2 (BN's statistics) and, in every
+    layer shown, its median rank correlation with the input-space distance of the data is at
+    least 0.7 (the colour reads as closeness); partly: positive medians, some below 0.7 (a
+    rough reading); not reproduced: otherwise."""
+    medians = [ours[f"median_spearman_layer{k}"] for k in ours["layers"]]
+    if not ours["exact"] or any(not m > 0 for m in medians):
+        return "not reproduced"
+    return "reproduced" if all(m >= 0.7 for m in medians) else "partly"

@@ -7,8 +7,10 @@ The explorer (issue 3, BN paper Figures 1, 2 and 9) has sliders for the BN stati
 
 each acting on all layers, on one layer, or on one (layer, unit) as in Figure 2.  mu_BN and
 sigma_BN are those of the network without slider changes (frozen statistics, as the paper's
-Figure 2 fixes mu_2 while sigma_1 varies).  Everything
-here is also reachable from the command line (``python -m bnviz partition --mu-scale ...``).
+Figure 2 fixes mu_2 while sigma_1 varies).  The weights are random (He-normal from the weight
+seed) or, for Figure 9's "trained toy DN", that random start trained with BN on the data
+(:func:`trained_network`).  Everything here is also reachable from the command line
+(``python -m bnviz partition --mu-scale ...``, ``python -m bnviz figure9``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
 from bnviz.params import ExplorerParams, InputError
 from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, SCOPES
+from bnviz.service.cache import memoize
 
 __all__ = [
     "EXPLORER_LIMITS",
@@ -41,14 +44,18 @@ __all__ = [
     "ExplorerResult",
     "InputError",
     "PRESETS",
+    "TRAINING",
     "Preset",
+    "TrainedNetwork",
     "UnitView",
     "comparison_modes",
     "explore",
+    "explorer_network",
     "is_central",
     "pattern_raster",
     "settings_overrides",
     "slider_overrides",
+    "trained_network",
     "unit_view",
 ]
 
@@ -56,6 +63,12 @@ __all__ = [
 RASTER = 128
 #: Points a user may add by clicking or uploading.
 MAX_EXTRA_POINTS = 2000
+#: How ``weights="trained"`` trains (:func:`bnviz.views.train.train_network`): Adam on the
+#: cross-entropy of the data's classes (mod 2), BN with gamma = 1, beta = 0 as in the BN
+#: paper's analysis, mini-batches of 32. 500 steps reach 96-100 % training accuracy on the
+#: six data sets (4 x 6 units, 100 points) and take about a second on one CPU core at the
+#: explorer's caps (12 x 64 units, 2000 points).
+TRAINING = {"steps": 500, "lr": 0.01, "optimizer": "adam", "batch_size": 32}
 
 
 def settings_overrides(settings: ExplorerParams) -> BNOverrides:
@@ -157,6 +170,59 @@ def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float,
 
 
 @dataclass(frozen=True)
+class TrainedNetwork:
+    """A network trained with BN for the explorer, and how well it learned its data."""
+
+    network: Network  # no classifier head: the explorer draws the partition
+    loss: float  # mean training loss of the last 50 steps
+    accuracy: float  # on the training data, with test-time (full-data) statistics
+    steps: int
+
+
+@memoize()  # per process: a training takes under a second, its network a few kB
+def trained_network(depth: int, width: int, activation: str, alpha: float, seed: int,
+                    dataset: str, n_points: int, data_seed: int, shift_x: float = 0.0,
+                    shift_y: float = 0.0) -> TrainedNetwork:
+    """The random network of ``seed`` (the explorer's ``weights="random"``) trained with BN on
+    the settings' data (classes mod 2; :data:`TRAINING`), on the CPU: the same arguments give
+    the same network on any machine and any thread count (float64, a seeded batch order).
+    The added points are not trained on (they have no class): they only join the batch."""
+    from bnviz.views.train import train_network  # torch's autograd: only when training
+
+    data = shifted(make_dataset(dataset, n_points, data_seed), shift_x, shift_y)
+    start = random_network(depth, width, activation, alpha, "bn", seed, head_outputs=2)
+    # one intra-op thread (the web processes' setting, app.py): on matrices of a few units
+    # more threads only wait on each other, 60 s instead of 1 s on a busy 2-core machine
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        report = train_network(start, data.points, data.labels % 2, TRAINING["steps"],
+                               batch_size=min(TRAINING["batch_size"], n_points),
+                               lr=TRAINING["lr"], optimizer=TRAINING["optimizer"], seed=seed,
+                               device="cpu")
+    finally:
+        torch.set_num_threads(threads)
+    net = report.network
+    return TrainedNetwork(Network(net.weights, activation, alpha, "bn", start.biases),
+                          float(np.mean(report.losses[-50:])), report.accuracy,
+                          TRAINING["steps"])
+
+
+def explorer_network(settings: ExplorerParams) -> tuple[Network, TrainedNetwork | None]:
+    """The settings' network in their mode: random weights from the weight seed, or those
+    weights trained (``weights="trained"``; the same weights without BN in the other modes,
+    as Figure 1 compares), with the training's report."""
+    if settings.weights == "random":
+        return random_network(settings.depth, settings.width, settings.activation,
+                              settings.alpha, settings.mode, settings.weight_seed), None
+    trained = trained_network(settings.depth, settings.width, settings.activation,
+                              settings.alpha, settings.weight_seed, settings.dataset,
+                              settings.n_points, settings.data_seed, settings.shift_x,
+                              settings.shift_y)
+    return trained.network.with_mode(settings.mode), trained
+
+
+@dataclass(frozen=True)
 class ExplorerResult:
     settings: ExplorerParams
     data: Dataset
@@ -168,6 +234,7 @@ class ExplorerResult:
     central_layer1: bool
     raster: np.ndarray  # (L, RASTER, RASTER) activation-pattern hashes, to fill the regions
     stats: tuple[LayerStatistics, ...] = ()  # the mu and sigma each layer uses
+    training: TrainedNetwork | None = None  # weights="trained": how the network learned
 
     @property
     def batch_mask(self) -> np.ndarray | None:
@@ -204,8 +271,7 @@ def explore(settings: ExplorerParams, extra_points: np.ndarray | None = None,
     if settings.batch_size is not None and settings.batch_size > n:
         raise InputError(f"batch size: at most the number of points ({n}), got "
                          f"{settings.batch_size}")
-    net = random_network(settings.depth, settings.width, settings.activation, settings.alpha,
-                         settings.mode, settings.weight_seed)
+    net, training = explorer_network(settings)
     batch = select_batch(data.points, settings.batch_size, settings.batch_seed)
     stats = layer_statistics(net, batch, settings_overrides(settings), frozen=True)
     part = compute_partition(net, batch, box_from_extent(settings.extent), stats=stats,
@@ -216,7 +282,7 @@ def explore(settings: ExplorerParams, extra_points: np.ndarray | None = None,
     central = is_central(net.weights[0], stats[0].mu)
     raster = pattern_raster(net, stats, part.box, RASTER, device=device)
     return ExplorerResult(settings, data, batch, net, part, unit, mean_distance, central, raster,
-                          tuple(stats))
+                          tuple(stats), training)
 
 
 @dataclass(frozen=True)
@@ -259,9 +325,16 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
            "Now sigma of layer 1 changes while layer 2's mu stays BN's: the layer-2 folded "
            "hyperplanes bend at the layer-1 lines, and sigma_1 changes how much they fold. "
            "Drag the sigma slider between 0.25 and 4."),
-    Preset("fig9", "Figure 9", ExplorerParams(depth=4, width=6, mode="bn", layer=4), "space",
-           True,
-           "Every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8): the mean "
-           "squared distance from the layer's input batch to the hyperplane. The network here "
-           "has random weights; BN already minimises this distance over mu for each unit."),
+    # the paper's Figure 9: a TRAINED toy network (4 layers), layers 1 and 4 side by side
+    Preset("fig9", "Figure 9", ExplorerParams(depth=4, width=6, mode="bn", dataset="moons",
+                                                 layer=4, shift_x=1.0, shift_y=1.0,
+                                                 weights="trained"), "space", True,
+           "A 4-layer network trained with BN on the moons (black dots). Left: layer 1's "
+           "lines H₁,ₖ; right: layer 4's folded hyperplanes F₄,ₖ; each unit coloured by "
+           "σ²/‖w‖² on its layer's own scale (blue small, green large). By eq. 8 that is "
+           "the mean squared distance from the layer's input batch to the unit's hyperplane: "
+           "in layer 1 the data's distance to the line, exactly; in layer 4 a distance in "
+           "layer 4's input space, which ranks the input-space closeness of F₄,ₖ only "
+           "roughly (rank correlations on the right, each facet's numbers on hover). Moving "
+           "μ or σ recolours by the distance at the moved μ, and the colour bars say so."),
 )}

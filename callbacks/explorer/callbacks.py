@@ -33,9 +33,16 @@ from bnviz.views.explorer import (
     comparison_modes,
     explore,
 )
+from bnviz.views.figure9 import Figure9, figure9_layers, tls_layers
 from bnviz.views.style import PARTITION
 from callbacks.explorer import ids
-from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
+from callbacks.explorer.figures import (
+    keep_colour_bars,
+    partition_figure,
+    small_multiples_figure,
+    tls_figure,
+    unit_figure,
+)
 from callbacks.explorer.state import (
     CONTROLS,
     checked_points,
@@ -63,15 +70,49 @@ def run_explorer(settings: ExplorerParams, extra: list) -> tuple[ExplorerResult,
     return _explore_cached(key, tuple(tuple(p) for p in extra or ()))
 
 
-def _summary(result: ExplorerResult, seconds: float) -> html.Div:
+@memoize()
+def _figure9_cached(settings: ExplorerParams, extra: tuple) -> Figure9:
+    """Figure 9's numbers for the shown layers (the explorer's result is cached itself)."""
+    result, _ = run_explorer(settings, [list(p) for p in extra])
+    # the cached result's settings have layer 1 (the highlight does not change it): the
+    # layers shown are the settings' own
+    return replace(tls_layers(result, figure9_layers(settings)), settings=settings)
+
+
+def run_figure9(settings: ExplorerParams, extra: list) -> Figure9:
+    return _figure9_cached(settings, tuple(tuple(p) for p in extra or ()))
+
+
+def _number(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else "–"
+
+
+def _summary(result: ExplorerResult, seconds: float, fig9: Figure9 | None = None) -> html.Div:
     part = result.partition
     rows = [html.Tr([html.Td(f"{lp.layer}"), html.Td(f"{len(lp.regions)}"),
                      html.Td(f"{np.sum(lp.stats.tls_error):.3g}")]) for lp in part.layers]
     dist = result.mean_boundary_distance
+    extra = []
+    if result.training is not None:
+        t = result.training
+        extra.append(html.P(f"trained weights: {t.steps} Adam steps from the weight seed, "
+                            f"training accuracy {100 * t.accuracy:.0f} %, loss {t.loss:.3g}"))
+    if fig9 is not None:  # Figure 9: does the colour rank the input-space closeness?
+        extra.append(html.P([
+            "Spearman rank correlation of each unit's colour with the mean input-space "
+            "distance of the batch to its facets: ",
+            *[html.Span([f"layer {t.layer} ", html.B(_number(t.spearman)),
+                         "; " if i + 1 < len(fig9.layers) else ""])
+              for i, t in enumerate(fig9.layers)]], id="explorer-figure9-ranks"))
     return html.Div([
         html.Table([html.Thead(html.Tr([html.Th("layer"), html.Th("regions"),
-                                        html.Th("TLS error Σσ²/‖w‖²")])),
+                                        html.Th("TLS error Σₖ mean d² (eq. 9)",
+                                                title="the mean squared distance of the "
+                                                "layer's input batch to its hyperplanes "
+                                                "at the μ in use, summed over units; = "
+                                                "Σσ²/‖w‖² at μ = batch mean")])),
                     html.Tbody(rows)], className="table table-sm"),
+        *extra,
         html.P(["mean distance from the data to the nearest boundary: ",
                 html.B(f"{dist:.4g}" if math.isfinite(dist) else "no boundary in the box")]),
         html.P(["layer-1 arrangement is central: ",
@@ -115,11 +156,13 @@ def update_views(controls, extra, view, tls, projector, preset=None):
         extra = checked_points(extra)
         s = settings_from_controls(controls)
         result, seconds = run_explorer(s, extra)
-        rows = []
+        rows, fig9 = [], None
         if view == "layers":  # Figure 1's two rows: the same weights without and with BN
             for mode in comparison_modes(s.mode):
                 r, _ = run_explorer(replace(s, mode=mode), extra)
                 rows.append((PARTITION.row_label(mode), r.partition))
+        elif view == "space" and tls:  # Figure 9: layer 1 and the highlighted layer
+            fig9 = run_figure9(s, extra)
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update,) * 4 + (str(exc), True, no_update, STALE, no_update)
     space = layers = unit = no_update
@@ -127,15 +170,18 @@ def update_views(controls, extra, view, tls, projector, preset=None):
         layers = small_multiples_figure(rows, result.data.points, projector=bool(projector))
     elif view == "unit":
         unit = unit_figure(result.unit, projector=bool(projector))
+    elif fig9 is not None:  # each layer on its own colour scale
+        space = tls_figure(fig9, result.raster, projector=bool(projector), clickable=True)
     else:
         target = (s.target_layer, s.target_unit) if s.scope == "unit" else None
         space = partition_figure(result.partition, result.raster, result.data.points, s.layer,
-                                 batch_mask=result.batch_mask, target=target, tls=bool(tls),
+                                 batch_mask=result.batch_mask, target=target,
                                  projector=bool(projector), clickable=True)
     if projector:  # set for the projector as the lecture view is (type, legend, titles)
-        space, layers, unit = (fig if fig is no_update else projected(fig, title_chars=44)
+        space, layers, unit = (fig if fig is no_update else
+                               keep_colour_bars(projected(fig, title_chars=44))
                                for fig in (space, layers, unit))
-    return (space, layers, unit, _summary(result, seconds), "", False,
+    return (space, layers, unit, _summary(result, seconds, fig9), "", False,
             query_string(s, view, bool(tls), bool(projector), extra or [], preset), "",
             caption_follows(controls, view, preset))
 

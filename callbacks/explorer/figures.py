@@ -1,5 +1,6 @@
-"""The explorer's figures: the partition of the input space (BN paper Figures 1, 2b, 2c, 9),
-the layers side by side (Figure 1) and one unit (Figure 2a).
+"""The explorer's figures: the partition of the input space (BN paper Figures 1, 2b, 2c),
+each unit's TLS error on two layers (Figure 9), the layers side by side (Figure 1) and one
+unit (Figure 2a).
 
 Engine results in, figure dicts out (no computation of their own); colours, names and titles
 come from the views' descriptions (:mod:`bnviz.views.style`), which the command line's
@@ -9,6 +10,7 @@ indices, the exact facets of one layer as one float32 line trace with breaks.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,10 +18,27 @@ from plotly.colors import sample_colorscale
 
 from bnviz.core.partition import Partition
 from bnviz.views.explorer import UnitView
+from bnviz.views.figure9 import (
+    FIGURE9,
+    Figure9,
+    TLSLayer,
+    colour_bar_title,
+    hover_quantity,
+    subscript,
+)
 from bnviz.views.style import PARTITION, UNIT
-from callbacks.plotting import Figure, axis, line, panel_axes, sizes, typed_array
+from callbacks.plotting import (
+    Figure,
+    axis,
+    colourscale,
+    line,
+    panel_axes,
+    sizes,
+    typed_array,
+)
 
-__all__ = ["partition_figure", "region_fill", "small_multiples_figure", "unit_figure"]
+__all__ = ["keep_colour_bars", "partition_figure", "region_fill", "small_multiples_figure",
+           "tls_figure", "unit_figure"]
 
 
 def region_fill(raster: np.ndarray, box: tuple[float, ...], opacity: float,
@@ -63,54 +82,133 @@ def _data(points: np.ndarray, batch_mask: np.ndarray | None, size: float,
     ]
 
 
-def _tls_lines(part: Partition, upto: int, width: float) -> list[dict]:
-    """Figure 9: every facet coloured by its unit's TLS error sigma^2/||w||^2 (eq. 8)."""
-    values = np.concatenate([part.layers[j].stats.tls_error[part.layers[j].facet_units]
-                             for j in range(upto)])
-    segs = np.concatenate([part.layers[j].facets for j in range(upto)])
-    finite = np.isfinite(values)
-    if not finite.any():
+def _panel_domains(n: int, projector: bool) -> list[tuple[float, float]]:
+    """Figure 9's panels' x domains, each followed by the room its colour bar takes (the
+    projector's larger type needs more)."""
+    if n == 1:
+        return [(0.0, 0.8)]
+    return [(0.0, 0.33), (0.52, 0.85)] if projector else [(0.0, 0.36), (0.52, 0.88)]
+
+
+def _tls_panel(t: TLSLayer, axes: tuple[str, str], domain: tuple[float, float],
+               st: dict[str, float], projector: bool) -> list[dict]:
+    """One layer of Figure 9: its facets, each unit's in the colour of its own value on the
+    layer's own scale, the colour bar beside the panel naming the quantity, and a hover
+    point at each facet's middle (layer, unit, value, mean input-space distance)."""
+    lo, hi = t.colour_range
+    if not math.isfinite(lo):
         return []
-    lo, hi = float(values[finite].min()), float(values[finite].max())
-    n_bins = PARTITION.tls_bins
-    edges = np.linspace(lo, hi, n_bins + 1)
-    bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
-    colours = sample_colorscale(PARTITION.tls_colourscale,
-                                list((np.arange(n_bins) + 0.5) / n_bins))
-    traces = [line(segs[finite & (bins == b)], colours[b], width,
-                   PARTITION.tls_name.format(bin=b + 1))
-              for b in range(n_bins) if (finite & (bins == b)).any()]
+    span = hi - lo if hi > lo else 1.0
+    scale = colourscale(FIGURE9.colourscale)
+    traces = []
+    for k in np.flatnonzero(t.drawn):  # one trace a unit (at most 64): its exact colour
+        value = t.values[k]
+        colour = sample_colorscale(scale, [float(np.clip((value - lo) / span, 0, 1))])[0] \
+            if math.isfinite(value) else PARTITION.earlier
+        traces.append(line(t.facets[t.facet_units == k], colour, st["current"],
+                           f"layer {t.layer}, unit {k + 1}", axes=axes))
+    mid = 0.5 * (t.facets[:, :2] + t.facets[:, 2:])
+    custom = np.stack([t.facet_units + 1.0, t.facet_values,
+                       t.mean_distance[t.facet_units]], 1)
+    traces.append({
+        "type": "scatter", "mode": "markers", "x": typed_array(mid[:, 0].astype(np.float32)),
+        "y": typed_array(mid[:, 1].astype(np.float32)), "xaxis": axes[0], "yaxis": axes[1],
+        "customdata": np.where(np.isfinite(custom), custom, -1).round(5).tolist(),
+        "hovertemplate": FIGURE9.hover.format(layer=t.layer, quantity=hover_quantity(t.exact)),
+        "marker": {"size": st["marker"] * 2.4, "opacity": 0, "color": PARTITION.data},
+        "showlegend": False, "name": f"layer {t.layer} facets"})
     traces.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
-                   "hoverinfo": "skip", "showlegend": False,
-                   "marker": {"colorscale": PARTITION.tls_colourscale, "cmin": lo, "cmax": hi,
+                   "xaxis": axes[0], "yaxis": axes[1], "hoverinfo": "skip",
+                   "showlegend": False, "name": f"layer {t.layer} colour bar",
+                   "marker": {"colorscale": scale, "cmin": lo, "cmax": lo + span,
                               "color": [lo], "showscale": True,
-                              "colorbar": {"title": {"text": PARTITION.tls_colourbar},
-                                           "thickness": 14}}})
+                              "colorbar": {**_bar_place(domain, projector),
+                                           "title": {"text": colour_bar_title(t.layer,
+                                                                              t.exact),
+                                                     "side": "right"}}}})
     return traces
+
+
+def _bar_place(domain: tuple[float, float], projector: bool) -> dict:
+    """A colour bar right beside its panel, as tall as most panels are drawn (the panels
+    are square: their drawn height is not known here)."""
+    return {"x": domain[1] + 0.01, "xanchor": "left", "y": 0.5, "yanchor": "middle",
+            "len": 0.8, "thickness": 16 if projector else 12, "outlinewidth": 0}
+
+
+def keep_colour_bars(fig: Figure) -> Figure:
+    """Figure 9's colour bars put back beside their panels after
+    :func:`callbacks.projector.projected`, which stacks every colour bar in the right
+    margin (two would overprint). Other figures are returned as they are."""
+    for trace in fig.get("data", []):
+        marker = trace.get("marker")
+        name = str(trace.get("name", ""))
+        if isinstance(marker, dict) and "colorbar" in marker and name.endswith("colour bar"):
+            layer = trace["xaxis"]
+            domain = fig["layout"]["xaxis" if layer == "x" else f"xaxis{layer[1:]}"]["domain"]
+            marker["colorbar"] = {**marker["colorbar"], **_bar_place(domain, True)}
+    return fig
+
+
+def tls_figure(fig9: Figure9, raster: np.ndarray | None = None, *, projector: bool = False,
+               clickable: bool = False) -> Figure:
+    """BN paper Figure 9: one panel a layer (the paper: layer 1's lines H_{1,k} left, layer
+    4's folded hyperplanes F_{4,k} right), each facet coloured by its unit's value on the
+    layer's OWN scale (blue: small, green: large), a colour bar each titled with exactly
+    what it shows (sigma^2/||w||^2 at BN's statistics, else the mean squared distance at the
+    current mu, eq. 8), the data as black dots, and each facet's numbers on hover. The
+    regions of Omega_{1|l} are filled faintly (``raster``: the explorer's; a click there adds
+    a point)."""
+    st = sizes(projector)
+    domains = _panel_domains(len(fig9.layers), projector)
+    x0, x1, y0, y1 = fig9.box
+    traces: list[dict] = []
+    layout: dict[str, Any] = {
+        "margin": {"l": 30, "r": 10, "t": 60, "b": 30}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "title": {"text": FIGURE9.title, "x": 0.02},
+        "legend": {"orientation": "h", "y": -0.2}, "uirevision": "figure9",
+        "clickmode": "event", "hovermode": "closest", "dragmode": "pan"}
+    for i, (t, domain) in enumerate(zip(fig9.layers, domains, strict=True)):
+        ax, ay, xkey, ykey = panel_axes(i + 1)
+        if raster is not None:
+            fill = region_fill(raster[t.layer - 1], fig9.box, 0.3 * st["fill_opacity"],
+                               clickable)
+            traces.append({**fill, "xaxis": ax, "yaxis": ay})
+        traces += _tls_panel(t, (ax, ay), domain, st, projector)
+        traces += _data(fig9.points, fig9.batch_mask, st["marker"], axes=(ax, ay))
+        what = (FIGURE9.lines if t.layer == 1 else FIGURE9.folded).format(
+            l=subscript(t.layer))
+        # each square hugs its colour bar: the room a panel does not fill is on its left;
+        # the panel's name is its x axis's title (an annotation on a square's drawn top
+        # landed inside it when the square's width limited it: plotly placed it before the
+        # constraint shrank the height)
+        layout[xkey] = axis(x0, x1, domain=list(domain), anchor=ay, constrain="domain",
+                            constraintoward="right",
+                            title={"text": FIGURE9.panel.format(layer=t.layer, what=what)})
+        layout[ykey] = axis(y0, y1, anchor=ax, scaleanchor=ax, constrain="domain",
+                            showticklabels=i == 0)
+    return {"data": traces, "layout": layout}
 
 
 def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, highlight: int, *,
                      batch_mask: np.ndarray | None = None, target: tuple[int, int] | None = None,
-                     tls: bool = False, projector: bool = False, clickable: bool = False,
+                     projector: bool = False, clickable: bool = False,
                      title: str | None = None) -> Figure:
     """Figure 1 style: regions of Omega_{1|highlight} filled by activation pattern, the
     highlighted layer's folded hyperplanes blue, earlier layers gray; ``target`` (layer, unit)
-    draws F_{l,k} in orange (Figure 2b, c); ``tls`` colours facets by TLS error (Figure 9)."""
+    draws F_{l,k} in orange (Figure 2b, c). Figure 9's colours: :func:`tls_figure`."""
     st = sizes(projector)
     highlight = int(np.clip(highlight, 1, len(part.layers)))
     lp = part.layers[highlight - 1]
     traces: list[dict] = [region_fill(raster[highlight - 1], part.box, st["fill_opacity"],
                                       clickable)]
-    if tls:
-        traces += _tls_lines(part, highlight, st["current"])
-    else:
-        for j in range(highlight):
-            current = j == highlight - 1
-            traces.append(line(part.layers[j].facets,
-                               PARTITION.current if current else PARTITION.earlier,
-                               st["current"] if current else st["earlier"],
-                               PARTITION.current_name.format(layer=j + 1) if current
-                               else PARTITION.earlier_name, legend=current or j == 0))
+    for j in range(highlight):
+        current = j == highlight - 1
+        traces.append(line(part.layers[j].facets,
+                           PARTITION.current if current else PARTITION.earlier,
+                           st["current"] if current else st["earlier"],
+                           PARTITION.current_name.format(layer=j + 1) if current
+                           else PARTITION.earlier_name, legend=current or j == 0))
     if target is not None and target[0] <= len(part.layers):
         tl = part.layers[target[0] - 1]
         traces.append(line(tl.facets[tl.facet_units == target[1]], PARTITION.target,

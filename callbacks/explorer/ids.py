@@ -13,6 +13,7 @@ ACTIVATION = "explorer-activation"
 ALPHA = "explorer-alpha"
 MODE = "explorer-mode"
 WEIGHT_SEED = "explorer-weight-seed"
+WEIGHTS = "explorer-weights"  # random or trained (Figure 9)
 RESAMPLE = "explorer-resample"
 # data
 DATASET = "explorer-dataset"

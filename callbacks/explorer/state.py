@@ -34,7 +34,8 @@ MAX_UPLOAD_BYTES = 1_000_000
 
 CONTROLS = {
     "depth": ids.DEPTH, "width": ids.WIDTH, "activation": ids.ACTIVATION, "alpha": ids.ALPHA,
-    "mode": ids.MODE, "weight_seed": ids.WEIGHT_SEED, "dataset": ids.DATASET,
+    "mode": ids.MODE, "weight_seed": ids.WEIGHT_SEED, "weights": ids.WEIGHTS,
+    "dataset": ids.DATASET,
     "n_points": ids.N_POINTS, "data_seed": ids.DATA_SEED, "shift_x": ids.SHIFT_X,
     "shift_y": ids.SHIFT_Y, "batch_size": ids.BATCH_SIZE,
     "batch_seed": ids.BATCH_SEED, "mu_t": ids.MU, "sigma_s": ids.SIGMA, "scope": ids.SCOPE,
@@ -71,7 +72,8 @@ NO_PRESET = "Pick a preset, or move any control."
 SETTING_NAMES = {"mu_t": "μ", "sigma_s": "σ", "n_points": "points", "alpha": "leaky slope α",
                  "target_layer": "unit's layer l", "target_unit": "unit k",
                  "layer": "highlighted layer", "dataset": "data set",
-                 "shift_x": "data shift x", "shift_y": "data shift y"}
+                 "shift_x": "data shift x", "shift_y": "data shift y",
+                 "weights": "weights (random or trained)"}
 
 
 def preset_caption(key: object, controls: dict, view: object) -> str | None:

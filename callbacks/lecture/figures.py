@@ -13,7 +13,13 @@ import copy
 from bnviz.lecture.scenes import Scene
 from bnviz.views.style import JITTER, PARTITION
 from callbacks.density.figures import density_figure
-from callbacks.explorer.figures import partition_figure, small_multiples_figure, unit_figure
+from callbacks.explorer.figures import (
+    keep_colour_bars,
+    partition_figure,
+    small_multiples_figure,
+    tls_figure,
+    unit_figure,
+)
 from callbacks.jitter.figures import figure7_figure, jitter_figure
 from callbacks.papers.figures import (
     batch_statistics_figure,
@@ -22,16 +28,27 @@ from callbacks.papers.figures import (
     whitening_figure,
 )
 from callbacks.plotting import Figure
-from callbacks.projector import FONT_PX, THEME_COLOURS, projected
+from callbacks.projector import FONT_PX, THEME_COLOURS
+from callbacks.projector import projected as _projected
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure", "side_by_side"]
 
-def _space(result, tls: bool) -> Figure:
+
+def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figure:
+    """:func:`callbacks.projector.projected`, with Figure 9's colour bars kept beside their
+    panels (:func:`callbacks.explorer.figures.keep_colour_bars`)."""
+    return keep_colour_bars(_projected(fig, theme, title_chars))
+
+
+def _space(result, fig9=None) -> Figure:
+    """The input space as the explorer draws it; Figure 9's two layers when ``fig9``."""
+    if fig9 is not None:
+        return tls_figure(fig9, result.raster, projector=True, clickable=True)
     s = result.settings
     target = (s.target_layer, s.target_unit) if s.scope == "unit" else None
     return partition_figure(result.partition, result.raster, result.data.points, s.layer,
-                            batch_mask=result.batch_mask, target=target, tls=tls,
-                            projector=True, clickable=True)
+                            batch_mask=result.batch_mask, target=target, projector=True,
+                            clickable=True)
 
 
 def side_by_side(left: Figure, right: Figure, gap: float = 0.06) -> Figure:
@@ -62,7 +79,7 @@ def scene_figure(scene: Scene) -> Figure:
     """The figure of one scene, as its page draws it (before :func:`projected`)."""
     data, s, kind = scene.data, scene.settings, scene.step.scene
     if kind == "space":
-        return _space(data, scene.step.tls)
+        return _space(data, scene.tls)
     if kind == "unit":
         return unit_figure(data.unit, projector=True)
     if kind == "layers":
@@ -71,7 +88,7 @@ def scene_figure(scene: Scene) -> Figure:
     if kind == "split":
         figs = []
         for mode, r in data:
-            fig = _space(r, scene.step.tls)
+            fig = _space(r)
             regions = len(r.partition.layers[s.layer - 1].regions)
             fig["layout"]["title"]["text"] = (f"{PARTITION.row_label(mode)}<br>{regions} regions, "
                                               f"layer {s.layer}")

@@ -101,15 +101,38 @@ def test_type_is_projector_size(figures, key, theme):
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("key", KEYS)
 def test_legend_and_colour_bars_are_outside_the_plot(figures, key, theme):
+    """The legend in the right margin; a colour bar there too, or, where each panel has a
+    scale of its own (Figure 9's two layers), in the gap right of its panel: never over a
+    panel."""
     lay = figures[key][theme]["layout"]
     assert lay["legend"]["x"] >= 1 and lay["legend"].get("xanchor") == "left"
+    domains = []
     for k, axis in lay.items():
         if k.startswith("xaxis") and "domain" in axis:
             assert max(axis["domain"]) <= 1, k
+            domains.append(axis["domain"])
     for trace in figures[key][theme]["data"]:
         for holder in (trace, trace.get("marker")):
             if isinstance(holder, dict) and isinstance(holder.get("colorbar"), dict):
-                assert holder["colorbar"]["x"] >= 1
+                x = holder["colorbar"]["x"]
+                assert holder["colorbar"].get("xanchor") == "left"
+                assert x >= 1 or not any(lo <= x <= hi for lo, hi in domains), (key, x)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_figure_9_has_a_colour_bar_a_layer_beside_its_panel(figures, theme):
+    """Two panels (layer 1, layer 4), each with its own colour bar right of it, titled with
+    the quantity and the layer; projected() would stack them in the margin."""
+    fig = figures["fig9"][theme]
+    bars = [t for t in fig["data"] if (t.get("marker") or {}).get("showscale")]
+    assert [b["marker"]["colorbar"]["title"]["text"] for b in bars] == [
+        "σ²₁,ₖ/‖w₁,ₖ‖²<br>(layer 1, eq. 8)", "σ²₄,ₖ/‖w₄,ₖ‖²<br>(layer 4, eq. 8)"]
+    lay = fig["layout"]
+    for bar, key in zip(bars, ("xaxis", "xaxis2"), strict=True):
+        assert bar["marker"]["colorbar"]["x"] == pytest.approx(lay[key]["domain"][1] + 0.01)
+    assert bars[0]["marker"]["cmax"] != bars[1]["marker"]["cmax"]
+    assert all("hovertemplate" in t for t in fig["data"] if t.get("name", "").endswith(
+        "facets"))
 
 
 @pytest.mark.parametrize("theme", THEMES)

@@ -48,6 +48,21 @@ def _corners(image: Image.Image) -> list:
     return [rgba.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
 
 
+def test_figure_9_slide_has_a_colour_bar_a_layer():
+    """The slide draws what the page draws: layer 1 and layer 4, each with a colour bar
+    naming its quantity and layer."""
+    from matplotlib.figure import Figure
+
+    from bnviz.lecture.pictures import draw_scene
+
+    fig = Figure(figsize=(12.8, 5))
+    draw_scene(fig, compute_scene("fig9"))
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert labels == ["σ²₁,ₖ/‖w₁,ₖ‖²\n(layer 1, eq. 8)", "σ²₄,ₖ/‖w₄,ₖ‖²\n(layer 4, eq. 8)"]
+    titles = [ax.get_title() for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert titles == ["layer 1: H₁,ₖ", "layer 4: F₄,ₖ"]
+
+
 # --------------------------------------------------------------------------- one slide
 
 @pytest.mark.parametrize("number, step", list(enumerate(TOUR, 1))[:3], ids=KEYS[:3])

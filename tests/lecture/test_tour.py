@@ -246,6 +246,27 @@ def test_figure_2a_tls_minimum_is_the_bn_mean():
     assert abs(best - unit.batch_mean) <= spacing / 2 + 1e-12
 
 
+def test_figure_9_is_a_trained_network_on_layers_1_and_4():
+    """The paper's Figure 9: a trained 4-layer network, layers 1 and 4, at BN's statistics
+    (the colour IS sigma^2/||w||^2); the depth slider moves the right panel to the last
+    layer (a new training), mu moves the colour off sigma^2/||w||^2 (named so)."""
+    step = step_by_key("fig9")
+    assert step.tls and step.settings.weights == "trained"
+    scene = compute_scene(step)
+    assert scene.data.training is not None and scene.tls.train_accuracy == 1.0
+    assert [t.layer for t in scene.tls.layers] == [1, 4]
+    assert all(t.exact for t in scene.tls.layers)
+    w = scene.data.network.weights[0]
+    x = scene.data.batch
+    np.testing.assert_allclose(scene.tls.layers[0].values,
+                               (x @ w.T).var(0) / (w**2).sum(1), rtol=1e-9)
+    deeper = compute_scene(step, depth=3)
+    assert [t.layer for t in deeper.tls.layers] == [1, 3]
+    moved = compute_scene(step, mu_t=0.5)
+    assert not any(t.exact for t in moved.tls.layers)
+    assert compute_scene("fig1").tls is None  # only Figure 9's step carries the colours
+
+
 # --------------------------------------------------------------------------- sliders
 
 def test_live_slider_moves_the_settings():

@@ -181,12 +181,18 @@ def test_presets_reproduce_figure_settings(dash_duo):
     _button(dash_duo, "Figure 9").click()
     until(lambda: _active_tab(dash_duo).startswith("Input space"), TIMEOUT,
           msg="Figure 9 did not open the input-space tab")
+    # a trained network's layers 1 and 4 side by side, a colour bar each naming its layer
     until(lambda: _js(dash_duo, f"const g = {_gd(ids.GRAPH_SPACE)}; return !!(g && g.data && "
-                                "g.data.some(t => t.marker && t.marker.showscale));"),
-          TIMEOUT, msg="Figure 9 shows no TLS colour bar")
+                                "g.data.filter(t => t.marker && t.marker.showscale).length "
+                                "== 2);"),
+          TIMEOUT, msg="Figure 9 shows no two TLS colour bars")
+    bars = _js(dash_duo, f"return {_gd(ids.GRAPH_SPACE)}.data.filter(t => t.marker && "
+                         "t.marker.showscale).map(t => t.marker.colorbar.title.text);")
+    assert ["layer 1" in bars[0], "layer 4" in bars[1]] == [True, True], bars
     assert dash_duo.find_element(f"#{ids.TLS}").is_selected()
     assert dash_duo.find_element(f"#{ids.WIDTH}").get_attribute("value") == "6"
-    assert TITLE.fullmatch(_title(dash_duo)).group(1) == "4"
+    assert dash_duo.find_element(f"#{ids.WEIGHTS}").get_attribute("value") == "trained"
+    assert _title(dash_duo).startswith("Figure 9")
     _no_console_errors(dash_duo)
 
 

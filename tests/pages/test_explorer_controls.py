@@ -65,8 +65,11 @@ def test_apply_preset(key):
         assert (s.scope, s.target_layer, s.sigma_s, s.layer) == ("layer", 1, 2.0, 2)
         plain = space_fig(replace(s, sigma_s=1.0))
         assert fig_json(line_traces(fig, "layer 2")) != fig_json(line_traces(plain, "layer 2"))
-    elif key == "fig9":
-        assert any(t.get("marker", {}).get("showscale") for t in fig["data"])
+    elif key == "fig9":  # a trained network, layers 1 and 4, each on its own colour scale
+        assert (s.weights, s.layer) == ("trained", 4)
+        bars = [t for t in fig["data"] if t.get("marker", {}).get("showscale")]
+        assert [b["marker"]["colorbar"]["title"]["text"].split("<br>")[1] for b in bars] == [
+            "(layer 1, eq. 8)", "(layer 4, eq. 8)"]
     # the URL names the state (and page_layout restores it)
     assert es.initial_state(flat_query(res[6]))[:4] == (s, preset.view, preset.tls, False)
 

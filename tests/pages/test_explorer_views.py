@@ -188,15 +188,20 @@ def test_highlighted_layer_changes_the_title_count():
 
 
 def test_tls_colours_and_projector_mode():
+    """TLS colours (Figure 9): layer 1 and the highlighted layer side by side, each with a
+    colour bar of its own, every facet of those two layers drawn exactly once (one trace a
+    unit); projector mode enlarges type and lines."""
     fig = space_fig(SMALL, tls=True)
     bars = [t for t in fig["data"] if t.get("marker", {}).get("showscale")]
-    assert len(bars) == 1 and "colorbar" in bars[0]["marker"]
+    assert [b["xaxis"] for b in bars] == ["x", "x2"]
+    assert all("colorbar" in b["marker"] for b in bars)
     assert not [t for t in space_fig(SMALL)["data"] if t.get("marker", {}).get("showscale")]
-    # every facet of layers 1..l is drawn exactly once in the TLS bins
     r = explore(SMALL)
-    n_facets = sum(len(lp.facets) for lp in r.partition.layers[:SMALL.layer])
-    bins = [t for t in fig["data"] if str(t.get("name", "")).startswith("TLS bin")]
-    assert sum(len(segments_of(t)) for t in bins) == n_facets
+    for panel, layer in (("x", 1), ("x2", SMALL.layer)):
+        units = [t for t in fig["data"] if t.get("mode") == "lines" and t["xaxis"] == panel]
+        assert sum(len(segments_of(t)) for t in units) == len(r.partition.layers[layer - 1].facets)
+        assert {t["name"] for t in units} == {f"layer {layer}, unit {k + 1}" for k in
+                                              np.unique(r.partition.layers[layer - 1].facet_units)}
     plain, big = space_fig(SMALL), space_fig(SMALL, projector=True)
     assert big["layout"]["font"]["size"] > plain["layout"]["font"]["size"]
     assert (line_traces(big, "layer 2")[0]["line"]["width"]

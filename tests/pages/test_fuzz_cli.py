@@ -197,6 +197,29 @@ def test_cli_density(capsysbinary, cli_dir, tokens):
     assert_cli_outcome(*run_cli(capsysbinary, argv))
 
 
+SMALL_FIGURE9 = ["--depth", "2", "--width", "3", "--n", "20"]
+
+
+FIGURE9_FLAGS = {
+    "--dataset": choice(DATASETS), "--n": num(2, 30, "2001"), "--seed": num(0, 3),
+    "--depth": num(1, 3, "13"), "--width": num(2, 4, "65"),
+    "--activation": choice(ACTIVATIONS), "--weights": choice(["random", "trained"]),
+    "--layers": st.one_of(st.sampled_from(["1", "1,2", "2,1", "0", "99", "1,1", "1,2,3", "a",
+                                           "", ",", "-1", " 1 , 2", "1.5", "9" * 5000]),
+                          st.text("0123456789,- x", max_size=10)),
+    "--shift-x": real(-2, 2, "3"), "--shift-y": real(-2, 2, "-3"),
+    "--extent": real(0.5, 5, "1e7"), "--json": None, "--out": OUT_FILES,
+    "--device": st.sampled_from(DEVICES),
+}
+
+
+@FEW
+@given(tokens=options(FIGURE9_FLAGS))
+def test_cli_figure9(capsysbinary, cli_dir, tokens):
+    argv = ["figure9", *SMALL_FIGURE9, *resolve(tokens, cli_dir)]
+    assert_cli_outcome(*run_cli(capsysbinary, argv))
+
+
 def test_cli_density_over_the_cost_cap_is_refused(capsysbinary):
     for sizes in (["--depth", "16", "--width", "4096", "--grid", "2048"],
                   ["--depth", "11", "--width", "1024", "--grid", "2048"]):
@@ -300,7 +323,8 @@ def test_b2_cli_data_with_cr_line_endings(capsysbinary, tmp_path):
     ["partition", "--depth", "1", "--width", "2", "--device", "xla"],
     ["jitter", *SMALL_JITTER, "--device", "meta"],
     ["density", *SMALL_DENSITY, "--device", "meta"],
-], ids=["partition-meta", "partition-xla", "jitter-meta", "density-meta"])
+    ["figure9", *SMALL_FIGURE9, "--device", "meta"],
+], ids=["partition-meta", "partition-xla", "jitter-meta", "density-meta", "figure9-meta"])
 def test_b3_cli_device_without_a_backend(capsysbinary, argv):
     """B3: a device type torch knows but bnviz cannot use (meta, xla, mps, ...) failed deep
     in torch with a traceback and exit code 1."""

@@ -199,3 +199,12 @@ def test_significance_uses_the_standard_error():
 def test_entries_are_grouped_by_paper_in_the_pages_order():
     papers = [e.paper for e in ENTRIES]
     assert papers == sorted(papers, key=list(PAPER_TITLES).index)
+
+
+def test_figure9_judge_reads_the_median_correlation():
+    ours = {"layers": [1, 4], "exact": True, "median_spearman_layer1": 0.95,
+            "median_spearman_layer4": 0.8}
+    assert judges.fig9_status(ours) == "reproduced"
+    assert judges.fig9_status({**ours, "median_spearman_layer4": 0.5}) == "partly"
+    assert judges.fig9_status({**ours, "median_spearman_layer4": -0.1}) == "not reproduced"
+    assert judges.fig9_status({**ours, "exact": False}) == "not reproduced"
