@@ -18,7 +18,14 @@ EXPLAIN_6 = [
     "of one mini-batch of size |B| (eq. 3); black uses the statistics of all the data "
     "(test time). Their variances fall like 1/|B| (Proposition 2, eq. 13), so small batches "
     "jitter the boundary more: the paper argues this widens the margin, like dropout. "
-    "Noise-controlled BN adds noise so the statistics vary as for a smaller virtual batch.",
+    "A virtual batch B′ is noise-controlled BN (section 5): Gaussian noise on every unit's μ "
+    "and χ² noise on its σ², layer 1's in closed form (eq. 13), each deeper layer's only what "
+    "it still lacks against real batches of B′ once the noise of the layers before has "
+    "reached it. Matching each unit's statistics does not make the boundary jitter as a real "
+    "batch of B′ does (the noise moves the units independently, a real batch moves them "
+    "together), so one strength factor c on all the noise is set, by a few steps of regula "
+    "falsi, until K virtual batches disagree as much as K real batches of B′; the numbers "
+    "on the right give c and both disagreements, and the curve the virtual batch (◇) at B′.",
 ]
 EXPLAIN_7 = [
     html.B("Figure 7. "),

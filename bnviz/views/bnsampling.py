@@ -190,6 +190,7 @@ def noise_controlled(
     generator: torch.Generator,
     *,
     population_size: int | None = None,
+    strength: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Noise-controlled BN (BN paper section 5, Figure 7 red): statistics of a batch of size
     B made as variable as those of a smaller virtual batch B'.
@@ -215,6 +216,11 @@ def noise_controlled(
     virtual batch of B' drawn from the same N values (the mu noise variance becomes
     s_N^2 N/(N-1) (1/B' - 1/B)).
 
+    ``strength`` c >= 0 scales the extra variances: var(mu') = var_B(mu) + c (var_B'(mu) -
+    var_B(mu)) and var(sigma2') = V_B + c (V_B' - V_B), so c = 1 is the virtual batch B', c = 0
+    no noise (the jitter page sets c so that the decision boundary jitters as with real
+    batches of B': :mod:`bnviz.views.virtual_batch`).
+
     B' >= B adds no noise: the inputs are returned as they are. Where V_B' <= V_B (constant
     data) there is no multiplicative noise. B' < 2 raises ValueError.
     """
@@ -227,6 +233,9 @@ def noise_controlled(
         n = check_int("population_size", population_size, 2, 2**62)
         b = check_int("batch_size", b, 2, n, "population_size")
     vb = check_int("virtual_batch_size", virtual_batch_size, 2, 2**62)
+    c = float(strength)
+    if not 0.0 <= c < float("inf"):
+        raise ValueError(f"strength must be a finite number >= 0, got {strength!r}")
     if vb >= b:
         return mu, sigma2
     like = mu.to(_DTYPE) if not mu.is_floating_point() else mu
@@ -240,7 +249,8 @@ def noise_controlled(
         extra_mu_var = s2 * n / (n - 1) * (1.0 / vb - 1.0 / b)
         e_b, v_b = finite_sigma2_moments(s2, m4, n, b)
         _, v_vb = finite_sigma2_moments(s2, m4, n, vb)
-    return noise_from_variances(mu, sigma2, extra_mu_var, e_b, v_b, v_vb, generator)
+    return noise_from_variances(mu, sigma2, c * extra_mu_var, e_b, v_b, v_b + c * (v_vb - v_b),
+                                generator)
 
 
 def noise_from_variances(mu: torch.Tensor, sigma2: torch.Tensor, extra_mu_var, e_b, v_b, v_vb,

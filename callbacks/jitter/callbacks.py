@@ -29,6 +29,7 @@ from bnviz.views.training_cache import (
     trained_path,
     training_reference,
 )
+from bnviz.views.virtual_batch import virtual_curve_point
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.jitter import ids
 from callbacks.jitter.figures import (
@@ -68,8 +69,27 @@ def _computed(settings: JitterParams, trained: str | None):
            random_network(settings.depth, settings.width, settings.activation, settings.alpha,
                           "bn", settings.seed, head_outputs=2))
     result = run_jitter(settings, net=net, data=data)
-    curve = disagreement_by_batch_size(settings, net, data)
-    return result, curve
+    curve = disagreement_by_batch_size(settings, net, data)  # real batches: the reference
+    virtual = virtual_curve_point(settings, net, data)  # the calibrated virtual batch, or None
+    return result, curve, virtual
+
+
+def virtual_numbers(calibration: dict, batch: int, virtual: int) -> html.P:
+    """What the virtual batch's noise was calibrated to, with the numbers the calibration
+    measured (:func:`bnviz.views.virtual_batch.calibrate_strength`)."""
+    c, k, m = calibration["strength"], calibration["k"], calibration["realisations"]
+    found = (f"set to c = {c:.2f} so that the boundary jitters as with real batches of {virtual}"
+             if calibration["reachable"] else
+             f"at its largest, c = {c:.2f}, still jitters less than real batches of {virtual}")
+    return html.P([
+        f"Virtual batch B′ = {virtual} in |B| = {batch}: the noise strength c (c = 1: each "
+        f"unit's μ and σ² as variable as in a batch of {virtual}) is {found}. Expected "
+        f"disagreement of {k} realisations ({m} drawn): real batches of {virtual} ",
+        html.B(f"{calibration['target']:.3f}", id="jitter-virtual-target"),
+        ", virtual at c = 1 ", html.B(f"{calibration['statistics_matched']:.3f}"),
+        f", virtual at c = {c:.2f} ", html.B(f"{calibration['matched']:.3f}",
+                                               id="jitter-virtual-matched"),
+        f", real batches of {batch} ", html.B(f"{calibration['plain']:.3f}"), "."])
 
 
 @callback(
@@ -84,7 +104,7 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
     trained = trained if isinstance(trained, str) else None  # a store holds a key
     try:
         s = parse_settings(dataset, n, depth, width, seed, batch, k, virtual)
-        result, curve = _computed(s, trained)
+        result, curve, virtual_area = _computed(s, trained)
     except (ValueError, PartitionTooLarge) as exc:
         return no_update, no_update, no_update, no_update, str(exc), True
     when = "after training" if trained else "at initialisation"
@@ -102,11 +122,15 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
         html.P(["margins (distance from each point to each boundary): mean ",
                 html.B(f"{finite.mean():.4f}" if finite.size else "–"), ", min ",
                 html.B(f"{finite.min():.4f}" if finite.size else "–")]),
+        *([virtual_numbers(result.extra["virtual_calibration"], s.batch_size,
+                           s.virtual_batch_size)] if "virtual_calibration" in result.extra
+          else []),
         html.P(f"computed in {1000 * result.seconds:.0f} ms on {result.device}",
                className="text-muted"),
     ])
-    return (fig, disagreement_curve(sizes, areas, s.batch_size), margins_figure(result.margins),
-            numbers, "", False)
+    virtual = None if virtual_area is None else (s.virtual_batch_size, virtual_area)
+    return (fig, disagreement_curve(sizes, areas, s.batch_size, virtual),
+            margins_figure(result.margins), numbers, "", False)
 
 
 # ---- training, saving, loading -----------------------------------------------------------

@@ -45,18 +45,27 @@ def jitter_figure(boundaries: list[np.ndarray], test_boundary: np.ndarray, point
         "legend": {"orientation": "h", "y": -0.06}, "uirevision": "jitter"}}
 
 
-def disagreement_curve(sizes: list[int], areas: list[float], current: int) -> Figure:
-    """Disagreement area of the K realisations as the batch size grows."""
-    return {"data": [
+def disagreement_curve(sizes: list[int], areas: list[float], current: int,
+                       virtual: tuple[int, float] | None = None) -> Figure:
+    """Disagreement area of the K realisations of real batches as the batch size grows; with
+    ``virtual`` = (B', area), the calibrated virtual batch of B' in the current |B| drawn at
+    x = B', where it should lie on the curve."""
+    data = [
         {"type": "scatter", "mode": "lines+markers", "x": sizes, "y": areas,
          "name": "disagreement", "line": {"color": JITTER.curve}},
         {"type": "scatter", "mode": "markers", "x": [current],
          "y": [areas[sizes.index(current)]] if current in sizes else [None],
-         "marker": {"color": JITTER.current, "size": 11}, "name": "current |B|"}],
-        "layout": {"margin": {"l": 45, "r": 10, "t": 40, "b": 35}, "showlegend": False,
-                   "title": {"text": JITTER.curve_title, "font": {"size": 12}},
-                   "xaxis": {"type": "log", "title": {"text": JITTER.curve_x}},
-                   "yaxis": {"title": {"text": JITTER.curve_y}, "rangemode": "tozero"}}}
+         "marker": {"color": JITTER.current, "size": 11}, "name": "current |B|"}]
+    if virtual is not None:
+        data.append({"type": "scatter", "mode": "markers", "x": [virtual[0]], "y": [virtual[1]],
+                     "marker": {"color": JITTER.current, "size": 12, "symbol": "diamond-open",
+                                "line": {"width": 2}},
+                     "name": f"virtual B′ = {virtual[0]} in |B| = {current}"})
+    return {"data": data,
+            "layout": {"margin": {"l": 45, "r": 10, "t": 40, "b": 35}, "showlegend": False,
+                       "title": {"text": JITTER.curve_title, "font": {"size": 12}},
+                       "xaxis": {"type": "log", "title": {"text": JITTER.curve_x}},
+                       "yaxis": {"title": {"text": JITTER.curve_y}, "rangemode": "tozero"}}}
 
 
 def margins_figure(margins: np.ndarray) -> Figure:

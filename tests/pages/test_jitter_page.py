@@ -107,6 +107,40 @@ def test_update_jitter_virtual_batch_title():
     assert fig["layout"]["title"]["text"].endswith(", virtual batch 4")
 
 
+def _find(component, wanted: str):
+    """The component of a Dash tree with id ``wanted``."""
+    if getattr(component, "id", None) == wanted:
+        return component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if hasattr(child, "children") or hasattr(child, "id"):
+            found = _find(child, wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def test_update_jitter_virtual_batch_is_calibrated():
+    """With a virtual batch the numbers give the calibration the engine computed (its strength
+    and the disagreements it matched), the curve is of real batches (the same as without the
+    virtual batch) and marks the calibrated virtual batch at B'."""
+    from bnviz.views.virtual_batch import calibrate_strength, virtual_curve_point
+
+    _, curve, _, numbers, message, _ = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)
+    assert message == ""
+    s = cj.parse_settings("moons", 100, 2, 6, 0, 4, 8, 4)
+    ref = run_jitter(s, device="cpu")
+    cal = calibrate_strength(ref.network, ref.data.points, 16, 4, 8, 0, (-3, 3, -3, 3), "cpu")
+    assert _find(numbers, "jitter-virtual-target").children == f"{cal.target:.3f}"
+    assert _find(numbers, "jitter-virtual-matched").children == f"{cal.matched:.3f}"
+    assert f"c = {cal.strength:.2f}" in str(numbers)
+    plain = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, None)[1]
+    assert curve["data"][:2] == plain["data"][:2] and len(plain["data"]) == 2
+    marker = curve["data"][2]
+    assert marker["x"] == [4] and "virtual" in marker["name"]
+    assert marker["y"] == [virtual_curve_point(s, ref.network, ref.data, device="cpu")]
+
+
 @pytest.mark.parametrize("args", [
     ("moons", 5, 2, 6, 0, 4, 8, None, None),
     ("moons", 100, 2, 6, 0, 7, 8, None, None),

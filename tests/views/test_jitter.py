@@ -410,11 +410,11 @@ def test_virtual_batch_widens_the_jitter():
 
 
 def test_virtual_batch_jitters_the_boundary_like_a_real_small_batch():
-    """What a virtual batch B' must reproduce is the jitter a real batch of B' causes: the
-    disagreement area of B = 64 with B' = 16 is that of real batches of 16 (within 25 %,
-    averaged over seeds), and far above plain B = 64.  (Beyond layer 1 the per-layer mu
-    variances cannot match: noise on mu_1 shifts the whole batch off-centre, which a real
-    batch, centred on its own mean, never is; see realisation_statistics' docstring.)"""
+    """At strength c = 1 (each unit's statistics as variable as in B', where the noise can
+    make them so) the disagreement area of B = 64 with B' = 16 is that of real batches of 16
+    within 25 % here (averaged over seeds), and far above plain B = 64.  Not in general: the
+    page calibrates c on the disagreement itself (tests/views/test_virtual_batch.py; why c = 1
+    is not enough: bnviz.views.jitter.virtual_statistics' docstring)."""
     data = binary_task("moons", 1000, 0)
     box = (-3.0, 3.0, -3.0, 3.0)
     areas = {"plain64": [], "virtual16": [], "real16": []}
