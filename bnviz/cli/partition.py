@@ -15,7 +15,13 @@ from bnviz.cli.options import CLIError, batch_size, integer, number, validated
 from bnviz.params import PartitionParams
 from bnviz.params.caps import ACTIVATIONS, DATASETS, MAX_DEPTH, MAX_WIDTH, MODES, SCOPES
 
-__all__ = ["add_partition", "run_partition"]
+__all__ = ["FORMATS", "add_partition", "run_partition"]
+
+#: What ``--format`` may say ("json": the summary, which is JSON too).
+FORMATS: tuple[str, ...] = ("summary", "json", "json-full", "svg", "png")
+#: The geometry files ``--geometry`` writes (:data:`bnviz.core.export.GEOMETRY_SUFFIXES`,
+#: repeated here so that a wrong suffix is refused before numpy and torch are imported).
+GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")
 
 #: The options whose values the model checks (the files and the output are not parameters).
 _PARAMS = ("depth", "width", "activation", "alpha", "mode", "dataset", "n", "seed",
@@ -59,12 +65,29 @@ def add_partition(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recompute-statistics", action="store_true",
                    help="recompute later layers' mu, sigma after a slider change (default: "
                         "frozen, as the explorer and the paper's Figure 2)")
-    p.add_argument("--format", choices=("json", "svg", "png"), default="json")
+    p.add_argument("--format", choices=FORMATS, default="summary",
+                   help="summary: counts, per-layer statistics, tolerance, engine seconds "
+                        "(JSON, a few kB at any size; 'json' is the same); json-full: every "
+                        "region and facet; svg, png: a picture")
+    p.add_argument("--geometry", type=Path, default=None, metavar="FILE",
+                   help="also write every layer's regions to FILE: .npz (flat arrays), "
+                        ".parquet (GeoParquet) or .geojson")
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
+def _check_geometry_path(path: Path | None) -> None:
+    if path is None:
+        return
+    if path.suffix.lower() not in GEOMETRY_SUFFIXES:
+        raise CLIError(f"--geometry: the file must end in {', '.join(GEOMETRY_SUFFIXES)}, got "
+                       f"{str(path)[-60:]!r}")
+    if not path.parent.is_dir():
+        raise CLIError(f"--geometry: no directory {str(path.parent)[-80:]!r}")
+
+
 def run_partition(args: argparse.Namespace) -> bytes:
+    _check_geometry_path(args.geometry)
     if args.weights is not None and args.head:
         raise CLIError("--head draws a random head and cannot be combined with --weights: "
                        "put head_W (and head_b) in the .npz instead")
@@ -84,7 +107,7 @@ def run_partition(args: argparse.Namespace) -> bytes:
 
 
 def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
-    from bnviz.core.export import partition_to_dict
+    from bnviz.core.export import full_json, partition_summary, write_geometry
     from bnviz.core.network import layer_statistics, random_network, select_batch
     from bnviz.core.partition import box_from_extent, compute_partition
     from bnviz.data.datasets import make_dataset, shifted
@@ -108,8 +131,18 @@ def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
                                  p.target_layer, p.target_unit)
     stats = layer_statistics(net, batch, overrides, frozen=not args.recompute_statistics)
     part = compute_partition(net, batch, box_from_extent(p.extent), stats=stats, device=device)
-    if args.format == "json":
-        return (json.dumps(partition_to_dict(part)) + "\n").encode()
+    if args.geometry is not None:
+        try:
+            write_geometry(part, args.geometry)
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.geometry}: {exc.strerror or exc}") from None
+    if args.format in ("summary", "json"):
+        summary = partition_summary(part, net.mode)
+        if args.geometry is not None:
+            summary["geometry"] = str(args.geometry)
+        return (json.dumps(summary) + "\n").encode()
+    if args.format == "json-full":
+        return full_json(part)
     from bnviz.views.render import render_partition
 
     title = f"{net.mode}, {net.activation}, widths {list(net.widths)}"

@@ -119,6 +119,13 @@ ENTRIES: tuple[Entry, ...] = (
           "a picture (4 layers, trained on 2D points): small values close to the data",
           tuple(f"bnviz figure9 --seed {seed} --json" for seed in range(10)),
           j.fig9_ours, j.fig9_status),
+    Entry("bn-sec5-virtual-batch", "bn",
+          "Section 5, Figure 7 (red): noise-controlled BN, whose mu and sigma vary as in a "
+          "virtual batch B' < |B|, behaves like real batches of B' (more jitter)",
+          "statistics of a batch of 32 inside batches of 64; jitter grows as B' shrinks",
+          tuple(f"{_JITTER} --batch-size {b} --virtual-batch-size {v} --json"
+                for b, v in ((16, 4), (64, 16), (64, 32))),
+          j.virtual_batch_ours, j.virtual_batch_status),
     Entry("bn-table1-affine", "bn",
           "Table 1: learnable gamma, beta make little difference to test accuracy",
           "within about a point (ResNet, CNN; imagenette, CIFAR-10/100, SVHN)",

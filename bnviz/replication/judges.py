@@ -32,11 +32,12 @@ def significant_difference(mean_a: float, std_a: float, n_a: int, mean_b: float,
 
 # ------------------------------------------------------------------ Figure 1: BN vs zero bias
 def fig1_ours(bn: dict, zero: dict) -> dict[str, Any]:
-    return {"regions_bn": [len(layer["regions"]) for layer in bn["layers"]],
-            "regions_zero_bias": [len(layer["regions"]) for layer in zero["layers"]],
+    """From ``bnviz partition``'s summary: regions and summed TLS error (eq. 8) per layer."""
+    return {"regions_bn": [layer["regions"] for layer in bn["layers"]],
+            "regions_zero_bias": [layer["regions"] for layer in zero["layers"]],
             "width": bn["widths"][0],
-            "tls_bn": [float(np.sum(layer["tls_error"])) for layer in bn["layers"]],
-            "tls_zero_bias": [float(np.sum(layer["tls_error"])) for layer in zero["layers"]]}
+            "tls_bn": [layer["tls_error_sum"] for layer in bn["layers"]],
+            "tls_zero_bias": [layer["tls_error_sum"] for layer in zero["layers"]]}
 
 
 def fig1_status(ours: dict) -> str:
@@ -261,3 +262,32 @@ def fig9_status(ours: dict) -> str:
     if not ours["exact"] or any(not m > 0 for m in medians):
         return "not reproduced"
     return "reproduced" if all(m >= 0.7 for m in medians) else "partly"
+
+
+# ------------------------------------------------------------------ section 5: virtual batches
+def virtual_batch_ours(*runs: dict) -> dict[str, Any]:
+    """Per (|B|, B') case, from ``bnviz jitter --virtual-batch-size``'s calibration: the
+    boundary disagreement of real batches of B' (the target, with its standard error), of
+    noise-controlled BN whose statistics have exactly B''s variances (the paper's model,
+    strength 1), and the strength the calibration needed."""
+    cal = [r["virtual_calibration"] for r in runs]
+    return {"cases": [[r["batch_size"], r["virtual_batch_size"]] for r in runs],
+            "real_b_prime": [c["target"] for c in cal],
+            "real_b_prime_stderr": [c["target_stderr"] for c in cal],
+            "statistics_matched": [c["statistics_matched"] for c in cal],
+            "calibrated": [c["matched"] for c in cal],
+            "strength": [c["strength"] for c in cal],
+            "reachable": [c["reachable"] for c in cal]}
+
+
+def virtual_batch_status(ours: dict) -> str:
+    """Reproduced: noise that gives the statistics a batch of B''s variances (the paper's
+    noise-controlled BN) makes the decision boundary disagree as much as real batches of B'
+    (within three standard errors) in every case; partly: it does not, but a calibrated noise
+    strength does; not reproduced: no strength does."""
+    if not all(ours["reachable"]):
+        return "not reproduced"
+    close = [abs(m - t) <= 3 * e for m, t, e in zip(ours["statistics_matched"],
+                                                    ours["real_b_prime"],
+                                                    ours["real_b_prime_stderr"], strict=True)]
+    return "reproduced" if all(close) else "partly"

@@ -30,9 +30,14 @@ SMALL = ["--depth", "2", "--width", "4"]
 
 
 def cli(capsysbinary: pytest.CaptureFixture[bytes], *args: object) -> tuple[int, bytes, str]:
-    """Run ``main(["partition", *args])`` in-process: (exit code, stdout bytes, stderr text)."""
+    """Run ``main(["partition", *args])`` in-process: (exit code, stdout bytes, stderr text).
+    Without a ``--format`` the full JSON (``json-full``: these tests read every region; the
+    default summary has its own tests in test_partition_outputs.py)."""
     capsysbinary.readouterr()  # drop anything captured before
-    rc = main(["partition", *map(str, args)])
+    argv = [*map(str, args)]
+    if "--format" not in argv:
+        argv += ["--format", "json-full"]
+    rc = main(["partition", *argv])
     captured = capsysbinary.readouterr()
     return rc, captured.out, captured.err.decode()
 
@@ -706,7 +711,7 @@ def test_subprocess_json_to_stdout(tmp_path):
     pts = np.round(random_points(4, 20), 5)
     dfile.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in pts))
     proc = _python_m("partition", "--depth", 2, "--width", 3, "--data", dfile,
-                     "--extent", 2.5, "--device", "cpu")
+                     "--extent", 2.5, "--device", "cpu", "--format", "json-full")
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stderr == b""
     doc = strict_json(proc.stdout)
@@ -737,7 +742,7 @@ def test_shift_moves_the_generated_data(capsys):
     from bnviz.data.datasets import make_dataset
 
     assert main(["partition", "--depth", "1", "--width", "3", "--shift-x", "1.5",
-                 "--shift-y", "-0.5"]) == 0
+                 "--shift-y", "-0.5", "--format", "json-full"]) == 0
     out = json.loads(capsys.readouterr().out)
     w = random_network(1, 3, "leaky_relu", 0.1, "bn", 0).weights[0]
     moved = make_dataset("moons", 100, 0).points + [1.5, -0.5]

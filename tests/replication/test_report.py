@@ -208,3 +208,12 @@ def test_figure9_judge_reads_the_median_correlation():
     assert judges.fig9_status({**ours, "median_spearman_layer4": 0.5}) == "partly"
     assert judges.fig9_status({**ours, "median_spearman_layer4": -0.1}) == "not reproduced"
     assert judges.fig9_status({**ours, "exact": False}) == "not reproduced"
+
+
+def test_virtual_batch_judge():
+    ours = {"reachable": [True, True], "real_b_prime": [0.8, 0.5],
+            "real_b_prime_stderr": [0.01, 0.01], "statistics_matched": [0.79, 0.52]}
+    assert judges.virtual_batch_status(ours) == "reproduced"
+    assert judges.virtual_batch_status({**ours, "statistics_matched": [0.7, 0.5]}) == "partly"
+    assert judges.virtual_batch_status({**ours, "reachable": [True, False]}) == \
+        "not reproduced"
