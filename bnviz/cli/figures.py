@@ -8,12 +8,8 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
 from bnviz.cli.options import CLIError, integer, number, validated
-from bnviz.params import BNStatsParams, DensityParams, JitterParams, TrainingParams
-from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS
-from bnviz.params.partition import WEIGHTS, Figure9Params
+from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS, WEIGHTS
 
 __all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnstats",
            "run_density", "run_figure9", "run_jitter"]
@@ -46,6 +42,8 @@ def add_jitter(sub: argparse._SubParsersAction) -> None:
 
 
 def run_jitter(args: argparse.Namespace) -> bytes:
+    from bnviz.params import JitterParams, TrainingParams
+
     seed = args.seed  # one --seed for the data, the weights and the batches
     settings = validated(JitterParams, {
         "dataset": args.dataset, "n": args.n, "data_seed": seed, "depth": args.depth,
@@ -114,6 +112,10 @@ def add_density(sub: argparse._SubParsersAction) -> None:
 
 
 def run_density(args: argparse.Namespace) -> bytes:
+    import numpy as np
+
+    from bnviz.params import DensityParams
+
     p = validated(DensityParams, {name: getattr(args, name) for name in (
         "depth", "width", "activation", "dataset", "n", "seed", "mode", "layers", "grid",
         "eps", "radius", "extent")})
@@ -155,6 +157,8 @@ def add_bnstats(sub: argparse._SubParsersAction) -> None:
 
 
 def run_bnstats(args: argparse.Namespace) -> bytes:
+    from bnviz.params import BNStatsParams
+
     p = validated(BNStatsParams, {name: getattr(args, name) for name in (
         "batch_size", "train_size", "samples", "virtual_batch_size", "seed")})
     from bnviz.views.bnstats import figure7_report
@@ -191,6 +195,8 @@ def run_figure9(args: argparse.Namespace) -> bytes:
     """Figure 9's numbers as the explorer's preset computes them (the same settings at the
     defaults): per shown layer and unit the colour, the mean (squared) input-space distance
     of the data to the unit's facets, and their rank correlations."""
+    from bnviz.params.partition import Figure9Params
+
     p = validated(Figure9Params, {name: getattr(args, name) for name in (
         "dataset", "n", "seed", "depth", "width", "activation", "weights", "layers",
         "shift_x", "shift_y", "extent")})
@@ -205,6 +211,8 @@ def run_figure9(args: argparse.Namespace) -> bytes:
 
 def figure9_table(result) -> str:
     """Figure 9's numbers as a plain-text table (one block a layer)."""
+    import numpy as np
+
     s = result.settings
     lines = [f"BN paper Figure 9: {s.dataset}, {s.n_points} points, seed {s.weight_seed}, "
              f"{s.depth} layers of {s.width}, {s.weights} weights"

@@ -11,8 +11,6 @@ import argparse
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from bnviz.params import parse
-
 __all__ = ["CLIError", "Parser", "batch_size", "integer", "number", "validated"]
 
 T = TypeVar("T")
@@ -54,5 +52,7 @@ def validated(model: type[T], values: Mapping[str, Any],
               labels: Mapping[str, str] | None = None) -> T:
     """``model`` from option values; a bad one raises InputError naming the option:
     ``--depth: enter a whole number from 1 to 16, got 1000``."""
+    from bnviz.params import parse  # pydantic: only once a command runs, not for --help
+
     names = {name: "--" + name.replace("_", "-") for name in values}
     return parse(model, values, names | dict(labels or {}))

@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bnviz.cli.options import CLIError, batch_size, integer, number, validated
-from bnviz.params import PartitionParams
 from bnviz.params.caps import ACTIVATIONS, DATASETS, MAX_DEPTH, MAX_WIDTH, MODES, SCOPES
+
+if TYPE_CHECKING:
+    from bnviz.params import PartitionParams
 
 __all__ = ["FORMATS", "add_partition", "run_partition"]
 
@@ -87,7 +90,9 @@ def _check_geometry_path(path: Path | None) -> None:
 
 
 def run_partition(args: argparse.Namespace) -> bytes:
-    _check_geometry_path(args.geometry)
+    _check_geometry_path(args.geometry)  # before any import: refused at once
+    from bnviz.params import PartitionParams
+
     if args.weights is not None and args.head:
         raise CLIError("--head draws a random head and cannot be combined with --weights: "
                        "put head_W (and head_b) in the .npz instead")

@@ -9,15 +9,39 @@ either way a bad value raises :class:`InputError` (a ValueError) with one line n
 control or option and the allowed range.  No torch is imported here.
 """
 
-from bnviz.params.bnstats import BNStatsParams
-from bnviz.params.density import DensityPageParams, DensityParams, default_layers
-from bnviz.params.fields import InputError, one_line, parse
-from bnviz.params.jitter import JitterParams, TrainingJobParams, TrainingParams
-from bnviz.params.jobs import IMAGE_JOB_PARAMS
-from bnviz.params.landscape import LandscapeParams, NoisyBN
-from bnviz.params.partition import ExplorerParams, PartitionParams
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Each public name and the submodule that defines it.  They are imported on first use
+#: (PEP 562), so that ``import bnviz.params.caps`` (the bounds the command line's parsers
+#: name) does not load pydantic and every model: ``bnviz --help`` answers at once.
+_WHERE: dict[str, str] = {
+    "BNStatsParams": "bnstats", "DensityPageParams": "density", "DensityParams": "density",
+    "default_layers": "density", "InputError": "fields", "one_line": "fields",
+    "parse": "fields", "JitterParams": "jitter", "TrainingJobParams": "jitter",
+    "TrainingParams": "jitter", "IMAGE_JOB_PARAMS": "jobs", "LandscapeParams": "landscape",
+    "NoisyBN": "landscape", "ExplorerParams": "partition", "PartitionParams": "partition",
+}
 
 __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityParams",
            "ExplorerParams", "InputError", "JitterParams", "LandscapeParams", "NoisyBN",
            "PartitionParams", "TrainingJobParams", "TrainingParams", "default_layers",
            "one_line", "parse"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'bnviz.params' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"bnviz.params.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # for type checkers and readers: the names, eagerly
+    from bnviz.params.bnstats import BNStatsParams
+    from bnviz.params.density import DensityPageParams, DensityParams, default_layers
+    from bnviz.params.fields import InputError, one_line, parse
+    from bnviz.params.jitter import JitterParams, TrainingJobParams, TrainingParams
+    from bnviz.params.jobs import IMAGE_JOB_PARAMS
+    from bnviz.params.landscape import LandscapeParams, NoisyBN
+    from bnviz.params.partition import ExplorerParams, PartitionParams

@@ -191,3 +191,6 @@ TEST_SIZES: dict[str, int] = {"digits": 445, "cifar10": 10_000, "cifar100": 10_0
 #: (channels, side, classes) of the standard data sets' images.
 IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "cifar10": (3, 32, 10),
                                                  "cifar100": (3, 32, 100), "svhn": (3, 32, 10)}
+
+#: The explorer's and ``bnviz figure9``'s networks: random weights, or trained first (Figure 9).
+WEIGHTS: tuple[str, ...] = ("random", "trained")

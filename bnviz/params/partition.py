@@ -24,6 +24,7 @@ from bnviz.params.caps import (
     MODES,
     SCOPES,
     SEED_MAX,
+    WEIGHTS,
 )
 from bnviz.params.cost import (
     check_alpha,
@@ -49,7 +50,6 @@ _E = EXPLORER_LIMITS
 #: Where the explorer's weights come from: ``random`` (He-normal from the weight seed) or
 #: ``trained`` (that random start trained on the data with BN: the BN paper's Figure 9 shows
 #: a trained toy network; :func:`bnviz.views.explorer.trained_network`).
-WEIGHTS = ("random", "trained")
 
 
 def _int(name: str) -> Any:

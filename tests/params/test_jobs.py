@@ -52,7 +52,7 @@ def test_each_type_has_its_model_and_arms():
         "smart-init", "concentration", "jitter-noise", "affine-ablation", "landscape")
     shared = {"dataset", "arch", "width", "epochs", "runs", "batch_size", "lr", "seed",
               "max_train", "image_size"}
-    own = {"smart-init": {"gpus"}, "concentration": {"images", "samples", "eps"},
+    own = {"smart-init": {"gpus", "validation"}, "concentration": {"images", "samples", "eps"},
            "jitter-noise": {"gpus", "noise"}, "affine-ablation": {"gpus"},
            "landscape": {"etas", "measure_every"}}
     for job_type, model in IMAGE_JOB_PARAMS.items():
