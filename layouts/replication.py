@@ -23,6 +23,7 @@ from bnviz.replication.report import (
 from bnviz.replication.store import STATUSES, StoreError, read_outcomes
 from callbacks.replication import ids
 from callbacks.replication.figures import ARMS, smart_init_figure
+from layouts.common import loading
 
 #: A status's badge colour (the word is always written: colour is not the only cue).
 STATUS_COLOURS = {"reproduced": "success", "partly": "warning", "not reproduced": "danger",
@@ -86,8 +87,9 @@ def _smart_init(outcome: dict[str, Any] | None) -> html.Div:
                 status_badge(outcome["status"]) if outcome else None],
                id=ids.SMART_INIT_TEXT)]
     if ours is not None and ours.get("bn_init_curve"):
-        body += [dcc.Graph(id=ids.SMART_INIT_GRAPH, figure=smart_init_figure(ours),
-                           style={"height": "300px"}, config={"displayModeBar": False}),
+        body += [loading(dcc.Graph(id=ids.SMART_INIT_GRAPH, figure=smart_init_figure(ours),
+                                   style={"height": "300px"},
+                                   config={"displayModeBar": False})),
                  html.Div("Final test accuracy at each learning rate (bold: the rate chosen "
                           "on the held-out images):", className="small text-muted"),
                  _by_lr_table(ours)]

@@ -109,7 +109,7 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
         return no_update, no_update, no_update, no_update, str(exc), True
     when = "after training" if trained else "at initialisation"
     title = (JITTER.batches.format(batch=s.batch_size, k=s.realizations) + f", {when}"
-             + (f", virtual batch {s.virtual_batch_size}" if s.virtual_batch_size else ""))
+             + (f", B′ = {s.virtual_batch_size}" if s.virtual_batch_size else ""))
     box = (-s.extent, s.extent, -s.extent, s.extent)
     fig = jitter_figure(result.boundaries, result.test_boundary, result.data.points,
                         result.data.labels, box, title)

@@ -104,7 +104,7 @@ def test_update_jitter_figure():
 
 def test_update_jitter_virtual_batch_title():
     fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)[0]
-    assert fig["layout"]["title"]["text"].endswith(", virtual batch 4")
+    assert fig["layout"]["title"]["text"].endswith(", B′ = 4")
 
 
 def _find(component, wanted: str):
