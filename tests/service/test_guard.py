@@ -152,8 +152,10 @@ def test_outputs_that_do_not_match_the_callback_are_a_400_from_dash():
 
     client = dashboard.server.test_client()
     outputs = [d["output"] for d in client.get("/_dash-dependencies").get_json()]
-    pattern = next(o for o in outputs if o.startswith("{"))  # a pattern-matching ALL output
-    body = {"output": pattern, "outputs": {"id": "not-it", "property": "style"},
+    # the jobs form's callback: a pattern-matching ALL output (and the explanation)
+    pattern = next(o for o in outputs if "jobs-param-row" in o)
+    body = {"output": pattern, "outputs": [{"id": "not-it", "property": "style"},
+                                           {"id": "jobs-explain", "property": "children"}],
             "inputs": [{"id": "jobs-type", "property": "value", "value": None}],
             "changedPropIds": []}
     r = client.post(CALLBACK, data=json.dumps(body), content_type="application/json")
