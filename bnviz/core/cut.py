@@ -32,6 +32,13 @@ pre-activation is affine on P: h_{l,k}(x) = a_{P,k} . x + c_{P,k}.  Then:
    entries by (polygon, sign vector) gives every face with its corners, which are then
    ordered by angle.  The face's sign vector is its layer-l activation pattern.
 
+In general position (no corner on a line, no 3 lines through a point, no 2 meeting on an
+edge: random-bias networks almost surely) step 3's merging is the identity and step 4 is
+combinatorial throughout, so both are built directly from what made each vertex; the general
+steps (:mod:`bnviz.core.degenerate`) run only when some sign test says otherwise.  Both ways
+give the same faces in the same order.  The cut runs on numpy or torch arrays alike
+(:mod:`bnviz.core.arrays`).
+
 Sectors narrower than ANGLE_TOL radians (coincident lines, i.e. duplicate units) are skipped;
 the on-the-line tolerance is :data:`bnviz.core.crossings.RTOL` (documented there).
 """
@@ -39,17 +46,16 @@ the on-the-line tolerance is :data:`bnviz.core.crossings.RTOL` (documented there
 from __future__ import annotations
 
 import math
+from typing import Any
 
-import torch
-
-from bnviz.core.crossings import RTOL, find_cuts
+from bnviz.core.arrays import Ops
+from bnviz.core.crossings import RTOL, Cuts, find_cuts
+from bnviz.core.degenerate import ANGLE_TOL, NewPoints, vertex_faces
 from bnviz.core.limits import MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import PACK, Mesh, group_first, lexsort, pack_local, ragged_arange, starts
 
 __all__ = ["ANGLE_TOL", "WORK_PER_REGION", "NumericalBreakdown", "layer_step"]
 
-#: Sectors at a degenerate vertex narrower than this (radians) are coincident lines: skipped.
-ANGLE_TOL = 1e-12
 #: Work allowed per region of the cap in one layer's cut, counted in (line, line) pairs tried
 #: and (new point, line) signs evaluated: the two tables whose size grows with the square and
 #: the cube of the lines crossing one polygon.  The region cap alone misses cases with few
@@ -65,32 +71,44 @@ class NumericalBreakdown(ValueError):
     :mod:`bnviz.core.crossings`."""
 
 
-def layer_step(mesh: Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Tensor,
-               slope: float, box, max_regions: int = MAX_REGIONS
-               ) -> tuple[Mesh, torch.Tensor, torch.Tensor, torch.Tensor]:
+def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
+               box: tuple[float, float, float, float], max_regions: int = MAX_REGIONS
+               ) -> tuple[Mesh, Any, Any, Any]:
     """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l,
     h = (W z - mu) / sigma, with (mu, sigma) of shape (groups, D_l) chosen by polygon group.
 
-    Raises PartitionTooLarge before the heavy work when the cut must exceed ``max_regions``:
+    ``w``, ``mu``, ``sigma`` are arrays of the mesh's library (numpy or torch).  Raises
+    PartitionTooLarge before the heavy work when the cut must exceed ``max_regions``:
     a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound; or
     when its pair or sign tables would exceed ``WORK_PER_REGION * max_regions`` entries.
     Returns (the mesh of Omega_{1|l}, the facets (M, 4) as x0, y0, x1, y1, the unit of each
     facet, the polygon of Omega_{1|l-1} each facet lies in).
     """
-    dev = w.device
+    ops = mesh.ops
     r = mesh.n_regions
-    planes = (mesh.aff.reshape(3 * r, -1) @ w.T).view(3, r, -1)  # (d/dx, d/dy, offset) of W z
-    inv_sigma = (1.0 / sigma).index_select(0, mesh.group)
-    planes[2] -= mu.index_select(0, mesh.group)
-    planes *= inv_sigma
+    # d/dx, d/dy, offset of W z
+    planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
+    if mu.shape[0] == 1:  # one realisation: broadcast rather than gather per polygon
+        planes[2] -= mu
+        if not bool((sigma == 1).all()):  # (random or zero bias: sigma = 1, nothing to do)
+            planes *= 1.0 / sigma
+    else:
+        planes[2] -= mu[mesh.group]
+        planes *= (1.0 / sigma)[mesh.group]
     cuts = find_cuts(mesh, planes, box)
-    m = cuts.pair_poly.numel()
+    m = len(cuts.pair_poly)
     if r + m > max_regions:
         raise PartitionTooLarge(
             f"this layer would have more than {max_regions} regions (at least {r + m}): "
             "lower the width, the depth or the box")
-    pair_poly, grad, direction = cuts.pair_poly, cuts.grad, cuts.direction
-    per_poly = torch.bincount(pair_poly, minlength=r)  # crossing lines per polygon
+    if m == 0:  # no line crosses any polygon: the same polygons, one more layer of code
+        positive = cuts.const > 0
+        new_mesh = Mesh(ops.cat([mesh.ptr]), ops.cat([mesh.verts]),  # copies, as below
+                        _activate(ops, planes, positive, slope),
+                        ops.cat([mesh.codes, positive], 1), mesh.group)
+        return new_mesh, ops.zeros((0, 4), ops.float64), cuts.pair_unit, cuts.pair_poly
+    pair_poly = cuts.pair_poly
+    per_poly = ops.bincount(pair_poly, r)  # crossing lines per polygon
     work_cap = WORK_PER_REGION * max_regions
     pair_work = int((per_poly * per_poly).sum())
     if pair_work > work_cap:
@@ -99,176 +117,160 @@ def layer_step(mesh: Mesh, w: torch.Tensor, mu: torch.Tensor, sigma: torch.Tenso
             "lower the width, the depth or the box")
     split = per_poly > 0
     poly_start = starts(per_poly)
-    local = torch.arange(m, device=dev) - poly_start[pair_poly]
-    n_words = max(1, -(-int(per_poly.max()) // PACK)) if m else 1
-    box_len = max(box[1] - box[0], box[3] - box[2])
-
-    # ---- pairwise intersections of a polygon's lines, strictly inside its chords ---------
-    gi, off = ragged_arange(per_poly[pair_poly])
-    gj = poly_start[pair_poly[gi]] + off
-    keep = gj > gi
-    gi, gj = gi[keep], gj[keep]
-    a1, a2 = grad[gi], grad[gj]
-    c1, c2 = cuts.offset[gi], cuts.offset[gj]
-    det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
-    nonparallel = det.abs() > 1e-14 * a1.norm(dim=1) * a2.norm(dim=1)
-    safe = torch.where(nonparallel, det, torch.ones_like(det))
-    q = torch.stack([(c2 * a1[:, 1] - c1 * a2[:, 1]) / safe,
-                     (c1 * a2[:, 0] - c2 * a1[:, 0]) / safe], 1)
-    ttol = RTOL * box_len
-    t1 = (q * direction[gi]).sum(1)
-    t2 = (q * direction[gj]).sum(1)
-    inside = (nonparallel & (t1 > cuts.t_lo[gi] + ttol) & (t1 < cuts.t_hi[gi] - ttol)
-              & (t2 > cuts.t_lo[gj] + ttol) & (t2 < cuts.t_hi[gj] - ttol))
-    gi, gj, q = gi[inside], gj[inside], q[inside]
-
-    # ---- new points (edge crossings, intersections): signs over their polygon's lines ----
-    new_pts = torch.cat([cuts.b_pts, q])
-    def1 = torch.cat([cuts.b_pair, gi])
-    def2 = torch.cat([cuts.b_pair, gj])
-    new_poly = pair_poly[def1]
-    new_edge = torch.cat([cuts.b_edge, torch.full_like(gi, -1)])
-    n_new = new_pts.shape[0]
-    sign_work = int(per_poly[new_poly].sum())
+    local = ops.arange(m) - poly_start[pair_poly]
+    n_words = max(1, -(-int(per_poly.max()) // PACK))
+    new = _new_points(ops, cuts, per_poly, poly_start, local, max(box[1] - box[0], box[3] - box[2]))
+    sign_work = int(per_poly[new.poly].sum())
     if sign_work > work_cap:
         raise PartitionTooLarge(
             f"this layer would evaluate {sign_work} signs of new vertices, over the cap of "
             f"{work_cap}: lower the width, the depth or the box")
-    ng, noff = ragged_arange(per_poly[new_poly])
-    npair = poly_start[new_poly][ng] + noff
-    h = grad[npair, 0] * new_pts[ng, 0] + grad[npair, 1] * new_pts[ng, 1] + cuts.offset[npair]
-    tol = cuts.tol[npair]
-    ns = (h > tol).to(torch.int8) - (h < -tol).to(torch.int8)
-    ns = torch.where((npair == def1[ng]) | (npair == def2[ng]), torch.zeros_like(ns), ns)
-    # coincident new points (same polygon, edge and sign vector) are one vertex: this merges
-    # e.g. the D(D-1)/2 float64 intersections of BN's concurrent layer-1 lines
-    words = pack_local(ng, local[npair], ns, n_new, n_words)
-    first, _ = group_first(torch.cat([new_poly[:, None], new_edge[:, None], words], 1))
-    rep_id = torch.full((n_new,), -1, dtype=torch.int64, device=dev)
-    rep_id[first] = torch.arange(first.numel(), device=dev)
+    new.ng, noff = ragged_arange(per_poly[new.poly])
+    new.npair = poly_start[new.poly][new.ng] + noff
+    grad = cuts.grad
+    h = (grad[new.npair, 0] * new.xy[new.ng, 0] + grad[new.npair, 1] * new.xy[new.ng, 1]
+         + cuts.offset[new.npair])
+    tol = cuts.tol[new.npair]
+    ns = ops.to(h > tol, ops.int8) - ops.to(h < -tol, ops.int8)
+    forced = (new.npair == new.def1[new.ng]) | (new.npair == new.def2[new.ng])
+    ns[forced] = 0
+    new.ns = ns
 
-    # ---- all vertices of the cut polygons: old corners, then the merged new points --------
-    vidx = torch.nonzero(split[mesh.poly], as_tuple=True)[0]
-    n_a = vidx.numel()
-    corner_id = torch.full((mesh.verts.shape[0],), -1, dtype=torch.int64, device=dev)
-    corner_id[vidx] = torch.arange(n_a, device=dev)
-    keep_ent = rep_id[ng] >= 0
-    ent_point = torch.cat([corner_id[cuts.ent_vertex], n_a + rep_id[ng[keep_ent]]])
-    ent_pair = torch.cat([cuts.ent_pair, npair[keep_ent]])
-    ent_sign = torch.cat([cuts.ent_sign, ns[keep_ent]])
-    pt_poly = torch.cat([mesh.poly[vidx], new_poly[first]])
-    pt_ent_start = starts(per_poly[pt_poly])  # every point has one entry per line
-    # place entries by (point, local line index) directly: no sort needed
-    slot = pt_ent_start[ent_point] + local[ent_pair]
-    order = torch.empty_like(slot)
-    order[slot] = torch.arange(slot.numel(), device=dev)
-    ent_point, ent_pair, ent_sign = ent_point[order], ent_pair[order], ent_sign[order]
-    pt_xy = torch.cat([mesh.verts[vidx], new_pts[first]])
-    pt_edge = torch.cat([new_edge[first]])
-    n_pts = pt_poly.numel()
-    pt_words = pack_local(ent_point, local[ent_pair], ent_sign, n_pts, n_words)
-
-    # ---- which faces meet at each vertex ----------------------------------------------
-    # A vertex in the faces' closure gets one entry per face; the face's sign vector is the
-    # vertex's, with each line through the vertex given that face's sign.  Combinatorially
-    # when that is determined: a corner off all lines is in 1 face, a point on one line in 2
-    # (one each side), an interior crossing of exactly 2 lines in 4.  Degenerate vertices
-    # (3+ concurrent lines, as BN's layer-1 centroid, or 2 lines meeting on the boundary) are
-    # resolved geometrically: the rays of their lines and edges cut the plane into sectors,
-    # and each sector inside the polygon is one face, its lines signed by its bisector.
-    zero = torch.nonzero(ent_sign == 0, as_tuple=True)[0]
-    zq, zpair = ent_point[zero], ent_pair[zero]
-    zshift = (local[zpair] % PACK) * 2
-    zword = local[zpair] // PACK
-    n_zero = torch.bincount(zq, minlength=n_pts)
-    zstart = starts(n_zero)
-    interior = torch.cat([torch.zeros(n_a, dtype=torch.bool, device=dev), pt_edge < 0])
-    simple = (n_zero <= 1) | ((n_zero == 2) & interior)
-
-    sp = torch.nonzero(simple, as_tuple=True)[0]
-    sg, combo = ragged_arange(torch.ones_like(sp) << n_zero[sp])  # 1, 2 or 4 faces
-    s_pt = sp[sg]
-    s_words = pt_words[s_pt].reshape(-1)
-    for j in range(2):  # the (up to 2) lines through the vertex, signed by the bits of combo
-        has = torch.nonzero(n_zero[s_pt] > j, as_tuple=True)[0]
-        ze = zstart[s_pt[has]] + j
-        fill = ((combo[has] >> j) & 1) * 2 - 1
-        s_words = s_words.index_add(0, has * n_words + zword[ze], fill << zshift[ze])
-    s_words = s_words.view(-1, n_words)
-
-    cx = ~simple
-    zc = torch.nonzero(cx[zq], as_tuple=True)[0]
-    dz = direction[zpair[zc]]
-    ca = torch.nonzero(cx[:n_a], as_tuple=True)[0]  # degenerate corners
-    corner_next = mesh.verts[mesh.nxt[vidx[ca]]] - mesh.verts[vidx[ca]]
-    corner_prev = mesh.verts[mesh.prv[vidx[ca]]] - mesh.verts[vidx[ca]]
-    ce = torch.nonzero(cx[n_a:] & (pt_edge >= 0), as_tuple=True)[0]  # degenerate edge points
-    e = pt_edge[ce]
-    edge_dir = mesh.verts[mesh.nxt[e]] - mesh.verts[e]
-    ray_pt = torch.cat([zq[zc], zq[zc], ca, ca, n_a + ce, n_a + ce])
-    ray_dir = torch.cat([dz, -dz, corner_next, corner_prev, edge_dir, -edge_dir])
-    theta = torch.atan2(ray_dir[:, 1], ray_dir[:, 0])
-    order = lexsort(ray_pt, theta)
-    ray_pt, theta = ray_pt[order], theta[order]
-    n_rays = torch.bincount(ray_pt, minlength=n_pts)
-    _, roff = ragged_arange(n_rays[n_rays > 0])
-    idx = torch.arange(theta.numel(), device=dev)
-    nxt_ray = starts(n_rays)[ray_pt] + (roff + 1) % n_rays[ray_pt]
-    # (float64 constants: torch.where with Python floats would build float32)
-    width = theta[nxt_ray] - theta + (nxt_ray <= idx).to(theta.dtype) * (2 * math.pi)
-    mid = theta + 0.5 * width
-    u = torch.stack([torch.cos(mid), torch.sin(mid)], 1)
-    # a sector is inside the polygon when its bisector points inward across every edge
-    # through its vertex (edges are counter-clockwise: inward normal = left normal)
-    edge1 = torch.cat([vidx, pt_edge])  # corner: outgoing edge; new point: its edge or -1
-    edge2 = torch.cat([mesh.prv[vidx], torch.full_like(pt_edge, -1)])
-    ok = width > ANGLE_TOL
-    for edges in (edge1[ray_pt], edge2[ray_pt]):
-        start = edges.clamp(min=0)
-        dv = mesh.verts[mesh.nxt[start]] - mesh.verts[start]
-        ok &= (edges < 0) | (dv[:, 0] * u[:, 1] - dv[:, 1] * u[:, 0] > 0)
-    sect_pt, u = ray_pt[ok], u[ok]
-    tg, toff = ragged_arange(n_zero[sect_pt])
-    ze = zstart[sect_pt[tg]] + toff
-    fill = torch.sign((grad[zpair[ze]] * u[tg]).sum(1)).to(torch.int64)
-    t_words = pt_words[sect_pt].reshape(-1).index_add(
-        0, tg * n_words + zword[ze], fill << zshift[ze]).view(-1, n_words)
+    vmask = split[mesh.poly]
+    vidx = ops.nonzero(vmask)  # the corners of the split polygons
+    corner_id = ops.cumsum(vmask) - 1
+    if cuts.corner_on_line or bool(((ns == 0) & ~forced).any()):
+        # some vertex on 3+ lines, or a line through a corner: the general way
+        pt_poly, pt_xy, face_pt, face_words = vertex_faces(
+            mesh, cuts, new, local, per_poly, vidx, corner_id, n_words, pack=pack_local)
+    else:
+        pt_poly, pt_xy, face_pt, face_words = _general_position_faces(
+            mesh, cuts, new, local, per_poly, vidx, corner_id, n_words)
 
     # ---- faces: group the (vertex, face) entries by (polygon, sign vector) --------------
-    face_pt = torch.cat([s_pt, sect_pt])
-    face_words = torch.cat([s_words, t_words])
     poly_s = pt_poly[face_pt]
-    face_first, face_of = group_first(torch.cat([poly_s[:, None], face_words], 1))
-    n_faces = face_first.numel()
+    word_bits = 2 * min(int(per_poly.max()), PACK)  # a word holds trits 0..2 of its lines
+    if n_words == 1 and r.bit_length() + word_bits <= 62:  # one int64 key: one sort
+        keys = ((poly_s << word_bits) | face_words[:, 0])[:, None]
+    else:
+        keys = ops.cat([poly_s[:, None], face_words], 1)
+    face_first, face_of = group_first(keys, stable=False)
+    n_faces = len(face_first)
     xy = pt_xy[face_pt]
-    f_count = torch.bincount(face_of, minlength=n_faces)
+    f_count = ops.bincount(face_of, n_faces)
     if n_faces and int(f_count.min()) < 3:
         raise NumericalBreakdown("the exact partition broke down numerically at these settings "
                                  "(nearly coincident lines); move a control slightly")
-    center = torch.zeros((n_faces, 2), dtype=torch.float64, device=dev).index_add_(0, face_of, xy)
-    rel = xy - (center / f_count[:, None])[face_of]
-    order = lexsort(face_of, torch.atan2(rel[:, 1], rel[:, 0]))
-    face_xy = xy[order]
+    center = ops.scatter_add(n_faces, face_of, xy) / f_count[:, None]
+    rel = xy - center[face_of]
+    face_xy = xy[_by_angle(ops, face_of, ops.atan2(rel[:, 1], rel[:, 0]))]
     face_parent = poly_s[face_first]
 
     # layer-l sign vector of each face: constant signs, then its crossing lines' signs,
     # unpacked from its key
-    face_sign = cuts.const.index_select(0, face_parent)
+    face_sign = cuts.const[face_parent]
     fg, fi = ragged_arange(per_poly[face_parent])
     trit = (face_words[face_first[fg], fi // PACK] >> ((fi % PACK) * 2)) & 3
     fpair = poly_start[face_parent[fg]] + fi
-    face_sign[fg, cuts.pair_unit[fpair]] = (trit - 1).to(torch.int8)
+    face_sign[fg, cuts.pair_unit[fpair]] = ops.to(trit - 1, ops.int8)
 
     # ---- assemble Omega_{1|l}: untouched polygons, then the faces ----------------------
-    keep_poly = torch.nonzero(~split, as_tuple=True)[0]
-    counts = torch.cat([mesh.counts[keep_poly], f_count])
-    ptr = torch.cat([torch.zeros(1, dtype=torch.int64, device=dev), torch.cumsum(counts, 0)])
-    verts = torch.cat([mesh.verts[~split[mesh.poly]], face_xy])
-    parent = torch.cat([keep_poly, face_parent])
-    sign = torch.cat([cuts.const.index_select(0, keep_poly), face_sign])
-    factor = torch.where(sign > 0, planes.new_tensor(1.0), planes.new_tensor(slope))
-    new_mesh = Mesh(ptr, verts, planes.index_select(1, parent).mul_(factor),
-                     torch.cat([mesh.codes.index_select(0, parent), sign > 0], 1),
-                     mesh.group.index_select(0, parent))
-    facets = torch.cat([cuts.chord_a, cuts.chord_b], 1)
+    keep_poly = ops.nonzero(~split)
+    counts = ops.cat([mesh.counts[keep_poly], f_count])
+    ptr = ops.cat([ops.zeros(1, ops.int64), ops.cumsum(counts)])
+    verts = ops.cat([mesh.verts[~vmask], face_xy])
+    parent = ops.cat([keep_poly, face_parent])
+    sign = ops.cat([cuts.const[keep_poly], face_sign])
+    positive = sign > 0
+    new_mesh = Mesh(ptr, verts, _activate(ops, ops.take(planes, parent, 1), positive, slope),
+                    ops.cat([mesh.codes[parent], positive], 1), mesh.group[parent])
+    facets = ops.cat([cuts.chord_a, cuts.chord_b], 1)
     return new_mesh, facets, cuts.pair_unit, pair_poly
+
+
+def _by_angle(ops: Ops, face: Any, theta: Any) -> Any:
+    """The permutation ordering entries by face, then by angle: one unstable sort of the
+    float key 8 face + theta + pi, checked, else the exact two-key sort.  The key keeps faces
+    apart (theta + pi < 8) and its rounding is monotone, so it can only tie angles closer than
+    its resolution, never swap them; a strictly increasing angle in every face proves the
+    order the same as the two-key sort's."""
+    order = ops.argsort(ops.to(face, ops.float64) * 8.0 + (theta + math.pi), stable=False)
+    th, fa = theta[order], face[order]
+    if bool(((th[1:] > th[:-1]) | (fa[1:] != fa[:-1])).all()):
+        return order
+    return lexsort(face, theta)
+
+
+def _activate(ops: Ops, planes: Any, positive: Any, slope: float) -> Any:
+    """The affine maps of a(h) from those of h (3, R, D), in place: h where h > 0, slope * h
+    elsewhere (multiplied by exactly 1.0 or slope, as a float64 factor)."""
+    if slope == 0.0:
+        planes *= positive
+    else:
+        planes *= ops.where(positive, ops.asarray(1.0, ops.float64),
+                            ops.asarray(slope, ops.float64))
+    return planes
+
+
+def _new_points(ops: Ops, cuts: Cuts, per_poly: Any, poly_start: Any, local: Any,
+                box_len: float) -> NewPoints:
+    """The edge crossings, then the pairwise intersections of each polygon's lines that fall
+    strictly inside both chords."""
+    pair_poly = cuts.pair_poly
+    # each pair i with its polygon's later lines j > i (pairs of a polygon are contiguous)
+    gi, off = ragged_arange(per_poly[pair_poly] - local - 1)
+    gj = gi + 1 + off
+    gx, gy = cuts.grad[:, 0], cuts.grad[:, 1]
+    a1x, a1y, a2x, a2y = gx[gi], gy[gi], gx[gj], gy[gj]
+    c1, c2 = cuts.offset[gi], cuts.offset[gj]
+    det = a1x * a2y - a1y * a2x
+    nonparallel = ops.abs(det) > 1e-14 * cuts.norm[gi] * cuts.norm[gj]
+    safe = ops.where(nonparallel, det, 1.0)
+    qx = (c2 * a1y - c1 * a2y) / safe
+    qy = (c1 * a2x - c2 * a1x) / safe
+    ttol = RTOL * box_len
+    dx, dy = cuts.direction[:, 0], cuts.direction[:, 1]
+    t1 = qx * dx[gi] + qy * dy[gi]
+    t2 = qx * dx[gj] + qy * dy[gj]
+    inside = ops.nonzero(nonparallel & (t1 > cuts.t_lo[gi] + ttol) & (t1 < cuts.t_hi[gi] - ttol)
+                         & (t2 > cuts.t_lo[gj] + ttol) & (t2 < cuts.t_hi[gj] - ttol))
+    gi, gj = gi[inside], gj[inside]
+    q = ops.columns(qx[inside], qy[inside])
+    def1 = ops.cat([cuts.b_pair, gi])
+    return NewPoints(ops.cat([cuts.b_pts, q]), pair_poly[def1],
+                     ops.cat([cuts.b_edge, ops.full(len(gi), -1, ops.int64)]), def1,
+                     ops.cat([cuts.b_pair, gj]), len(cuts.b_pair))
+
+
+def _general_position_faces(mesh: Mesh, cuts: Cuts, new: NewPoints, local: Any, per_poly: Any,
+                            vidx: Any, corner_id: Any, n_words: int
+                            ) -> tuple[Any, Any, Any, Any]:
+    """:func:`bnviz.core.degenerate.vertex_faces` for lines in general position, built from
+    what made each vertex: a corner is in 1 face, an edge crossing of line i in 2 (i signed
+    -, +), an interior crossing of lines i < j in 4 (i, j signed --, +-, -+, ++).  The same
+    vertices and (vertex, face) entries as the general way, which lists the new points in the
+    order of their keys rather than as made: the faces, numbered by their keys, are the same."""
+    ops = mesh.ops
+    n_a, n_b = len(vidx), new.n_edge
+    n_q = new.xy.shape[0] - n_b
+    n_pts = n_a + n_b + n_q
+    pt_poly = ops.cat([mesh.poly[vidx], new.poly])
+    pt_xy = ops.cat([mesh.verts[vidx], new.xy])
+    pt_words = pack_local(ops.cat([corner_id[cuts.ent_vertex], n_a + new.ng]),
+                          ops.cat([local[cuts.ent_pair], local[new.npair]]),
+                          ops.cat([cuts.ent_sign, new.ns]), n_pts, n_words)
+    reps = ops.repeat(ops.asarray([1, 2, 4]), ops.asarray([n_a, n_b, n_q]))
+    face_pt = ops.repeat(ops.arange(n_pts), reps)
+    face_words = pt_words[face_pt]
+    flat = face_words.reshape(-1)
+    # line 1 of each edge point and intersection (entries after the corners' n_a), then line
+    # 2 of each intersection: +-1 in its 2-bit field, by the bits of the entry's combo
+    e = ops.arange(2 * n_b + 4 * n_q)
+    combo = ops.cat([e[: 2 * n_b] & 1, e[: 4 * n_q] & 3])
+    line1 = local[ops.repeat(new.def1, reps[n_a:])]
+    flat[(n_a + e) * n_words + line1 // PACK] += ((combo & 1) * 2 - 1) << ((line1 % PACK) * 2)
+    eq = n_a + 2 * n_b + e[: 4 * n_q]
+    line2 = local[ops.repeat(new.def2[n_b:], 4)]
+    flat[eq * n_words + line2 // PACK] += (((combo[2 * n_b:] >> 1) & 1) * 2 - 1) << (
+        (line2 % PACK) * 2)
+    return pt_poly, pt_xy, face_pt, face_words

@@ -8,6 +8,11 @@ Omega_{1|l-1} is kept as convex polygons with each polygon's exact affine map
 that cross each polygon and their chords (the facets), :func:`bnviz.core.cut.layer_step` builds
 the faces of Omega_{1|l}.  The tolerances are documented there (on the line: RTOL = 1e-10 of
 the terms' scale; no region is ever dropped by an area threshold).
+
+Each layer is cut with numpy or torch (:mod:`bnviz.core.arrays`): numpy while the mesh is
+small or the device is the CPU (a small cut is hundreds of tiny array operations, where
+torch's dispatch cost dominated: 6 ms at 16x3 against 1.3 ms now), torch on the GPU that
+:func:`bnviz.device.pick_device` chose once the mesh is big.  Same partition either way.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from bnviz.core.arrays import ops_for
 from bnviz.core.crossings import find_cuts
 from bnviz.core.cut import layer_step
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
@@ -126,19 +133,40 @@ class Partition:
 
 def _polygons(mesh: Mesh) -> Polygons:
     """The mesh's polygons and codes as numpy (codes packed 8 units a byte)."""
-    codes = mesh.codes.cpu().numpy()
-    return Polygons(mesh.ptr.cpu().numpy(), mesh.verts.cpu().numpy(),
-                    np.packbits(codes, axis=1), codes.shape[1])
+    ops = mesh.ops
+    codes = ops.numpy(mesh.codes)
+    return Polygons(ops.numpy(mesh.ptr), ops.numpy(mesh.verts), np.packbits(codes, axis=1),
+                    codes.shape[1])
 
 
-def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[torch.Tensor, torch.Tensor]:
+def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
     """The head's decision boundary {w . z_L + b = 0} in every polygon: (segments (S, 4), the
-    polygon of each segment)."""
+    polygon of each segment), in the mesh's array library."""
+    ops = mesh.ops
     wd, bd = net.head.decision_function()
-    planes = mesh.aff @ torch.as_tensor(wd, device=mesh.verts.device)  # (3, R)
+    planes = mesh.aff @ ops.asarray(wd, ops.float64)  # (3, R)
     planes[2] += bd
     cuts = find_cuts(mesh, planes[:, :, None], box)
-    return torch.cat([cuts.chord_a, cuts.chord_b], 1), cuts.pair_poly
+    return ops.cat([cuts.chord_a, cuts.chord_b], 1), cuts.pair_poly
+
+
+def _step(mesh: Mesh, dev: torch.device, w: np.ndarray, mu: Any, sigma: Any, slope: float,
+          box: tuple[float, float, float, float], max_regions: int, layer: int
+          ) -> tuple[Mesh, Any, Any, Any]:
+    """One layer's cut, in the array library that suits the mesh's size on ``dev``
+    (:func:`bnviz.core.arrays.ops_for`), with the region cap checked after it."""
+    ops = ops_for(dev, mesh.n_regions * w.shape[0])
+    mesh = mesh.to(ops)
+    try:
+        out = layer_step(mesh, ops.asarray(w), ops.asarray(mu, ops.float64),
+                         ops.asarray(sigma, ops.float64), slope, box, max_regions)
+    except PartitionTooLarge as exc:
+        raise PartitionTooLarge(f"layer {layer}: {exc}") from None
+    if out[0].n_regions > max_regions:  # R + M was below the cap, the faces are not
+        raise PartitionTooLarge(
+            f"layer {layer} has {out[0].n_regions} regions, over the cap of {max_regions}: "
+            "lower the width, the depth or the box")
+    return out
 
 
 def compute_partition(
@@ -154,6 +182,7 @@ def compute_partition(
 
     ``batch`` is the explicit batch whose statistics define mu and sigma (SPEC.md).  Raises
     :class:`PartitionTooLarge` when a layer's partition exceeds ``max_regions`` regions.
+    Small meshes are cut with numpy whatever the device (:mod:`bnviz.core.arrays`).
     """
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
@@ -165,24 +194,17 @@ def compute_partition(
     if stats is None:
         stats = layer_statistics(net, batch, overrides)
     slope = net.negative_slope
-    mesh = box_mesh(box, dev)
+    mesh = box_mesh(box, ops=ops_for(dev, 0))
     layers = []
     for w, st in zip(net.weights, stats, strict=True):
-        try:
-            mesh, facets, units, parents = layer_step(
-                mesh, torch.as_tensor(w, device=dev), torch.as_tensor(st.mu, device=dev)[None],
-                torch.as_tensor(st.sigma, device=dev)[None], slope, box, max_regions)
-        except PartitionTooLarge as exc:
-            raise PartitionTooLarge(f"layer {st.layer}: {exc}") from None
-        if mesh.n_regions > max_regions:
-            raise PartitionTooLarge(
-                f"layer {st.layer} has {mesh.n_regions} regions, over the cap of {max_regions}: "
-                "lower the width, the depth or the box")
-        layers.append(LayerPartition(st.layer, _polygons(mesh), facets.cpu().numpy(),
-                                     units.cpu().numpy(), parents.cpu().numpy(), st))
+        mesh, facets, units, parents = _step(mesh, dev, w, st.mu[None], st.sigma[None], slope,
+                                             box, max_regions, st.layer)
+        ops = mesh.ops
+        layers.append(LayerPartition(st.layer, _polygons(mesh), ops.numpy(facets),
+                                     ops.numpy(units), ops.numpy(parents), st))
     boundary = None
     if net.head is not None:
-        boundary = _head_cuts(mesh, net, box)[0].cpu().numpy()
+        boundary = mesh.ops.numpy(_head_cuts(mesh, net, box)[0])
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return Partition(box, net.widths, layers, boundary, time.perf_counter() - t0, str(dev))
@@ -205,24 +227,18 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
     dev = torch.device(device) if device is not None else pick_device()
     box = tuple(float(v) for v in box)
     k = len(mu)
-    mesh = box_mesh(box, dev, groups=k)
+    mesh = box_mesh(box, groups=k, ops=ops_for(dev, k))
     for layer, w in enumerate(net.weights):
         d = w.shape[0]  # statistics may be padded to the widest layer
-        m = torch.stack([torch.as_tensor(mu[i][layer], dtype=torch.float64, device=dev)[:d]
-                         for i in range(k)])
-        s = torch.stack([torch.as_tensor(sigma[i][layer], dtype=torch.float64, device=dev)[:d]
-                         for i in range(k)])
-        try:
-            mesh, *_ = layer_step(mesh, torch.as_tensor(w, device=dev), m, s,
-                                   net.negative_slope, box, max_regions)
-        except PartitionTooLarge as exc:
-            raise PartitionTooLarge(f"layer {layer + 1}: {exc}") from None
-        if mesh.n_regions > max_regions:  # R + M was below the cap, the faces are not
-            raise PartitionTooLarge(
-                f"layer {layer + 1} has {mesh.n_regions} regions, over the cap of {max_regions}: "
-                "lower the width, the depth or the box")
+        ops = ops_for(dev, mesh.n_regions * d)
+        m = ops.stack([ops.asarray(mu[i][layer], ops.float64)[:d] for i in range(k)])
+        s = ops.stack([ops.asarray(sigma[i][layer], ops.float64)[:d] for i in range(k)])
+        mesh, *_ = _step(mesh, dev, w, m, s, net.negative_slope, box, max_regions, layer + 1)
+    ops = mesh.ops
     segments, poly = _head_cuts(mesh, net, box)
-    group = mesh.group.index_select(0, poly)
-    order = torch.argsort(group, stable=True)
-    counts = torch.bincount(group, minlength=k).tolist()
-    return [part.cpu().numpy() for part in torch.split(segments[order], counts)]
+    group = mesh.group[poly]
+    order = ops.argsort(group)
+    counts = ops.bincount(group, k).tolist()
+    ends = np.cumsum(counts)
+    sorted_segments = ops.numpy(segments[order])
+    return [sorted_segments[e - c : e] for e, c in zip(ends, counts, strict=True)]
