@@ -43,6 +43,11 @@ def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figur
     colours = THEME_COLOURS.get(theme, THEME_COLOURS["light"])
     swap = colours["swap"]
     out = {"data": [], "layout": copy.deepcopy(fig.get("layout", {}))}
+    # one colour bar goes to the margin below the legend; several (one a panel, Figure 9)
+    # stay where the figure put them, beside their panels (stacked they would overprint)
+    several_bars = sum(isinstance(h, dict) and isinstance(h.get("colorbar"), dict)
+                       for trace in fig.get("data", [])
+                       for h in (trace, trace.get("marker"))) > 1
     for trace in fig.get("data", []):
         t = dict(trace)
         for part in ("marker", "line"):
@@ -57,9 +62,10 @@ def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figur
         # colour bars in the lower part of the right margin: the legend takes the upper
         for holder in (t, t.get("marker")):
             if isinstance(holder, dict) and isinstance(holder.get("colorbar"), dict):
+                place = {} if several_bars else {"x": 1.02, "xanchor": "left", "y": 0,
+                                                 "yanchor": "bottom", "len": 0.55}
                 holder["colorbar"] = {**holder["colorbar"], "tickfont": {"size": FONT_PX},
-                                      "x": 1.02, "xanchor": "left", "y": 0,
-                                      "yanchor": "bottom", "len": 0.55}
+                                      **place}
         out["data"].append(t)
     lay = out["layout"]
     lay["font"] = {**lay.get("font", {}), "size": FONT_PX, "color": colours["text"]}

@@ -12,13 +12,13 @@ from matplotlib.figure import SubFigure
 from scipy import stats as sps
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.figure9 import FIGURE9, colour_bar_title, subscript
 from bnviz.views.render import MARKERS
 from bnviz.views.style import (
     BLUE,
     CLASS_SYMBOLS,
     DENSITY,
     FIGURE7,
+    FIGURE9,
     GREEN,
     JITTER,
     LIGHT_GRAY,
@@ -26,7 +26,9 @@ from bnviz.views.style import (
     PARTITION,
     UNIT,
     VERMILLION,
+    colour_bar_title,
     mode_label,
+    subscript,
 )
 
 __all__ = ["draw_scene"]

@@ -19,7 +19,8 @@ Spearman rank correlation with the colour.
 The colour is what :class:`~bnviz.core.network.LayerStatistics` calls ``tls_error``: eq. 8's
 left side at the mu in use. It equals sigma^2/||w||^2 only at BN's own statistics; with the
 explorer's mu or sigma sliders moved it is the mean squared distance at the moved mu, and
-:attr:`TLSLayer.exact` says which (views name the quantity by it: :func:`colour_bar_title`).
+:attr:`TLSLayer.exact` says which (views name the quantity by it:
+:func:`bnviz.views.style.colour_bar_title`).
 """
 
 from __future__ import annotations
@@ -35,24 +36,14 @@ from scipy.stats import spearmanr
 from bnviz.core.geometry import facet_distances
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import PRESETS, ExplorerResult, explore
-from bnviz.views.style import PARTITION
 
-__all__ = ["FIGURE9", "FIGURE9_SETTINGS", "Figure9", "Figure9Style", "TLSLayer",
-           "colour_bar_title", "figure9", "figure9_layers", "hover_quantity", "subscript",
+__all__ = ["FIGURE9_SETTINGS", "Figure9", "TLSLayer", "figure9", "figure9_layers",
            "tls_layers"]
 
 #: The paper's setup, the explorer's Figure 9 preset: a 4-layer toy network of 6 leaky-ReLU
 #: units a layer trained on 2D data (the moons, moved off the origin as the Figure 1 preset
 #: does), test-time BN statistics over all the data.
 FIGURE9_SETTINGS: ExplorerParams = PRESETS["fig9"].settings
-_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
-
-def subscript(n: int) -> str:
-    """A layer number as subscript digits: 4 -> '₄', 12 -> '₁₂'."""
-    return str(n).translate(_SUB)
-
-
 @dataclass(frozen=True)
 class TLSLayer:
     """One layer of Figure 9: its units' colour and their facets' closeness to the data.
@@ -186,45 +177,3 @@ def figure9(settings: ExplorerParams = FIGURE9_SETTINGS, layers: Sequence[int] |
     the settings (the seeds are in them); about a second, most of it the training (kept per
     process: :func:`bnviz.views.explorer.trained_network`)."""
     return tls_layers(explore(settings, device=device), layers, device=device)
-
-
-@dataclass(frozen=True)
-class Figure9Style:
-    """What Figure 9's pictures draw (the explorer's, the lecture's and the slides'): one
-    colour scale a layer, blue for a small value (close to the data), green for a large
-    one, as the paper; viridis's blue-to-green part, readable by colour-blind viewers."""
-
-    colourscale: tuple[tuple[float, str], ...] = (
-        (0.0, "#3b528b"), (0.35, "#2c728e"), (0.7, "#21918c"), (1.0, "#5ec962"))
-    #: a panel's title: layer 1's hyperplanes H_{1,k}, a deeper layer's folded F_{l,k}
-    #: (short: a projector's two panels at 1280 px are narrow); layer, what
-    panel: str = "layer {layer}: {what}"
-    lines: str = "H{l},ₖ"  # l: the layer as subscript digits
-    folded: str = "F{l},ₖ"
-    title: str = "Figure 9: each unit's TLS error (eq. 8)"
-    #: a facet's hover (plotly template): layer, quantity (:func:`hover_quantity`); the
-    #: facet's customdata is (unit, value, mean distance)
-    hover: str = ("layer {layer}, unit %{{customdata[0]}}<br>{quantity} = "
-                  "%{{customdata[1]:.4g}}<br>mean input-space distance of the data to "
-                  "this unit's facets = %{{customdata[2]:.4g}}<extra></extra>")
-    data_name: str = PARTITION.data_name
-
-
-FIGURE9 = Figure9Style()
-
-
-def colour_bar_title(layer: int, exact: bool, sep: str = "<br>") -> str:
-    """What a layer's colour shows, named exactly: sigma^2/||w||^2 at BN's statistics (eq. 8),
-    else the mean squared distance at the current mu (which is sigma^2/||w||^2 only at the
-    batch mean). ``sep`` breaks it in two lines (HTML for plotly, a newline for
-    matplotlib)."""
-    sub = subscript(layer)
-    if exact:
-        return f"σ²{sub},ₖ/‖w{sub},ₖ‖²{sep}(layer {layer}, eq. 8)"
-    return f"mean d² to H{sub},ₖ at{sep}current μ (layer {layer})"
-
-
-def hover_quantity(exact: bool) -> str:
-    """The hover's name for the value: the exact quantity, or what it is at a moved mu."""
-    return "σ²/‖w‖² (TLS error, eq. 8)" if exact else \
-        "mean d² at current μ (eq. 8; = σ²/‖w‖² at μ = batch mean)"

@@ -20,7 +20,8 @@ __all__ = [
     "BLACK", "BLUE", "CATEGORICAL", "CLASS_SYMBOLS", "DENSITY", "FIGURE7", "GRAY", "GREEN",
     "JITTER", "LIGHT_GRAY", "ORANGE", "PARTITION", "PURPLE", "SKY_BLUE", "UNIT", "VERMILLION",
     "YELLOW", "DensityStyle", "Figure7Style", "JitterStyle", "PartitionStyle",
-    "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label",
+    "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label", "FIGURE9",
+    "Figure9Style", "colour_bar_title", "hover_quantity", "subscript",
 ]
 
 # ---- the dashboard's colours (named once; each view below says what it uses them for) ---
@@ -179,3 +180,54 @@ UNIT = UnitStyle()
 JITTER = JitterStyle()
 FIGURE7 = Figure7Style()
 DENSITY = DensityStyle()
+
+
+# ---- Figure 9 (bnviz.views.figure9): the TLS colours, layer by layer ------------------
+_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(n: int) -> str:
+    """A layer number as subscript digits: 4 -> '₄', 12 -> '₁₂'."""
+    return str(n).translate(_SUB)
+
+
+@dataclass(frozen=True)
+class Figure9Style:
+    """What Figure 9's pictures draw (the explorer's, the lecture's and the slides'): one
+    colour scale a layer, blue for a small value (close to the data), green for a large
+    one, as the paper; viridis's blue-to-green part, readable by colour-blind viewers."""
+
+    colourscale: tuple[tuple[float, str], ...] = (
+        (0.0, "#3b528b"), (0.35, "#2c728e"), (0.7, "#21918c"), (1.0, "#5ec962"))
+    #: a panel's title: layer 1's hyperplanes H_{1,k}, a deeper layer's folded F_{l,k}
+    #: (short: a projector's two panels at 1280 px are narrow); layer, what
+    panel: str = "layer {layer}: {what}"
+    lines: str = "H{l},ₖ"  # l: the layer as subscript digits
+    folded: str = "F{l},ₖ"
+    title: str = "Figure 9: each unit's TLS error (eq. 8)"
+    #: a facet's hover (plotly template): layer, quantity (:func:`hover_quantity`); the
+    #: facet's customdata is (unit, value, mean distance)
+    hover: str = ("layer {layer}, unit %{{customdata[0]}}<br>{quantity} = "
+                  "%{{customdata[1]:.4g}}<br>mean input-space distance of the data to "
+                  "this unit's facets = %{{customdata[2]:.4g}}<extra></extra>")
+    data_name: str = PARTITION.data_name
+
+
+FIGURE9 = Figure9Style()
+
+
+def colour_bar_title(layer: int, exact: bool, sep: str = "<br>") -> str:
+    """What a layer's colour shows, named exactly: sigma^2/||w||^2 at BN's statistics (eq. 8),
+    else the mean squared distance at the current mu (which is sigma^2/||w||^2 only at the
+    batch mean). ``sep`` breaks it in two lines (HTML for plotly, a newline for
+    matplotlib)."""
+    sub = subscript(layer)
+    if exact:
+        return f"σ²{sub},ₖ/‖w{sub},ₖ‖²{sep}(layer {layer}, eq. 8)"
+    return f"mean d² to H{sub},ₖ at{sep}current μ (layer {layer})"
+
+
+def hover_quantity(exact: bool) -> str:
+    """The hover's name for the value: the exact quantity, or what it is at a moved mu."""
+    return "σ²/‖w‖² (TLS error, eq. 8)" if exact else \
+        "mean d² at current μ (eq. 8; = σ²/‖w‖² at μ = batch mean)"

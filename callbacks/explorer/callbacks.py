@@ -37,7 +37,6 @@ from bnviz.views.figure9 import Figure9, figure9_layers, tls_layers
 from bnviz.views.style import PARTITION
 from callbacks.explorer import ids
 from callbacks.explorer.figures import (
-    keep_colour_bars,
     partition_figure,
     small_multiples_figure,
     tls_figure,
@@ -179,7 +178,7 @@ def update_views(controls, extra, view, tls, projector, preset=None):
                                  projector=bool(projector), clickable=True)
     if projector:  # set for the projector as the lecture view is (type, legend, titles)
         space, layers, unit = (fig if fig is no_update else
-                               keep_colour_bars(projected(fig, title_chars=44))
+                               projected(fig, title_chars=44)
                                for fig in (space, layers, unit))
     return (space, layers, unit, _summary(result, seconds, fig9), "", False,
             query_string(s, view, bool(tls), bool(projector), extra or [], preset), "",

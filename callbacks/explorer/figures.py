@@ -18,15 +18,15 @@ from plotly.colors import sample_colorscale
 
 from bnviz.core.partition import Partition
 from bnviz.views.explorer import UnitView
-from bnviz.views.figure9 import (
+from bnviz.views.figure9 import Figure9, TLSLayer
+from bnviz.views.style import (
     FIGURE9,
-    Figure9,
-    TLSLayer,
+    PARTITION,
+    UNIT,
     colour_bar_title,
     hover_quantity,
     subscript,
 )
-from bnviz.views.style import PARTITION, UNIT
 from callbacks.plotting import (
     Figure,
     axis,
@@ -37,7 +37,7 @@ from callbacks.plotting import (
     typed_array,
 )
 
-__all__ = ["keep_colour_bars", "partition_figure", "region_fill", "small_multiples_figure",
+__all__ = ["partition_figure", "region_fill", "small_multiples_figure",
            "tls_figure", "unit_figure"]
 
 
@@ -134,20 +134,6 @@ def _bar_place(domain: tuple[float, float], projector: bool) -> dict:
     are square: their drawn height is not known here)."""
     return {"x": domain[1] + 0.01, "xanchor": "left", "y": 0.5, "yanchor": "middle",
             "len": 0.8, "thickness": 16 if projector else 12, "outlinewidth": 0}
-
-
-def keep_colour_bars(fig: Figure) -> Figure:
-    """Figure 9's colour bars put back beside their panels after
-    :func:`callbacks.projector.projected`, which stacks every colour bar in the right
-    margin (two would overprint). Other figures are returned as they are."""
-    for trace in fig.get("data", []):
-        marker = trace.get("marker")
-        name = str(trace.get("name", ""))
-        if isinstance(marker, dict) and "colorbar" in marker and name.endswith("colour bar"):
-            layer = trace["xaxis"]
-            domain = fig["layout"]["xaxis" if layer == "x" else f"xaxis{layer[1:]}"]["domain"]
-            marker["colorbar"] = {**marker["colorbar"], **_bar_place(domain, True)}
-    return fig
 
 
 def tls_figure(fig9: Figure9, raster: np.ndarray | None = None, *, projector: bool = False,

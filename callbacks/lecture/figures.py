@@ -14,7 +14,6 @@ from bnviz.lecture.scenes import Scene
 from bnviz.views.style import JITTER, PARTITION
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import (
-    keep_colour_bars,
     partition_figure,
     small_multiples_figure,
     tls_figure,
@@ -28,16 +27,9 @@ from callbacks.papers.figures import (
     whitening_figure,
 )
 from callbacks.plotting import Figure
-from callbacks.projector import FONT_PX, THEME_COLOURS
-from callbacks.projector import projected as _projected
+from callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure", "side_by_side"]
-
-
-def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figure:
-    """:func:`callbacks.projector.projected`, with Figure 9's colour bars kept beside their
-    panels (:func:`callbacks.explorer.figures.keep_colour_bars`)."""
-    return keep_colour_bars(_projected(fig, theme, title_chars))
 
 
 def _space(result, fig9=None) -> Figure:

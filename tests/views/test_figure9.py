@@ -21,13 +21,8 @@ import pytest
 import shapely
 
 from bnviz.views.explorer import PRESETS, explore, trained_network
-from bnviz.views.figure9 import (
-    FIGURE9_SETTINGS,
-    colour_bar_title,
-    figure9,
-    figure9_layers,
-    tls_layers,
-)
+from bnviz.views.figure9 import FIGURE9_SETTINGS, figure9, figure9_layers, tls_layers
+from bnviz.views.style import colour_bar_title
 
 
 @pytest.fixture(scope="module")
