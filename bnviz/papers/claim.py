@@ -10,15 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from bnviz.papers.titles import PAPERS
+
 __all__ = ["F64", "PAPERS", "Claim", "as_floats"]
 
-PAPERS: dict[str, str] = {
-    "bn": "Batch normalization explained (the BN paper; anonymous review copy)",
-    "santurkar": "Santurkar et al., How does batch normalization help optimization?",
-    "dannemann": "Dannemann & Junike, Batch normalization does not improve initialization",
-    "luo": "Luo et al., Towards understanding regularization in batch normalization",
-    "ergen": "Ergen et al., Demystifying batch normalization in ReLU networks",
-}
 #: Every check computes in float64.
 F64 = torch.float64
 

@@ -18,18 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bnviz.papers.titles import PAPERS
 from bnviz.replication import judges as j
 
 __all__ = ["ENTRIES", "Entry", "entry_ids", "run_entry"]
 
-#: The papers, by the key an entry names (titles as the papers page gives them).
-PAPER_TITLES: dict[str, str] = {
-    "bn": "Batch normalization explained",
-    "dannemann": "Batch normalization does not improve initialization (Dannemann & Junike)",
-    "santurkar": "How does batch normalization help optimization? (Santurkar et al.)",
-    "luo": "Towards understanding regularization in batch normalization (Luo et al.)",
-    "ergen": "Demystifying batch normalization in ReLU networks (Ergen et al.)",
-}
+#: The papers, by the key an entry names (the claims' titles, :mod:`bnviz.papers.titles`).
+PAPER_TITLES: dict[str, str] = PAPERS
 
 
 @dataclass(frozen=True)
