@@ -82,13 +82,7 @@ def _our_runs(entries: tuple[str, ...], outcomes: dict) -> list:
     return parts + ["."]
 
 
-def _disagreements_section() -> html.Div:
-    from bnviz.replication.store import StoreError, read_outcomes
-
-    try:
-        outcomes = read_outcomes()
-    except StoreError:
-        outcomes = {}
+def _disagreements_section(outcomes: dict) -> html.Div:
     items = [html.Li([html.B(title + " "), text, " ", html.A(f"See {where}.", href=href),
                       *_our_runs(entries, outcomes)], className="mb-2")
              for (title, text, href, where), entries in zip(DISAGREEMENTS,
@@ -244,15 +238,21 @@ def _ergen_section() -> html.Div:
                  ])
 
 
-def replication_link() -> dbc.Alert:
-    """What our runs reproduce, counted from the stored outcomes, and the way to the table."""
-    from bnviz.replication.report import report, summary_line
+def stored_outcomes() -> tuple[dict, str | None]:
+    """The replication report's stored outcomes, and what was wrong reading them (or None)."""
     from bnviz.replication.store import StoreError, read_outcomes
 
     try:
-        line = summary_line(report(read_outcomes()))
+        return read_outcomes(), None
     except StoreError as exc:
-        line = str(exc)
+        return {}, str(exc)
+
+
+def replication_link(outcomes: dict, problem: str | None = None) -> dbc.Alert:
+    """What our runs reproduce, counted from the stored outcomes, and the way to the table."""
+    from bnviz.replication.report import report, summary_line
+
+    line = problem or summary_line(report(outcomes))
     return dbc.Alert([html.B("What reproduces? "), f"{line}. ",
                       html.A("See the replication report: every result of the five papers "
                              "beside our runs.", href="/papers/replication",
@@ -262,12 +262,13 @@ def replication_link() -> dbc.Alert:
 
 def layout(**_query) -> dbc.Container:
     """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
+    outcomes, problem = stored_outcomes()
     return dbc.Container(fluid=True, children=[
         html.P("The BN paper explains batch normalization by the geometry of the partition. "
                "Four other papers explain it differently or dispute its claims; each is shown "
                "here with its own numbers, checked.", className="mt-2"),
-        replication_link(),
-        _disagreements_section(),
+        replication_link(outcomes, problem),
+        _disagreements_section(outcomes),
         _claims_section(),
         _dannemann_section(),
         _santurkar_section(),

@@ -246,3 +246,16 @@ def lecture_home(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("BNVIZ_HOME", str(home))
         yield home
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One intra-op torch thread for a test module, as the server runs
+    (app.configure_torch): on a busy machine torch's thread pool makes small computations
+    10-50x slower. Modules ask for it with ``pytestmark``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

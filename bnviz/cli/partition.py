@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bnviz.cli.options import CLIError, batch_size, integer, number, validated
-from bnviz.params.caps import ACTIVATIONS, DATASETS, MAX_DEPTH, MAX_WIDTH, MODES, SCOPES
+from bnviz.params.caps import (
+    ACTIVATIONS,
+    DATASETS,
+    GEOMETRY_SUFFIXES,
+    MAX_DEPTH,
+    MAX_WIDTH,
+    MODES,
+    SCOPES,
+)
 
 if TYPE_CHECKING:
     from bnviz.params import PartitionParams
@@ -22,9 +30,6 @@ __all__ = ["FORMATS", "add_partition", "run_partition"]
 
 #: What ``--format`` may say ("json": the summary, which is JSON too).
 FORMATS: tuple[str, ...] = ("summary", "json", "json-full", "svg", "png")
-#: The geometry files ``--geometry`` writes (:data:`bnviz.core.export.GEOMETRY_SUFFIXES`,
-#: repeated here so that a wrong suffix is refused before numpy and torch are imported).
-GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")
 
 #: The options whose values the model checks (the files and the output are not parameters).
 _PARAMS = ("depth", "width", "activation", "alpha", "mode", "dataset", "n", "seed",

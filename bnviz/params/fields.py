@@ -28,7 +28,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from bnviz.messages import brief
 from bnviz.params.caps import BATCH_ALL
 
-__all__ = ["InputError", "choice", "count_or_all", "described", "one_line",
+__all__ = ["InputError", "choice", "count_or_all", "described", "int_list", "one_line",
            "params_dataclass", "parse", "quote", "real", "real_value", "reals", "whole",
            "whole_or_none", "whole_value"]
 
@@ -298,3 +298,13 @@ def params_dataclass(cls: type[T]) -> type[T]:
 
     cls.__init__ = __init__
     return cls
+
+
+def int_list(raw: Any) -> tuple[int, ...]:
+    """Whole numbers from "1,4" or a sequence of them, in order; () when they are not (the
+    caller's validator says what it wanted)."""
+    try:
+        text = raw if isinstance(raw, str) else ",".join(str(int(v)) for v in raw)
+        return tuple(int(v) for v in text.split(","))
+    except (TypeError, ValueError):
+        return ()

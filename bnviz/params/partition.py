@@ -36,6 +36,7 @@ from bnviz.params.fields import (
     InputError,
     choice,
     count_or_all,
+    int_list,
     params_dataclass,
     parse,
     quote,
@@ -210,11 +211,7 @@ class Figure9Params:
             return ()
         if raw is None:
             return (1, depth) if depth > 1 else (1,)
-        try:
-            text = raw if isinstance(raw, str) else ",".join(str(int(v)) for v in raw)
-            layers = tuple(int(v) for v in text.split(","))
-        except (TypeError, ValueError):
-            layers = ()
+        layers = int_list(raw)
         if not 1 <= len(layers) <= 2 or len(set(layers)) != len(layers) or \
                 min(layers) < 1 or max(layers) > depth:
             raise InputError(f"one or two different layer numbers from 1 to the depth "

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from dash import html, no_update
 from dash.testing.wait import until
 
@@ -175,14 +174,8 @@ class Gate:
         self.go.put(True)
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """One intra-op thread, as the server runs (app.configure_torch): on a busy machine
-    torch's thread pool makes these computations many times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: One intra-op thread, as the server runs (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture

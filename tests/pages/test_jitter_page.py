@@ -10,7 +10,6 @@ import base64
 
 import numpy as np
 import pytest
-import torch
 from dash import html, no_update
 
 from bnviz.params import JitterParams
@@ -18,14 +17,8 @@ from bnviz.views.jitter import JITTER_LIMITS, run_jitter
 from callbacks.jitter import callbacks as cj
 from callbacks.jitter import ids
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """One intra-op thread, as the server runs (app.configure_torch)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: One intra-op thread, as the server runs (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def decode_typed(spec) -> np.ndarray:

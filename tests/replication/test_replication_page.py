@@ -70,9 +70,9 @@ def test_the_debate_page_counts_what_reproduces():
     results = read_outcomes()
     link = _text(find(papers_layout.layout(), "papers-replication-link"))
     n = sum(o["status"] == "not reproduced" for o in results.values())
-    assert f"{len(entry_ids())} results" in papers_layout.replication_link().children[1]
+    assert f"{len(entry_ids())} results" in papers_layout.replication_link(results).children[1]
     assert "replication report" in link
-    assert (f"{n} not reproduced" in papers_layout.replication_link().children[1]) == (n > 0)
+    assert (f"{n} not reproduced" in papers_layout.replication_link(results).children[1]) == (n > 0)
 
 
 def test_a_damaged_shipped_store_is_said_not_raised(tmp_path, monkeypatch):
@@ -114,9 +114,10 @@ def test_the_page_at_projector_sizes(dash_duo, size):
 def test_each_disagreement_says_what_our_runs_found():
     outcomes = read_outcomes()
     assert {e for pair in papers_layout.DISAGREEMENT_ENTRIES for e in pair} <= set(entry_ids())
-    items = [c for c in walk(papers_layout._disagreements_section()) if getattr(c, "href", "")
-             .startswith("/papers/replication#entry-")]
+    section = papers_layout._disagreements_section(outcomes)
+    items = [c for c in walk(section)
+             if getattr(c, "href", "").startswith("/papers/replication#entry-")]
     assert len(items) == sum(map(len, papers_layout.DISAGREEMENT_ENTRIES))
-    text = _text(papers_layout._disagreements_section())
+    text = _text(papers_layout._disagreements_section(outcomes))
     assert f"bn-fig5-10-smart-init {outcomes['bn-fig5-10-smart-init']['status']}" in text \
         .replace("bn-fig5-10-smart-init  ", "bn-fig5-10-smart-init ")

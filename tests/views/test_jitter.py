@@ -93,14 +93,8 @@ def strict_json(text: str | bytes) -> dict[str, Any]:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """One intra-op thread, as the server runs (app.configure_torch): on a busy machine torch's
-    thread pool can make these small computations 10-50x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: One intra-op thread, as the server runs (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --------------------------------------------------------------------------- mini-batches

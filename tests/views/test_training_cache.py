@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from dash import html, no_update
 
 from bnviz import jobs
@@ -76,13 +75,8 @@ def _upload(raw: bytes) -> str:
     return "data:application/octet-stream;base64," + base64.b64encode(raw).decode()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """One intra-op thread, as the server runs (app.configure_torch)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: One intra-op thread, as the server runs (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --------------------------------------------------------------------------- the job

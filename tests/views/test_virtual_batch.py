@@ -52,13 +52,8 @@ BOX = (-3.0, 3.0, -3.0, 3.0)
 ISSUE = JitterParams(virtual_batch_size=4)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """One intra-op thread, as the server runs (app.configure_torch)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: One intra-op thread, as the server runs (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def old_statistics(net, points, batches, vb: int, seed: int):
