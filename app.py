@@ -165,7 +165,9 @@ def warm_up(app: Dash) -> None:
       and broker modules);
     * the parameter models' validators (pydantic);
     * torch.func's first call, which imports torch._dynamo (gunicorn.conf.py imports that in
-      the master, so a worker inherits it; without gunicorn this costs 2-3 s once).
+      the master, so a worker inherits it; without gunicorn this costs 2-3 s once);
+    * the exact engine's compiled kernels (:func:`bnviz.core.compiled_network.warm_up`: loaded from
+      numba's cache in 0.5 s, or inherited from gunicorn's master; compiled once per machine).
     """
     import json
     import warnings
@@ -173,6 +175,7 @@ def warm_up(app: Dash) -> None:
     import torch
 
     from bnviz import params
+    from bnviz.core.compiled_network import warm_up as warm_up_kernels
 
     client = app.server.test_client()
     prefix = app.config.routes_pathname_prefix
@@ -202,6 +205,7 @@ def warm_up(app: Dash) -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.func.hessian(lambda v: (v * v).sum())(x)  # forward and reverse transforms
         torch.func.vmap(torch.func.grad_and_value(lambda v: (v * v).sum()))(x.reshape(1, 2))
+    warm_up_kernels()
 
 
 def precompute_tour() -> None:

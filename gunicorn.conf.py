@@ -23,6 +23,12 @@ exit_on_bad_settings()  # a bad setting stops the server here, in one line, befo
 # torch.func call before the worker takes a request.
 import torch._dynamo  # noqa: E402, F401
 
+# The exact engine's compiled kernels, loaded (or, the first time on a machine, compiled: about
+# a minute) here once, in the master: every worker inherits them.
+from bnviz.core.compiled_network import warm_up as _warm_up_kernels  # noqa: E402
+
+_warm_up_kernels()
+
 bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
 workers = int(setting("BNVIZ_WEB_WORKERS"))
 threads = int(setting("BNVIZ_WEB_THREADS"))

@@ -3,9 +3,12 @@
 He-normal weights, random bias, box [-1, 1]^2, widths x depths from 8x2 to 128x6 (``--sizes``).
 Prints, per size, both region counts, the best-of-N time of each and their ratio (bnviz /
 Regioncam; below 1 means bnviz is faster).  The two are timed alternately, call by call, so
-that a load on the machine hits both alike.  ``--engine`` forces the array library of the
-cut (default: the engine's own choice, :func:`bnviz.core.arrays.ops_for`).  ``--profile
-SIZE`` (e.g. 16x3) prints a profile of that size instead: cProfile for numpy, torch's
+that a load on the machine hits both alike.  ``--engine`` forces how every layer is cut:
+``compiled`` (the numba kernels of :mod:`bnviz.core.clipping`), ``numpy`` or ``torch`` (the
+vectorised cut on that library); default ``auto``, the engine's own choice (compiled while a
+layer is small, :data:`bnviz.core.cut.COMPILED_MAX_WORK`).  The first run on a machine
+compiles the kernels (about a minute; numba caches them).  ``--profile SIZE`` (e.g. 16x3)
+prints a profile of that size instead: cProfile (the Python around the kernels), and torch's
 operator profile for torch.  Run: ``make bench`` or ``.venv/bin/python bench/partition.py``.
 """
 
@@ -25,6 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bnviz.core.arrays as arrays  # noqa: E402
+import bnviz.core.cut as cut  # noqa: E402
 from bnviz.core.network import layer_statistics, random_network  # noqa: E402
 from bnviz.core.partition import compute_partition  # noqa: E402
 
@@ -51,11 +55,17 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def force_engine(engine: str) -> None:
-    """Make :func:`bnviz.core.arrays.ops_for` pick ``engine`` at every size."""
-    if engine == "numpy":
+    """Make the engine cut every layer with ``engine``: the compiled kernels
+    (:mod:`bnviz.core.clipping`), or the vectorised cut on numpy or on torch
+    (:func:`bnviz.core.arrays.ops_for`); "auto" leaves the engine's own choice."""
+    if engine in ("compiled", "numpy"):
         arrays.NUMPY_MAX_WORK.update(cpu=float("inf"), cuda=float("inf"))
     elif engine == "torch":
         arrays.NUMPY_MAX_WORK.update(cpu=-1, cuda=-1)
+    if engine == "compiled":
+        cut.COMPILED_MAX_WORK = float("inf")
+    elif engine in ("numpy", "torch"):
+        cut.COMPILED_MAX_WORK = -1
 
 
 def network(width: int, depth: int, seed: int):
@@ -106,7 +116,7 @@ def profile(width: int, depth: int, seed: int, device: str, engine: str) -> None
     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
     print(f"cProfile of {calls} calls at {width}x{depth} (tottime: time in the function itself)")
     print(out.getvalue())
-    if engine == "numpy" or (engine == "auto" and device == "cpu"):
+    if engine in ("compiled", "numpy") or (engine == "auto" and device == "cpu"):
         return
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -123,7 +133,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="timed calls of each, per size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--engine", choices=("auto", "numpy", "torch"), default="auto")
+    parser.add_argument("--engine", choices=("auto", "compiled", "numpy", "torch"),
+                        default="auto")
     parser.add_argument("--profile", metavar="SIZE", help="profile one size, e.g. 16x3")
     args = parser.parse_args()
     force_engine(args.engine)

@@ -92,6 +92,8 @@ class NumpyOps(Ops):
     block: int | None = 1 << 16
 
     def asarray(self, x: Any, dtype: Any = None) -> np.ndarray:
+        if type(x) is np.ndarray and (dtype is None or x.dtype == dtype):
+            return x
         if isinstance(x, torch.Tensor):
             x = x.detach().cpu().numpy()
         return np.asarray(x, dtype=dtype)

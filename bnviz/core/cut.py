@@ -48,13 +48,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bnviz.core.arrays import Ops
+from bnviz.core.arrays import NUMPY, Ops, single_thread_matmul
 from bnviz.core.crossings import RTOL, Cuts, find_cuts
 from bnviz.core.degenerate import ANGLE_TOL, NewPoints, vertex_faces
 from bnviz.core.limits import MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import PACK, Mesh, group_first, lexsort, pack_local, ragged_arange, starts
 
-__all__ = ["ANGLE_TOL", "WORK_PER_REGION", "NumericalBreakdown", "layer_step"]
+__all__ = ["ANGLE_TOL", "COMPILED_MAX_GEMM", "COMPILED_MAX_WORK", "WORK_PER_REGION",
+           "NumericalBreakdown", "compiled_refusal", "layer_step"]
 
 #: Work allowed per region of the cap in one layer's cut, counted in (line, line) pairs tried
 #: and (new point, line) signs evaluated: the two tables whose size grows with the square and
@@ -62,6 +63,16 @@ __all__ = ["ANGLE_TOL", "WORK_PER_REGION", "NumericalBreakdown", "layer_step"]
 #: regions but many lines per region (BN's central layer 1, K realisations at once), which
 #: took seconds and hundreds of MB per request before a region count was ever reached.
 WORK_PER_REGION = 12
+
+#: Largest (regions x units) product of a layer cut by the compiled kernels
+#: (:mod:`bnviz.core.clipping`) rather than by the vectorised cut below, when numpy holds the
+#: mesh (on the CPU; on a GPU while the mesh is small, :data:`bnviz.core.arrays.NUMPY_MAX_WORK`).
+#: Every size: bench/partition.py --engine compiled|numpy measured the compiled cut faster from
+#: 8x2 to 128x6 (time / Regioncam's: 0.84 against 12.6 at 8x2, 0.47 / 3.2 at 16x3, 0.29 / 0.38
+#: at 64x6, 0.32 / 0.53 at 128x6).  Tests lower it to compare the two cuts.
+COMPILED_MAX_WORK: float = float("inf")
+#: Largest GEMM W z (multiply-adds) the compiled cut does in its own loops; BLAS above.
+COMPILED_MAX_GEMM: float = 20_000
 
 
 class NumericalBreakdown(ValueError):
@@ -72,8 +83,8 @@ class NumericalBreakdown(ValueError):
 
 
 def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
-               box: tuple[float, float, float, float], max_regions: int = MAX_REGIONS
-               ) -> tuple[Mesh, Any, Any, Any]:
+               box: tuple[float, float, float, float], max_regions: int = MAX_REGIONS,
+               compiled: bool = True) -> tuple[Mesh, Any, Any, Any]:
     """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l,
     h = (W z - mu) / sigma, with (mu, sigma) of shape (groups, D_l) chosen by polygon group.
 
@@ -82,10 +93,14 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     a polygon crossed by m lines becomes at least m + 1 faces, so R + M is a lower bound; or
     when its pair or sign tables would exceed ``WORK_PER_REGION * max_regions`` entries.
     Returns (the mesh of Omega_{1|l}, the facets (M, 4) as x0, y0, x1, y1, the unit of each
-    facet, the polygon of Omega_{1|l-1} each facet lies in).
+    facet, the polygon of Omega_{1|l-1} each facet lies in).  ``compiled=False`` keeps a
+    numpy mesh on the vectorised cut (K realisations at once: the sign-table cap above is
+    the vectorised cut's, which the compiled kernels do not reproduce yet).
     """
     ops = mesh.ops
     r = mesh.n_regions
+    if compiled and ops is NUMPY and r * w.shape[0] <= COMPILED_MAX_WORK:
+        return _compiled_step(mesh, w, mu, sigma, slope, box, max_regions)
     # d/dx, d/dy, offset of W z
     planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
     if mu.shape[0] == 1:  # one realisation: broadcast rather than gather per polygon
@@ -186,6 +201,59 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
                     ops.cat([mesh.codes[parent], positive], 1), mesh.group[parent])
     facets = ops.cat([cuts.chord_a, cuts.chord_b], 1)
     return new_mesh, facets, cuts.pair_unit, pair_poly
+
+
+def _compiled() -> Any:
+    """:mod:`bnviz.core.compiled_network` (the compiled cut), imported on the first cut: numba
+    takes 0.2 s to import, and commands that never cut should not wait for it."""
+    global _COMPILED
+    if _COMPILED is None:
+        from bnviz.core import compiled_network
+
+        _COMPILED = compiled_network
+    return _COMPILED
+
+
+_COMPILED: Any = None
+
+
+def _compiled_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
+                   box: tuple[float, float, float, float], max_regions: int
+                   ) -> tuple[Mesh, Any, Any, Any]:
+    """The layer cut by the compiled kernels (small meshes on numpy,
+    :func:`bnviz.core.compiled_network.cut_layer`), refused as above."""
+    compiled = _compiled()
+    work_cap = WORK_PER_REGION * max_regions
+    aff = mesh.aff
+    r = aff.shape[1]
+    planes = compiled.NO_PLANES  # a small W z: the kernel's loops
+    if 3 * r * w.size > COMPILED_MAX_GEMM:
+        planes = single_thread_matmul(aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
+    n_units = mesh.n_units
+    status, count, ptr, verts, aff, packed, group, facets, units, parents = \
+        compiled.cut_layer(mesh.ptr, mesh.verts, aff, w, planes, mu, sigma, mesh.group,
+                           mesh.packed_codes, n_units, max(abs(box[0]), abs(box[1])),
+                           max(abs(box[2]), abs(box[3])), float(slope), int(max_regions),
+                           int(work_cap))
+    if status:
+        raise compiled_refusal(status, count, max_regions)
+    return (Mesh(ptr, verts, aff, None, group, packed, n_units + w.shape[0]), facets, units,
+            parents)
+
+
+def compiled_refusal(status: int, count: int, max_regions: int) -> PartitionTooLarge:
+    """The refusal a compiled cut reported (its status 1-3,
+    :func:`bnviz.core.compiled_network.cut_layer`), in the words of the vectorised cut's."""
+    if status == 1:
+        return PartitionTooLarge(
+            f"this layer would have more than {max_regions} regions (at least {count}): "
+            "lower the width, the depth or the box")
+    if status == 2:
+        return PartitionTooLarge(
+            f"this layer would try {count} pairs of lines, over the cap of "
+            f"{WORK_PER_REGION * max_regions}: lower the width, the depth or the box")
+    return PartitionTooLarge(f"this layer would have more than {max_regions} regions: "
+                             "lower the width, the depth or the box")
 
 
 def _by_angle(ops: Ops, face: Any, theta: Any) -> Any:

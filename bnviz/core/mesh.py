@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 import torch
 
 from bnviz.core.arrays import Ops, ops_of, torch_ops
@@ -108,12 +109,38 @@ class Mesh:
     ``ops`` is the array library that holds them (:mod:`bnviz.core.arrays`).
     """
 
-    def __init__(self, ptr: Any, verts: Any, aff: Any, codes: Any, group: Any) -> None:
-        self.ptr, self.verts, self.aff, self.codes = ptr, verts, aff, codes
+    def __init__(self, ptr: Any, verts: Any, aff: Any, codes: Any, group: Any,
+                 packed_codes: Any = None, n_units: int | None = None) -> None:
+        self.ptr, self.verts, self.aff = ptr, verts, aff
         self.group = group
-        self.ops = ops = ops_of(verts)
-        self.counts = ptr[1:] - ptr[:-1]
-        self.poly = ops.repeat(ops.arange(len(self.counts)), self.counts)
+        self.ops = ops_of(verts)
+        if codes is not None:
+            self.__dict__["codes"] = codes
+            n_units = codes.shape[1]
+        self.n_units = n_units  # (given with packed codes only: unpacked when asked for)
+        if packed_codes is not None:  # packed by the cut that made the codes
+            self.__dict__["packed_codes"] = packed_codes
+
+    @functools.cached_property
+    def codes(self) -> Any:
+        """(R, U) bool activation patterns (given, or unpacked from ``packed_codes``)."""
+        bits = np.unpackbits(self.packed_codes, axis=1, count=self.n_units).astype(bool)
+        return self.ops.asarray(bits)
+
+    @functools.cached_property
+    def packed_codes(self) -> np.ndarray:
+        """The codes as numpy, packed 8 units a byte along the units (np.packbits)."""
+        return np.packbits(self.ops.numpy(self.codes), axis=1)
+
+    @functools.cached_property
+    def counts(self) -> Any:
+        """The number of corners of each polygon."""
+        return self.ptr[1:] - self.ptr[:-1]
+
+    @functools.cached_property
+    def poly(self) -> Any:
+        """The polygon of each corner."""
+        return self.ops.repeat(self.ops.arange(len(self.counts)), self.counts)
 
     @property
     def n_regions(self) -> int:
@@ -148,6 +175,12 @@ def box_mesh(box: tuple[float, float, float, float], dev: torch.device | str | N
     if ops is None:
         ops = torch_ops(torch.device(dev if dev is not None else "cpu"))
     x0, x1, y0, y1 = box
+    if ops.name == "numpy":  # the common case, built without per-element conversions
+        verts = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]] * groups)
+        aff = np.zeros((3, groups, 2))
+        aff[0, :, 0] = aff[1, :, 1] = 1.0  # z = x
+        return Mesh(np.arange(0, 4 * groups + 1, 4), verts, aff, np.zeros((groups, 0), bool),
+                    np.arange(groups))
     corners = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
     verts = ops.asarray(corners * groups, ops.float64)
     ptr = ops.arange(groups + 1) * 4

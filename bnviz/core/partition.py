@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from bnviz.core.arrays import ops_for
+from bnviz.core import cut
+from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, ops_for
 from bnviz.core.crossings import find_cuts
-from bnviz.core.cut import layer_step
+from bnviz.core.cut import WORK_PER_REGION, _compiled, compiled_refusal, layer_step
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import Mesh, box_mesh
 from bnviz.core.network import BNOverrides, LayerStatistics, Network, layer_statistics
@@ -142,9 +143,8 @@ class Partition:
 def _polygons(mesh: Mesh) -> Polygons:
     """The mesh's polygons and codes as numpy (codes packed 8 units a byte)."""
     ops = mesh.ops
-    codes = ops.numpy(mesh.codes)
-    return Polygons(ops.numpy(mesh.ptr), ops.numpy(mesh.verts), np.packbits(codes, axis=1),
-                    codes.shape[1])
+    return Polygons(ops.numpy(mesh.ptr), ops.numpy(mesh.verts), mesh.packed_codes,
+                    mesh.n_units)
 
 
 def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
@@ -154,20 +154,26 @@ def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
     wd, bd = net.head.decision_function()
     planes = mesh.aff @ ops.asarray(wd, ops.float64)  # (3, R)
     planes[2] += bd
+    if ops is NUMPY and mesh.n_regions <= cut.COMPILED_MAX_WORK:
+        # the compiled chords (bnviz.core.clipping.chords), as find_cuts finds them
+        _, pair_ptr, _, _, chords = _compiled().chords(
+            mesh.ptr, mesh.verts, np.ascontiguousarray(planes[:, :, None]),
+            max(abs(box[0]), abs(box[1])), max(abs(box[2]), abs(box[3])))
+        return chords, np.repeat(np.arange(len(pair_ptr) - 1), np.diff(pair_ptr))
     cuts = find_cuts(mesh, planes[:, :, None], box)
     return ops.cat([cuts.chord_a, cuts.chord_b], 1), cuts.pair_poly
 
 
 def _step(mesh: Mesh, dev: torch.device, w: np.ndarray, mu: Any, sigma: Any, slope: float,
-          box: tuple[float, float, float, float], max_regions: int, layer: int
-          ) -> tuple[Mesh, Any, Any, Any]:
+          box: tuple[float, float, float, float], max_regions: int, layer: int,
+          compiled: bool = True) -> tuple[Mesh, Any, Any, Any]:
     """One layer's cut, in the array library that suits the mesh's size on ``dev``
     (:func:`bnviz.core.arrays.ops_for`), with the region cap checked after it."""
     ops = ops_for(dev, mesh.n_regions * w.shape[0])
     mesh = mesh.to(ops)
     try:
         out = layer_step(mesh, ops.asarray(w), ops.asarray(mu, ops.float64),
-                         ops.asarray(sigma, ops.float64), slope, box, max_regions)
+                         ops.asarray(sigma, ops.float64), slope, box, max_regions, compiled)
     except PartitionTooLarge as exc:
         raise PartitionTooLarge(f"layer {layer}: {exc}") from None
     if out[0].n_regions > max_regions:  # R + M was below the cap, the faces are not
@@ -175,6 +181,39 @@ def _step(mesh: Mesh, dev: torch.device, w: np.ndarray, mu: Any, sigma: Any, slo
             f"layer {layer} has {out[0].n_regions} regions, over the cap of {max_regions}: "
             "lower the width, the depth or the box")
     return out
+
+
+def _compiled_layers(net: Network, stats: list[LayerStatistics],
+                     box: tuple[float, float, float, float], dev: torch.device,
+                     max_regions: int) -> tuple[list[LayerPartition], Mesh | None]:
+    """The first layers whose meshes are small (:func:`bnviz.core.cut.layer_step` would cut
+    each with the compiled kernels) in one compiled call
+    (:func:`bnviz.core.compiled_network.cut_network`): their LayerPartitions and the mesh to
+    go on from (None when no layer was that small, or none is left and no head)."""
+    w_flat, widths = net.flat_weights
+    (status, count, done, offsets, ptr_cat, verts_cat, packed_cat, facets_cat, units_cat,
+     parents_cat, aff, group) = _compiled().cut_network(
+        *box, w_flat, widths, np.concatenate([st.mu for st in stats]),
+        np.concatenate([st.sigma for st in stats]), float(net.negative_slope),
+        int(max_regions), int(WORK_PER_REGION * max_regions),
+        int(min(cut.COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(dev.type, 0), 1 << 62)),
+        int(min(cut.COMPILED_MAX_GEMM, 1 << 62)))
+    if status:
+        raise PartitionTooLarge(
+            f"layer {stats[done].layer}: {compiled_refusal(status, count, max_regions)}")
+    (p0, v0, c0, f0), layers, n_units = offsets[:, :done + 1].tolist(), [], 0
+    for i, d in enumerate(net.widths[:done]):
+        n_units += d
+        facets = slice(f0[i], f0[i + 1])
+        regions = Polygons(ptr_cat[p0[i] : p0[i + 1]], verts_cat[v0[i] : v0[i + 1]],
+                           packed_cat[c0[i] : c0[i + 1]].reshape(-1, (n_units + 7) // 8),
+                           n_units)
+        layers.append(LayerPartition(stats[i].layer, regions, facets_cat[facets],
+                                     units_cat[facets], parents_cat[facets], stats[i]))
+    if not done or (done == len(stats) and net.head is None):  # nothing to go on from
+        return layers, None
+    last = layers[-1].regions
+    return layers, Mesh(last.ptr, last.vertices, aff, None, group, last.packed_codes, n_units)
 
 
 def compute_partition(
@@ -194,17 +233,22 @@ def compute_partition(
     """
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
-    x0, x1, y0, y1 = (float(v) for v in box)
-    if not all(abs(v) <= MAX_EXTENT for v in (x0, x1, y0, y1)) or not (x0 < x1 and y0 < y1):
+    x0, x1, y0, y1 = float(box[0]), float(box[1]), float(box[2]), float(box[3])
+    if not (-MAX_EXTENT <= x0 < x1 <= MAX_EXTENT and -MAX_EXTENT <= y0 < y1 <= MAX_EXTENT):
         raise ValueError(f"the box must lie within +/-{MAX_EXTENT:g} with xmin < xmax and "
                          f"ymin < ymax, got {box}")
     box = (x0, x1, y0, y1)
     if stats is None:
         stats = layer_statistics(net, batch, overrides)
     slope = net.negative_slope
-    mesh = box_mesh(box, ops=ops_for(dev, 0))
-    layers = []
-    for w, st in zip(net.weights, stats, strict=True):
+    layers, mesh = [], None
+    if ops_for(dev, 0) is NUMPY:  # the first, small layers: one compiled call
+        layers, mesh = _compiled_layers(net, stats, box, dev, max_regions)
+    if len(layers) == len(stats) and net.head is None:  # all cut by the compiled call
+        return Partition(box, net.widths, layers, None, time.perf_counter() - t0, str(dev))
+    if mesh is None:
+        mesh = box_mesh(box, ops=ops_for(dev, 0))
+    for w, st in zip(net.weights[len(layers):], stats[len(layers):], strict=True):
         mesh, facets, units, parents = _step(mesh, dev, w, st.mu[None], st.sigma[None], slope,
                                              box, max_regions, st.layer)
         ops = mesh.ops
@@ -241,7 +285,8 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
         ops = ops_for(dev, mesh.n_regions * d)
         m = ops.stack([ops.asarray(mu[i][layer], ops.float64)[:d] for i in range(k)])
         s = ops.stack([ops.asarray(sigma[i][layer], ops.float64)[:d] for i in range(k)])
-        mesh, *_ = _step(mesh, dev, w, m, s, net.negative_slope, box, max_regions, layer + 1)
+        mesh, *_ = _step(mesh, dev, w, m, s, net.negative_slope, box, max_regions, layer + 1,
+                         compiled=False)  # the vectorised cut's caps on K realisations
     ops = mesh.ops
     segments, poly = _head_cuts(mesh, net, box)
     group = mesh.group[poly]

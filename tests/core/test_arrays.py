@@ -1,4 +1,4 @@
-"""The exact engine on its two array libraries (bnviz.core.arrays) and its fast paths.
+"""The vectorised engine on its two array libraries (bnviz.core.arrays) and its fast paths.
 
 numpy (small meshes) and torch (big meshes, GPUs) cut the same partition: the same regions in
 the same order, codes, facets and decision boundaries, coordinates equal to float64 rounding,
@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import regioncam
 import torch
+from engine_cases import CASES, _build, assert_same_partition, realisations, use
 from partition_reference import check_all
 
 import bnviz.core.arrays as arrays
@@ -26,59 +27,10 @@ import bnviz.core.cut as cut
 from bnviz.core.arrays import NUMPY, TorchOps, ops_for, ops_of, single_thread_matmul
 from bnviz.core.degenerate import vertex_faces
 from bnviz.core.mesh import box_mesh, group_first, lexsort, pack_local, ragged_arange, starts
-from bnviz.core.network import BNOverrides, layer_statistics, random_network
+from bnviz.core.network import layer_statistics, random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
-from bnviz.data.datasets import DATASETS, make_dataset
 
 TORCH = TorchOps(torch.device("cpu"))
-
-
-def use(monkeypatch, engine: str, work: float | None = None) -> None:
-    """Make the engine cut on numpy, on torch, or on numpy up to ``work`` then torch."""
-    limit = {"numpy": float("inf"), "torch": -1, "mixed": work}[engine]
-    monkeypatch.setitem(arrays.NUMPY_MAX_WORK, "cpu", limit)
-
-
-def _cases() -> list[tuple]:
-    out = []
-    acts, modes = ("relu", "leaky_relu", "abs"), ("bn", "zero_bias", "random_bias")
-    extents = (1e-3, 0.5, 3.0, 6.0)
-    for i, (act, mode) in enumerate(itertools.product(acts, modes)):
-        for j in range(3):
-            k = 3 * i + j
-            out.append((act, mode, 1 + k % 4, (2, 3, 7, 12, 20, 40)[k % 6], k,
-                        extents[k % 4], (None, 12, 2)[j], (0, 1, 2)[k % 3]))
-    return out
-
-
-CASES = _cases()
-
-
-def _build(case):
-    act, mode, depth, width, seed, extent, batch_size, head = case
-    net = random_network(depth, width, activation=act, mode=mode, seed=seed,
-                         head_outputs=head)
-    data = make_dataset(DATASETS[seed % 6], 80, seed=seed).points * min(1.0, extent)
-    batch = data if batch_size is None else data[:batch_size]
-    ov = BNOverrides.all_layers(depth, mu_offset=0.2) if seed % 5 == 4 else None
-    return net, batch, ov, (-extent, extent, -extent * 0.8, extent * 1.2)
-
-
-def assert_same_partition(p, q, atol: float) -> None:
-    """Same regions (CSR), codes, facets' units and parents, in the same order; vertices,
-    facets and decision boundary equal to ``atol``."""
-    assert len(p.layers) == len(q.layers)
-    for a, b in zip(p.layers, q.layers, strict=True):
-        np.testing.assert_array_equal(a.regions.ptr, b.regions.ptr)
-        np.testing.assert_array_equal(a.regions.packed_codes, b.regions.packed_codes)
-        np.testing.assert_array_equal(a.facet_units, b.facet_units)
-        np.testing.assert_array_equal(a.facet_parents, b.facet_parents)
-        np.testing.assert_allclose(a.regions.vertices, b.regions.vertices, rtol=0, atol=atol)
-        np.testing.assert_allclose(a.facets, b.facets, rtol=0, atol=atol)
-    if p.decision_boundary is None:
-        assert q.decision_boundary is None
-    else:
-        np.testing.assert_allclose(p.decision_boundary, q.decision_boundary, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -113,12 +65,7 @@ def test_torch_path_against_the_reference(case, monkeypatch):
 
 @pytest.mark.parametrize("act", ["relu", "leaky_relu", "abs"])
 def test_decision_boundaries_on_both_libraries(act, monkeypatch):
-    net = random_network(3, 8, activation=act, mode="bn", seed=3, head_outputs=2)
-    data = make_dataset("moons", 64, seed=3).points
-    rng = np.random.default_rng(3)
-    stats = [layer_statistics(net, data[rng.choice(64, 16, replace=False)]) for _ in range(5)]
-    mu = [[s.mu for s in st] for st in stats]
-    sigma = torch.as_tensor(np.array([[s.sigma for s in st] for st in stats]))  # (K, L, D)
+    net, mu, sigma = realisations(act)
     use(monkeypatch, "numpy")
     p = decision_boundaries(net, mu, sigma, (-3.0, 3.0, -3.0, 3.0), "cpu")
     use(monkeypatch, "torch")
@@ -148,7 +95,7 @@ def test_general_position_path_equals_the_general_path(case, engine, monkeypatch
 @pytest.mark.parametrize("width,depth", [(8, 2), (16, 3), (32, 4), (64, 3)])
 def test_bench_sizes_count_regioncams_regions(width, depth, monkeypatch):
     """bench/partition.py's networks (He-normal, random bias, ReLU, [-1, 1]^2): the region
-    counts of every layer equal Regioncam's, on both libraries."""
+    counts of every layer equal Regioncam's, on both libraries and compiled."""
     net = random_network(depth, width, activation="relu", mode="random_bias", seed=0)
     pts = np.zeros((1, 2))
     stats = layer_statistics(net, pts)
@@ -158,7 +105,7 @@ def test_bench_sizes_count_regioncams_regions(width, depth, monkeypatch):
                    (-st.mu / st.sigma).astype(np.float32))
         cam.relu()
         want.append(cam.num_faces)
-    for engine in ("numpy", "torch"):
+    for engine in ("compiled", "numpy", "torch"):
         use(monkeypatch, engine)
         part = compute_partition(net, pts, (-1.0, 1.0, -1.0, 1.0), stats=stats, device="cpu")
         assert [len(lay.regions) for lay in part.layers] == want

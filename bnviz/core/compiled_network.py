@@ -1,0 +1,178 @@
+"""The compiled cut's entry points: one layer (:func:`cut_layer`), or the first layers of a
+network in one call (:func:`cut_network`), and :func:`warm_up`.
+
+Why: cutting 8x2 took 40 us through the per-layer path, half of it the Python around two
+kernel calls (dispatch, argument and result conversion, the mesh and layer objects); Regioncam
+takes 45 us.  :func:`cut_network` runs :func:`cut_layer` layer after layer
+inside numba, from the input box, for as long as the mesh stays small enough for it
+(``max_work`` regions x units, ``max_gemm`` multiply-adds of W z), and returns the layers it
+cut concatenated, with offsets, plus the mesh to go on from.  :func:`bnviz.core.partition.
+compute_partition` takes these layers as they are and cuts any further layer one by one.
+Same kernel, same partition as the per-layer path (tests/core/test_clipping.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from bnviz.core.clipping import _JIT, _grow_rows, chords, clip_faces
+
+__all__ = ["NO_PLANES", "chords", "cut_layer", "cut_network", "warm_up"]
+
+#: The empty ``planes`` that asks :func:`cut_layer` for its own GEMM.
+NO_PLANES = np.empty((3, 0, 0))
+
+
+@njit(**_JIT)
+def cut_layer(ptr: Any, verts: Any, aff: Any, w: Any, planes: Any, mu: Any, sigma: Any,
+              group: Any, codes: Any, n_units: int, bx: float, by: float, slope: float,
+              max_regions: int, work_cap: int) -> Any:
+    """The cut of one layer in one compiled call: h = (W z - mu) / sigma from ``planes`` =
+    W z (3, R, D) (scaled in place), or from the maps ``aff`` (3, R, D_{l-1}) and ``w`` when
+    ``planes`` is empty; (mu, sigma) of shape (groups, D), chosen by polygon group; the
+    crossings and chords, the caps, the faces.  ``codes``: the polygons' activation codes of
+    ``n_units`` units, packed 8 a byte (np.packbits along the units); ``bx``, ``by``: the
+    box's largest coordinates (the tolerance's scale).  Returns (status: 0 done, 1 R + M
+    over the region cap, 2 the pair work over ``work_cap``, 3 the faces over the region cap;
+    the count that was over; Omega_{1|l} as ptr, verts, aff, packed codes, group; the facets
+    (M, 4), their units, their polygons), for :func:`bnviz.core.cut.layer_step` to raise its
+    messages."""
+    r, d = aff.shape[1], w.shape[0]
+    if planes.shape[1] != r:  # W z here: a small GEMM costs less than a call to BLAS
+        planes = np.zeros((3, r, d))
+        for a in range(3):
+            for p in range(r):
+                for j in range(w.shape[1]):
+                    z = aff[a, p, j]
+                    for k in range(d):
+                        planes[a, p, k] += z * w[k, j]
+    one = mu.shape[0] == 1
+    for p in range(r):
+        g = 0 if one else group[p]
+        for k in range(d):
+            inv = 1.0 / sigma[g, k]
+            planes[2, p, k] -= mu[g, k]
+            for a in range(3):
+                planes[a, p, k] *= inv
+    const, pair_ptr, pair_unit, pair_tol, chord = chords(ptr, verts, planes, bx, by)
+    m = pair_unit.shape[0]
+    pair_poly = np.empty(m, np.int64)
+    pair_work = 0
+    for p in range(r):
+        n = pair_ptr[p + 1] - pair_ptr[p]
+        pair_poly[pair_ptr[p] : pair_ptr[p + 1]] = p
+        pair_work += n * n
+    status, info = 0, 0
+    if r + m > max_regions:
+        status, info = 1, r + m
+    elif pair_work > work_cap:
+        status, info = 2, pair_work
+    else:
+        status, new_ptr, new_xy, aff, packed, new_group = clip_faces(
+            ptr, verts, planes, codes, n_units, group, const, pair_ptr, pair_unit, pair_tol,
+            slope,
+            max_regions)
+        if status == 0:
+            return (0, 0, new_ptr, new_xy, aff, packed, new_group,
+                    chord, pair_unit, pair_poly)
+        status, info = 3, max_regions
+    u = n_units + d
+    return (status, info, np.empty(0, np.int64), np.empty((0, 2)), np.empty((3, 0, d)),
+            np.empty((0, (u + 7) // 8), np.uint8), np.empty(0, np.int64),
+            np.empty((0, 4)), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+@njit(**_JIT)
+def _append(buf: Any, n: int, rows: Any) -> Any:
+    """``rows`` written at row ``n`` of ``buf`` (grown as needed)."""
+    buf = _grow_rows(buf, n + rows.shape[0])
+    buf[n : n + rows.shape[0]] = rows
+    return buf
+
+
+@njit(**_JIT)
+def cut_network(x0: float, x1: float, y0: float, y1: float, w_flat: Any, widths: Any,
+                mu_flat: Any, sigma_flat: Any, slope: float, max_regions: int,
+                work_cap: int, max_work: int, max_gemm: int) -> Any:
+    """Cut the box [x0, x1] x [y0, y1] by layers 1, 2, ... of a network while each layer's
+    mesh has at most ``max_work`` regions x units and ``max_gemm`` multiply-adds of W z.
+
+    ``w_flat`` holds W_1, W_2, ... (D_l, D_{l-1}) raveled one after the other, ``widths`` the
+    D_l, ``mu_flat``/``sigma_flat`` each layer's (mu, sigma) likewise.  Returns (status and
+    count as :func:`cut_layer`'s, for the layer after the cut ones; the
+    number of layers cut; offsets into the concatenated ptrs, vertices, packed codes (bytes)
+    and facets of the cut layers; those four (and the facets' units and polygons); the last
+    mesh's affine maps and groups, the rest of it being the last layer's)."""
+    bx, by = max(abs(x0), abs(x1)), max(abs(y0), abs(y1))
+    ptr = np.empty(2, np.int64)
+    ptr[0], ptr[1] = 0, 4
+    verts = np.empty((4, 2))
+    verts[0, 0], verts[0, 1], verts[1, 0], verts[1, 1] = x0, y0, x1, y0
+    verts[2, 0], verts[2, 1], verts[3, 0], verts[3, 1] = x1, y1, x0, y1
+    aff = np.zeros((3, 1, 2))
+    aff[0, 0, 0] = aff[1, 0, 1] = 1.0  # z = x
+    packed = np.zeros((1, 0), np.uint8)
+    group = np.zeros(1, np.int64)
+    n_layers = widths.shape[0]
+    offsets = np.zeros((4, n_layers + 1), np.int64)  # ptr, vertex, code-byte, facet starts
+    ptr_cat = np.empty(64, np.int64)
+    verts_cat = np.empty((64, 2))
+    packed_cat = np.empty(64, np.uint8)
+    facets_cat = np.empty((64, 4))
+    units_cat = np.empty(64, np.int64)
+    parents_cat = np.empty(64, np.int64)
+    no_planes = np.empty((3, 0, 0))
+    w_at = s_at = 0
+    d_prev = 2
+    status = count = done = n_units = 0
+    for layer in range(n_layers):
+        d = widths[layer]
+        r = ptr.shape[0] - 1
+        if r * d > max_work or 3 * r * d * d_prev > max_gemm:
+            break
+        w = w_flat[w_at : w_at + d * d_prev].reshape((d, d_prev))
+        mu = mu_flat[s_at : s_at + d].reshape((1, d))
+        sigma = sigma_flat[s_at : s_at + d].reshape((1, d))
+        status, count, ptr, verts, aff, packed, group, chord, units, parents = \
+            cut_layer(ptr, verts, aff, w, no_planes, mu, sigma, group, packed, n_units, bx,
+                      by, slope, max_regions, work_cap)
+        if status != 0:
+            break
+        o = offsets[:, layer].copy()
+        ptr_cat = _append(ptr_cat, o[0], ptr)
+        verts_cat = _append(verts_cat, o[1], verts)
+        packed_cat = _append(packed_cat, o[2], packed.ravel())
+        facets_cat = _append(facets_cat, o[3], chord)
+        units_cat = _append(units_cat, o[3], units)
+        parents_cat = _append(parents_cat, o[3], parents)
+        offsets[0, layer + 1] = o[0] + ptr.shape[0]
+        offsets[1, layer + 1] = o[1] + verts.shape[0]
+        offsets[2, layer + 1] = o[2] + packed.size
+        offsets[3, layer + 1] = o[3] + chord.shape[0]
+        w_at += d * d_prev
+        s_at += d
+        d_prev = d
+        n_units += d
+        done = layer + 1
+    return (status, count, done, offsets, ptr_cat, verts_cat, packed_cat, facets_cat,
+            units_cat, parents_cat, aff, group)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels for the types the engine passes, so
+    that the first request does not wait for the compiler (about a minute on a new machine,
+    0.5 s from the cache)."""
+    ptr = np.array([0, 4])
+    verts = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    aff = np.array([[[1.0, 0.0]], [[0.0, 1.0]], [[0.1, 0.2]]])
+    w = np.eye(2)
+    stat = np.ones((1, 2))
+    for planes in (NO_PLANES, aff @ w.T):
+        cut_layer(ptr, verts, aff, w, planes, stat, stat, np.zeros(1, np.int64),
+                  np.zeros((1, 0), np.uint8), 0, 1.0, 1.0, 0.0, 100, 1000)
+    cut_network(-1.0, 1.0, -1.0, 1.0, w.ravel(), np.array([2], np.int64), stat[0], stat[0],
+                0.0, 100, 1000, 1000, 1000)
+    chords(ptr, verts, aff, 1.0, 1.0)
