@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CLIError", "Parser", "batch_size", "integer", "number", "validated"]
+__all__ = ["CLIError", "Parser", "batch_size", "check_output_path", "integer", "number",
+           "validated"]
 
 T = TypeVar("T")
 
@@ -56,3 +58,15 @@ def validated(model: type[T], values: Mapping[str, Any],
 
     names = {name: "--" + name.replace("_", "-") for name in values}
     return parse(model, values, names | dict(labels or {}))
+
+
+def check_output_path(flag: str, path: Path | None, suffixes: tuple[str, ...]) -> None:
+    """An output file named by ``flag``: refused at once (before any work) unless it ends in
+    one of ``suffixes`` and its directory exists."""
+    if path is None:
+        return
+    if path.suffix.lower() not in suffixes:
+        raise CLIError(f"{flag}: the file must end in {', '.join(suffixes)}, got "
+                       f"{str(path)[-60:]!r}")
+    if not path.parent.is_dir():
+        raise CLIError(f"{flag}: no directory {str(path.parent)[-80:]!r}")

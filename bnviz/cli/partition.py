@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bnviz.cli.options import CLIError, batch_size, integer, number, validated
+from bnviz.cli.options import CLIError, batch_size, check_output_path, integer, number, validated
 from bnviz.params.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -84,18 +84,8 @@ def add_partition(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
-def _check_geometry_path(path: Path | None) -> None:
-    if path is None:
-        return
-    if path.suffix.lower() not in GEOMETRY_SUFFIXES:
-        raise CLIError(f"--geometry: the file must end in {', '.join(GEOMETRY_SUFFIXES)}, got "
-                       f"{str(path)[-60:]!r}")
-    if not path.parent.is_dir():
-        raise CLIError(f"--geometry: no directory {str(path.parent)[-80:]!r}")
-
-
 def run_partition(args: argparse.Namespace) -> bytes:
-    _check_geometry_path(args.geometry)  # before any import: refused at once
+    check_output_path("--geometry", args.geometry, GEOMETRY_SUFFIXES)  # refused at once
     from bnviz.params import PartitionParams
 
     if args.weights is not None and args.head:

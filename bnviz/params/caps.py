@@ -47,6 +47,9 @@ __all__ = [
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
+    "TRAIN_LIMITS",
+    "TRAIN_MAX_FRAME_REGIONS",
+    "TRAIN_MAX_REGIONS",
     "TEST_SIZES",
     "TRAIN_SIZES",
 ]
@@ -116,6 +119,22 @@ JITTER_LIMITS: dict[str, tuple[int, int]] = {
 JITTER_MAX_REGIONS = 300_000
 #: Learning rates of the training (exclusive of 0, inclusive of 10).
 LEARNING_RATE: tuple[float, float] = (0.0, 10.0)
+
+# ---- live training (bnviz train, the explorer's play button) ------------------------------
+#: (lowest, highest) of each setting of a live training (:mod:`bnviz.params.live`).
+TRAIN_LIMITS: dict[str, tuple[int, int]] = {
+    "n": (8, 2000),
+    "depth": (1, 8),
+    "width": (2, 32),
+    "steps": (0, 20_000),
+    "frames": (1, 300),
+    "batch_size": (2, 512),
+}
+#: Regions one frame's exact partition may have (checked from an estimate before training,
+#: and by the engine on every frame: training adds regions).
+TRAIN_MAX_REGIONS = 60_000
+#: Regions of all the frames of one run together, estimated before training.
+TRAIN_MAX_FRAME_REGIONS = 1_500_000
 
 # ---- facet concentration (Figure 3) -------------------------------------------------------
 #: Cap on one density computation: grid^2 x depth x width^2 multiply-adds (the paper's

@@ -19,10 +19,11 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
 from bnviz.core.partition import Partition
-from bnviz.views.style import DENSITY, JITTER, PARTITION, mode_label
+from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 
 __all__ = ["density_picture", "jitter_picture", "partition_picture", "render_density",
-           "render_jitter", "render_partition"]
+           "render_jitter", "render_partition", "training_frame_picture",
+           "write_training_movie"]
 
 FORMATS = ("png", "svg")
 #: The style's marker shapes (plotly's names) as matplotlib draws them.
@@ -155,3 +156,73 @@ def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
     """:func:`density_picture` as PNG or SVG bytes."""
     _check_format(fmt)
     return _encoded(density_picture(result, points, mode), fmt, dpi)
+
+
+def training_frame_picture(frame, points: np.ndarray, labels: np.ndarray, mode: str,
+                           previous=None) -> Figure:
+    """One frame of a live training (a :class:`bnviz.views.trainer.Frame`): the facets of
+    every layer (the last in blue), the decision boundary, the previous frame's boundary as a
+    ghost, and the data by class."""
+    part = frame.partition
+    fig = Figure(figsize=(4.2, 4.4))
+    ax = fig.subplots()
+    earlier = [lay.facets for lay in part.layers[:-1]]
+    if earlier:
+        ax.add_collection(LineCollection(_segments(np.concatenate(earlier)),
+                                         colors=PARTITION.earlier, linewidths=0.5))
+    ax.add_collection(LineCollection(_segments(part.layers[-1].facets),
+                                     colors=PARTITION.current, linewidths=0.8))
+    if previous is not None and previous.partition.decision_boundary is not None:
+        ax.add_collection(LineCollection(_segments(previous.partition.decision_boundary),
+                                         colors=TRAINING.ghost, linewidths=1.6,
+                                         label=TRAINING.ghost_name))
+    if part.decision_boundary is not None:
+        ax.add_collection(LineCollection(_segments(part.decision_boundary),
+                                         colors=PARTITION.boundary, linewidths=1.8,
+                                         label=PARTITION.boundary_name))
+    for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
+                                             strict=True)):
+        sel = np.asarray(labels) == c
+        ax.scatter(points[sel, 0], points[sel, 1], s=9, c=colour,
+                   marker=MARKERS.get(symbol, "o"), edgecolors="black", linewidths=0.3,
+                   zorder=5)
+    x0, x1, y0, y1 = part.box
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(TRAINING.frame_title.format(
+        mode=PARTITION.row_label(mode), step=frame.step, loss=frame.loss,
+        accuracy=frame.accuracy, regions=frame.regions[-1]), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, path,
+                         mode: str, fps: int = 5) -> None:
+    """The frames as an animation: a GIF (Pillow), or an MP4 (ffmpeg, which must be on the
+    PATH); each frame drawn by :func:`training_frame_picture`, with its predecessor's
+    boundary as a ghost."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    path = Path(path)
+    pngs = [_encoded(training_frame_picture(f, points, labels, mode,
+                                            frames[i - 1] if i else None), "png", 100)
+            for i, f in enumerate(frames)]
+    if path.suffix.lower() == ".gif":
+        images = [Image.open(io.BytesIO(b)).convert("P", palette=Image.Palette.ADAPTIVE)
+                  for b in pngs]
+        images[0].save(path, save_all=True, append_images=images[1:],
+                       duration=int(1000 / fps), loop=0)
+        return
+    import subprocess
+
+    run = subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-f", "image2pipe",
+                          "-framerate", str(fps), "-i", "-", "-vf",
+                          "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", str(path)],
+                         input=b"".join(pngs), capture_output=True, timeout=600, check=False)
+    if run.returncode != 0:
+        raise OSError(f"ffmpeg failed: {run.stderr.decode(errors='replace')[:200]}")

@@ -21,7 +21,8 @@ __all__ = [
     "JITTER", "LIGHT_GRAY", "ORANGE", "PARTITION", "PURPLE", "SKY_BLUE", "UNIT", "VERMILLION",
     "YELLOW", "DensityStyle", "Figure7Style", "JitterStyle", "PartitionStyle",
     "REGION_PALETTE", "SLATE", "UnitStyle", "WHITE", "mode_label", "FIGURE9",
-    "Figure9Style", "colour_bar_title", "hover_quantity", "subscript",
+    "Figure9Style", "TRAINING", "TrainingStyle", "colour_bar_title", "hover_quantity",
+    "subscript",
 ]
 
 # ---- the dashboard's colours (named once; each view below says what it uses them for) ---
@@ -175,7 +176,23 @@ class DensityStyle:
         return dict(self.mode_colours).get(mode, BLACK)
 
 
+@dataclass(frozen=True)
+class TrainingStyle:
+    """Live training (``bnviz train --movie``, the explorer's play button): a frame is the
+    partition of the last layer (earlier layers' facets in gray, the last layer's in blue),
+    the decision boundary and the data by class; the previous frame's boundary as a ghost."""
+
+    ghost: str = "#c8c8c8"  # the previous frame's decision boundary
+    ghost_name: str = "previous frame"
+    frame_title: str = ("{mode}: step {step}, loss {loss:.3f}, accuracy {accuracy:.0%}, "
+                        "{regions} regions")  # mode (row label), step, loss, accuracy, regions
+    loss_title: str = "training loss"
+    accuracy_title: str = "accuracy (training set)"
+    distance_title: str = "mean distance from the data to the boundary"
+
+
 PARTITION = PartitionStyle()
+TRAINING = TrainingStyle()
 UNIT = UnitStyle()
 JITTER = JitterStyle()
 FIGURE7 = Figure7Style()

@@ -15,10 +15,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bnviz.core.bn import batch_norm
 from bnviz.core.network import Head, Network
 from bnviz.device import pick_device
 from bnviz.params.caps import OPTIMIZERS
+from bnviz.views.trainer import forward
 
 __all__ = ["OPTIMIZERS", "TrainReport", "save_network", "train_network"]
 
@@ -28,14 +28,6 @@ class TrainReport:
     network: Network
     losses: np.ndarray  # (steps,) training loss per step
     accuracy: float  # on the training data, with test-time (full-data) statistics
-
-
-def _forward(ws: list[torch.Tensor], head_w: torch.Tensor, head_b: torch.Tensor,
-             x: torch.Tensor, slope: float) -> torch.Tensor:
-    z = x
-    for w in ws:
-        z = F.leaky_relu(batch_norm(z @ w.T), slope)  # eq. 3-4, gradient through mu, sigma
-    return z @ head_w.T + head_b
 
 
 def train_network(net: Network, points: np.ndarray, labels: np.ndarray, steps: int,
@@ -71,7 +63,7 @@ def train_network(net: Network, points: np.ndarray, labels: np.ndarray, steps: i
     two = head_w.shape[0] == 2
     for step in range(steps):  # training steps are sequential by nature
         idx = torch.randperm(n, generator=gen)[:batch_size].to(dev)
-        out = _forward(ws, head_w, head_b, x[idx], net.negative_slope)
+        out = forward(ws, None, head_w, head_b, x[idx], net.negative_slope)
         loss = (F.cross_entropy(out, y[idx]) if two
                 else F.binary_cross_entropy_with_logits(out[:, 0], y[idx].to(out.dtype)))
         opt.zero_grad()
@@ -84,8 +76,8 @@ def train_network(net: Network, points: np.ndarray, labels: np.ndarray, steps: i
                       "bn", net.biases,
                       Head(head_w.detach().cpu().numpy(), head_b.detach().cpu().numpy()))
     with torch.no_grad():
-        out = _forward([w.detach() for w in ws], head_w.detach(), head_b.detach(), x,
-                       net.negative_slope)
+        out = forward([w.detach() for w in ws], None, head_w.detach(), head_b.detach(), x,
+                      net.negative_slope)
         pred = out.argmax(1) if two else (out[:, 0] > 0).long()
         accuracy = float((pred == y).to(torch.float64).mean())
     return TrainReport(trained, losses, accuracy)

@@ -1,0 +1,78 @@
+"""Live training (``bnviz train``, the explorer's play button): its settings and their caps.
+
+Bounded before any work: the network, the data, the steps and the frames
+(:data:`~bnviz.params.caps.TRAIN_LIMITS`), and the regions every frame's exact partition may
+have, estimated for the network's widths (:func:`bnviz.params.cost.expected_regions`, which
+holds for random networks; training may add regions, so each frame's cut is also capped by
+:data:`~bnviz.params.caps.TRAIN_MAX_REGIONS`), times the frames, against
+:data:`~bnviz.params.caps.TRAIN_MAX_FRAME_REGIONS`.
+"""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from bnviz.params.caps import (
+    ACTIVATIONS,
+    DATASETS,
+    LEARNING_RATE,
+    MAX_EXTENT,
+    MODES,
+    OPTIMIZERS,
+    SEED_MAX,
+    TRAIN_LIMITS,
+    TRAIN_MAX_FRAME_REGIONS,
+    TRAIN_MAX_REGIONS,
+)
+from bnviz.params.cost import check_alpha, check_partition_size, expected_regions
+from bnviz.params.fields import InputError, choice, params_dataclass, real, whole
+
+__all__ = ["LiveTrainingParams"]
+
+_T = TRAIN_LIMITS
+
+
+@params_dataclass
+class LiveTrainingParams:
+    """A 2D network trained step by step with a frame every few steps
+    (:mod:`bnviz.views.trainer`): the seed's random network with a two-logit head, on
+    ``n`` points of ``dataset`` (classes mod 2) generated from ``seed``."""
+
+    dataset: choice(DATASETS) = "moons"
+    n: whole(*_T["n"]) = 100
+    seed: whole(0, SEED_MAX) = 0
+    depth: whole(*_T["depth"]) = 4
+    width: whole(*_T["width"]) = 8
+    activation: choice(ACTIVATIONS) = "leaky_relu"
+    alpha: real() = 0.1
+    mode: choice(MODES) = "bn"
+    steps: whole(*_T["steps"]) = 300
+    frames: whole(*_T["frames"]) = 30
+    batch_size: whole(*_T["batch_size"]) = 32
+    lr: real(*LEARNING_RATE, lo_open=True) = 0.05
+    optimizer: choice(OPTIMIZERS) = "adam"
+    extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LiveTrainingParams:
+        check_alpha(self.activation, self.alpha)
+        if self.batch_size > self.n:
+            raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
+                             "batch_size")
+        widths = [self.width] * self.depth
+        check_partition_size(widths, self.activation, self.mode_of_partition, self.extent,
+                             TRAIN_MAX_REGIONS)
+        total = self.frames * expected_regions(widths, self.activation,
+                                               self.mode_of_partition, self.extent)[-1]
+        if total > TRAIN_MAX_FRAME_REGIONS:
+            raise InputError(f"{self.frames} frames of about {total / self.frames:.2g} regions "
+                             f"each is over the cap of {TRAIN_MAX_FRAME_REGIONS:.2g} regions "
+                             "in all: record fewer frames, or lower the width or the depth",
+                             "frames")
+        return self
+
+    @property
+    def mode_of_partition(self) -> str:
+        """How a frame's network is cut: with BN, or as a random-bias network (the learned
+        biases; zero bias stops being zero after the first step)."""
+        return "bn" if self.mode == "bn" else "random_bias"

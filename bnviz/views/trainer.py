@@ -1,0 +1,204 @@
+"""Watch it learn: a 2D network trained step by step, with the exact partition of each frame.
+
+The core paper's story is one of motion: with BN the partition starts on the data and follows it
+while the network learns; without BN it has to migrate there.  :class:`Trainer` trains one
+network a few steps at a time (so that a page can play, pause and step it), and
+:meth:`Trainer.frame` records where it stands: loss, accuracy, the exact partition Omega_{1|l}
+of every layer with its decision boundary, and the mean distance from the data to the nearest
+boundary (eq. 12's d(x, F) over all facets).
+
+Modes, as in the BN paper's analysis (section 2.1; :mod:`bnviz.views.train` for Figure 6):
+
+* ``bn``: BN in training mode, mu and sigma from each mini-batch (eq. 3, biased std, gamma = 1,
+  beta = 0, gradients through the statistics); W_l and the head are learned.  A frame shows
+  the network with the statistics of the whole training set (the explorer's batch ``all``),
+  which is also how its accuracy is measured;
+* ``zero_bias`` and ``random_bias``: no BN, h_l = W_l z + c_l with the biases c_l learned too,
+  from zero or from the seed's random c_l.  A frame's network is then a ``random_bias`` network
+  with the learned c_l (``bnviz partition --mode random_bias`` reads it back).
+
+Networks of one seed share their weights whatever the mode (:func:`bnviz.core.network.
+random_network`), and trainers of one seed draw the same mini-batches, so a side-by-side run
+trains the same initial weights on the same batches with and without BN.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bnviz.core.bn import batch_norm
+from bnviz.core.geometry import nearest_segment_distances
+from bnviz.core.network import Head, Network, random_network
+from bnviz.core.partition import Partition, compute_partition
+from bnviz.params.caps import MODES, OPTIMIZERS
+
+__all__ = ["Frame", "Trainer", "forward", "frame_steps", "new_trainer", "train_frames"]
+
+
+def forward(ws: list[torch.Tensor], cs: list[torch.Tensor] | None, head_w: torch.Tensor,
+            head_b: torch.Tensor, x: torch.Tensor, slope: float) -> torch.Tensor:
+    """The logits of x: each layer a(BN(W z)) with the batch's own statistics (eq. 3-4,
+    gradients through mu and sigma) when ``cs`` is None, else a(W z + c)."""
+    z = x
+    for i, w in enumerate(ws):
+        u = z @ w.T
+        z = F.leaky_relu(batch_norm(u) if cs is None else u + cs[i], slope)
+    return z @ head_w.T + head_b
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a training run stands after ``step`` steps (the BN statistics of the whole
+    training set, for ``bn``)."""
+
+    step: int
+    loss: float  # the mean loss of the steps since the previous frame (at step 0: the loss
+    #              of the whole training set)
+    accuracy: float  # on the training set
+    network: Network
+    partition: Partition
+    mean_distance: float  # mean over the data of the distance to the nearest facet
+
+    @property
+    def regions(self) -> list[int]:
+        """Regions of Omega_{1|l}, layer by layer."""
+        return [len(lay.regions) for lay in self.partition.layers]
+
+    def summary(self) -> dict:
+        """The frame as ``bnviz train --json`` prints it."""
+        return {"step": self.step, "loss": self.loss, "accuracy": self.accuracy,
+                "regions": self.regions, "mean_distance": self.mean_distance}
+
+
+class Trainer:
+    """One network of a 2D task trained step by step (see the module docstring).
+
+    Not thread-safe: one thread steps it (a page's worker thread), others read its frames.
+    """
+
+    def __init__(self, net: Network, points: np.ndarray, labels: np.ndarray, mode: str,
+                 batch_size: int, lr: float, optimizer: str, seed: int,
+                 box: tuple[float, float, float, float]) -> None:
+        if net.head is None:
+            raise ValueError("training needs a network with a classifier head")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}")
+        n = len(points)
+        if not 2 <= batch_size <= n:
+            raise ValueError(f"batch size must be from 2 to the number of points ({n})")
+        self.net, self.mode, self.box = net, mode, box
+        self.points = np.asarray(points, dtype=np.float64)
+        self.x = torch.as_tensor(self.points)
+        self.y = torch.as_tensor(np.asarray(labels, dtype=np.int64))
+        self.batch_size = int(batch_size)
+        self.ws = [torch.tensor(w, requires_grad=True) for w in net.weights]
+        self.cs = None
+        if mode != "bn":
+            start = net.biases if mode == "random_bias" else [np.zeros(w.shape[0])
+                                                             for w in net.weights]
+            self.cs = [torch.tensor(c, dtype=torch.float64, requires_grad=True)
+                       for c in start]
+        self.head_w = torch.tensor(net.head.weight, requires_grad=True)
+        self.head_b = torch.tensor(net.head.bias, requires_grad=True)
+        params = [*self.ws, *(self.cs or []), self.head_w, self.head_b]
+        self.opt = (torch.optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"
+                    else torch.optim.Adam(params, lr=lr))
+        self.gen = torch.Generator().manual_seed(int(seed))
+        self.steps = 0
+        self.recent_losses: list[float] = []
+        self.last_batch: torch.Tensor | None = None  # the indices of the last step's batch
+
+    def _loss(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if out.shape[1] == 2:
+            return F.cross_entropy(out, y)
+        return F.binary_cross_entropy_with_logits(out[:, 0], y.to(out.dtype))
+
+    def step(self, n: int = 1) -> None:
+        """n optimiser steps, each on a mini-batch drawn without replacement from the data
+        (the same draws for every trainer of the same seed); steps are sequential."""
+        slope = self.net.negative_slope
+        for _ in range(n):
+            idx = torch.randperm(len(self.x), generator=self.gen)[: self.batch_size]
+            self.last_batch = idx
+            out = forward(self.ws, self.cs, self.head_w, self.head_b, self.x[idx], slope)
+            loss = self._loss(out, self.y[idx])
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.recent_losses.append(float(loss.detach()))
+            self.steps += 1
+
+    def network(self) -> Network:
+        """The current weights as a network: ``bn``, or ``random_bias`` with the learned
+        biases (the form ``bnviz partition --weights`` reads back)."""
+        ws = tuple(w.detach().numpy().copy() for w in self.ws)
+        head = Head(self.head_w.detach().numpy().copy(), self.head_b.detach().numpy().copy())
+        if self.cs is None:
+            return Network(ws, self.net.activation, self.net.alpha, "bn", None, head)
+        cs = tuple(c.detach().numpy().copy() for c in self.cs)
+        return Network(ws, self.net.activation, self.net.alpha, "random_bias", cs, head)
+
+    def frame(self, max_regions: int) -> Frame:
+        """Where the run stands: its exact partition (BN statistics of the whole training
+        set), accuracy and loss, and the mean distance of the data to the boundary."""
+        net = self.network()
+        with torch.no_grad():
+            out = forward([w.detach() for w in self.ws],
+                          None if self.cs is None else [c.detach() for c in self.cs],
+                          self.head_w.detach(), self.head_b.detach(), self.x,
+                          self.net.negative_slope)
+            pred = out.argmax(1) if out.shape[1] == 2 else (out[:, 0] > 0).long()
+            accuracy = float((pred == self.y).to(torch.float64).mean())
+            loss = (float(np.mean(self.recent_losses)) if self.recent_losses
+                    else float(self._loss(out, self.y)))
+        self.recent_losses = []
+        part = compute_partition(net, self.points, self.box, device="cpu",
+                                 max_regions=max_regions)
+        facets = np.concatenate([lay.facets for lay in part.layers])
+        distance = float(nearest_segment_distances(self.points, facets, device="cpu").mean())
+        return Frame(self.steps, loss, accuracy, net, part, distance)
+
+
+def new_trainer(depth: int, width: int, activation: str, alpha: float, mode: str, seed: int,
+                points: np.ndarray, labels: np.ndarray, batch_size: int, lr: float,
+                optimizer: str, box: tuple[float, float, float, float]) -> Trainer:
+    """A trainer of the seed's random network with a 2-logit head (weights shared by every
+    mode of the seed) on (points, labels mod 2)."""
+    net = random_network(depth, width, activation, alpha,
+                         "random_bias" if mode == "random_bias" else "bn", seed,
+                         head_outputs=2)
+    return Trainer(net, points, np.asarray(labels) % 2, mode, batch_size, lr, optimizer,
+                   seed, box)
+
+
+def frame_steps(steps: int, frames: int) -> list[int]:
+    """The steps at which ``frames`` frames are recorded: evenly spaced from the start (step
+    0, the initialisation) to the last step."""
+    if frames <= 1:
+        return [steps]
+    return sorted({int(round(s)) for s in np.linspace(0, steps, frames)})
+
+
+def train_frames(trainer: Trainer, steps: int, frames: int, max_regions: int,
+                 on_frame: Callable[[Frame], None] | None = None,
+                 record: list[Frame] | None = None) -> tuple[list[Frame], float]:
+    """Train ``steps`` steps recording ``frames`` frames (:func:`frame_steps`) into ``record``
+    (a new list by default) as they are made, so that a run stopped half way (``on_frame``
+    raising to cancel, or a frame over ``max_regions``: PartitionTooLarge) keeps them in the
+    caller's list.  Returns (the frames, seconds)."""
+    t0 = time.perf_counter()
+    out = [] if record is None else record
+    for target in frame_steps(steps, frames):
+        trainer.step(target - trainer.steps)
+        out.append(trainer.frame(max_regions))
+        if on_frame is not None:
+            on_frame(out[-1])
+    return out, time.perf_counter() - t0
