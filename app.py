@@ -12,6 +12,7 @@ from dash import Dash, html
 # importing each page's callbacks module registers its callbacks
 import callbacks.density.callbacks  # noqa: F401
 import callbacks.explorer.callbacks  # noqa: F401
+import callbacks.explorer.training  # noqa: F401
 import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.lecture.callbacks  # noqa: F401

@@ -14,6 +14,7 @@ from dash import dcc, html
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
+from bnviz.params.caps import OPTIMIZERS, TRAIN_LIMITS
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
@@ -22,7 +23,7 @@ from layouts.common import graph
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
 WEIGHT_LABELS = {"random": "random", "trained": "trained (Figure 9)"}
-VIEWS = ("space", "layers", "unit")
+VIEWS = ("space", "layers", "unit", "training")
 
 EXPLANATIONS = {
     "space": [
@@ -51,6 +52,18 @@ EXPLANATIONS = {
         "the hyperplane at μ (orange). Right: the mean squared distance from the batch to the "
         "hyperplane, a parabola in μ with its minimum σ²/‖w‖² at the BN mean (dashed) — "
         "Theorem 1, eq. 7-9. Move the mu slider to slide the hyperplane along it.",
+    ],
+    "training": [
+        html.B("Watch it learn. "),
+        "Play trains the network above on the data (classes mod 2, a two-logit head) and "
+        "draws the exact partition after every few steps: earlier layers' facets gray, the "
+        "last layer's blue, the decision boundary red over its previous position (light "
+        "gray). With BN each mini-batch is normalised by its own statistics (eq. 3-4); a "
+        "frame uses the whole data set's. “BN vs no BN” trains the same initial weights with "
+        "BN, with zero bias and with random bias (biases learned), on the same mini-batches: "
+        "with BN the partition starts on the data and follows it; without BN it has to "
+        "migrate there (the lowest curve: the mean distance from the data to the boundary). "
+        "Replay redraws any recorded frame. Changing the network or the data starts again.",
     ],
 }
 
@@ -202,6 +215,49 @@ def views(view: str) -> dbc.Tabs:
         dbc.Tab(label="One unit (Fig. 2a)", tab_id="unit", children=[
             _graph(ids.GRAPH_UNIT, "52vh"),
             html.P(EXPLANATIONS["unit"], className="small explain")]),
+        dbc.Tab(label="Watch it learn", tab_id="training", children=[training_tab()]),
+    ])
+
+
+def training_tab() -> html.Div:
+    """The "Watch it learn" tab: the current network trained on the current data, frame by
+    frame (callbacks/explorer/training.py)."""
+    lim = TRAIN_LIMITS
+    return html.Div([
+        html.Div([
+            dbc.Button("▶ play", id=ids.TRAIN_PLAY, size="sm", color="primary",
+                       className="me-1"),
+            dbc.Button("step", id=ids.TRAIN_STEP, size="sm", color="secondary", outline=True,
+                       className="me-1"),
+            dbc.Button("reset", id=ids.TRAIN_RESET, size="sm", color="secondary",
+                       outline=True, className="me-2"),
+            html.Span("step 0", id=ids.TRAIN_COUNTER, className="small"),
+        ], className="d-flex align-items-center flex-wrap mt-2"),
+        dbc.Row([
+            dbc.Col(_row("learning rate", dbc.Input(
+                id=ids.TRAIN_LR, type="number", min=0, max=10, step="any", value=0.05,
+                debounce=True, size="sm")), md=3),
+            dbc.Col(_row("batch", _int_input(ids.TRAIN_BATCH, 32, *lim["batch_size"])), md=2),
+            dbc.Col(_row("optimiser", _select(ids.TRAIN_OPTIMIZER, "adam", OPTIMIZERS,
+                                              {"sgd": "SGD + momentum", "adam": "Adam"})),
+                    md=3),
+            dbc.Col(_row("steps/frame", _int_input(ids.TRAIN_STEPS, 5, 1, 200)), md=2),
+            dbc.Col(dbc.Switch(id=ids.TRAIN_SIDE, label="BN vs no BN", value=False,
+                               className="small"), md=2),
+        ], className="g-1 mt-1"),
+        html.Div(id=ids.TRAIN_MESSAGE, className="small text-danger"),
+        graph(ids.GRAPH_TRAIN, "50vh"),
+        html.Div([dbc.Label("replay", className="small mb-0"),
+                  dcc.Slider(id=ids.TRAIN_SCRUB, min=0, max=0, step=1, value=0, marks=None,
+                             tooltip={"placement": "bottom"})]),
+        graph(ids.GRAPH_CURVES, "24vh"),
+        html.P(EXPLANATIONS["training"], className="small explain"),
+        dcc.Interval(id=ids.TRAIN_TIMER, interval=50, disabled=True),
+        dcc.Store(id=ids.TRAIN_GO),
+        html.Div(id=ids.TRAIN_SINK, hidden=True),
+        dcc.Store(id=ids.TRAIN_STATE),
+        dcc.Store(id=ids.TRAIN_HISTORY, data=[]),
+        dcc.Store(id=ids.TRAIN_REPLAY),
     ])
 
 

@@ -184,11 +184,11 @@ class TrainingStyle:
 
     ghost: str = "#c8c8c8"  # the previous frame's decision boundary
     ghost_name: str = "previous frame"
-    frame_title: str = ("{mode}: step {step}, loss {loss:.3f}, accuracy {accuracy:.0%}, "
+    frame_title: str = ("{mode} · step {step} · loss {loss:.3f} · {accuracy:.0%} · "
                         "{regions} regions")  # mode (row label), step, loss, accuracy, regions
-    loss_title: str = "training loss"
-    accuracy_title: str = "accuracy (training set)"
-    distance_title: str = "mean distance from the data to the boundary"
+    loss_title: str = "loss"
+    accuracy_title: str = "accuracy"
+    distance_title: str = "distance"  # mean, from the data to the nearest boundary
 
 
 PARTITION = PartitionStyle()

@@ -25,8 +25,9 @@ trains the same initial weights on the same batches with and without BN.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -35,10 +36,15 @@ import torch.nn.functional as F
 from bnviz.core.bn import batch_norm
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import Head, Network, random_network
-from bnviz.core.partition import Partition, compute_partition
+from bnviz.core.partition import Partition, box_from_extent, compute_partition
+from bnviz.data.datasets import make_dataset, shifted
 from bnviz.params.caps import MODES, OPTIMIZERS
 
-__all__ = ["Frame", "Trainer", "forward", "frame_steps", "new_trainer", "train_frames"]
+if TYPE_CHECKING:
+    from bnviz.params.live import LiveTrainingParams
+
+__all__ = ["Frame", "Trainer", "forward", "frame_steps", "live_step", "new_trainer",
+           "train_frames"]
 
 
 def forward(ws: list[torch.Tensor], cs: list[torch.Tensor] | None, head_w: torch.Tensor,
@@ -111,7 +117,8 @@ class Trainer:
         params = [*self.ws, *(self.cs or []), self.head_w, self.head_b]
         self.opt = (torch.optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"
                     else torch.optim.Adam(params, lr=lr))
-        self.gen = torch.Generator().manual_seed(int(seed))
+        self.params = params
+        self.seed = int(seed)
         self.steps = 0
         self.recent_losses: list[float] = []
         self.last_batch: torch.Tensor | None = None  # the indices of the last step's batch
@@ -121,12 +128,19 @@ class Trainer:
             return F.cross_entropy(out, y)
         return F.binary_cross_entropy_with_logits(out[:, 0], y.to(out.dtype))
 
+    def batch(self, step: int) -> torch.Tensor:
+        """The mini-batch of step ``step`` (0-based): drawn without replacement from a
+        generator seeded by (seed, step), so every trainer of the seed draws the same batches
+        whatever its mode, and a run restored at any step (:meth:`restore`) goes on exactly
+        as it would have."""
+        rng = np.random.default_rng([self.seed, step])
+        return torch.as_tensor(rng.permutation(len(self.points))[: self.batch_size])
+
     def step(self, n: int = 1) -> None:
-        """n optimiser steps, each on a mini-batch drawn without replacement from the data
-        (the same draws for every trainer of the same seed); steps are sequential."""
+        """n optimiser steps, each on its mini-batch (:meth:`batch`); steps are sequential."""
         slope = self.net.negative_slope
         for _ in range(n):
-            idx = torch.randperm(len(self.x), generator=self.gen)[: self.batch_size]
+            idx = self.batch(self.steps)
             self.last_batch = idx
             out = forward(self.ws, self.cs, self.head_w, self.head_b, self.x[idx], slope)
             loss = self._loss(out, self.y[idx])
@@ -135,6 +149,32 @@ class Trainer:
             self.opt.step()
             self.recent_losses.append(float(loss.detach()))
             self.steps += 1
+
+    def state(self) -> dict:
+        """Everything a later request needs to go on (JSON: lists of floats): the step count,
+        the parameters and the optimiser's moments; a few kB for the explorer's nets."""
+        opt = self.opt.state_dict()["state"]
+        return {"steps": self.steps, "params": [p.detach().tolist() for p in self.params],
+                "opt": [{k: (v.tolist() if torch.is_tensor(v) else v)
+                         for k, v in opt.get(i, {}).items()} for i in range(len(self.params))]}
+
+    def restore(self, state: dict) -> None:
+        """Go on from :meth:`state` (of a trainer built with the same settings)."""
+        params = state["params"]
+        if len(params) != len(self.params):
+            raise ValueError("the training state does not match the network")
+        with torch.no_grad():
+            for p, v in zip(self.params, params, strict=True):
+                value = torch.as_tensor(v, dtype=torch.float64)
+                if value.shape != p.shape:
+                    raise ValueError("the training state does not match the network")
+                p.copy_(value)
+        opt = self.opt.state_dict()
+        opt["state"] = {i: {k: torch.as_tensor(v, dtype=torch.float32 if k == "step"
+                                               else torch.float64) for k, v in entry.items()}
+                        for i, entry in enumerate(state["opt"]) if entry}
+        self.opt.load_state_dict(opt)
+        self.steps = int(state["steps"])
 
     def network(self) -> Network:
         """The current weights as a network: ``bn``, or ``random_bias`` with the learned
@@ -202,3 +242,27 @@ def train_frames(trainer: Trainer, steps: int, frames: int, max_regions: int,
         if on_frame is not None:
             on_frame(out[-1])
     return out, time.perf_counter() - t0
+
+
+def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float],
+              modes: tuple[str, ...], states: Mapping[str, dict] | None,
+              max_regions: int) -> tuple[dict[str, Frame], dict[str, dict]]:
+    """One frame of the explorer's live training (its play button, a tick): for each of
+    ``modes`` (one, or BN beside zero and random bias, the same initial weights and the same
+    mini-batches), the trainer of ``params`` (the weight seed is ``params.seed``; the data
+    are ``params.dataset`` of ``params.n`` points from ``data_seed``, moved by ``shift``)
+    restored from ``states`` (None: step 0), trained ``params.steps`` steps further, and its
+    frame.  Returns (the frames, the states to go on from)."""
+    data = shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+    box = box_from_extent(params.extent)
+    frames, out = {}, {}
+    for mode in modes:
+        trainer = new_trainer(params.depth, params.width, params.activation, params.alpha,
+                              mode, params.seed, data.points, data.labels, params.batch_size,
+                              params.lr, params.optimizer, box)
+        if states and mode in states:
+            trainer.restore(states[mode])
+            trainer.step(params.steps)
+        frames[mode] = trainer.frame(max_regions)
+        out[mode] = trainer.state()
+    return frames, out

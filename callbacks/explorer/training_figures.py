@@ -1,0 +1,109 @@
+"""Figures of the explorer's live training (the "Watch it learn" tab): a frame's partition
+(one panel a mode: BN beside zero and random bias when side by side) and the curves of the
+run (loss, accuracy, mean distance from the data to the boundary, against the step)."""
+
+from __future__ import annotations
+
+import numpy as np
+from plotly.graph_objects import Figure
+
+from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING
+from callbacks.plotting import axis, line, panel_axes, sizes, typed_array
+
+__all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure"]
+
+#: The curves' panels, top to bottom: (history key, axis title).
+CURVES = (("loss", TRAINING.loss_title), ("accuracy", TRAINING.accuracy_title),
+          ("distance", TRAINING.distance_title))
+_GAP = 0.06
+
+
+def _domains(n: int) -> list[tuple[float, float]]:
+    width = (1.0 - _GAP * (n - 1)) / n
+    return [(i * (width + _GAP), i * (width + _GAP) + width) for i in range(n)]
+
+
+def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box,
+                 projector: bool = False) -> Figure:
+    """One panel per mode: ``panels`` are dicts with "mode", "step", "loss", "accuracy",
+    "regions" (the last layer's), "facets" (the earlier layers' and the last layer's, as
+    (S, 4) arrays), "boundary" and "ghost" (the previous frame's boundary, or None)."""
+    st = sizes(projector)
+    traces, layout = [], {}
+    pts = points.astype(np.float32)
+    x0, x1, y0, y1 = box
+    for k, (panel, domain) in enumerate(zip(panels, _domains(len(panels)), strict=True), 1):
+        xa, ya, xkey, ykey = panel_axes(k)
+        earlier, last = panel["facets"]
+        first = k == 1
+        traces.append(line(earlier, PARTITION.earlier, st["earlier"], PARTITION.earlier_name,
+                           first, (xa, ya)))
+        traces.append(line(last, PARTITION.current, st["earlier"] * 1.2,
+                           PARTITION.current_name.format(layer=panel["layers"]), first,
+                           (xa, ya)))
+        if panel["ghost"] is not None:
+            traces.append(line(panel["ghost"], TRAINING.ghost, st["current"] * 1.6,
+                               TRAINING.ghost_name, first, (xa, ya)))
+        if panel["boundary"] is not None:
+            traces.append(line(panel["boundary"], PARTITION.boundary, st["current"] * 1.3,
+                               PARTITION.boundary_name, first, (xa, ya)))
+        for c, colour in enumerate(JITTER.class_colours):
+            sel = labels == c
+            traces.append({"type": "scatter", "mode": "markers", "x": typed_array(pts[sel, 0]),
+                           "y": typed_array(pts[sel, 1]),
+                           "name": JITTER.class_name.format(label=c), "showlegend": first,
+                           "marker": {"color": colour, "size": st["marker"] + 1,
+                                      "line": {"color": "black", "width": 0.5}},
+                           "hoverinfo": "skip", "xaxis": xa, "yaxis": ya})
+        layout[xkey] = axis(x0, x1, domain=list(domain), constrain="domain")
+        layout[ykey] = axis(y0, y1, scaleanchor=xa, constrain="domain")
+        title = TRAINING.frame_title.format(
+            mode=PARTITION.row_label(panel["mode"]), step=panel["step"], loss=panel["loss"],
+            accuracy=panel["accuracy"], regions=panel["regions"])
+        layout.setdefault("annotations", []).append(
+            {"text": title, "xref": "paper", "yref": "paper", "x": sum(domain) / 2, "y": 1.0,
+             "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+             "font": {"size": st["font"] - (2 if len(panels) > 1 else 0)}})
+    return Figure({"data": traces, "layout": layout | {
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "legend": {"orientation": "h", "y": -0.02},
+        "uirevision": "training", "hovermode": False, "dragmode": "pan"}})
+
+
+def curves_figure(modes: tuple[str, ...], history: list[dict],
+                  projector: bool = False) -> Figure:
+    """Loss, accuracy and mean distance against the step, one line a mode, in three panels
+    one above the other (the traces are ordered panel by panel, then mode by mode, so that a
+    new frame extends them: :func:`curve_point`)."""
+    st = sizes(projector)
+    traces, layout = [], {}
+    rows = len(CURVES)
+    height = (1.0 - 0.08 * (rows - 1)) / rows
+    for r, (key, title) in enumerate(CURVES, 1):
+        xa, ya, xkey, ykey = panel_axes(r)
+        top = 1.0 - (r - 1) * (height + 0.08)
+        for mode in modes:
+            traces.append({"type": "scatter", "mode": "lines", "name":
+                           PARTITION.row_label(mode), "showlegend": r == 1,
+                           "x": [h["step"] for h in history],
+                           "y": [h[key][mode] for h in history],
+                           "line": {"color": DENSITY.mode_colour(mode), "width": 2},
+                           "xaxis": xa, "yaxis": ya})
+        layout[xkey] = {"anchor": ya, "matches": "x" if r > 1 else None,
+                        "showticklabels": r == rows}
+        layout[ykey] = {"domain": [top - height, top], "title": {"text": title,
+                                                                  "font": {"size": 10}},
+                        "rangemode": "tozero"}
+    layout["xaxis"] = {k: v for k, v in layout["xaxis"].items() if v is not None}
+    return Figure({"data": traces, "layout": layout | {
+        "margin": {"l": 50, "r": 10, "t": 10, "b": 30}, "font": {"size": st["font"] - 2},
+        "legend": {"orientation": "h", "y": 1.08}, "uirevision": "curves"}})
+
+
+def curve_point(modes: tuple[str, ...], frame: dict) -> list[tuple[int, float, float]]:
+    """(trace index, step, value) of a new frame, for a Patch that extends the curves."""
+    out = []
+    for r, (key, _) in enumerate(CURVES):
+        for m, mode in enumerate(modes):
+            out.append((r * len(modes) + m, frame["step"], frame[key][mode]))
+    return out
