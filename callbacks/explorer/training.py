@@ -28,7 +28,7 @@ from callbacks.explorer import ids
 from callbacks.explorer.state import CONTROLS, settings_from_controls
 from callbacks.explorer.training_figures import curve_point, curves_figure, frame_figure
 
-__all__ = ["play", "replay", "tick"]
+__all__ = ["extension", "play", "replay", "tick"]
 
 SIDE_MODES = ("bn", "zero_bias", "random_bias")
 LABELS = {"lr": "learning rate", "batch_size": "training batch", "steps": "steps per frame",
@@ -36,6 +36,8 @@ LABELS = {"lr": "learning rate", "batch_size": "training batch", "steps": "steps
           "seed": "weight seed"}
 #: The least time between two frames while playing (ms): 12 frames a second at most.
 FRAME_MS = 80
+#: While playing, the curves are extended every CURVE_FRAMES frames.
+CURVE_FRAMES = 4
 #: A frame asked for and not back after this long (ms) is asked for again.
 STALLED_MS = 5000
 #: Frames kept for the replay slider (each: its numbers, a few hundred bytes).
@@ -87,12 +89,20 @@ def _data(p: LiveTrainingParams, data_seed: int, shift):
 
 
 @callback(Output(ids.TRAIN_TIMER, "disabled"), Output(ids.TRAIN_PLAY, "children"),
+          Output(ids.GRAPH_CURVES, "extendData", allow_duplicate=True),
+          Output(ids.TRAIN_STATE, "data", allow_duplicate=True),
           Input(ids.TRAIN_PLAY, "n_clicks"), State(ids.TRAIN_TIMER, "disabled"),
-          prevent_initial_call=True)
-def play(_n, disabled):
-    """Play / pause: the timer runs while playing."""
+          State(ids.TRAIN_STATE, "data"), prevent_initial_call=True)
+def play(_n, disabled, state):
+    """Play / pause: the timer runs while playing; a pause draws the curve points still
+    waiting (:func:`tick` extends the curves a few frames at a time)."""
     playing = bool(disabled)  # it was paused: play now
-    return not playing, "⏸ pause" if playing else "▶ play"
+    pending = state.get("pending") if isinstance(state, dict) else None
+    if playing or not isinstance(pending, list) or not pending:
+        return not playing, "⏸ pause" if playing else "▶ play", no_update, no_update
+    cleared = Patch()
+    cleared["pending"] = []
+    return True, "▶ play", extension(pending), cleared
 
 
 # One frame in flight at a time: the timer's ticks ask the server for a frame only when the
@@ -175,14 +185,27 @@ def tick(_n, _step, _reset, controls, lr, batch, optimizer, steps, side, state, 
         if index == MAX_HISTORY - 1:
             del history[0]
         history.append(entry)
-        points_ = curve_point(modes, entry)  # Plotly.extendTraces: no redraw of the figure
-        curves = no_update
-        extend = ({"x": [[x] for _, x, _ in points_], "y": [[y] for _, _, y in points_]},
-                  [trace for trace, _, _ in points_])
-        return (new_state, figure, curves, extend, history, counter, index, index, "",
-                no_update, no_update)
+        # the curves grow by Plotly.extendTraces (no new figure), CURVE_FRAMES frames at a
+        # time while playing: each extension redraws the curves (~30 ms in a browser)
+        pending = [*state.get("pending", []), *curve_point(modes, entry)]
+        if ctx.triggered_id == ids.TRAIN_GO and len(pending) < CURVE_FRAMES * 3 * len(modes):
+            new_state["pending"] = pending
+            return (new_state, figure, no_update, no_update, history, counter, index, index,
+                    no_update, no_update, no_update)
+        return (new_state, figure, no_update, extension(pending), history, counter, index,
+                index, no_update, no_update, no_update)
     return (new_state, figure, curves, no_update, history, counter, index, index, "",
             no_update, no_update)
+
+
+def extension(pending: list) -> tuple[dict, list[int]] | object:
+    """Curve points waiting to be drawn, as dcc.Graph's ``extendData``."""
+    if not pending:
+        return no_update
+    traces = sorted({int(t) for t, _, _ in pending})
+    xs = {t: [x for u, x, _ in pending if u == t] for t in traces}
+    ys = {t: [y for u, _, y in pending if u == t] for t in traces}
+    return {"x": [xs[t] for t in traces], "y": [ys[t] for t in traces]}, traces
 
 
 # The slider follows the latest frame while playing; only a frame the user scrubs back to

@@ -5,10 +5,9 @@ run (loss, accuracy, mean distance from the data to the boundary, against the st
 from __future__ import annotations
 
 import numpy as np
-from plotly.graph_objects import Figure
 
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING
-from callbacks.plotting import axis, line, panel_axes, sizes, typed_array
+from callbacks.plotting import Figure, axis, line, panel_axes, sizes, typed_array
 
 __all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure"]
 
@@ -64,10 +63,10 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
             {"text": title, "xref": "paper", "yref": "paper", "x": sum(domain) / 2, "y": 1.0,
              "xanchor": "center", "yanchor": "bottom", "showarrow": False,
              "font": {"size": st["font"] - (2 if len(panels) > 1 else 0)}})
-    return Figure({"data": traces, "layout": layout | {
+    return {"data": traces, "layout": layout | {
         "margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "plot_bgcolor": "white",
         "font": {"size": st["font"]}, "legend": {"orientation": "h", "y": -0.02},
-        "uirevision": "training", "hovermode": False, "dragmode": "pan"}})
+        "uirevision": "training", "hovermode": False, "dragmode": "pan"}}
 
 
 def curves_figure(modes: tuple[str, ...], history: list[dict],
@@ -95,9 +94,9 @@ def curves_figure(modes: tuple[str, ...], history: list[dict],
                                                                   "font": {"size": 10}},
                         "rangemode": "tozero"}
     layout["xaxis"] = {k: v for k, v in layout["xaxis"].items() if v is not None}
-    return Figure({"data": traces, "layout": layout | {
+    return {"data": traces, "layout": layout | {
         "margin": {"l": 50, "r": 10, "t": 10, "b": 30}, "font": {"size": st["font"] - 2},
-        "legend": {"orientation": "h", "y": 1.08}, "uirevision": "curves"}})
+        "legend": {"orientation": "h", "y": 1.08}, "uirevision": "curves"}}
 
 
 def curve_point(modes: tuple[str, ...], frame: dict) -> list[tuple[int, float, float]]:

@@ -116,6 +116,22 @@ def test_the_step_cap_pauses_the_run(monkeypatch):
     assert out[0] is no_update and "paused at 4 steps" in out[8] and out[9] is True
 
 
+def test_curves_grow_a_few_frames_at_a_time_and_on_pause():
+    """While playing, curve points wait in the state and are drawn CURVE_FRAMES frames at a
+    time (extendData); a pause draws those still waiting and stops the timer."""
+    outs = _run(ct.CURVE_FRAMES + 1)
+    extended = [o[3] for o in outs[1:]]
+    assert all(e is no_update for e in extended[:-1])
+    data, traces = extended[-1]
+    assert traces == [0, 1, 2] and [len(x) for x in data["x"]] == [ct.CURVE_FRAMES] * 3
+    out = _tick(outs[-1][0], last=ct.CURVE_FRAMES)  # one point waits again
+    assert len(out[0]["pending"]) == 3
+    disabled, label, extend, cleared = ct.play(1, False, out[0])  # pause
+    assert disabled is True and label.endswith("play")
+    assert [len(x) for x in extend[0]["x"]] == [1, 1, 1] and isinstance(cleared, Patch)
+    assert ct.play(2, True, out[0])[0] is False  # play again
+
+
 def test_replay_draws_a_recorded_frame_again():
     outs = _run(3)
     history = [outs[0][4]] + [{"step": 4 * i, "modes": ["bn"]} for i in (1, 2)]
