@@ -252,7 +252,7 @@ def training_tab() -> html.Div:
                              tooltip={"placement": "bottom"})]),
         graph(ids.GRAPH_CURVES, "24vh"),
         html.P(EXPLANATIONS["training"], className="small explain"),
-        dcc.Interval(id=ids.TRAIN_TIMER, interval=20, disabled=True),
+        dcc.Interval(id=ids.TRAIN_TIMER, interval=40, disabled=True),
         dcc.Store(id=ids.TRAIN_GO),
         html.Div(id=ids.TRAIN_SINK, hidden=True),
         dcc.Store(id=ids.TRAIN_STATE),

@@ -24,6 +24,7 @@ trains the same initial weights on the same batches with and without BN.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -151,28 +152,35 @@ class Trainer:
             self.steps += 1
 
     def state(self) -> dict:
-        """Everything a later request needs to go on (JSON: lists of floats): the step count,
-        the parameters and the optimiser's moments; a few kB for the explorer's nets."""
+        """Everything a later request needs to go on, as JSON with each array a base64
+        string of its float64 bytes (a few kB at the explorer's sizes; a page's store keeps
+        strings more cheaply than nested lists): the step count, the parameters and the
+        optimiser's moments."""
         opt = self.opt.state_dict()["state"]
-        return {"steps": self.steps, "params": [p.detach().tolist() for p in self.params],
-                "opt": [{k: (v.tolist() if torch.is_tensor(v) else v)
+        return {"steps": self.steps, "params": [_pack(p) for p in self.params],
+                "opt": [{k: (_pack(v) if torch.is_tensor(v) and v.ndim else float(v))
                          for k, v in opt.get(i, {}).items()} for i in range(len(self.params))]}
 
     def restore(self, state: dict) -> None:
-        """Go on from :meth:`state` (of a trainer built with the same settings)."""
+        """Go on from :meth:`state` (of a trainer built with the same settings); a state that
+        is not one (it comes from a browser) raises ValueError."""
+        try:
+            self._restore(state)
+        except (KeyError, TypeError, IndexError, AttributeError):
+            raise ValueError("the training state is not readable") from None
+
+    def _restore(self, state: dict) -> None:
         params = state["params"]
         if len(params) != len(self.params):
             raise ValueError("the training state does not match the network")
         with torch.no_grad():
             for p, v in zip(self.params, params, strict=True):
-                value = torch.as_tensor(v, dtype=torch.float64)
-                if value.shape != p.shape:
-                    raise ValueError("the training state does not match the network")
-                p.copy_(value)
+                p.copy_(_unpack(v, p.shape))
         opt = self.opt.state_dict()
-        opt["state"] = {i: {k: torch.as_tensor(v, dtype=torch.float32 if k == "step"
-                                               else torch.float64) for k, v in entry.items()}
-                        for i, entry in enumerate(state["opt"]) if entry}
+        opt["state"] = {
+            i: {k: (torch.tensor(float(v), dtype=torch.float32) if k == "step"
+                    else _unpack(v, self.params[i].shape)) for k, v in entry.items()}
+            for i, entry in enumerate(state["opt"]) if entry}
         self.opt.load_state_dict(opt)
         self.steps = int(state["steps"])
 
@@ -205,6 +213,24 @@ class Trainer:
         facets = np.concatenate([lay.facets for lay in part.layers])
         distance = float(nearest_segment_distances(self.points, facets, device="cpu").mean())
         return Frame(self.steps, loss, accuracy, net, part, distance)
+
+
+def _pack(t: torch.Tensor) -> str:
+    """A tensor's float64 values as base64 (little-endian bytes)."""
+    return base64.b64encode(t.detach().to(torch.float64).numpy().astype("<f8").tobytes()
+                            ).decode()
+
+
+def _unpack(text: object, shape: torch.Size) -> torch.Tensor:
+    """:func:`_pack`'s inverse, refusing what is not an array of ``shape`` (the state comes
+    from a browser)."""
+    try:
+        values = np.frombuffer(base64.b64decode(str(text), validate=True), dtype="<f8")
+    except (ValueError, TypeError):
+        raise ValueError("the training state is not readable") from None
+    if values.size != int(np.prod(shape)) or not np.isfinite(values).all():
+        raise ValueError("the training state does not match the network")
+    return torch.as_tensor(values.reshape(tuple(shape)).astype(np.float64))
 
 
 def new_trainer(depth: int, width: int, activation: str, alpha: float, mode: str, seed: int,

@@ -61,8 +61,11 @@ def test_frames_continue_where_the_browser_left_them():
     trainer = new_trainer(3, 6, "leaky_relu", 0.1, "bn", 5, data.points, data.labels, 16,
                           0.05, "adam", box_from_extent(3.0))
     trainer.step(12)
-    params = outs[-1][0]["states"]["bn"]["params"]
-    np.testing.assert_array_equal(np.asarray(params[0]), trainer.ws[0].detach().numpy())
+    again = new_trainer(3, 6, "leaky_relu", 0.1, "bn", 5, data.points, data.labels, 16, 0.05,
+                        "adam", box_from_extent(3.0))
+    again.restore(outs[-1][0]["states"]["bn"])
+    for w, v in zip(again.network().weights, trainer.network().weights, strict=True):
+        np.testing.assert_array_equal(w, v)
     # the frame is exact: its counts are a fresh partition of that network
     net = trainer.network()
     part = compute_partition(net, data.points, box_from_extent(3.0),
@@ -107,6 +110,22 @@ def test_bad_controls_say_why_and_stop_playing(training, words):
     assert out[0] is no_update and out[1] is no_update
     assert words in out[8] and "\n" not in out[8]
     assert out[9] is True  # the timer stops
+
+
+@pytest.mark.parametrize("broken", [
+    lambda s: s["params"].__setitem__(0, "not base64!"),
+    lambda s: s["params"].__setitem__(0, "AAAA"),
+    lambda s: s["params"].__setitem__(0, None),
+    lambda s: s.__setitem__("params", 5),
+    lambda s: s.pop("opt"),
+    lambda s: s.__setitem__("opt", [{"exp_avg": []}]),
+])
+def test_a_crafted_state_is_refused_not_raised(broken):
+    """The state comes from the browser: a mangled one is a one-line message."""
+    state = _run(2)[1][0]
+    broken(state["states"]["bn"])
+    out = _tick(state)
+    assert out[0] is no_update and "training state" in out[8] and out[9] is True
 
 
 def test_the_step_cap_pauses_the_run(monkeypatch):
