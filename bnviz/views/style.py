@@ -186,6 +186,8 @@ class TrainingStyle:
     ghost_name: str = "previous frame"
     frame_title: str = ("{mode} · step {step} · loss {loss:.3f} · {accuracy:.0%} · "
                         "{regions} regions")  # mode (row label), step, loss, accuracy, regions
+    # side by side, each panel's title (the step and the losses are in the counter above)
+    panel_title: str = "{mode}: {regions} regions"  # the frame_title's names
     loss_title: str = "loss"
     accuracy_title: str = "accuracy"
     distance_title: str = "distance"  # mean, from the data to the nearest boundary

@@ -56,7 +56,7 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                            "hoverinfo": "skip", "xaxis": xa, "yaxis": ya})
         layout[xkey] = axis(x0, x1, domain=list(domain), constrain="domain")
         layout[ykey] = axis(y0, y1, scaleanchor=xa, constrain="domain")
-        title = TRAINING.frame_title.format(
+        title = (TRAINING.frame_title if len(panels) == 1 else TRAINING.panel_title).format(
             mode=PARTITION.row_label(panel["mode"]), step=panel["step"], loss=panel["loss"],
             accuracy=panel["accuracy"], regions=panel["regions"])
         layout.setdefault("annotations", []).append(
