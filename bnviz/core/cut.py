@@ -55,7 +55,7 @@ from bnviz.core.limits import MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import PACK, Mesh, group_first, lexsort, pack_local, ragged_arange, starts
 
 __all__ = ["ANGLE_TOL", "COMPILED_MAX_GEMM", "COMPILED_MAX_WORK", "WORK_PER_REGION",
-           "NumericalBreakdown", "compiled_refusal", "layer_step"]
+           "NumericalBreakdown", "layer_step", "refusal"]
 
 #: Work allowed per region of the cap in one layer's cut, counted in (line, line) pairs tried
 #: and (new point, line) signs evaluated: the two tables whose size grows with the square and
@@ -113,9 +113,7 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     cuts = find_cuts(mesh, planes, box)
     m = len(cuts.pair_poly)
     if r + m > max_regions:
-        raise PartitionTooLarge(
-            f"this layer would have more than {max_regions} regions (at least {r + m}): "
-            "lower the width, the depth or the box")
+        raise refusal(REGIONS, r + m, max_regions)
     if m == 0:  # no line crosses any polygon: the same polygons, one more layer of code
         positive = cuts.const > 0
         new_mesh = Mesh(ops.cat([mesh.ptr]), ops.cat([mesh.verts]),  # copies, as below
@@ -127,9 +125,7 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     work_cap = WORK_PER_REGION * max_regions
     pair_work = int((per_poly * per_poly).sum())
     if pair_work > work_cap:
-        raise PartitionTooLarge(
-            f"this layer would try {pair_work} pairs of lines, over the cap of {work_cap}: "
-            "lower the width, the depth or the box")
+        raise refusal(PAIRS, pair_work, max_regions)
     split = per_poly > 0
     poly_start = starts(per_poly)
     local = ops.arange(m) - poly_start[pair_poly]
@@ -236,19 +232,24 @@ def _compiled_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
                            max(abs(box[2]), abs(box[3])), float(slope), int(max_regions),
                            int(work_cap))
     if status:
-        raise compiled_refusal(status, count, max_regions)
+        raise refusal(status, count, max_regions)
     return (Mesh(ptr, verts, aff, None, group, packed, n_units + w.shape[0]), facets, units,
             parents)
 
 
-def compiled_refusal(status: int, count: int, max_regions: int) -> PartitionTooLarge:
-    """The refusal a compiled cut reported (its status 1-3,
-    :func:`bnviz.core.compiled_network.cut_layer`), in the words of the vectorised cut's."""
-    if status == 1:
+#: What a cut refuses (the status of the compiled cut, :func:`bnviz.core.compiled_network.
+#: cut_layer`): R + M over the region cap, the pair work over its cap, the faces over the cap.
+REGIONS, PAIRS, FACES = 1, 2, 3
+
+
+def refusal(status: int, count: int, max_regions: int) -> PartitionTooLarge:
+    """The refusal ``status`` (REGIONS, PAIRS or FACES) with its count, in the same words
+    whichever cut (compiled or vectorised) made it."""
+    if status == REGIONS:
         return PartitionTooLarge(
             f"this layer would have more than {max_regions} regions (at least {count}): "
             "lower the width, the depth or the box")
-    if status == 2:
+    if status == PAIRS:
         return PartitionTooLarge(
             f"this layer would try {count} pairs of lines, over the cap of "
             f"{WORK_PER_REGION * max_regions}: lower the width, the depth or the box")

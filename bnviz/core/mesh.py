@@ -175,12 +175,6 @@ def box_mesh(box: tuple[float, float, float, float], dev: torch.device | str | N
     if ops is None:
         ops = torch_ops(torch.device(dev if dev is not None else "cpu"))
     x0, x1, y0, y1 = box
-    if ops.name == "numpy":  # the common case, built without per-element conversions
-        verts = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]] * groups)
-        aff = np.zeros((3, groups, 2))
-        aff[0, :, 0] = aff[1, :, 1] = 1.0  # z = x
-        return Mesh(np.arange(0, 4 * groups + 1, 4), verts, aff, np.zeros((groups, 0), bool),
-                    np.arange(groups))
     corners = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
     verts = ops.asarray(corners * groups, ops.float64)
     ptr = ops.arange(groups + 1) * 4

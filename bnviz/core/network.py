@@ -17,7 +17,6 @@ The statistics, the floor on a zero sigma and the normalisation are :mod:`bnviz.
 
 from __future__ import annotations
 
-import functools
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -155,14 +154,6 @@ class Network:
     @property
     def negative_slope(self) -> float:
         return negative_slope(self.activation, self.alpha)
-
-    @functools.cached_property
-    def flat_weights(self) -> tuple[np.ndarray, np.ndarray]:
-        """(W_1, W_2, ... raveled one after the other, the widths D_l as int64): the compiled
-        cut's view of the weights (:mod:`bnviz.core.compiled_network`), made once per network
-        (a Network's arrays are never changed in place; training makes new networks)."""
-        return (np.concatenate([w.ravel() for w in self.weights]),
-                np.array(self.widths, np.int64))
 
     def with_mode(self, mode: str) -> Network:
         """The same weights under another mode (Figure 1's two rows share their weights)."""

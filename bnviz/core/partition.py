@@ -28,7 +28,7 @@ import torch
 from bnviz.core import cut
 from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, ops_for
 from bnviz.core.crossings import find_cuts
-from bnviz.core.cut import WORK_PER_REGION, _compiled, compiled_refusal, layer_step
+from bnviz.core.cut import WORK_PER_REGION, _compiled, layer_step, refusal
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import Mesh, box_mesh
 from bnviz.core.network import BNOverrides, LayerStatistics, Network, layer_statistics
@@ -189,18 +189,18 @@ def _compiled_layers(net: Network, stats: list[LayerStatistics],
     """The first layers whose meshes are small (:func:`bnviz.core.cut.layer_step` would cut
     each with the compiled kernels) in one compiled call
     (:func:`bnviz.core.compiled_network.cut_network`): their LayerPartitions and the mesh to
-    go on from (None when no layer was that small, or none is left and no head)."""
-    w_flat, widths = net.flat_weights
+    go on from (None when no layer was that small)."""
     (status, count, done, offsets, ptr_cat, verts_cat, packed_cat, facets_cat, units_cat,
      parents_cat, aff, group) = _compiled().cut_network(
-        *box, w_flat, widths, np.concatenate([st.mu for st in stats]),
+        *box, np.concatenate([w.ravel() for w in net.weights]),
+        np.array(net.widths, np.int64), np.concatenate([st.mu for st in stats]),
         np.concatenate([st.sigma for st in stats]), float(net.negative_slope),
         int(max_regions), int(WORK_PER_REGION * max_regions),
         int(min(cut.COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(dev.type, 0), 1 << 62)),
         int(min(cut.COMPILED_MAX_GEMM, 1 << 62)))
     if status:
         raise PartitionTooLarge(
-            f"layer {stats[done].layer}: {compiled_refusal(status, count, max_regions)}")
+            f"layer {stats[done].layer}: {refusal(status, count, max_regions)}")
     (p0, v0, c0, f0), layers, n_units = offsets[:, :done + 1].tolist(), [], 0
     for i, d in enumerate(net.widths[:done]):
         n_units += d
@@ -210,7 +210,7 @@ def _compiled_layers(net: Network, stats: list[LayerStatistics],
                            n_units)
         layers.append(LayerPartition(stats[i].layer, regions, facets_cat[facets],
                                      units_cat[facets], parents_cat[facets], stats[i]))
-    if not done or (done == len(stats) and net.head is None):  # nothing to go on from
+    if not done:
         return layers, None
     last = layers[-1].regions
     return layers, Mesh(last.ptr, last.vertices, aff, None, group, last.packed_codes, n_units)

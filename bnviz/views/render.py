@@ -12,6 +12,7 @@ threads.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 from matplotlib.collections import LineCollection
@@ -204,8 +205,6 @@ def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, p
     """The frames as an animation: a GIF (Pillow), or an MP4 (ffmpeg, which must be on the
     PATH); each frame drawn by :func:`training_frame_picture`, with its predecessor's
     boundary as a ghost."""
-    from pathlib import Path
-
     from PIL import Image
 
     path = Path(path)

@@ -21,7 +21,7 @@ from dash import Input, Output, Patch, State, callback, clientside_callback, ctx
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import InputError, LiveTrainingParams, parse
-from bnviz.params.caps import EXPLORER_MAX_REGIONS, TRAIN_LIMITS
+from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
 from bnviz.views.trainer import live_step
 from callbacks.background import one_line
 from callbacks.explorer import ids
@@ -30,7 +30,6 @@ from callbacks.explorer.training_figures import curve_point, curves_figure, fram
 
 __all__ = ["extension", "play", "replay", "tick"]
 
-SIDE_MODES = ("bn", "zero_bias", "random_bias")
 LABELS = {"lr": "learning rate", "batch_size": "training batch", "steps": "steps per frame",
           "optimizer": "optimiser", "n": "points", "depth": "depth L", "width": "width",
           "seed": "weight seed"}
@@ -148,7 +147,7 @@ def tick(_n, _step, _reset, controls, lr, batch, optimizer, steps, side, state, 
         p, data_seed, shift = _params(controls, lr, batch, optimizer, steps)
     except InputError as exc:
         return (*(no_update,) * 8, one_line(exc), True, "▶ play")
-    modes = SIDE_MODES if side else (p.mode,)
+    modes = MODES if side else (p.mode,)
     key = _key(p, data_seed, shift, modes)
     reset = ctx.triggered_id == ids.TRAIN_RESET
     fresh = reset or not isinstance(state, dict) or state.get("key") != key
@@ -238,7 +237,7 @@ def replay(index, last, history, controls, lr, batch, optimizer, steps, side, pr
     try:
         p, data_seed, shift = _params(controls, lr, batch, optimizer, int(entry["step"]))
         modes = tuple(entry["modes"])
-        if not set(modes) <= set(SIDE_MODES):
+        if not set(modes) <= set(MODES):
             raise ValueError("unknown mode")
         _, start = live_step(replace(p, steps=0), data_seed, shift, modes, None,
                              EXPLORER_MAX_REGIONS)  # step 0, then every step to the frame's
