@@ -119,10 +119,11 @@ def add_request_guard(app: Dash) -> None:
     from flask import jsonify
 
     from bnviz.service.guard import RequestGuard
+    from callbacks.explorer.training import ROUTE
 
     app.server.wsgi_app = RequestGuard(
         app.server.wsgi_app, app.config.routes_pathname_prefix + "_dash-update-component",
-        lambda: app.callback_map.keys())
+        lambda: app.callback_map.keys(), state_paths=[ROUTE])
 
     @app.server.errorhandler(CallbackException)
     def _request_does_not_match(exc: CallbackException):
@@ -138,6 +139,14 @@ def add_request_guard(app: Dash) -> None:
 def add_jobs_api(app: Dash) -> None:
     """The jobs' JSON API under /api (bnviz.service.api): submit, list, show, cancel."""
     from bnviz.service.api import add_jobs_api as register
+
+    register(app.server)
+
+
+def add_training_route(app: Dash) -> None:
+    """``POST /api/training/frame``: one frame of the explorer's live training, for the tab's
+    player (callbacks.explorer.training)."""
+    from callbacks.explorer.training import add_training_route as register
 
     register(app.server)
 
@@ -232,6 +241,7 @@ app = create_app()
 add_health_route(app)
 add_memory_release(app)
 add_jobs_api(app)
+add_training_route(app)
 add_proxy_fix(app)
 add_request_guard(app)
 warm_up(app)

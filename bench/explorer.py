@@ -49,7 +49,7 @@ from callbacks.explorer import ids  # noqa: E402
 
 CHROME_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync")
+               "--disable-component-update", "--disable-sync", "--enable-unsafe-swiftshader")
 UPDATE_PATH = "/_dash-update-component"
 FIGURE_OUTPUT = f"{ids.GRAPH_SPACE}.figure"  # the figure callback's outputs include this
 TAB_GRAPHS = {"space": ids.GRAPH_SPACE, "layers": ids.GRAPH_LAYERS, "unit": ids.GRAPH_UNIT}

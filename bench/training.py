@@ -3,10 +3,11 @@
 Serves the real dashboard on a loopback port in this process (bench/explorer.py's server and
 browser), opens the tab at the lecture default (depth 4, width 8, 100 moons points; BN, or BN
 vs no BN with ``--side``), presses play for ``--seconds`` and counts the frames the page drew
-(``plotly_afterplot`` of the frame's graph), with the requests' durations and the gaps
-between a frame's answer and the next request (the browser's part: drawing the frame and the
-curves).  Also the server's own time for a frame, measured in this process on the callback
-(no browser).  It only prints.  Goal (issue 19): at least 10 frames a second at the default.
+(each ``Plotly.react`` of the frame's graph that finished), with the requests' durations and
+the gaps between a frame's answer and the next request (the player asks for the next frame
+as soon as an answer is in, at most one every FRAME_MS).  Also the server's own time for a
+frame, measured in this process (:func:`callbacks.explorer.training.frame_answer`, no
+browser, no HTTP).  It only prints.  Goal (issue 19): at least 10 frames a second at the default.
 Run: ``.venv/bin/python bench/training.py [--side]``.
 """
 
@@ -29,32 +30,36 @@ from callbacks.explorer import ids  # noqa: E402
 COUNT = f"""
 window.__frames = [];
 const gd = document.querySelector('#{ids.GRAPH_TRAIN} .js-plotly-plot');
-gd.on('plotly_afterplot', () => window.__frames.push(performance.now()));
+const react = Plotly.react;
+Plotly.react = async function (div, ...rest) {{
+    const out = await react.call(this, div, ...rest);
+    if (div === gd) {{ window.__frames.push(performance.now()); }}
+    return out;
+}};
 return true;
 """
 REQUESTS = """
 return performance.getEntriesByType('resource')
-  .filter(e => e.name.includes('_dash-update-component') && e.requestStart > arguments[0])
+  .filter(e => e.name.includes('/api/training/frame') && e.requestStart > arguments[0])
   .map(e => [e.requestStart, e.responseEnd, e.encodedBodySize]);
 """
 
 
 def server_frame_ms(side: bool, frames: int = 20) -> float:
-    """Median time of the tick callback in this process (no browser, no HTTP)."""
-    from fuzzing import in_callback
-
+    """Median time of one frame answer in this process (no browser, no HTTP)."""
     from bnviz.params import ExplorerParams
-    from callbacks.explorer import training
     from callbacks.explorer.state import control_values
+    from callbacks.explorer.training import frame_answer
 
-    controls = control_values(ExplorerParams())
-    state, times = None, []
-    for i in range(frames):
+    body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
+            "optimizer": "adam", "steps": 5, "side": side, "state": None}
+    times = []
+    for _ in range(frames):
         t0 = time.perf_counter()
-        out = in_callback(training.tick, ids.TRAIN_GO + ".data", 1, None, None, controls, 0.05,
-                          32, "adam", 5, side, state, i, False)
+        status, answer = frame_answer(body)
         times.append(time.perf_counter() - t0)
-        state = json.loads(json.dumps(out[0]))
+        assert status == 200, answer
+        body["state"] = json.loads(json.dumps(answer["state"]))
     return 1e3 * statistics.median(times[1:])
 
 
@@ -63,7 +68,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--side", action="store_true", help="BN vs no BN (three panels)")
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     print(f"server, per frame (callback in this process): {server_frame_ms(args.side):.1f} ms")
     srv, _thread, _log = start_server()
     driver = start_browser()
@@ -91,7 +95,7 @@ def main() -> None:
           f"{len(played)} frames drawn, {len(played) / args.seconds:.1f} frames/s")
     print(f"requests: {len(reqs)}, median {statistics.median(r[1] - r[0] for r in reqs):.0f} ms,"
           f" {statistics.median(r[2] for r in reqs) / 1e3:.0f} kB; median gap from an answer to"
-          f" the next request (the browser's drawing) {statistics.median(gaps):.0f} ms")
+          f" the next request {statistics.median(gaps):.0f} ms")
     print(f"last counter: {counter}")
 
 

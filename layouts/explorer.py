@@ -219,9 +219,18 @@ def views(view: str) -> dbc.Tabs:
     ])
 
 
+def _inline(label: str, control, width: str) -> html.Div:
+    """A small labelled control of the training row, label and box on one line."""
+    return html.Div([html.Span(label, className="small me-1 text-nowrap"),
+                     html.Div(control, style={"width": width})],
+                    className="d-flex align-items-center me-2")
+
+
 def training_tab() -> html.Div:
     """The "Watch it learn" tab: the current network trained on the current data, frame by
-    frame (callbacks/explorer/training.py)."""
+    frame (callbacks/explorer/training.py, assets/training.js).  At 1280x720 the buttons, the
+    settings, the frame, the curves beside it and the replay slider fit the first screen; BN
+    vs no BN gives the three panels the column's width and puts the curves below."""
     lim = TRAIN_LIMITS
     return html.Div([
         html.Div([
@@ -233,32 +242,38 @@ def training_tab() -> html.Div:
                        outline=True, className="me-2"),
             html.Span("step 0", id=ids.TRAIN_COUNTER, className="small"),
         ], className="d-flex align-items-center flex-wrap mt-2"),
-        dbc.Row([
-            dbc.Col(_row("learning rate", dbc.Input(
+        html.Div([
+            _inline("learning rate", dbc.Input(
                 id=ids.TRAIN_LR, type="number", min=0, max=10, step="any", value=0.05,
-                debounce=True, size="sm")), md=3),
-            dbc.Col(_row("batch", _int_input(ids.TRAIN_BATCH, 32, *lim["batch_size"])), md=2),
-            dbc.Col(_row("optimiser", _select(ids.TRAIN_OPTIMIZER, "adam", OPTIMIZERS,
-                                              {"sgd": "SGD + momentum", "adam": "Adam"})),
-                    md=3),
-            dbc.Col(_row("steps/frame", _int_input(ids.TRAIN_STEPS, 5, 1, 200)), md=2),
-            dbc.Col(dbc.Switch(id=ids.TRAIN_SIDE, label="BN vs no BN", value=False,
-                               className="small"), md=2),
-        ], className="g-1 mt-1"),
+                debounce=True, size="sm"), "5em"),
+            _inline("batch", _int_input(ids.TRAIN_BATCH, 32, *lim["batch_size"]), "4.5em"),
+            _inline("optimiser", _select(ids.TRAIN_OPTIMIZER, "adam", OPTIMIZERS,
+                                         {"sgd": "SGD + momentum", "adam": "Adam"}), "6.5em"),
+            _inline("steps/frame", _int_input(ids.TRAIN_STEPS, 5, 1, 200), "4em"),
+            dbc.Switch(id=ids.TRAIN_SIDE, label="BN vs no BN", value=False,
+                       className="small mb-0"),
+        ], className="d-flex align-items-center flex-wrap mt-1 row-gap-1"),
         html.Div(id=ids.TRAIN_MESSAGE, className="small text-danger"),
-        graph(ids.GRAPH_TRAIN, "50vh"),
-        html.Div([dbc.Label("replay", className="small mb-0"),
-                  dcc.Slider(id=ids.TRAIN_SCRUB, min=0, max=0, step=1, value=0, marks=None,
-                             tooltip={"placement": "bottom"})]),
-        graph(ids.GRAPH_CURVES, "24vh"),
+        html.Div([
+            html.Div(graph(ids.GRAPH_TRAIN, "max(250px, calc(100vh - 340px))"),
+                     id=ids.TRAIN_FRAME_BOX, className=TRAIN_BOXES[False][0]),
+            html.Div(graph(ids.GRAPH_CURVES, "max(250px, calc(100vh - 340px))"),
+                     id=ids.TRAIN_CURVES_BOX, className=TRAIN_BOXES[False][1]),
+        ], className="row g-0 training-graphs"),
+        html.Div([html.Span("replay", className="small me-2"),
+                  html.Div(dcc.Slider(id=ids.TRAIN_SCRUB, min=0, max=0, step=1, value=0,
+                                      marks=None, tooltip={"placement": "bottom"}),
+                           className="flex-grow-1")],
+                 className="d-flex align-items-center"),
         html.P(EXPLANATIONS["training"], className="small explain"),
-        dcc.Interval(id=ids.TRAIN_TIMER, interval=40, disabled=True),
-        dcc.Store(id=ids.TRAIN_GO),
-        html.Div(id=ids.TRAIN_SINK, hidden=True),
         dcc.Store(id=ids.TRAIN_STATE),
         dcc.Store(id=ids.TRAIN_HISTORY, data=[]),
         dcc.Store(id=ids.TRAIN_REPLAY),
     ])
+
+
+#: The frame's and the curves' boxes (bootstrap columns), alone and BN vs no BN.
+TRAIN_BOXES = {False: ("col-12 col-lg-7", "col-12 col-lg-5"), True: ("col-12", "col-12")}
 
 
 def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,

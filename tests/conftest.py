@@ -90,7 +90,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_setup_options():
-    """Chrome options for dash's browser fixtures (root, container, no GPU, offline)."""
+    """Chrome options for dash's browser fixtures (root, container, no GPU, offline; WebGL
+    in software, which the live training's frames use, without Chrome's deprecated automatic
+    fallback)."""
     from selenium.webdriver.chrome.options import Options
 
     options = Options()
@@ -103,6 +105,7 @@ def pytest_setup_options():
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--enable-unsafe-swiftshader",
     ):
         options.add_argument(arg)
     if "DASH_TEST_CHROMEPATH" not in os.environ and os.path.exists(DEBIAN_CHROMIUM):

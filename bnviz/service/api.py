@@ -6,6 +6,9 @@
     GET    /api/jobs/<id>     ?log=0..5000 (200)  -> the job, its metrics and its log's tail
     DELETE /api/jobs/<id>     -> {"id", "status"} (cancel: a running job stops at its next step)
 
+(The app also serves ``POST /api/training/frame``, one frame of the explorer's live training
+for the page's player: callbacks.explorer.training; this module answers its other methods.)
+
 The types and parameters are those of ``bnviz jobs submit`` (the image experiments), checked
 by the same parameter layer (a bad one: 400 with its one-line message, the flag named). When
 ``BNVIZ_JOBS_TOKEN`` is set, POST and DELETE need ``Authorization: Bearer <token>`` (401
@@ -153,15 +156,20 @@ def _number(name: str, default: int, lo: int, hi: int) -> int:
 
 
 #: The methods of each route (an OPTIONS request and a 405 name them in Allow).
-_ALLOWED = {"jobs": "GET, HEAD, OPTIONS, POST", "job": "DELETE, GET, HEAD, OPTIONS"}
+_ALLOWED = {"jobs": "GET, HEAD, OPTIONS, POST", "job": "DELETE, GET, HEAD, OPTIONS",
+            "training": "OPTIONS, POST"}
 _ANY = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def _route_of(path: str) -> str | None:
-    """Which route of the API a path is ("jobs", "job"), None for no route."""
+    """Which route of the API a path is ("jobs", "job", "training": the explorer's live
+    training frames, registered by the app: callbacks.explorer.training), None for no
+    route."""
     parts = path.split("/")[2:]  # without "", "api"
     if parts == ["jobs"]:
         return "jobs"
+    if parts == ["training", "frame"]:
+        return "training"
     if len(parts) == 2 and parts[0] == "jobs" and parts[1]:
         return "job"
     return None

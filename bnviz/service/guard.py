@@ -3,9 +3,11 @@ the dashboard.
 
 * A body over its cap gets ``413`` before one byte of it is read: the cap is
   ``max_callback_body`` for the Dash callback route (uploads travel inside callback requests
-  as base64, so it is the upload limit plus room for the JSON around it) and ``max_body`` for
-  every other route. A body without ``Content-Length`` (chunked) is read up to the cap and
-  refused past it; it is never buffered whole.
+  as base64, so it is the upload limit plus room for the JSON around it) and for the routes
+  named in ``state_paths`` (the live training's frames, which carry the trainers' state the
+  browser keeps), and ``max_body`` for every other route. A body without
+  ``Content-Length`` (chunked) is read up to the cap and refused past it; it is never
+  buffered whole.
 * A callback request that is not what Dash's client sends (not JSON, not an object, an
   ``output`` that is no registered callback, ``inputs``/``state`` not lists of
   ``{"id", "property"}`` items, a URL part of dcc.Location that is not text) gets ``400`` with
@@ -86,9 +88,11 @@ class RequestGuard:
     def __init__(self, app: Callable, callback_path: str,
                  known_outputs: Callable[[], Iterable[str]],
                  max_body: int = DEFAULT_MAX_BODY,
-                 max_callback_body: int = DEFAULT_MAX_CALLBACK_BODY):
+                 max_callback_body: int = DEFAULT_MAX_CALLBACK_BODY,
+                 state_paths: Iterable[str] = ()):
         self.app, self.callback_path, self.known_outputs = app, callback_path, known_outputs
         self.max_body, self.max_callback_body = max_body, max_callback_body
+        self.state_paths = frozenset(state_paths)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:
@@ -106,8 +110,9 @@ class RequestGuard:
     def _check(self, environ: dict) -> None:
         if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
             return
-        callback = environ.get("PATH_INFO", "") == self.callback_path
-        cap = self.max_callback_body if callback else self.max_body
+        path = environ.get("PATH_INFO", "")
+        callback = path == self.callback_path
+        cap = self.max_callback_body if callback or path in self.state_paths else self.max_body
         raw_length = environ.get("CONTENT_LENGTH") or ""
         if raw_length:
             try:

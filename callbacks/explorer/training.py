@@ -1,23 +1,33 @@
 """The explorer's live training ("Watch it learn" tab): play, pause, step, reset, replay.
 
-Each frame is one short request (about 25 ms of work at 4x8 on 100 points; one in flight
-at a time): the request sends the trainers' states
-(:meth:`bnviz.views.trainer.Trainer.state`, a few kB each, kept in the browser tab), the
-server restores them, trains ``steps per frame`` steps, cuts the exact partition and answers
-with the frame; nothing is kept on the server, so any web process serves the next frame and a
-restart loses nothing.  The frame's numbers are appended to the history (a Patch: the
-history is never sent back); the replay slider redraws a recorded frame by training again up
-to its step (deterministic: the same frame).
-Changing the network or the data starts the run again from step 0.
+Each frame is one short request to ``POST /api/training/frame`` (about 20 ms of work at 4x8
+on 100 points), made by the tab's player in the browser (assets/training.js), which draws the
+answer with Plotly.react straight away and asks for the next frame as soon as an answer
+arrives (one in flight at a time): no Dash round per frame, so a frame costs the request and
+one redraw (issue 19: at least 10 frames a second).  The request carries the explorer's
+controls, the tab's and the trainers' states (:meth:`bnviz.views.trainer.Trainer.state`, a
+few kB each, kept in the browser tab); the server restores them, trains ``steps per frame``
+steps, cuts the exact partition and answers with the frame's figure
+(:func:`~callbacks.explorer.training_figures.frame_figure`, the one description of the view),
+its numbers and the new states.  Nothing is kept on the server: any web process serves the
+next frame and a restart loses nothing.  On pause the player hands the states, the frames'
+numbers and the last figure to the page's stores (``dash_clientside.set_props``); the replay
+slider redraws a recorded frame by training again up to its step (deterministic: the same
+frame).  Changing the network or the data starts the run again from step 0.
+
+Requests are checked as the jobs API checks its own (:func:`frame_answer`): a body that is
+not the player's, a bad control or a crafted state is ``400 {"error": one line}``; a run
+that cannot go on (the step cap, a frame over the region cap) is ``422`` with the reason.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, replace
 
 import numpy as np
-from dash import Input, Output, Patch, State, callback, clientside_callback, ctx, no_update
+from dash import Input, Output, State, callback, clientside_callback, no_update
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import InputError, LiveTrainingParams, parse
@@ -27,20 +37,24 @@ from callbacks.background import one_line
 from callbacks.explorer import ids
 from callbacks.explorer.state import CONTROLS, settings_from_controls
 from callbacks.explorer.training_figures import curve_point, curves_figure, frame_figure
+from layouts.explorer import TRAIN_BOXES
 
-__all__ = ["extension", "play", "replay", "tick"]
+__all__ = ["ROUTE", "add_training_route", "frame_answer", "replay"]
 
-LABELS = {"lr": "learning rate", "batch_size": "training batch", "steps": "steps per frame",
+#: The player's route (the request guard gives it the callbacks' body cap: states of wide
+#: networks with Adam's moments reach a few hundred kB).
+ROUTE = "/api/training/frame"
+LABELS = {"lr": "learning rate", "batch": "training batch", "steps": "steps per frame",
           "optimizer": "optimiser", "n": "points", "depth": "depth L", "width": "width",
-          "seed": "weight seed"}
-#: The least time between two frames while playing (ms): 12 frames a second at most.
-FRAME_MS = 80
-#: While playing, the curves are extended every CURVE_FRAMES frames.
+          "seed": "weight seed", "batch_size": "training batch"}
+#: The least time between two frames while playing (ms): 20 frames a second at most.
+FRAME_MS = 50
+#: While playing, the curves are extended every CURVE_FRAMES frames (each redraws them).
 CURVE_FRAMES = 4
-#: A frame asked for and not back after this long (ms) is asked for again.
-STALLED_MS = 5000
 #: Frames kept for the replay slider (each: its numbers, a few hundred bytes).
 MAX_HISTORY = TRAIN_LIMITS["frames"][1]
+#: The fields of a frame request (besides "controls" and "state").
+REQUEST_FIELDS = ("lr", "batch", "optimizer", "steps", "side", "projector", "reset")
 
 _TRAINING = [State(ids.TRAIN_LR, "value"), State(ids.TRAIN_BATCH, "value"),
              State(ids.TRAIN_OPTIMIZER, "value"), State(ids.TRAIN_STEPS, "value"),
@@ -75,9 +89,20 @@ def _panels(frames: dict, ghosts: dict | None) -> list[dict]:
                     "facets": (np.concatenate(earlier) if earlier else np.zeros((0, 4)),
                                part.layers[-1].facets),
                     "boundary": part.decision_boundary,
-                    "ghost": None if not ghosts or mode not in ghosts
-                    else np.asarray(ghosts[mode], dtype=float).reshape(-1, 4)})
+                    "ghost": _ghost((ghosts or {}).get(mode))})
     return out
+
+
+def _ghost(segments: object) -> np.ndarray | None:
+    """The previous frame's boundary as the browser sent it back: (S, 4) finite numbers, or
+    nothing (a mangled one is not drawn)."""
+    try:
+        g = np.asarray(segments, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if g.size == 0 or g.size % 4 or g.size > 4 * 100_000 or not np.isfinite(g).all():
+        return None
+    return g.reshape(-1, 4)
 
 
 def _data(p: LiveTrainingParams, data_seed: int, shift):
@@ -87,83 +112,69 @@ def _data(p: LiveTrainingParams, data_seed: int, shift):
     return data.points, np.asarray(data.labels) % 2
 
 
-@callback(Output(ids.TRAIN_TIMER, "disabled"), Output(ids.TRAIN_PLAY, "children"),
-          Output(ids.GRAPH_CURVES, "extendData", allow_duplicate=True),
-          Output(ids.TRAIN_STATE, "data", allow_duplicate=True),
-          Input(ids.TRAIN_PLAY, "n_clicks"), State(ids.TRAIN_TIMER, "disabled"),
-          State(ids.TRAIN_STATE, "data"), prevent_initial_call=True)
-def play(_n, disabled, state):
-    """Play / pause: the timer runs while playing; a pause draws the curve points still
-    waiting (:func:`tick` extends the curves a few frames at a time)."""
-    playing = bool(disabled)  # it was paused: play now
-    pending = state.get("pending") if isinstance(state, dict) else None
-    if playing or not isinstance(pending, list) or not pending:
-        return not playing, "⏸ pause" if playing else "▶ play", no_update, no_update
-    cleared = Patch()
-    cleared["pending"] = []
-    return True, "▶ play", extension(pending), cleared
+def _request(body: object) -> dict:
+    """The frame request's fields, checked for shape (the values are the parameter layer's):
+    InputError names what is wrong."""
+    if not isinstance(body, dict):
+        raise InputError("a frame request is a JSON object")
+    unknown = set(body) - {"controls", "state", *REQUEST_FIELDS}
+    if unknown:
+        raise InputError(f"unknown field {sorted(unknown)[0][:40]!r}")
+    controls = body.get("controls")
+    if not isinstance(controls, dict) or set(controls) - set(CONTROLS):
+        raise InputError("controls: an object of the explorer's controls")
+    for flag in ("side", "projector", "reset"):
+        if not isinstance(body.get(flag, False), bool):
+            raise InputError(f"{flag}: true or false")
+    state = body.get("state")
+    if state is not None and not isinstance(state, dict):
+        raise InputError("state: the last frame's state, or null")
+    return body
 
 
-# One frame in flight at a time: the timer's ticks ask the server for a frame only when the
-# last one has arrived (or failed) and FRAME_MS have passed since it was asked for.  A plain
-# timer would send requests that overtake each other (the page keeps only the last answer),
-# and a chain "frame arrived -> ask again" is a circular dependency, which Dash refuses.
-clientside_callback(
-    f"""function(n) {{
-        const t = window.bnvizTraining || (window.bnvizTraining = {{busy: false, at: 0}});
-        const now = Date.now();
-        if ((t.busy && now - t.at < {STALLED_MS}) || now - t.at < {FRAME_MS}) {{
-            return window.dash_clientside.no_update;
-        }}
-        t.busy = true;
-        t.at = now;
-        return n;
-    }}""",
-    Output(ids.TRAIN_GO, "data"), Input(ids.TRAIN_TIMER, "n_intervals"),
-    prevent_initial_call=True)
-clientside_callback(
-    """function() {
-        if (window.bnvizTraining) { window.bnvizTraining.busy = false; }
-        return window.dash_clientside.no_update;
-    }""",
-    Output(ids.TRAIN_SINK, "children"), Input(ids.TRAIN_STATE, "data"),
-    Input(ids.TRAIN_MESSAGE, "children"), prevent_initial_call=True)
+def frame_answer(body: object) -> tuple[int, dict]:
+    """One frame of the player's run: (HTTP status, JSON answer) for a request body.
 
-
-@callback(Output(ids.TRAIN_STATE, "data"), Output(ids.GRAPH_TRAIN, "figure"),
-          Output(ids.GRAPH_CURVES, "figure"), Output(ids.GRAPH_CURVES, "extendData"),
-          Output(ids.TRAIN_HISTORY, "data"),
-          Output(ids.TRAIN_COUNTER, "children"), Output(ids.TRAIN_SCRUB, "max"),
-          Output(ids.TRAIN_SCRUB, "value"), Output(ids.TRAIN_MESSAGE, "children"),
-          Output(ids.TRAIN_TIMER, "disabled", allow_duplicate=True),
-          Output(ids.TRAIN_PLAY, "children", allow_duplicate=True),
-          Input(ids.TRAIN_GO, "data"), Input(ids.TRAIN_STEP, "n_clicks"),
-          Input(ids.TRAIN_RESET, "n_clicks"), _SETTINGS, *_TRAINING,
-          State(ids.TRAIN_STATE, "data"), State(ids.TRAIN_SCRUB, "max"),
-          State(ids.PROJECTOR, "value"), prevent_initial_call=True)
-def tick(_n, _step, _reset, controls, lr, batch, optimizer, steps, side, state, last, projector):
-    """One frame: restore, train ``steps per frame`` steps, cut, draw (module docstring)."""
+    200: ``{"state", "figure", "counter", "entry", "points", "fresh", "curves"?}``: the
+    trainers' new states (the next request sends them back), the frame's figure, the
+    counter's text, its numbers for the replay slider (step, loss, accuracy, distance,
+    regions per mode) and for the curves ((trace, step, value) to extend them with),
+    whether the run started again from step 0 (a first frame, reset, or other settings:
+    then "curves" is the curves' new figure).  400 or 422: ``{"error": one line}``
+    (module docstring)."""
     try:
-        p, data_seed, shift = _params(controls, lr, batch, optimizer, steps)
+        body = _request(body)
+        p, data_seed, shift = _params(body["controls"], body.get("lr"), body.get("batch"),
+                                      body.get("optimizer"), body.get("steps"))
     except InputError as exc:
-        return (*(no_update,) * 8, one_line(exc), True, "▶ play")
+        return 400, {"error": one_line(exc)}
+    side, projector, state = body.get("side", False), body.get("projector", False), \
+        body.get("state")
     modes = MODES if side else (p.mode,)
     key = _key(p, data_seed, shift, modes)
-    reset = ctx.triggered_id == ids.TRAIN_RESET
-    fresh = reset or not isinstance(state, dict) or state.get("key") != key
-    done = 0 if fresh else next(iter(state.get("states", {}).values()), {}).get("steps", 0)
-    if isinstance(done, int) and done + p.steps > TRAIN_LIMITS["steps"][1]:
-        return (*(no_update,) * 8, f"paused at {done} steps, the most one run may train: "
-                "reset to start again", True, "▶ play")
+    fresh = body.get("reset", False) or state is None or state.get("key") != key
+    states = None if fresh else state.get("states")
+    done = 0
+    if not fresh:
+        first = next(iter(states.values()), None) if isinstance(states, dict) else None
+        done = first.get("steps") if isinstance(first, dict) else None
+        if not isinstance(done, int) or isinstance(done, bool):
+            return 400, {"error": "state: not a training state; reset to start again"}
+    if done + p.steps > TRAIN_LIMITS["steps"][1]:
+        return 422, {"error": f"paused at {done} steps, the most one run may train: reset to "
+                              "start again"}
     try:
-        frames, states = live_step(p, data_seed, shift, modes,
-                                   None if fresh else state.get("states"), EXPLORER_MAX_REGIONS)
-    except (PartitionTooLarge, InputError, ValueError) as exc:
-        return (*(no_update,) * 8, f"stopped: {one_line(exc)}", True, "▶ play")
+        frames, states = live_step(p, data_seed, shift, modes, states, EXPLORER_MAX_REGIONS)
+    except InputError as exc:
+        return 400, {"error": one_line(exc)}
+    except ValueError as exc:  # a crafted or mangled state
+        return 400, {"error": f"state: {one_line(exc)}"}
+    except PartitionTooLarge as exc:
+        return 422, {"error": f"stopped: {one_line(exc)}"}
     points, labels = _data(p, data_seed, shift)
     ghosts = None if fresh else state.get("ghosts")
-    figure = frame_figure(_panels(frames, ghosts), points, labels,
-                          frames[modes[0]].partition.box, bool(projector))
+    figure = frame_figure(_panels(frames, ghosts if isinstance(ghosts, dict) else None),
+                          points, labels, frames[modes[0]].partition.box, projector)
     entry = {"step": frames[modes[0]].step,
              "loss": {m: f.loss for m, f in frames.items()},
              "accuracy": {m: f.accuracy for m, f in frames.items()},
@@ -176,36 +187,74 @@ def tick(_n, _step, _reset, controls, lr, batch, optimizer, steps, side, state, 
     counter = f"step {entry['step']}" + "".join(
         f" · {m.replace('_', ' ')}: loss {f.loss:.3f}, accuracy {f.accuracy:.0%}"
         for m, f in frames.items())
+    answer = {"state": new_state, "figure": figure, "counter": counter, "entry": entry,
+              "fresh": fresh, "points": curve_point(modes, entry)}
     if fresh:
-        history, curves, index = [entry], curves_figure(modes, [entry], bool(projector)), 0
-    else:
-        index = min((last or 0) + 1, MAX_HISTORY - 1)
-        history = Patch()
-        if index == MAX_HISTORY - 1:
-            del history[0]
-        history.append(entry)
-        # the curves grow by Plotly.extendTraces (no new figure), CURVE_FRAMES frames at a
-        # time while playing: each extension redraws the curves (~30 ms in a browser)
-        pending = [*state.get("pending", []), *curve_point(modes, entry)]
-        if ctx.triggered_id == ids.TRAIN_GO and len(pending) < CURVE_FRAMES * 3 * len(modes):
-            new_state["pending"] = pending
-            return (new_state, figure, no_update, no_update, history, counter, index, index,
-                    no_update, no_update, no_update)
-        return (new_state, figure, no_update, extension(pending), history, counter, index,
-                index, no_update, no_update, no_update)
-    return (new_state, figure, curves, no_update, history, counter, index, index, "",
-            no_update, no_update)
+        answer["curves"] = curves_figure(modes, [entry], projector)
+    return 200, answer
 
 
-def extension(pending: list) -> tuple[dict, list[int]] | object:
-    """Curve points waiting to be drawn, as dcc.Graph's ``extendData``."""
-    if not pending:
-        return no_update
-    traces = sorted({int(t) for t, _, _ in pending})
-    xs = {t: [x for u, x, _ in pending if u == t] for t in traces}
-    ys = {t: [y for u, _, y in pending if u == t] for t in traces}
-    return {"x": [xs[t] for t in traces], "y": [ys[t] for t in traces]}, traces
+def _finite(value: object) -> object:
+    """JSON has no NaN: a mean distance with no boundary (NaN) travels as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
+
+def add_training_route(server) -> None:
+    """Register ``POST /api/training/frame`` (:func:`frame_answer`) on the Flask server; the
+    jobs API's catch-all answers its other methods (405, OPTIONS)."""
+    from flask import Response, request
+
+    def frame() -> Response:
+        try:
+            body = json.loads(request.get_data() or b"")
+        except (ValueError, UnicodeDecodeError):
+            status, answer = 400, {"error": "a frame request is JSON"}
+        else:
+            status, answer = frame_answer(body)
+        return Response(json.dumps(_finite(answer), separators=(",", ":")), status=status,
+                        mimetype="application/json")
+
+    server.add_url_rule(ROUTE, "training_frame", frame, methods=["POST"],
+                        provide_automatic_options=False)
+
+
+# The player (assets/training.js) follows the tab's buttons and every control it sends: play,
+# pause, step and reset start or stop it; any other input only updates what the next frame
+# request carries.  It reads the last run's state and frames from the stores when it starts.
+_PLAYER = {
+    "route": ROUTE, "frameMs": FRAME_MS, "curveFrames": CURVE_FRAMES,
+    "maxHistory": MAX_HISTORY, "controls": list(CONTROLS),
+    "ids": {"play": ids.TRAIN_PLAY, "step": ids.TRAIN_STEP, "reset": ids.TRAIN_RESET,
+            "graph": ids.GRAPH_TRAIN, "curves": ids.GRAPH_CURVES, "counter": ids.TRAIN_COUNTER,
+            "message": ids.TRAIN_MESSAGE, "state": ids.TRAIN_STATE,
+            "history": ids.TRAIN_HISTORY, "scrub": ids.TRAIN_SCRUB}}
+clientside_callback(
+    f"""function() {{
+        return window.bnvizTraining.control({json.dumps(_PLAYER)}, Array.from(arguments));
+    }}""",
+    Output(ids.TRAIN_PLAY, "children"),
+    Input(ids.TRAIN_PLAY, "n_clicks"), Input(ids.TRAIN_STEP, "n_clicks"),
+    Input(ids.TRAIN_RESET, "n_clicks"),
+    *[Input(cid, "value") for cid in CONTROLS.values()],
+    Input(ids.TRAIN_LR, "value"), Input(ids.TRAIN_BATCH, "value"),
+    Input(ids.TRAIN_OPTIMIZER, "value"), Input(ids.TRAIN_STEPS, "value"),
+    Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"),
+    State(ids.TRAIN_STATE, "data"), State(ids.TRAIN_HISTORY, "data"))
+
+# BN vs no BN: the three panels take the column's width, the curves go below them.
+clientside_callback(
+    f"""function(side) {{
+        const boxes = {json.dumps({str(k).lower(): v for k, v in TRAIN_BOXES.items()})};
+        return boxes[side === true ? "true" : "false"];
+    }}""",
+    Output(ids.TRAIN_FRAME_BOX, "className"), Output(ids.TRAIN_CURVES_BOX, "className"),
+    Input(ids.TRAIN_SIDE, "value"), prevent_initial_call=True)
 
 # The slider follows the latest frame while playing; only a frame the user scrubs back to
 # reaches the server (in the browser: no request a frame for the slider's own moves).

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING
-from callbacks.plotting import Figure, axis, line, panel_axes, sizes, typed_array
+from callbacks.plotting import Figure, axis, panel_axes, sizes, typed_array
+from callbacks.plotting import line as segment_line
 
 __all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure"]
 
@@ -26,11 +27,19 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                  projector: bool = False) -> Figure:
     """One panel per mode: ``panels`` are dicts with "mode", "step", "loss", "accuracy",
     "regions" (the last layer's), "facets" (the earlier layers' and the last layer's, as
-    (S, 4) arrays), "boundary" and "ghost" (the previous frame's boundary, or None)."""
+    (S, 4) arrays), "boundary" and "ghost" (the previous frame's boundary, or None).
+
+    Every trace is WebGL (scattergl): a frame is redrawn ten times a second or more, and
+    plotly.js redraws these lines and points about 3x faster in WebGL than in SVG (measured
+    in headless Chromium: 19 ms against 64 ms at 4x8; 28 against 115 side by side)."""
     st = sizes(projector)
     traces, layout = [], {}
     pts = points.astype(np.float32)
     x0, x1, y0, y1 = box
+
+    def line(*args) -> dict:
+        return segment_line(*args) | {"type": "scattergl"}
+
     for k, (panel, domain) in enumerate(zip(panels, _domains(len(panels)), strict=True), 1):
         xa, ya, xkey, ykey = panel_axes(k)
         earlier, last = panel["facets"]
@@ -48,7 +57,8 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                                PARTITION.boundary_name, first, (xa, ya)))
         for c, colour in enumerate(JITTER.class_colours):
             sel = labels == c
-            traces.append({"type": "scatter", "mode": "markers", "x": typed_array(pts[sel, 0]),
+            traces.append({"type": "scattergl", "mode": "markers",
+                           "x": typed_array(pts[sel, 0]),
                            "y": typed_array(pts[sel, 1]),
                            "name": JITTER.class_name.format(label=c), "showlegend": first,
                            "marker": {"color": colour, "size": st["marker"] + 1,
@@ -56,17 +66,28 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                            "hoverinfo": "skip", "xaxis": xa, "yaxis": ya})
         layout[xkey] = axis(x0, x1, domain=list(domain), constrain="domain")
         layout[ykey] = axis(y0, y1, scaleanchor=xa, constrain="domain")
-        title = (TRAINING.frame_title if len(panels) == 1 else TRAINING.panel_title).format(
+        # the step, loss and accuracy are in the tab's counter, above the graph
+        title = TRAINING.panel_title.format(
             mode=PARTITION.row_label(panel["mode"]), step=panel["step"], loss=panel["loss"],
             accuracy=panel["accuracy"], regions=panel["regions"])
         layout.setdefault("annotations", []).append(
             {"text": title, "xref": "paper", "yref": "paper", "x": sum(domain) / 2, "y": 1.0,
              "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-             "font": {"size": st["font"] - (2 if len(panels) > 1 else 0)}})
+             "font": {"size": st["font"] - 1}})
     return {"data": traces, "layout": layout | {
-        "margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "plot_bgcolor": "white",
-        "font": {"size": st["font"]}, "legend": {"orientation": "h", "y": -0.02},
-        "uirevision": "training", "hovermode": False, "dragmode": "pan"}}
+        "margin": {"l": 30, "r": 10, "t": 30, "b": 25}, "plot_bgcolor": "white",
+        "font": {"size": st["font"]}, "legend": _legend(len(panels), st["font"]),
+        "uirevision": "training", "hovermode": False, "dragmode": "pan",
+        "modebar": {"orientation": "v"}}}
+
+
+def _legend(panels: int, font: float) -> dict:
+    """One panel: the legend to its right (the square panel leaves the graph's width free);
+    side by side: one line below the panels."""
+    if panels == 1:
+        return {"orientation": "v", "x": 1.0, "xanchor": "left", "y": 0.5, "yanchor": "middle",
+                "font": {"size": font - 1}}
+    return {"orientation": "h", "y": -0.02, "font": {"size": font - 1}}
 
 
 def curves_figure(modes: tuple[str, ...], history: list[dict],

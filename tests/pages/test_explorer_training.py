@@ -1,23 +1,24 @@
-"""The explorer's "Watch it learn" tab (issue 19, items 1-2): its callbacks called as Dash
-calls them, and the real page in headless Chromium at a projector's size.
+"""The explorer's "Watch it learn" tab (issue 19, items 1-2): its frame route answering
+requests over HTTP (Flask's test client, the player's requests and crafted ones), the replay
+callback, and the real page in headless Chromium at a projector's size.
 
 A frame is exact: its region counts equal a fresh partition of the trainer's network, and a
 run continued frame by frame from the states the browser keeps equals one run of the same
 steps in one go (so any web process can serve the next frame).  Changing the network
 restarts the run, reset restarts it, the side-by-side switch trains BN, zero and random bias
-together, a bad control is one line and stops playing, the step cap pauses the run, and
-replaying a recorded frame draws that frame again.
+together, the curve points of each answer extend the curves into the figure the whole
+history draws, a bad request is a one-line 400 (never a 5xx), the step cap stops the run,
+and replaying a recorded frame draws that frame again.
 """
 
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
-from dash import Patch, no_update
 from dash.testing.wait import until
-from fuzzing import in_callback
 from selenium.webdriver.common.by import By
 
 from app import app
@@ -29,33 +30,42 @@ from bnviz.views.trainer import new_trainer
 from callbacks.explorer import ids
 from callbacks.explorer import training as ct
 from callbacks.explorer.state import control_values
+from callbacks.explorer.training_figures import curves_figure
 
 SETTINGS = ExplorerParams(depth=3, width=6, n_points=80, dataset="circles", data_seed=2,
                           weight_seed=5)
-TRAINING = (0.05, 16, "adam", 4)  # learning rate, batch, optimiser, steps per frame
+TRAINING = {"lr": 0.05, "batch": 16, "optimizer": "adam", "steps": 4}
 
 
-def _tick(state, controls=None, side=False, last=0, trigger=ids.TRAIN_GO + ".data",
-          training=TRAINING):
-    controls = control_values(SETTINGS) if controls is None else controls
-    return in_callback(ct.tick, trigger, 1, None, None, controls, *training, side, state,
-                       last, False)
+def _post(body, raw: bytes | None = None):
+    client = app.server.test_client()
+    response = client.post(ct.ROUTE, data=json.dumps(body) if raw is None else raw,
+                           content_type="application/json")
+    return response.status_code, response.get_json()
+
+
+def _frame(state, controls=None, side=False, reset=False, **training):
+    body = {"controls": control_values(SETTINGS) if controls is None else controls,
+            **TRAINING, **training, "side": side, "reset": reset, "state": state}
+    return _post(body)
 
 
 def _run(frames: int, side=False):
-    out = _tick(None, side=side)
-    outs = [out]
-    for i in range(frames - 1):
-        out = _tick(json.loads(json.dumps(out[0])), side=side, last=i)  # through JSON
-        outs.append(out)
-    return outs
+    answers, state = [], None
+    for _ in range(frames):
+        status, answer = _frame(state, side=side)
+        assert status == 200, answer
+        answers.append(answer)
+        state = answer["state"]
+    return answers
 
 
 def test_frames_continue_where_the_browser_left_them():
-    outs = _run(4)
-    assert [o[5].split(" ·")[0] for o in outs] == ["step 0", "step 4", "step 8", "step 12"]
-    assert [o[6] for o in outs] == [0, 1, 2, 3]  # the replay slider follows the last frame
-    assert isinstance(outs[0][4], list) and isinstance(outs[1][4], Patch)  # history appended
+    answers = _run(4)
+    assert [a["counter"].split(" ·")[0] for a in answers] == [
+        "step 0", "step 4", "step 8", "step 12"]
+    assert [a["fresh"] for a in answers] == [True, False, False, False]
+    assert [a["entry"]["step"] for a in answers] == [0, 4, 8, 12]
     # the same 12 steps in one go, on a trainer of the same settings
     data = make_dataset("circles", 80, 2)
     trainer = new_trainer(3, 6, "leaky_relu", 0.1, "bn", 5, data.points, data.labels, 16,
@@ -63,130 +73,208 @@ def test_frames_continue_where_the_browser_left_them():
     trainer.step(12)
     again = new_trainer(3, 6, "leaky_relu", 0.1, "bn", 5, data.points, data.labels, 16, 0.05,
                         "adam", box_from_extent(3.0))
-    again.restore(outs[-1][0]["states"]["bn"])
+    again.restore(answers[-1]["state"]["states"]["bn"])
     for w, v in zip(again.network().weights, trainer.network().weights, strict=True):
         np.testing.assert_array_equal(w, v)
     # the frame is exact: its counts are a fresh partition of that network
     net = trainer.network()
     part = compute_partition(net, data.points, box_from_extent(3.0),
                              stats=layer_statistics(net, data.points), device="cpu")
-    counter = outs[-1][5]
-    assert counter.startswith("step 12")
     regions = [len(lay.regions) for lay in part.layers]
-    title = outs[-1][1]["layout"]["annotations"][0]["text"]
+    assert answers[-1]["entry"]["regions"]["bn"] == regions
+    title = answers[-1]["figure"]["layout"]["annotations"][0]["text"]
     assert f"{regions[-1]} regions" in title
+    # every trace is WebGL, the previous frame's boundary is drawn from the second frame on
+    traces = answers[-1]["figure"]["data"]
+    assert {t["type"] for t in traces} == {"scattergl"}
+    assert len(traces) == len(answers[0]["figure"]["data"]) + 1
 
 
 def test_changing_the_network_or_reset_restarts():
-    outs = _run(2)
-    state = outs[-1][0]
-    controls = control_values(SETTINGS) | {"width": 5}
-    out = _tick(state, controls=controls, last=1)
-    assert out[5].startswith("step 0") and isinstance(out[4], list)
-    out = _tick(state, trigger=ids.TRAIN_RESET + ".n_clicks", last=1)
-    assert out[5].startswith("step 0")
+    state = _run(2)[-1]["state"]
+    status, answer = _frame(state, controls=control_values(SETTINGS) | {"width": 5})
+    assert status == 200 and answer["fresh"] and answer["counter"].startswith("step 0")
+    status, answer = _frame(state, reset=True)
+    assert status == 200 and answer["fresh"] and answer["counter"].startswith("step 0")
+    status, answer = _frame(state, steps=7)  # steps per frame do not restart it
+    assert status == 200 and not answer["fresh"] and answer["entry"]["step"] == 11
 
 
 def test_side_by_side_trains_three_modes_on_the_same_batches():
-    outs = _run(2, side=True)
-    states = outs[-1][0]["states"]
+    answers = _run(2, side=True)
+    states = answers[-1]["state"]["states"]
     assert set(states) == {"bn", "zero_bias", "random_bias"}
-    figure = outs[-1][1]
-    assert len(figure["layout"]["annotations"]) == 3
+    assert len(answers[-1]["figure"]["layout"]["annotations"]) == 3
     assert all(s["steps"] == 4 for s in states.values())
     # the same initial weights: W1 of the three differ only by their training
-    assert outs[0][0]["states"]["bn"]["params"][0] == outs[0][0]["states"]["zero_bias"][
-        "params"][0]
+    first = answers[0]["state"]["states"]
+    assert first["bn"]["params"][0] == first["zero_bias"]["params"][0]
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_the_points_extend_the_curves_into_the_whole_historys_figure(side):
+    """The player extends the first answer's curves with each answer's points; that must be
+    the figure the whole history draws (traces ordered panel by panel, mode by mode)."""
+    answers = _run(4, side=side)
+    curves = answers[0]["curves"]
+    for answer in answers[1:]:
+        assert "curves" not in answer
+        for trace, x, y in answer["points"]:
+            curves["data"][trace]["x"].append(x)
+            curves["data"][trace]["y"].append(y)
+    modes = tuple(answers[0]["entry"]["modes"])
+    whole = curves_figure(modes, [a["entry"] for a in answers])
+    assert [t["x"] for t in curves["data"]] == [t["x"] for t in whole["data"]]
+    assert [t["y"] for t in curves["data"]] == [t["y"] for t in whole["data"]]
+    assert len(whole["data"]) == 3 * len(modes)
 
 
 @pytest.mark.parametrize("training,words", [
-    ((0.0, 16, "adam", 4), "learning rate"),
-    ((0.05, 1, "adam", 4), "training batch"),
-    ((0.05, 16, "rmsprop", 4), "optimiser"),
-    ((0.05, 16, "adam", None), "steps per frame"),
+    ({"lr": 0.0}, "learning rate"),
+    ({"batch": 1}, "training batch"),
+    ({"optimizer": "rmsprop"}, "optimiser"),
+    ({"steps": None}, "steps per frame"),
+    ({"steps": 10 ** 9}, "steps per frame"),
 ])
-def test_bad_controls_say_why_and_stop_playing(training, words):
-    out = _tick(None, training=training)
-    assert out[0] is no_update and out[1] is no_update
-    assert words in out[8] and "\n" not in out[8]
-    assert out[9] is True  # the timer stops
+def test_bad_controls_are_a_one_line_400(training, words):
+    status, answer = _frame(None, **training)
+    assert status == 400 and words in answer["error"] and "\n" not in answer["error"]
+
+
+@pytest.mark.parametrize("body,words", [
+    ([1, 2], "JSON object"),
+    ({"controls": [], "state": None}, "controls"),
+    ({"controls": {"depth": 3, "bogus": 1}}, "controls"),
+    ({"controls": {}, "side": "yes"}, "side"),
+    ({"controls": {}, "reset": 1}, "reset"),
+    ({"controls": {}, "state": "abc"}, "state"),
+    ({"controls": {}, "evil": 1}, "unknown field"),
+    ({"controls": {"sigma_s": "x"}}, "σ"),
+])
+def test_a_request_not_the_players_is_a_400(body, words):
+    status, answer = _post(body)
+    assert status == 400 and words in answer["error"], answer
 
 
 @pytest.mark.parametrize("broken", [
-    lambda s: s["params"].__setitem__(0, "not base64!"),
-    lambda s: s["params"].__setitem__(0, "AAAA"),
-    lambda s: s["params"].__setitem__(0, None),
-    lambda s: s.__setitem__("params", 5),
-    lambda s: s.pop("opt"),
-    lambda s: s.__setitem__("opt", [{"exp_avg": []}]),
+    lambda s: s["states"]["bn"]["params"].__setitem__(0, "not base64!"),
+    lambda s: s["states"]["bn"]["params"].__setitem__(0, "AAAA"),
+    lambda s: s["states"]["bn"]["params"].__setitem__(0, None),
+    lambda s: s["states"]["bn"].__setitem__("params", 5),
+    lambda s: s["states"]["bn"].pop("opt"),
+    lambda s: s["states"]["bn"].__setitem__("opt", [{"exp_avg": []}]),
+    lambda s: s["states"]["bn"].__setitem__("steps", "many"),
+    lambda s: s.__setitem__("states", []),
+    lambda s: s.__setitem__("states", {"bn": 3}),
 ])
 def test_a_crafted_state_is_refused_not_raised(broken):
-    """The state comes from the browser: a mangled one is a one-line message."""
-    state = _run(2)[1][0]
-    broken(state["states"]["bn"])
-    out = _tick(state)
-    assert out[0] is no_update and "training state" in out[8] and out[9] is True
+    """The state comes from the browser: a mangled one is a one-line 400."""
+    state = _run(2)[1]["state"]
+    broken(state)
+    status, answer = _frame(state)
+    assert status == 400 and "state" in answer["error"] and "\n" not in answer["error"]
 
 
-def test_the_step_cap_pauses_the_run(monkeypatch):
+@pytest.mark.parametrize("ghost", [[[1, 2, 3]], "x", [[float("inf")] * 4], {"a": 1}])
+def test_a_mangled_ghost_is_not_drawn(ghost):
+    first = _run(1)[0]
+    state = first["state"]
+    state["ghosts"]["bn"] = ghost
+    status, answer = _frame(state)
+    assert status == 200
+    assert len(answer["figure"]["data"]) == len(first["figure"]["data"])  # no ghost trace
+
+
+def test_the_step_cap_stops_the_run(monkeypatch):
     monkeypatch.setitem(ct.TRAIN_LIMITS, "steps", (0, 6))
-    outs = _run(2)
-    out = _tick(outs[-1][0], last=1)
-    assert out[0] is no_update and "paused at 4 steps" in out[8] and out[9] is True
+    state = _run(2)[-1]["state"]
+    status, answer = _frame(state)
+    assert status == 422 and "paused at 4 steps" in answer["error"]
 
 
-def test_curves_grow_a_few_frames_at_a_time_and_on_pause():
-    """While playing, curve points wait in the state and are drawn CURVE_FRAMES frames at a
-    time (extendData); a pause draws those still waiting and stops the timer."""
-    outs = _run(ct.CURVE_FRAMES + 1)
-    extended = [o[3] for o in outs[1:]]
-    assert all(e is no_update for e in extended[:-1])
-    data, traces = extended[-1]
-    assert traces == [0, 1, 2] and [len(x) for x in data["x"]] == [ct.CURVE_FRAMES] * 3
-    out = _tick(outs[-1][0], last=ct.CURVE_FRAMES)  # one point waits again
-    assert len(out[0]["pending"]) == 3
-    disabled, label, extend, cleared = ct.play(1, False, out[0])  # pause
-    assert disabled is True and label.endswith("play")
-    assert [len(x) for x in extend[0]["x"]] == [1, 1, 1] and isinstance(cleared, Patch)
-    assert ct.play(2, True, out[0])[0] is False  # play again
+def test_the_route_answers_json_to_any_method_and_body():
+    client = app.server.test_client()
+    got = client.get(ct.ROUTE)
+    assert got.status_code == 405 and got.headers["Allow"] == "OPTIONS, POST"
+    assert "error" in got.get_json()
+    options = client.options(ct.ROUTE)
+    assert options.status_code == 204 and "POST" in options.headers["Allow"]
+    status, answer = _post(None, raw=b"{not json")
+    assert status == 400 and answer["error"] == "a frame request is JSON"
+    status, answer = _post(None, raw=b"\xff\xfe")
+    assert status == 400
+    # the trainers' state of a wide network is larger than the 64 kB of other routes: the
+    # route has the callbacks' cap (a 200 kB state is read, and refused as a state)
+    big = {"controls": control_values(SETTINGS), **TRAINING,
+           "state": {"key": "x", "states": {"bn": {"params": ["A" * 200_000]}}}}
+    status, answer = _post(big)
+    assert status == 200 and answer["fresh"]  # another run's key: a fresh start
+    response = client.post(ct.ROUTE, data=b"{" + b" " * (3 * 2 ** 20) + b"}",
+                           content_type="application/json")
+    assert response.status_code == 413
 
 
 def test_replay_draws_a_recorded_frame_again():
-    outs = _run(3)
-    history = [outs[0][4]] + [{"step": 4 * i, "modes": ["bn"]} for i in (1, 2)]
-    figure, text = ct.replay(1, 2, history, control_values(SETTINGS), *TRAINING, False, False)
-    live = outs[1][1]["layout"]["annotations"][0]["text"]
+    answers = _run(3)
+    history = [a["entry"] for a in answers]
+    figure, text = ct.replay(1, 2, history, control_values(SETTINGS), 0.05, 16, "adam", 4,
+                             False, False)
+    live = answers[1]["figure"]["layout"]["annotations"][0]["text"]
     assert figure["layout"]["annotations"][0]["text"] == live
+    live_traces = {t["name"]: t for t in answers[1]["figure"]["data"]}
+    for trace in figure["data"]:  # the same facets and boundary (the live one has a ghost)
+        assert json.dumps(trace) == json.dumps(live_traces[trace["name"]])
     assert text.startswith("replaying step 4")
+
+
+def _step_of(dash_duo) -> int:
+    text = dash_duo.find_element(f"#{ids.TRAIN_COUNTER}").text
+    return int(text.split()[1]) if text.startswith("step ") else -1
 
 
 @pytest.mark.browser
 def test_play_pause_at_projector_size(dash_duo):
+    """Play draws frames; pause stops within the frame in flight and hands the run to the
+    page: the replay slider's last position is the last frame, the curves hold every frame,
+    and the frame, the curves and the slider are on the first screen at 1280x720."""
     dash_duo.driver.set_window_size(1280, 720)
     dash_duo.start_server(app)
     dash_duo.driver.get(dash_duo.server_url + "/?view=training")
     dash_duo.wait_for_element(f"#{ids.TRAIN_PLAY}", timeout=20)
     dash_duo.find_element(f"#{ids.TRAIN_PLAY}").click()
-    counter = f"#{ids.TRAIN_COUNTER}"
-
-    def step() -> int:
-        text = dash_duo.find_element(counter).text
-        return int(text.split()[1]) if text.startswith("step ") else -1
-
-    until(lambda: step() >= 20, timeout=30)
+    until(lambda: _step_of(dash_duo) >= 40, timeout=30)
     dash_duo.find_element(f"#{ids.TRAIN_PLAY}").click()  # pause
     until(lambda: dash_duo.find_element(f"#{ids.TRAIN_PLAY}").text.endswith("play"), 5)
-    paused = step()
-    dash_duo.driver.implicitly_wait(0)
-    import time
-
     time.sleep(1.0)
-    assert step() <= paused + 5  # at most the frame in flight (5 steps a frame)
-    graph = dash_duo.find_element(f"#{ids.GRAPH_TRAIN}")
-    assert graph.is_displayed() and graph.rect["y"] + 100 < 720  # in the first screen
-    frames = dash_duo.driver.execute_script(
-        f"return document.querySelector('#{ids.GRAPH_TRAIN} .js-plotly-plot').data.length")
-    assert frames >= 5
+    paused = _step_of(dash_duo)
+    time.sleep(1.0)
+    assert _step_of(dash_duo) == paused  # stopped
+    frames = paused // 5 + 1
+    driver = dash_duo.driver
+    curves = driver.execute_script(
+        f"return document.querySelector('#{ids.GRAPH_CURVES} .js-plotly-plot').data"
+        ".map(t => t.x.length)")
+    assert curves == [frames] * 3
+    handle = dash_duo.find_element(f"#{ids.TRAIN_SCRUB} .rc-slider-handle, "
+                                   f"#{ids.TRAIN_SCRUB} [role=slider]")
+    assert handle.get_attribute("aria-valuenow") == str(frames - 1)
+    assert driver.execute_script(
+        f"return document.querySelector('#{ids.GRAPH_TRAIN} .js-plotly-plot').data[0].type"
+    ) == "scattergl"
+    height = driver.execute_script("return window.innerHeight")
+    for box in (ids.GRAPH_TRAIN, ids.GRAPH_CURVES, ids.TRAIN_SCRUB):
+        rect = dash_duo.find_element(f"#{box}").rect
+        assert rect["y"] + rect["height"] <= height, box  # in the first screen
     assert dash_duo.find_element(f"#{ids.TRAIN_MESSAGE}").text == ""
-    assert dash_duo.driver.find_elements(By.CSS_SELECTOR, f"#{ids.GRAPH_CURVES} .scatterlayer")
+    # one step more, then side by side: three panels across the column, curves below
+    dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
+    until(lambda: _step_of(dash_duo) == paused + 5, 10)
+    dash_duo.find_element(f"#{ids.TRAIN_SIDE}").click()
+    dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
+    until(lambda: "random bias" in dash_duo.find_element(f"#{ids.TRAIN_COUNTER}").text, 20)
+    assert _step_of(dash_duo) == 0  # another run: from step 0
+    frame = dash_duo.find_element(f"#{ids.TRAIN_FRAME_BOX}").rect
+    below = dash_duo.find_element(f"#{ids.TRAIN_CURVES_BOX}").rect
+    assert below["y"] >= frame["y"] + frame["height"] - 1
+    assert dash_duo.driver.find_elements(By.CSS_SELECTOR, f"#{ids.GRAPH_TRAIN} .gl-canvas")
     assert dash_duo.get_logs() == []
