@@ -57,11 +57,21 @@
                 /* scatter traces draw in order, above the region fill: ghosts first */
                 return Object.assign({}, fig, {data: ghosts.concat(fig.data)});
             },
-            /* The play button sweeps the step's slider; each timer tick moves it one step. */
+            /* The play button sweeps the step's slider; each timer tick moves it one step
+               (or plays the figure's frames: the training step). */
             play: function (_clicks, _ticks, anim, mu, sigma) {
                 const no = window.dash_clientside.no_update;
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 if (!anim) { return [no, no, true]; }
+                if (anim.frames) {  /* the figure's recorded frames: plotly.js plays them */
+                    const gd = document.querySelector("#lecture-graph .js-plotly-plot");
+                    if (trig === "lecture-play" && gd && window.Plotly) {
+                        window.Plotly.animate(gd, null, {
+                            frame: {duration: anim.ms, redraw: true},
+                            transition: {duration: 0}, mode: "immediate"});
+                    }
+                    return [no, no, true];
+                }
                 const isMu = anim.slider === "lecture-mu";
                 const current = isMu ? mu : sigma;
                 let next;

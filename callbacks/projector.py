@@ -39,7 +39,7 @@ def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figur
     """``fig`` set for a projector: every font at least FONT_PX, a title longer than
     ``title_chars`` on two lines, the legend to the right of the plot (outside it: never over
     tick labels or data), the theme's colours (in the dark theme black lines and markers turn
-    light). Returns a new dict."""
+    light); an animation's frames likewise. Returns a new dict."""
     colours = THEME_COLOURS.get(theme, THEME_COLOURS["light"])
     swap = colours["swap"]
     out = {"data": [], "layout": copy.deepcopy(fig.get("layout", {}))}
@@ -102,6 +102,14 @@ def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figur
     lay["shapes"] = [{**sh, "line": {**sh.get("line", {}),
                                      "color": _swap(sh.get("line", {}).get("color"), swap)}}
                      if isinstance(sh, dict) else sh for sh in lay.get("shapes", [])]
+    if fig.get("frames"):  # an animation: each frame's traces and layout keys the same way
+        out["frames"] = []
+        for frame in fig["frames"]:
+            keys = frame.get("layout", {})
+            p = projected({"data": frame.get("data", []),
+                           "layout": {**fig.get("layout", {}), **keys}}, theme, title_chars)
+            out["frames"].append({**frame, "data": p["data"],
+                                  "layout": {k: p["layout"][k] for k in keys}})
     return out
 
 

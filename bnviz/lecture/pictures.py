@@ -12,7 +12,7 @@ from matplotlib.figure import SubFigure
 from scipy import stats as sps
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.render import MARKERS
+from bnviz.views.render import MARKERS, draw_training_frame
 from bnviz.views.style import (
     BLUE,
     CLASS_SYMBOLS,
@@ -266,6 +266,18 @@ def _ergen(fig, result) -> None:
     axes[0].legend(frameon=False)
 
 
+def _training(fig, data) -> None:
+    """The training step: a column a run (without BN left, with BN right, as the caption
+    says), its first recorded frame above its last."""
+    runs = data["runs"]
+    axes = fig.subplots(2, len(runs), squeeze=False)
+    for column, (mode, frames) in enumerate(runs.items()):
+        for ax, frame in zip(axes[:, column], (frames[0], frames[-1]), strict=True):
+            draw_training_frame(ax, frame, data["points"], data["labels"], scale=1.3)
+            ax.set_title(f"{PARTITION.row_label(mode)}, step {frame.step}: "
+                         f"{frame.regions[-1]} regions")
+
+
 def draw_scene(sub: SubFigure, scene: Scene) -> None:
     """Draw ``scene`` into the (sub)figure ``sub``."""
     kind, data = scene.step.scene, scene.data
@@ -284,6 +296,8 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
             _space(ax, result, f"{PARTITION.row_label(mode)}: "
                    f"{len(result.partition.layers[layer - 1].regions)} regions")
             ax.get_legend().remove()
+    elif kind == "training":
+        _training(sub, data)
     elif kind == "density":
         _density(sub, data)
     elif kind == "jitter":

@@ -36,6 +36,10 @@ _BATCH_FOR_ALL = {"bnstats": 512, "luo": 256}
 DANNEMANN_W0 = np.array([1.0, 3.0])
 #: Figure 3's three rows: the same weights without BN (two ways) and with BN.
 DENSITY_MODES = ("zero_bias", "random_bias", "bn")
+#: The training step: the same weights and mini-batches without BN (biases learned from
+#: zero) and with it, and the run both are trained for (bnviz train's defaults).
+TRAINING_MODES = ("zero_bias", "bn")
+TRAINING_RUN = {"steps": 300, "frames": 31, "batch_size": 32, "lr": 0.05, "optimizer": "adam"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,24 @@ def _jitter(settings: ExplorerParams):
                                    batch_size=batch, realizations=16))
 
 
+def _training(settings: ExplorerParams) -> dict:
+    """The recorded runs of the settings' network on their data, without BN and with it
+    (:func:`bnviz.views.trainer.recorded_runs`), a frame every 10 steps."""
+    from bnviz.data.datasets import make_dataset, shifted
+    from bnviz.params import LiveTrainingParams
+    from bnviz.params.caps import EXPLORER_MAX_REGIONS
+    from bnviz.views.trainer import recorded_runs
+
+    s = settings
+    p = LiveTrainingParams(dataset=s.dataset, n=s.n_points, seed=s.weight_seed, depth=s.depth,
+                           width=s.width, activation=s.activation, alpha=s.alpha,
+                           mode="bn", extent=s.extent, **TRAINING_RUN)
+    shift = (s.shift_x, s.shift_y)
+    data = shifted(make_dataset(s.dataset, s.n_points, s.data_seed), *shift)
+    return {"runs": recorded_runs(p, s.data_seed, shift, TRAINING_MODES, EXPLORER_MAX_REGIONS),
+            "points": data.points, "labels": np.asarray(data.labels) % 2}
+
+
 def _bnstats(batch: int) -> tuple[dict, dict]:
     from bnviz.views.bnstats import figure7
 
@@ -191,6 +213,8 @@ def _scene_data(scene: str, settings: ExplorerParams) -> tuple[Any, str]:
         batch = min(batch, _BATCH_FOR_ALL[scene])
         note = "" if settings.batch_size == batch else f"“all” is taken as a batch of {batch}"
         return (_bnstats(batch) if scene == "bnstats" else _luo(batch)), note
+    if scene == "training":
+        return _training(settings), ""
     if scene == "dannemann":
         return _dannemann(), ""
     if scene == "santurkar":

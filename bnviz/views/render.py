@@ -161,43 +161,49 @@ def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
 
 def training_frame_picture(frame, points: np.ndarray, labels: np.ndarray, mode: str,
                            previous=None) -> Figure:
-    """One frame of a live training (a :class:`bnviz.views.trainer.Frame`): the facets of
-    every layer (the last in blue), the decision boundary, the previous frame's boundary as a
-    ghost, and the data by class."""
-    part = frame.partition
+    """One frame of a live training (a :class:`bnviz.views.trainer.Frame`), as a movie's
+    picture (:func:`draw_training_frame`)."""
     fig = Figure(figsize=(4.2, 4.4))
-    ax = fig.subplots()
+    draw_training_frame(fig.subplots(), frame, points, labels, previous)
+    fig.axes[0].set_title(TRAINING.frame_title.format(
+        mode=PARTITION.row_label(mode), step=frame.step, loss=frame.loss,
+        accuracy=frame.accuracy, regions=frame.regions[-1]), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def draw_training_frame(ax, frame, points: np.ndarray, labels: np.ndarray,
+                        previous=None, scale: float = 1.0) -> None:
+    """A frame into ``ax``: the facets of every layer (the last in blue), the decision
+    boundary, the previous frame's boundary as a ghost, and the data by class (line widths
+    and markers times ``scale``); no title."""
+    part = frame.partition
     earlier = [lay.facets for lay in part.layers[:-1]]
     if earlier:
         ax.add_collection(LineCollection(_segments(np.concatenate(earlier)),
-                                         colors=PARTITION.earlier, linewidths=0.5))
+                                         colors=PARTITION.earlier, linewidths=0.5 * scale))
     ax.add_collection(LineCollection(_segments(part.layers[-1].facets),
-                                     colors=PARTITION.current, linewidths=0.8))
+                                     colors=PARTITION.current, linewidths=0.8 * scale))
     if previous is not None and previous.partition.decision_boundary is not None:
         ax.add_collection(LineCollection(_segments(previous.partition.decision_boundary),
-                                         colors=TRAINING.ghost, linewidths=1.6,
+                                         colors=TRAINING.ghost, linewidths=1.6 * scale,
                                          label=TRAINING.ghost_name))
     if part.decision_boundary is not None:
         ax.add_collection(LineCollection(_segments(part.decision_boundary),
-                                         colors=PARTITION.boundary, linewidths=1.8,
+                                         colors=PARTITION.boundary, linewidths=1.8 * scale,
                                          label=PARTITION.boundary_name))
     for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
                                              strict=True)):
         sel = np.asarray(labels) == c
-        ax.scatter(points[sel, 0], points[sel, 1], s=9, c=colour,
-                   marker=MARKERS.get(symbol, "o"), edgecolors="black", linewidths=0.3,
-                   zorder=5)
+        ax.scatter(points[sel, 0], points[sel, 1], s=9 * scale ** 2, c=colour,
+                   marker=MARKERS.get(symbol, "o"), edgecolors="black",
+                   linewidths=0.3 * scale, zorder=5)
     x0, x1, y0, y1 = part.box
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_aspect("equal")
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title(TRAINING.frame_title.format(
-        mode=PARTITION.row_label(mode), step=frame.step, loss=frame.loss,
-        accuracy=frame.accuracy, regions=frame.regions[-1]), fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, path,

@@ -188,6 +188,8 @@ class TrainingStyle:
                         "{regions} regions")  # mode (row label), step, loss, accuracy, regions
     # side by side, each panel's title (the step and the losses are in the counter above)
     panel_title: str = "{mode}: {regions} regions"  # the frame_title's names
+    #: the lecture's training step, above its two panels
+    lecture_title: str = "step {step} of {steps}"
     loss_title: str = "loss"
     accuracy_title: str = "accuracy"
     distance_title: str = "distance"  # mean, from the data to the nearest boundary

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from bnviz.params.live import LiveTrainingParams
 
 __all__ = ["Frame", "Trainer", "forward", "frame_steps", "live_step", "new_trainer",
-           "train_frames"]
+           "recorded_runs", "train_frames"]
 
 
 def forward(ws: list[torch.Tensor], cs: list[torch.Tensor] | None, head_w: torch.Tensor,
@@ -292,3 +292,16 @@ def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, fl
         frames[mode] = trainer.frame(max_regions)
         out[mode] = trainer.state()
     return frames, out
+
+
+def recorded_runs(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float],
+                  modes: tuple[str, ...], max_regions: int) -> dict[str, list[Frame]]:
+    """The run of ``params`` in each of ``modes`` (the same initial weights and mini-batches),
+    ``params.frames`` frames each (:func:`train_frames`): the lecture's training step, which
+    plays them without a request a frame."""
+    data = shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+    box = box_from_extent(params.extent)
+    return {mode: train_frames(new_trainer(
+        params.depth, params.width, params.activation, params.alpha, mode, params.seed,
+        data.points, data.labels, params.batch_size, params.lr, params.optimizer, box),
+        params.steps, params.frames, max_regions)[0] for mode in modes}

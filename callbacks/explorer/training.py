@@ -36,7 +36,12 @@ from bnviz.views.trainer import live_step
 from callbacks.background import one_line
 from callbacks.explorer import ids
 from callbacks.explorer.state import CONTROLS, settings_from_controls
-from callbacks.explorer.training_figures import curve_point, curves_figure, frame_figure
+from callbacks.explorer.training_figures import (
+    curve_point,
+    curves_figure,
+    frame_figure,
+    frame_panels,
+)
 from layouts.explorer import TRAIN_BOXES
 
 __all__ = ["ROUTE", "add_training_route", "frame_answer", "replay"]
@@ -77,32 +82,6 @@ def _key(p: LiveTrainingParams, data_seed: int, shift, modes) -> str:
     """What a run is of: a change restarts it from step 0 (steps per frame do not)."""
     return json.dumps([asdict(replace(p, steps=0)), data_seed, list(shift), list(modes)],
                       sort_keys=True, default=str)
-
-
-def _panels(frames: dict, ghosts: dict | None) -> list[dict]:
-    out = []
-    for mode, f in frames.items():
-        part = f.partition
-        earlier = [lay.facets for lay in part.layers[:-1]]
-        out.append({"mode": mode, "step": f.step, "loss": f.loss, "accuracy": f.accuracy,
-                    "regions": f.regions[-1], "layers": len(part.layers),
-                    "facets": (np.concatenate(earlier) if earlier else np.zeros((0, 4)),
-                               part.layers[-1].facets),
-                    "boundary": part.decision_boundary,
-                    "ghost": _ghost((ghosts or {}).get(mode))})
-    return out
-
-
-def _ghost(segments: object) -> np.ndarray | None:
-    """The previous frame's boundary as the browser sent it back: (S, 4) finite numbers, or
-    nothing (a mangled one is not drawn)."""
-    try:
-        g = np.asarray(segments, dtype=float)
-    except (TypeError, ValueError):
-        return None
-    if g.size == 0 or g.size % 4 or g.size > 4 * 100_000 or not np.isfinite(g).all():
-        return None
-    return g.reshape(-1, 4)
 
 
 def _data(p: LiveTrainingParams, data_seed: int, shift):
@@ -173,7 +152,7 @@ def frame_answer(body: object) -> tuple[int, dict]:
         return 422, {"error": f"stopped: {one_line(exc)}"}
     points, labels = _data(p, data_seed, shift)
     ghosts = None if fresh else state.get("ghosts")
-    figure = frame_figure(_panels(frames, ghosts if isinstance(ghosts, dict) else None),
+    figure = frame_figure(frame_panels(frames, ghosts if isinstance(ghosts, dict) else None),
                           points, labels, frames[modes[0]].partition.box, projector)
     entry = {"step": frames[modes[0]].step,
              "loss": {m: f.loss for m, f in frames.items()},
@@ -294,6 +273,6 @@ def replay(index, last, history, controls, lr, batch, optimizer, steps, side, pr
     except (PartitionTooLarge, InputError, ValueError, KeyError, TypeError) as exc:
         return no_update, f"cannot replay this frame: {one_line(exc)}"
     points, labels = _data(p, data_seed, shift)
-    figure = frame_figure(_panels(frames, None), points, labels,
+    figure = frame_figure(frame_panels(frames), points, labels,
                           frames[modes[0]].partition.box, bool(projector))
     return figure, f"replaying step {entry['step']} (frame {index + 1} of {len(history)})"

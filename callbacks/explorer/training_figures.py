@@ -10,7 +10,7 @@ from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING
 from callbacks.plotting import Figure, axis, panel_axes, sizes, typed_array
 from callbacks.plotting import line as segment_line
 
-__all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure"]
+__all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure", "frame_panels"]
 
 #: The curves' panels, top to bottom: (history key, axis title).
 CURVES = (("loss", TRAINING.loss_title), ("accuracy", TRAINING.accuracy_title),
@@ -21,6 +21,37 @@ _GAP = 0.06
 def _domains(n: int) -> list[tuple[float, float]]:
     width = (1.0 - _GAP * (n - 1)) / n
     return [(i * (width + _GAP), i * (width + _GAP) + width) for i in range(n)]
+
+
+def frame_panels(frames: dict, ghosts: dict | None = None) -> list[dict]:
+    """The panels of :func:`frame_figure` for frames ({mode: bnviz.views.trainer.Frame}) and
+    the previous frame's boundaries as the browser sent them back ({mode: segments}; a
+    mangled one is not drawn).  A frame without a boundary in the box has an empty one (the
+    same traces in every frame: the lecture animates them)."""
+    out = []
+    for mode, f in frames.items():
+        part = f.partition
+        earlier = [lay.facets for lay in part.layers[:-1]]
+        boundary = part.decision_boundary
+        out.append({"mode": mode, "step": f.step, "loss": f.loss, "accuracy": f.accuracy,
+                    "regions": f.regions[-1], "layers": len(part.layers),
+                    "facets": (np.concatenate(earlier) if earlier else np.zeros((0, 4)),
+                               part.layers[-1].facets),
+                    "boundary": np.zeros((0, 4)) if boundary is None else boundary,
+                    "ghost": _ghost((ghosts or {}).get(mode))})
+    return out
+
+
+def _ghost(segments: object) -> np.ndarray | None:
+    """The previous frame's boundary as the browser sent it back: (S, 4) finite numbers, or
+    nothing (a mangled one is not drawn)."""
+    try:
+        g = np.asarray(segments, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if g.size == 0 or g.size % 4 or g.size > 4 * 100_000 or not np.isfinite(g).all():
+        return None
+    return g.reshape(-1, 4)
 
 
 def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box,
@@ -64,8 +95,10 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                            "marker": {"color": colour, "size": st["marker"] + 1,
                                       "line": {"color": "black", "width": 0.5}},
                            "hoverinfo": "skip", "xaxis": xa, "yaxis": ya})
-        layout[xkey] = axis(x0, x1, domain=list(domain), constrain="domain")
-        layout[ykey] = axis(y0, y1, scaleanchor=xa, constrain="domain")
+        # the panels share the box: the y tick labels once, left of the first panel
+        layout[xkey] = axis(x0, x1, domain=list(domain), constrain="domain", anchor=ya)
+        layout[ykey] = axis(y0, y1, scaleanchor=xa, constrain="domain", anchor=xa,
+                            showticklabels=first)
         # the step, loss and accuracy are in the tab's counter, above the graph
         title = TRAINING.panel_title.format(
             mode=PARTITION.row_label(panel["mode"]), step=panel["step"], loss=panel["loss"],

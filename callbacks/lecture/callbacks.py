@@ -33,9 +33,12 @@ from callbacks.lecture.state import (
     step_for,
 )
 
-#: What each animation sweeps: the slider, from, to, by (one tick of the timer).
+#: What each animation sweeps: the slider, from, to, by (one tick of the timer); or the
+#: figure's frames, played by plotly.js in the browser.
 ANIMATIONS = {"mu": {"slider": ids.MU, "from": 0.0, "to": 1.0, "by": 0.04},
-              "sigma": {"slider": ids.SIGMA, "from": -2.0, "to": 2.0, "by": 0.1}}
+              "sigma": {"slider": ids.SIGMA, "from": -2.0, "to": 2.0, "by": 0.1},
+              # the figure's own recorded frames (the training step), FRAME_MS each
+              "frames": {"frames": True, "ms": 120}}
 #: The plot's box after a refused value: the old picture is marked, not taken for the answer.
 STALE = "lecture-plot stale"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.style import JITTER, PARTITION
+from bnviz.views.style import JITTER, PARTITION, TRAINING
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import (
     partition_figure,
@@ -19,6 +19,7 @@ from callbacks.explorer.figures import (
     tls_figure,
     unit_figure,
 )
+from callbacks.explorer.training_figures import frame_figure, frame_panels
 from callbacks.jitter.figures import figure7_figure, jitter_figure
 from callbacks.papers.figures import (
     batch_statistics_figure,
@@ -67,6 +68,31 @@ def side_by_side(left: Figure, right: Figure, gap: float = 0.06) -> Figure:
     return out
 
 
+def _training(data: dict) -> Figure:
+    """The recorded runs side by side, drawn as the explorer's live training draws a frame;
+    every recorded frame is a plotly frame, which the lecture's play button plays in the
+    browser (assets/lecture.js): no request a frame, nothing to wait for in a hall."""
+    runs, points, labels = data["runs"], data["points"], data["labels"]
+    modes = list(runs)
+    box = runs[modes[0]][0].partition.box
+    figures = []
+    for i in range(len(runs[modes[0]])):
+        frames = {mode: runs[mode][i] for mode in modes}
+        fig = frame_figure(frame_panels(frames), points, labels, box, projector=True)
+        # the step under the legend (the panels' titles take the top)
+        fig["layout"]["annotations"].append({
+            "text": TRAINING.lecture_title.format(step=frames[modes[0]].step,
+                                                  steps=runs[modes[0]][-1].step),
+            "xref": "paper", "yref": "paper", "x": 1.02, "y": 0.0, "xanchor": "left",
+            "yanchor": "bottom", "showarrow": False})
+        figures.append(fig)
+    out = figures[0]
+    out["frames"] = [{"name": str(i), "data": fig["data"],
+                      "layout": {"annotations": fig["layout"]["annotations"]}}
+                     for i, fig in enumerate(figures)]
+    return out
+
+
 def scene_figure(scene: Scene) -> Figure:
     """The figure of one scene, as its page draws it (before :func:`projected`)."""
     data, s, kind = scene.data, scene.settings, scene.step.scene
@@ -86,6 +112,8 @@ def scene_figure(scene: Scene) -> Figure:
                                               f"layer {s.layer}")
             figs.append(fig)
         return side_by_side(*figs)
+    if kind == "training":
+        return _training(data)
     if kind == "density":
         return density_figure(data["counts"], data["modes"], data["layers"], data["points"],
                               data["box"])

@@ -20,7 +20,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from app import app
-from bnviz.lecture.tour import TOUR
+from bnviz.lecture.tour import TOUR, step_by_key
 from callbacks.lecture import ids
 
 pytestmark = pytest.mark.browser
@@ -229,8 +229,9 @@ def test_url_and_qr_code_open_the_same_state(dash_duo):
     URL; opening it shows the same step and slider."""
     dash_duo.start_server(app)
     _viewport(dash_duo, 1280, 720)
-    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=9", timeout=TIMEOUT)
-    _wait_step(dash_duo, 9)
+    fig3 = step_by_key("fig3").number
+    dash_duo.wait_for_page(dash_duo.server_url + f"/lecture?step={fig3}", timeout=TIMEOUT)
+    _wait_step(dash_duo, fig3)
     thumb = dash_duo.find_element(f"#{ids.DEPTH} [role=slider]")
     assert thumb.get_attribute("aria-valuenow") == "6"
     track = dash_duo.find_element(f"#{ids.DEPTH} .dash-slider-track")
@@ -249,7 +250,7 @@ def test_url_and_qr_code_open_the_same_state(dash_duo):
         src.split(",", 1)[1]))))
     assert [d.text for d in decoded] == [url]
     dash_duo.wait_for_page(url, timeout=TIMEOUT)
-    _wait_step(dash_duo, 9)
+    _wait_step(dash_duo, fig3)
     assert dash_duo.find_element(f"#{ids.DEPTH} [role=slider]").get_attribute(
         "aria-valuenow") == "1"
     assert dash_duo.get_logs() == []
@@ -298,7 +299,8 @@ def test_click_inspects_and_s_splits(dash_duo):
     assert dash_duo.find_element(f"#{ids.INFO}").text == ""  # it described the old picture
     texts = _js(dash_duo, OVERLAP_JS, ids.GRAPH)
     assert texts["overlaps"] == [] and texts["small"] == []
-    # the split stays on through the tour's input-space steps (7 is a split of its own;
+    # the split stays on through the tour's input-space steps (7 is a split of its own, 8
+    # the training step's two panels;
     # Figure 9's colours, step 6, have none)
     _press(dash_duo, Keys.PAGE_DOWN)
     _wait_step(dash_duo, 6)
@@ -306,10 +308,14 @@ def test_click_inspects_and_s_splits(dash_duo):
     _press(dash_duo, Keys.PAGE_DOWN)
     _wait_step(dash_duo, 7)
     _press(dash_duo, Keys.PAGE_DOWN)
-    _wait_step(dash_duo, 8)
+    _wait_step(dash_duo, 8)  # the training step: two panels of its own, no split
+    assert step_by_key("train").number == 8
+    assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") == "true"
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 9)  # a mini-batch: an input-space step again, split
     assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") is None
     assert "split=1" in _js(dash_duo, "return location.search;")
     _press(dash_duo, Keys.PAGE_DOWN)
-    _wait_step(dash_duo, 9)
+    _wait_step(dash_duo, 10)
     assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") == "true"
     assert dash_duo.get_logs() == []

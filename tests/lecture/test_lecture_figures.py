@@ -151,11 +151,32 @@ def test_theme_colours(figures, key, theme):
 def test_dark_theme_has_no_black_marks(figures, key):
     dark = figures[key]["dark"]
     assert THEME_COLOURS["dark"]["paper"] != "#ffffff"
-    for trace in dark["data"]:
+    # an animation's frames (the training step) are drawn as its first picture
+    for trace in [*dark["data"], *(t for f in dark.get("frames", []) for t in f["data"])]:
         blacks = [c for c in _trace_colours(trace) if _is_black(c)]
         assert not blacks, (trace.get("name"), blacks)
     for shape in dark["layout"].get("shapes", []):
         assert not _is_black((shape.get("line") or {}).get("color"))
+
+
+def test_the_training_step_animates_its_recorded_frames(figures):
+    """One plotly frame a recorded frame, each with the first picture's traces (plotly.js
+    animates trace by trace) and its step under the legend; the light theme keeps the data's
+    black outlines that the dark theme swapped."""
+    from bnviz.lecture.scenes import TRAINING_RUN
+
+    for theme in THEMES:
+        fig = figures["train"][theme]
+        frames = fig["frames"]
+        assert len(frames) == TRAINING_RUN["frames"]
+        steps = [f["layout"]["annotations"][-1]["text"] for f in frames]
+        assert steps[0] == "step 0 of 300" and steps[-1] == "step 300 of 300"
+        for frame in frames:
+            assert [(t["name"], t["type"], t["xaxis"]) for t in frame["data"]] == [
+                (t["name"], t["type"], t["xaxis"]) for t in fig["data"]]
+    light = [c for f in figures["train"]["light"]["frames"] for t in f["data"]
+             for c in _trace_colours(t)]
+    assert any(_is_black(c) for c in light)
 
 
 def test_dark_theme_swaps_the_black_marks_that_light_keeps(figures):
@@ -251,7 +272,12 @@ def test_choosing_a_step_sets_its_sliders(step):
     assert out[DISABLED] == {name: name not in step.live for name in SLIDERS}
     assert out[TIMER_OFF] is True  # a new step stops the animation
     assert (out[ANIMATION] is None) == (step.animate is None) == out[PLAY_OFF]
-    if step.animate:
+    if step.animate == "frames":  # plotly.js plays the figure's own recorded frames
+        assert out[ANIMATION]["frames"] is True
+        from bnviz.lecture.scenes import TRAINING_RUN
+
+        assert len(out[FIGURE]["frames"]) == TRAINING_RUN["frames"]
+    elif step.animate:
         assert out[ANIMATION]["slider"] == ids.SLIDERS[step.animate]
     assert ("gray sliders" in out[MESSAGE]) == (set(step.live) != set(SLIDERS))
     assert out[QUERY] == f"step={step.number}"
@@ -304,8 +330,10 @@ def test_a_batch_larger_than_the_data_is_said():
 
 
 @pytest.mark.parametrize("number, sliders, which", [
-    (8, {"mu": 1.0, "sigma": 0.0, "batch": 3.5, "depth": 4}, "batch"),
-    (8, {"mu": 1.0, "sigma": 0.0, "batch": "x", "depth": 4}, "batch"),
+    (step_by_key("batch").number, {"mu": 1.0, "sigma": 0.0, "batch": 3.5, "depth": 4},
+     "batch"),
+    (step_by_key("batch").number, {"mu": 1.0, "sigma": 0.0, "batch": "x", "depth": 4},
+     "batch"),
     (5, {"mu": 1.0, "sigma": "x", "batch": 9, "depth": 2}, "sigma"),
     (5, {"mu": 1.0, "sigma": 1e6, "batch": 9, "depth": 2}, "sigma"),
     (2, {"mu": "abc", "sigma": 0.0, "batch": 9, "depth": 4}, "mu"),

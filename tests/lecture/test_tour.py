@@ -70,7 +70,7 @@ def test_sentence_counter(text, n):
 
 
 def test_tour_length_and_unique_keys():
-    assert 12 <= len(TOUR) <= 15
+    assert 12 <= len(TOUR) <= 16  # issue 16's "about 12-15", and issue 19's training step
     assert len(set(KEYS)) == len(KEYS)
     assert len({s.title for s in TOUR}) == len(TOUR)
     assert all(re.fullmatch(r"[a-z0-9]+", k) for k in KEYS)
@@ -100,7 +100,9 @@ def test_step_fields(step):
     assert step.scene in SCENES
     assert isinstance(step.settings, ExplorerParams)
     assert set(step.live) <= set(SLIDERS)
-    if step.animate is not None:
+    if step.animate == "frames":  # the scene's recorded frames, no slider
+        assert step.scene == "training"
+    elif step.animate is not None:
         assert step.animate in ("mu", "sigma")
         assert step.animate in step.live
     # the settings are valid ones: they survive the URL round trip of the parameter layer
@@ -123,6 +125,7 @@ def test_steps_that_animate():
     assert animated.get("cor2") == "mu"  # Corollary 2's play button sweeps mu = t * mu_BN
     assert animated.get("fig2c") == "sigma"  # Figure 2c: sigma of layer 1
     assert [s.key for s in TOUR if s.tls] == ["fig9"]
+    assert animated.get("train") == "frames"  # the training step plays its frames
 
 
 # --------------------------------------------------------------------------- scenes
@@ -135,7 +138,8 @@ def _data_types():
     from bnviz.views.jitter import JitterResult
 
     return {"space": ExplorerResult, "unit": ExplorerResult, "layers": tuple,
-            "split": tuple, "density": dict, "jitter": JitterResult, "bnstats": tuple,
+            "split": tuple, "training": dict, "density": dict, "jitter": JitterResult,
+            "bnstats": tuple,
             "dannemann": WeightPlane, "santurkar": LandscapeResult, "luo": StatisticsSamples,
             "ergen": ErgenResult}
 
@@ -387,3 +391,25 @@ def test_explorer_step_is_a_tour_step_too():
     scene = compute_scene(step, mu_t=0.5, depth=3)
     assert scene.settings.mu_t == 0.5 and scene.settings.depth == 3
     assert len(scene.data.partition.layers[0].regions) == 6
+
+
+def test_the_training_step_says_what_its_run_shows():
+    """Issue 19's step: the same weights and mini-batches without BN (zero bias, biases
+    learned) and with BN.  Its caption's numbers are those of the run: at step 0 the data
+    are closer to BN's last-layer boundary (the paper's claim at initialisation), training
+    without BN moves its boundary to the data by step 40, and both end near 0.06."""
+    from bnviz.lecture.scenes import TRAINING_MODES, TRAINING_RUN
+
+    scene = compute_scene("train")
+    runs = scene.data["runs"]
+    assert tuple(runs) == TRAINING_MODES == ("zero_bias", "bn")
+    without, with_bn = runs["zero_bias"], runs["bn"]
+    assert [f.step for f in with_bn] == list(range(0, TRAINING_RUN["steps"] + 1, 10))
+    caption = scene.step.caption
+    assert f"{with_bn[0].mean_distance:.2f}" == "0.05" and "0.05 from BN's" in caption
+    assert f"{without[0].mean_distance:.2f}" == "0.11" and "0.11 without BN" in caption
+    at_40 = next(f for f in without if f.step == 40)
+    assert at_40.mean_distance < 0.6 * without[0].mean_distance and "by step 40" in caption
+    assert f"{without[-1].mean_distance:.2f}" == f"{with_bn[-1].mean_distance:.2f}" == "0.06"
+    # the same weights: layer 1's weights of step 0 are equal
+    np.testing.assert_array_equal(without[0].network.weights[0], with_bn[0].network.weights[0])
