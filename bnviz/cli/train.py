@@ -11,7 +11,8 @@ random_bias``), so that ``bnviz partition --weights FILE`` with the same ``--dat
 ``--n``, ``--seed``, ``--activation``, ``--alpha`` and ``--extent`` gives the last frame's
 counts; a frame over the region cap stops the run, and what was recorded is still printed
 (with ``"stopped"``: why) and written; ``--movie FILE.gif``
-(or .mp4, with ffmpeg on the PATH) writes the frames as an animation for slides.
+(or .mp4: the PATH's ffmpeg, else imageio-ffmpeg's) writes the frames as an animation for
+slides.
 
 Options are checked by :class:`bnviz.params.live.LiveTrainingParams` before torch is loaded.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -69,7 +69,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--save-weights", type=Path, metavar="FILE.npz",
                    help="write the final weights for bnviz partition --weights")
     t.add_argument("--movie", type=Path, metavar="FILE.gif",
-                   help="write the frames as an animation (.gif; .mp4 needs ffmpeg)")
+                   help="write the frames as an animation (.gif, or .mp4: H.264 by ffmpeg)")
     t.add_argument("--out", type=Path, help="output file (default: stdout)")
 
 
@@ -77,9 +77,12 @@ def _check_files(args: argparse.Namespace) -> None:
     """Output files that cannot be written are refused before any training."""
     check_output_path("--save-weights", args.save_weights, (".npz",))
     check_output_path("--movie", args.movie, MOVIE_SUFFIXES)
-    if args.movie is not None and args.movie.suffix.lower() == ".mp4" \
-            and shutil.which("ffmpeg") is None:
-        raise CLIError("--movie: an .mp4 needs ffmpeg on the PATH (not found): write a .gif")
+    if args.movie is not None and args.movie.suffix.lower() == ".mp4":
+        from bnviz.views.render import ffmpeg
+
+        if ffmpeg() is None:
+            raise CLIError("--movie: an .mp4 needs ffmpeg (none on the PATH, and the "
+                           "imageio-ffmpeg package has none for this machine): write a .gif")
 
 
 def run_train(args: argparse.Namespace) -> bytes:

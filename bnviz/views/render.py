@@ -206,11 +206,27 @@ def draw_training_frame(ax, frame, points: np.ndarray, labels: np.ndarray,
     ax.set_yticks([])
 
 
+def ffmpeg() -> str | None:
+    """The ffmpeg to write an MP4 with: the PATH's, else the one the imageio-ffmpeg wheel
+    ships (a dependency, so that a fresh install writes MP4s too); None without either."""
+    import shutil
+
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    try:
+        import imageio_ffmpeg
+
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError):  # no wheel, or one without a binary for here
+        return None
+
+
 def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, path,
                          mode: str, fps: int = 5) -> None:
-    """The frames as an animation: a GIF (Pillow), or an MP4 (ffmpeg, which must be on the
-    PATH); each frame drawn by :func:`training_frame_picture`, with its predecessor's
-    boundary as a ghost."""
+    """The frames as an animation: a GIF (Pillow), or an MP4 (H.264 by :func:`ffmpeg`); each
+    frame drawn by :func:`training_frame_picture`, with its predecessor's boundary as a
+    ghost."""
     from PIL import Image
 
     path = Path(path)
@@ -225,7 +241,10 @@ def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, p
         return
     import subprocess
 
-    run = subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-f", "image2pipe",
+    exe = ffmpeg()
+    if exe is None:
+        raise OSError("no ffmpeg: write a .gif")
+    run = subprocess.run([exe, "-y", "-loglevel", "error", "-f", "image2pipe",
                           "-framerate", str(fps), "-i", "-", "-vf",
                           "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", str(path)],
                          input=b"".join(pngs), capture_output=True, timeout=600, check=False)

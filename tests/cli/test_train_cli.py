@@ -11,6 +11,8 @@ training, and a run stopped by the region cap keeps its frames.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -113,6 +115,36 @@ def test_movie_has_one_picture_per_frame(capsysbinary, tmp_path):
     assert b"step" in out and out.count(b"\n") == 7  # heading, column names, 5 frames
     with Image.open(movie) as im:
         assert im.n_frames == 5 and im.size[0] > 200
+
+
+def test_mp4_movie_has_one_video_frame_per_frame(capsysbinary, tmp_path):
+    """An .mp4 is H.264 written by ffmpeg (the PATH's, else the imageio-ffmpeg wheel's):
+    ffmpeg decodes it back to as many pictures as frames were recorded."""
+    import subprocess
+
+    from bnviz.views.render import ffmpeg
+
+    movie = tmp_path / "run.mp4"
+    rc, out, err = _run(capsysbinary, "--depth", "2", "--width", "4", "--steps", "20",
+                        "--frames", "4", "--movie", movie)
+    assert rc == 0, err
+    decoded = subprocess.run([ffmpeg(), "-v", "error", "-i", str(movie), "-f", "null", "-"],
+                             capture_output=True, text=True, check=True)
+    assert decoded.stderr == ""
+    probe = subprocess.run([ffmpeg(), "-i", str(movie), "-map", "0:v:0", "-c", "copy", "-f",
+                            "null", "-"], capture_output=True, text=True, check=True)
+    counted = re.findall(r"frame=\s*(\d+)", probe.stderr)
+    assert "h264" in probe.stderr and counted and int(counted[-1]) == 4
+
+
+def test_mp4_without_any_ffmpeg_is_refused_before_training(capsysbinary, tmp_path,
+                                                          monkeypatch):
+    import bnviz.views.render as render
+
+    monkeypatch.setattr(render, "ffmpeg", lambda: None)
+    rc, out, err = _run(capsysbinary, "--movie", tmp_path / "m.mp4")
+    assert_one_error_line(rc, out, err)
+    assert "ffmpeg" in err and ".gif" in err
 
 
 @pytest.mark.parametrize("args,words", [
