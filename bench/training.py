@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--side", action="store_true", help="BN vs no BN (three panels)")
     args = parser.parse_args()
-    print(f"server, per frame (callback in this process): {server_frame_ms(args.side):.1f} ms")
+    print(f"server, per frame (frame_answer in this process): {server_frame_ms(args.side):.1f} ms")
     srv, _thread, _log = start_server()
     driver = start_browser()
     driver.set_window_size(1280, 720)

@@ -55,21 +55,24 @@ def _ghost(segments: object) -> np.ndarray | None:
 
 
 def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box,
-                 projector: bool = False) -> Figure:
+                 projector: bool = False, webgl: bool = True) -> Figure:
     """One panel per mode: ``panels`` are dicts with "mode", "step", "loss", "accuracy",
     "regions" (the last layer's), "facets" (the earlier layers' and the last layer's, as
     (S, 4) arrays), "boundary" and "ghost" (the previous frame's boundary, or None).
 
-    Every trace is WebGL (scattergl): a frame is redrawn ten times a second or more, and
-    plotly.js redraws these lines and points about 3x faster in WebGL than in SVG (measured
-    in headless Chromium: 19 ms against 64 ms at 4x8; 28 against 115 side by side)."""
+    With ``webgl`` every trace is WebGL (scattergl): the live tab redraws a frame ten times a
+    second or more, and plotly.js redraws these lines and points about 3x faster in WebGL
+    than in SVG (measured in headless Chromium: 19 ms against 64 ms at 4x8; 28 against 115
+    side by side).  Without it, SVG (the lecture's step: a WebGL context costs its first
+    picture more than its frames gain)."""
+    kind = "scattergl" if webgl else "scatter"
     st = sizes(projector)
     traces, layout = [], {}
     pts = points.astype(np.float32)
     x0, x1, y0, y1 = box
 
     def line(*args) -> dict:
-        return segment_line(*args) | {"type": "scattergl"}
+        return segment_line(*args) | {"type": kind}
 
     for k, (panel, domain) in enumerate(zip(panels, _domains(len(panels)), strict=True), 1):
         xa, ya, xkey, ykey = panel_axes(k)
@@ -88,7 +91,7 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
                                PARTITION.boundary_name, first, (xa, ya)))
         for c, colour in enumerate(JITTER.class_colours):
             sel = labels == c
-            traces.append({"type": "scattergl", "mode": "markers",
+            traces.append({"type": kind, "mode": "markers",
                            "x": typed_array(pts[sel, 0]),
                            "y": typed_array(pts[sel, 1]),
                            "name": JITTER.class_name.format(label=c), "showlegend": first,

@@ -78,7 +78,8 @@ def _training(data: dict) -> Figure:
     figures = []
     for i in range(len(runs[modes[0]])):
         frames = {mode: runs[mode][i] for mode in modes}
-        fig = frame_figure(frame_panels(frames), points, labels, box, projector=True)
+        fig = frame_figure(frame_panels(frames), points, labels, box, projector=True,
+                           webgl=False)
         # the step under the legend (the panels' titles take the top)
         fig["layout"]["annotations"].append({
             "text": TRAINING.lecture_title.format(step=frames[modes[0]].step,

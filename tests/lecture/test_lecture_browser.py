@@ -319,3 +319,29 @@ def test_click_inspects_and_s_splits(dash_duo):
     _wait_step(dash_duo, 10)
     assert dash_duo.find_element(f"#{ids.SPLIT_BUTTON}").get_attribute("disabled") == "true"
     assert dash_duo.get_logs() == []
+
+
+def test_the_training_step_plays_its_frames_in_the_browser(dash_duo):
+    """Issue 19's tour step: `p` plays the recorded frames (plotly.js, no request a frame)
+    from step 0 to the run's last step, both panels moving."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    number = step_by_key("train").number
+    dash_duo.wait_for_page(dash_duo.server_url + f"/lecture?step={number}", timeout=TIMEOUT)
+    _wait_step(dash_duo, number)
+    step_text = ("return document.querySelector('#lecture-graph .js-plotly-plot')"
+                 ".layout.annotations.slice(-1)[0].text;")
+    assert _js(dash_duo, step_text) == "step 0 of 300"
+    first = _js(dash_duo, "return document.querySelector('#lecture-graph .js-plotly-plot')"
+                          ".layout.annotations[0].text;")
+    requests = _js(dash_duo, "return performance.getEntriesByType('resource').length;")
+    _press(dash_duo, "p")
+    until(lambda: _js(dash_duo, step_text) == "step 300 of 300", TIMEOUT)
+    last = _js(dash_duo, "return document.querySelector('#lecture-graph .js-plotly-plot')"
+                         ".layout.annotations[0].text;")
+    assert last != first  # the regions of the panel changed with the frames
+    new = _js(dash_duo, "return performance.getEntriesByType('resource').slice(arguments[0])"
+                        ".filter(e => e.name.includes('_dash-update-component')).length;",
+              requests)
+    assert new == 0
+    assert dash_duo.get_logs() == []
