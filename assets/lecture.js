@@ -9,7 +9,40 @@
     const set = (id, props) => window.dash_clientside.set_props(id, props);
     /* A new step, or a reset, stops the play button's sweep at once: a tick of it after the
        step changed would move the new step's slider. */
-    const stopPlaying = () => set("lecture-timer", {disabled: true});
+    const stopPlaying = () => {
+        set("lecture-timer", {disabled: true});
+        stopFrames(false);
+    };
+    /* The training step's recorded frames (plotly frames of its figure): the play button
+       plays them, pauses them, and plays them again from the start once all were shown. */
+    const graphDiv = () => document.querySelector("#lecture-graph .js-plotly-plot");
+    function stopFrames(pause) {
+        const gd = graphDiv();
+        if (!gd) { return; }
+        gd.bnvizRun = (gd.bnvizRun || 0) + 1;  /* the animation's end is no longer ours */
+        gd.bnvizPaused = pause && !!gd.bnvizPlaying;
+        if (gd.bnvizPlaying && window.Plotly) {
+            gd.bnvizPlaying = false;
+            window.Plotly.animate(gd, [null], {frame: {duration: 0, redraw: false},
+                                               mode: "immediate"});
+        }
+    }
+    function playFrames(ms) {
+        const gd = graphDiv();
+        if (!gd || !window.Plotly) { return; }
+        if (gd.bnvizPlaying) { stopFrames(true); return; }
+        const fromCurrent = !!gd.bnvizPaused;
+        const run = gd.bnvizRun = (gd.bnvizRun || 0) + 1;
+        gd.bnvizPlaying = true;
+        gd.bnvizPaused = false;
+        const ended = () => {
+            if (gd.bnvizRun === run) { gd.bnvizPlaying = false; }
+        };
+        window.Plotly.animate(gd, null, {
+            frame: {duration: ms, redraw: true}, transition: {duration: 0},
+            mode: "immediate", fromcurrent: fromCurrent,
+        }).then(ended, ended);
+    }
 
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
         lecture: {
@@ -64,12 +97,7 @@
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 if (!anim) { return [no, no, true]; }
                 if (anim.frames) {  /* the figure's recorded frames: plotly.js plays them */
-                    const gd = document.querySelector("#lecture-graph .js-plotly-plot");
-                    if (trig === "lecture-play" && gd && window.Plotly) {
-                        window.Plotly.animate(gd, null, {
-                            frame: {duration: anim.ms, redraw: true},
-                            transition: {duration: 0}, mode: "immediate"});
-                    }
+                    if (trig === "lecture-play") { playFrames(anim.ms); }
                     return [no, no, true];
                 }
                 const isMu = anim.slider === "lecture-mu";

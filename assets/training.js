@@ -79,6 +79,7 @@
         const run = player.run;
         if (answer.error) {
             player.playing = false;
+            run.message = true;  /* cleared by the next frame that arrives */
             setProps(ids.message, {children: answer.error});
             setProps(ids.play, {children: "▶ play"});
             return false;

@@ -323,25 +323,42 @@ def test_click_inspects_and_s_splits(dash_duo):
 
 def test_the_training_step_plays_its_frames_in_the_browser(dash_duo):
     """Issue 19's tour step: `p` plays the recorded frames (plotly.js, no request a frame)
-    from step 0 to the run's last step, both panels moving."""
+    from step 0 to the run's last step, both panels moving; `p` again pauses, and plays on
+    from there; once all were shown it plays them from the start; a new step stops it."""
     dash_duo.start_server(app)
     _viewport(dash_duo, 1280, 720)
     number = step_by_key("train").number
     dash_duo.wait_for_page(dash_duo.server_url + f"/lecture?step={number}", timeout=TIMEOUT)
     _wait_step(dash_duo, number)
-    step_text = ("return document.querySelector('#lecture-graph .js-plotly-plot')"
-                 ".layout.annotations.slice(-1)[0].text;")
-    assert _js(dash_duo, step_text) == "step 0 of 300"
-    first = _js(dash_duo, "return document.querySelector('#lecture-graph .js-plotly-plot')"
-                          ".layout.annotations[0].text;")
+    graph = "document.querySelector('#lecture-graph .js-plotly-plot')"
+
+    def shown() -> int:  # the step under the legend: "step N of 300"
+        return int(_js(dash_duo, f"return {graph}.layout.annotations.slice(-1)[0].text;")
+                   .split()[1])
+
+    assert shown() == 0
+    first = _js(dash_duo, f"return {graph}.layout.annotations[0].text;")
     requests = _js(dash_duo, "return performance.getEntriesByType('resource').length;")
     _press(dash_duo, "p")
-    until(lambda: _js(dash_duo, step_text) == "step 300 of 300", TIMEOUT)
-    last = _js(dash_duo, "return document.querySelector('#lecture-graph .js-plotly-plot')"
-                         ".layout.annotations[0].text;")
-    assert last != first  # the regions of the panel changed with the frames
+    until(lambda: shown() >= 50, TIMEOUT)
+    _press(dash_duo, "p")  # pause
+    time.sleep(0.5)
+    paused = shown()
+    time.sleep(0.8)
+    assert shown() == paused < 300
+    _press(dash_duo, "p")  # on from there
+    until(lambda: shown() == 300, TIMEOUT)
+    assert _js(dash_duo, f"return {graph}.layout.annotations[0].text;") != first
     new = _js(dash_duo, "return performance.getEntriesByType('resource').slice(arguments[0])"
                         ".filter(e => e.name.includes('_dash-update-component')).length;",
               requests)
-    assert new == 0
+    assert new == 0  # no request a frame
+    _press(dash_duo, "p")  # all shown: from the start again
+    until(lambda: 0 < shown() < 300, TIMEOUT)
+    _press(dash_duo, Keys.PAGE_DOWN)  # a new step stops the frames
+    _wait_step(dash_duo, number + 1)
+    time.sleep(1.0)
+    texts = _js(dash_duo, f"return ({graph}.layout.annotations || []).map(a => a.text);")
+    assert not any(str(t).startswith("step ") for t in texts)
+    assert dash_duo.find_element(f"#{ids.TITLE}").text == TOUR[number].title
     assert dash_duo.get_logs() == []

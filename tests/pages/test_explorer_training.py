@@ -164,6 +164,8 @@ def test_a_request_not_the_players_is_a_400(body, words):
     lambda s: s["states"]["bn"].pop("opt"),
     lambda s: s["states"]["bn"].__setitem__("opt", [{"exp_avg": []}]),
     lambda s: s["states"]["bn"].__setitem__("steps", "many"),
+    lambda s: s["states"]["bn"].__setitem__("steps", -8),
+    lambda s: s["states"]["bn"].__setitem__("steps", True),
     lambda s: s.__setitem__("states", []),
     lambda s: s.__setitem__("states", {"bn": 3}),
 ])
@@ -278,3 +280,26 @@ def test_play_pause_at_projector_size(dash_duo):
     assert below["y"] >= frame["y"] + frame["height"] - 1
     assert dash_duo.driver.find_elements(By.CSS_SELECTOR, f"#{ids.GRAPH_TRAIN} .gl-canvas")
     assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_a_refused_frame_says_why_and_the_next_frame_clears_it(dash_duo):
+    dash_duo.driver.set_window_size(1920, 1080)
+    dash_duo.start_server(app)
+    dash_duo.driver.get(dash_duo.server_url + "/?view=training")
+    dash_duo.wait_for_element(f"#{ids.TRAIN_STEP}", timeout=20)
+    rate = dash_duo.find_element(f"#{ids.TRAIN_LR}")
+    rate.clear()
+    rate.send_keys("0\t")
+    dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
+    dash_duo.wait_for_contains_text(f"#{ids.TRAIN_MESSAGE}", "learning rate", timeout=10)
+    assert dash_duo.find_element(f"#{ids.TRAIN_PLAY}").text.endswith("play")
+    rate.clear()
+    rate.send_keys("0.05\t")
+    dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
+    until(lambda: _step_of(dash_duo) == 0, 10)
+    until(lambda: dash_duo.find_element(f"#{ids.TRAIN_MESSAGE}").text == "", 10)
+    # the refusal is the route's 400 (the browser notes it); nothing else went wrong
+    logs = dash_duo.get_logs()
+    assert [log["source"] for log in logs] == ["network"] and ct.ROUTE in logs[0]["message"]
+    assert "400" in logs[0]["message"]
