@@ -85,3 +85,70 @@ def test_no_crafted_callback_request_gets_a_5xx(dep, quiet_jobs):
         assert r.status_code < 500, (r.status_code, json.dumps(body, default=str)[:600])
 
     check()
+
+
+def _frame_bodies():
+    """Bodies of the live training's frame route: the player's fields with drawn values,
+    controls with junk among good ones, and states of any shape (some from a real frame with
+    one leaf replaced)."""
+    from bnviz.params import ExplorerParams
+    from callbacks.explorer.state import control_values
+    from callbacks.explorer.training import frame_answer
+
+    controls = control_values(ExplorerParams(depth=2, width=4, n_points=40))
+    good = {"controls": controls, "lr": 0.05, "batch": 8, "optimizer": "adam", "steps": 2,
+            "state": None}
+    real_state = frame_answer(good)[1]["state"]
+    leaves = [("states", "bn", "params"), ("states", "bn", "opt"), ("states", "bn", "steps"),
+              ("ghosts", "bn"), ("key",), ("states",)]
+
+    @st.composite
+    def state(draw):
+        if draw(st.booleans()):
+            return draw(st.one_of(st.none(), VALUES, st.dictionaries(st.text(max_size=8),
+                                                                      VALUES, max_size=3)))
+        out = json.loads(json.dumps(real_state))
+        path = draw(st.sampled_from(leaves))
+        holder = out
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = draw(VALUES)
+        return out
+
+    @st.composite
+    def body(draw):
+        out = dict(good, state=draw(state()))
+        for key in draw(st.lists(st.sampled_from([*good, "side", "reset", "projector",
+                                                  "extra"]), max_size=3, unique=True)):
+            out[key] = draw(VALUES)
+        names = draw(st.lists(st.sampled_from(sorted(controls)), max_size=2, unique=True))
+        if names and isinstance(out["controls"], dict):
+            out["controls"] = dict(out["controls"], **{name: draw(VALUES) for name in names})
+        return out
+
+    return body()
+
+
+@pytest.mark.slow
+def test_no_crafted_training_frame_gets_a_5xx():
+    """POST /api/training/frame through the whole WSGI stack: 200 with a frame, or a 400/422
+    with one line; never a 5xx (issue 19)."""
+    from callbacks.explorer.training import ROUTE
+
+    client = dashboard.server.test_client()
+
+    @settings(max_examples=EXAMPLES, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(body=_frame_bodies())
+    def check(body):
+        r = client.post(ROUTE, data=json.dumps(body, default=str),
+                        content_type="application/json")
+        assert r.status_code in (200, 400, 422), (r.status_code, json.dumps(
+            body, default=str)[:600])
+        answer = r.get_json()
+        if r.status_code == 200:
+            assert "figure" in answer and "state" in answer
+        else:
+            assert answer["error"] and "\n" not in answer["error"]
+
+    check()

@@ -91,6 +91,31 @@ def test_a_burst_of_callbacks_from_one_address_all_pass(serving):
     assert statuses == [200] * 200
 
 
+def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
+    """The explorer's live training through nginx: a student playing 30 frames in a row is
+    not held to the job writes' strict limit (a POST under /api/), a frame carrying a
+    300 kB state (a wide network's trainers) passes, and a 3 MB body is nginx's 413."""
+    from bnviz.params import ExplorerParams
+    from callbacks.explorer.state import control_values
+    from callbacks.explorer.training import ROUTE
+
+    base, *_ = serving
+    body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
+            "optimizer": "adam", "steps": 5, "state": None}
+    statuses = []
+    for _ in range(30):
+        status, _, raw = _request(base + ROUTE, "POST", json.dumps(body).encode())
+        statuses.append(status)
+        body["state"] = json.loads(raw).get("state") if status == 200 else None
+    assert statuses == [200] * 30
+    big = dict(body, state={"key": "another run", "states": {"bn": {"params": ["A" * 300_000]}}})
+    status, _, raw = _request(base + ROUTE, "POST", json.dumps(big).encode())
+    assert status == 200 and json.loads(raw)["fresh"]
+    status, headers, raw = _request(base + ROUTE, "POST", b"{" + b" " * (3 * 2 ** 20) + b"}")
+    assert status == 413 and headers["Server"] == "nginx" and "training frames" in \
+        json.loads(raw)["error"]
+
+
 def test_healthz_answers_while_the_dashboard_cannot(serving):
     """/healthz is served by its own process: with every process of the dashboard's gunicorn
     stopped (SIGSTOP, as if all its threads were busy), /healthz still answers "ok" through
