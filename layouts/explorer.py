@@ -230,7 +230,8 @@ def training_tab() -> html.Div:
     """The "Watch it learn" tab: the current network trained on the current data, frame by
     frame (callbacks/explorer/training.py, assets/training.js).  At 1280x720 the buttons, the
     settings, the frame, the curves beside it and the replay slider fit the first screen; BN
-    vs no BN gives the three panels the column's width and puts the curves below."""
+    vs no BN and projector type give the frame the column's width and put the curves
+    below."""
     lim = TRAIN_LIMITS
     return html.Div([
         html.Div([
@@ -272,7 +273,8 @@ def training_tab() -> html.Div:
     ])
 
 
-#: The frame's and the curves' boxes (bootstrap columns), alone and BN vs no BN.
+#: The frame's and the curves' boxes (bootstrap columns): side by side, and one above the
+#: other (BN vs no BN's three panels, or projector type, need the column's width).
 TRAIN_BOXES = {False: ("col-12 col-lg-7", "col-12 col-lg-5"), True: ("col-12", "col-12")}
 
 

@@ -226,14 +226,14 @@ clientside_callback(
     Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"),
     State(ids.TRAIN_STATE, "data"), State(ids.TRAIN_HISTORY, "data"))
 
-# BN vs no BN: the three panels take the column's width, the curves go below them.
+# BN vs no BN, or projector type: the frame takes the column's width, the curves go below.
 clientside_callback(
-    f"""function(side) {{
+    f"""function(side, projector) {{
         const boxes = {json.dumps({str(k).lower(): v for k, v in TRAIN_BOXES.items()})};
-        return boxes[side === true ? "true" : "false"];
+        return boxes[side === true || projector === true ? "true" : "false"];
     }}""",
     Output(ids.TRAIN_FRAME_BOX, "className"), Output(ids.TRAIN_CURVES_BOX, "className"),
-    Input(ids.TRAIN_SIDE, "value"), prevent_initial_call=True)
+    Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"))
 
 # The slider follows the latest frame while playing; only a frame the user scrubs back to
 # reaches the server (in the browser: no request a frame for the slider's own moves).
