@@ -57,6 +57,7 @@
                 return window.dash_clientside.no_update;
             },
             toggleTheme: function (_clicks, theme) {
+                stopFrames(false);  /* the new theme's figure starts at its first frame */
                 return theme === "dark" ? "light" : "dark";
             },
             themeClass: function (theme) {

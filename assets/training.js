@@ -7,8 +7,10 @@
    whichever is longer, and no Dash round.  While playing, the counter follows every frame and
    the curves and the replay slider every curveFrames frames; when the run stops (pause, step,
    an error, the tab hidden) the player hands the trainers' state, the frames' numbers and the
-   last figure to the page's stores and graphs (dash_clientside.set_props), where the replay
-   slider and the next play find them.  Everything drawn is the server's figure. */
+   last figure to the page's stores and graphs (dash_clientside.set_props).  The replay slider
+   redraws a recorded frame from the figures kept here (the last maxHistory), exactly as it
+   was shown and without a request; it is disabled while frames come.  Everything drawn is
+   the server's figure. */
 (function () {
     const player = window.bnvizTraining = window.bnvizTraining || {
         playing: false,  // play pressed and not paused
@@ -21,7 +23,12 @@
     };
     const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     const plotDiv = (id) => document.querySelector("#" + id + " .js-plotly-plot");
-    const setProps = (id, props) => window.dash_clientside.set_props(id, props);
+    /* the page's components, while the page is there (an answer may come after it left) */
+    const setProps = (id, props) => {
+        if (player.config && document.getElementById(player.config.ids.play)) {
+            window.dash_clientside.set_props(id, props);
+        }
+    };
     const webgl = (function () {
         try {
             return !!document.createElement("canvas").getContext("webgl");
@@ -37,7 +44,7 @@
         if (!player.run || player.run.graph !== graph) {
             player.run = {graph: graph, state: state || null,
                           history: Array.isArray(history) ? history.slice() : [],
-                          pending: [], figure: null, counter: null, frames: 0};
+                          figures: [], pending: [], figure: null, counter: null, frames: 0};
         }
     }
 
@@ -57,7 +64,8 @@
             } catch (e) {
                 return {error: "the server did not answer: press play to try again"};
             }
-            if ((response.status === 429 || response.status === 503) && player.playing) {
+            if ((response.status === 429 || response.status === 503) && player.playing &&
+                    visible()) {
                 // a crowd behind one address, or a busy server: slow down, keep playing
                 const after = parseFloat(response.headers.get("Retry-After")) || 1;
                 await sleep(1000 * Math.min(after, 30));
@@ -92,10 +100,15 @@
         run.frames += 1;
         if (answer.fresh) {
             run.history = [answer.entry];
+            run.figures = [answer.figure];
             run.pending = [];
         } else {
             run.history.push(answer.entry);
-            if (run.history.length > player.config.maxHistory) { run.history.shift(); }
+            run.figures.push(answer.figure);
+            if (run.history.length > player.config.maxHistory) {
+                run.history.shift();
+                run.figures.shift();
+            }
             run.pending.push(...answer.points);
         }
         return true;
@@ -145,7 +158,7 @@
         const last = run.history.length - 1;
         setProps(ids.state, {data: run.state});
         setProps(ids.history, {data: run.history});
-        setProps(ids.scrub, {max: last, value: last});
+        setProps(ids.scrub, {max: last, value: last, disabled: false});
         setProps(ids.counter, {children: run.counter});
         setProps(ids.graph, {figure: run.figure});
         if (curves && curves.data) {
@@ -160,6 +173,7 @@
 
     async function go() {
         player.running = true;
+        setProps(player.config.ids.scrub, {disabled: true});
         try {
             let next = ask();
             for (;;) {
@@ -168,6 +182,10 @@
                 const more = player.playing && visible();
                 next = more ? ask() : null;  // asked for before this one is drawn
                 await draw(answer);
+                // play or reset pressed while the last frame was drawn
+                if (!next && (player.resetNext || (player.playing && visible()))) {
+                    next = ask();
+                }
                 if (!next) { break; }
             }
         } catch (e) {
@@ -183,6 +201,22 @@
             sync();
         }
     }
+
+    /* The replay slider: recorded frame ``index`` as it was drawn; the counter's text. */
+    player.replay = function (index) {
+        const noUpdate = window.dash_clientside.no_update;
+        const run = player.run;
+        if (player.running || !run || typeof index !== "number" || !run.figures[index]) {
+            return noUpdate;
+        }
+        const graph = plotDiv(player.config.ids.graph);
+        const last = run.figures.length - 1;
+        if (graph && window.Plotly) {
+            window.Plotly.react(graph, run.figures[index].data, run.figures[index].layout);
+        }
+        return index === last ? run.counter : "replaying step " + run.history[index].step +
+            " (frame " + (index + 1) + " of " + run.figures.length + ")";
+    };
 
     /* The tab's buttons and the controls a frame request carries (the clientside callback of
        callbacks/explorer/training.py; args in its order). */

@@ -14,7 +14,7 @@ from dash import dcc, html
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
-from bnviz.params.caps import OPTIMIZERS, TRAIN_LIMITS
+from bnviz.params.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
@@ -250,7 +250,8 @@ def training_tab() -> html.Div:
             _inline("batch", _int_input(ids.TRAIN_BATCH, 32, *lim["batch_size"]), "4.5em"),
             _inline("optimiser", _select(ids.TRAIN_OPTIMIZER, "adam", OPTIMIZERS,
                                          {"sgd": "SGD + momentum", "adam": "Adam"}), "6.5em"),
-            _inline("steps/frame", _int_input(ids.TRAIN_STEPS, 5, 1, 200), "4em"),
+            _inline("steps/frame", _int_input(ids.TRAIN_STEPS, 5, *TRAIN_STEPS_PER_FRAME),
+                    "4em"),
             dbc.Switch(id=ids.TRAIN_SIDE, label="BN vs no BN", value=False,
                        className="small mb-0"),
         ], className="d-flex align-items-center flex-wrap mt-1 row-gap-1"),
@@ -269,7 +270,6 @@ def training_tab() -> html.Div:
         html.P(EXPLANATIONS["training"], className="small explain"),
         dcc.Store(id=ids.TRAIN_STATE),
         dcc.Store(id=ids.TRAIN_HISTORY, data=[]),
-        dcc.Store(id=ids.TRAIN_REPLAY),
     ])
 
 

@@ -134,17 +134,16 @@ def _jitter(settings: ExplorerParams):
 def _training(settings: ExplorerParams) -> dict:
     """The recorded runs of the settings' network on their data, without BN and with it
     (:func:`bnviz.views.trainer.recorded_runs`), a frame every 10 steps."""
-    from bnviz.data.datasets import make_dataset, shifted
     from bnviz.params import LiveTrainingParams
     from bnviz.params.caps import EXPLORER_MAX_REGIONS
-    from bnviz.views.trainer import recorded_runs
+    from bnviz.views.trainer import recorded_runs, training_data
 
     s = settings
     p = LiveTrainingParams(dataset=s.dataset, n=s.n_points, seed=s.weight_seed, depth=s.depth,
                            width=s.width, activation=s.activation, alpha=s.alpha,
                            mode="bn", extent=s.extent, **TRAINING_RUN)
     shift = (s.shift_x, s.shift_y)
-    data = shifted(make_dataset(s.dataset, s.n_points, s.data_seed), *shift)
+    data = training_data(p, s.data_seed, shift)
     return {"runs": recorded_runs(p, s.data_seed, shift, TRAINING_MODES, EXPLORER_MAX_REGIONS),
             "points": data.points, "labels": np.asarray(data.labels) % 2}
 

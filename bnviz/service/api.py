@@ -38,7 +38,7 @@ from bnviz.jobs.types import IMAGE_JOB_TYPES
 from bnviz.messages import brief, for_page, log_for_page
 from bnviz.service.clients import client_id, jobs_token, token_ok
 
-__all__ = ["PREFIX", "add_jobs_api", "blueprint"]
+__all__ = ["PREFIX", "add_jobs_api", "blueprint", "finite", "strict_json"]
 
 PREFIX = "/api"
 #: GET /api/jobs: how many jobs at most (default, highest); GET /api/jobs/<id>: log lines.
@@ -78,19 +78,19 @@ def _api_error(exc: ApiError) -> Response:
     return _error(exc.status, str(exc), exc.headers)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """JSON has no NaN or infinity: such a float (a diverged loss) is sent as null."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
 def _public(job: Job) -> dict[str, Any]:
-    out = _finite(job.public())
+    out = finite(job.public())
     out["error"] = for_page(out["error"]) if out.get("error") else out.get("error")
     return out
 
@@ -114,14 +114,22 @@ def _refuse_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def strict_json(raw: bytes) -> Any:
+    """A request body's JSON: ValueError for anything else, NaN and Infinity included (a
+    client's numbers are finite), and for nesting too deep to parse."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_json_constant)
+    except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError, too many digits
+        raise ValueError("the body is not valid JSON") from exc
+
+
 def _body() -> dict[str, Any]:
     """The request's JSON object (415 for another content type, 400 for anything else)."""
     if not request.is_json:
         raise ApiError(415, "send the job as JSON (Content-Type: application/json)")
-    raw = request.get_data(cache=False)
     try:
-        body = json.loads(raw, parse_constant=_refuse_json_constant)
-    except (ValueError, RecursionError):  # also UnicodeDecodeError, too many digits
+        body = strict_json(request.get_data(cache=False))
+    except ValueError:
         raise ApiError(400, "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ApiError(400, f"the body must be a JSON object {{\"type\": ..., \"params\": "
@@ -250,7 +258,7 @@ def job_item(job_id: str) -> Response:
     out = _public(job)
     try:
         store = open_store()
-        out["metrics"] = _finite(store.metrics(job.id))
+        out["metrics"] = finite(store.metrics(job.id))
         out["log"] = log_for_page(store.logs(job.id, tail)) if tail else []
     except jobs.StoreError as exc:
         raise _busy(exc) from None

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from bnviz.core.partition import Partition
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
+from bnviz.views.video import encode_mp4
 
 __all__ = ["density_picture", "jitter_picture", "partition_picture", "render_density",
            "render_jitter", "render_partition", "training_frame_picture",
@@ -206,27 +207,11 @@ def draw_training_frame(ax, frame, points: np.ndarray, labels: np.ndarray,
     ax.set_yticks([])
 
 
-def ffmpeg() -> str | None:
-    """The ffmpeg to write an MP4 with: the PATH's, else the one the imageio-ffmpeg wheel
-    ships (a dependency, so that a fresh install writes MP4s too); None without either."""
-    import shutil
-
-    found = shutil.which("ffmpeg")
-    if found:
-        return found
-    try:
-        import imageio_ffmpeg
-
-        return imageio_ffmpeg.get_ffmpeg_exe()
-    except (ImportError, RuntimeError):  # no wheel, or one without a binary for here
-        return None
-
-
 def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, path,
                          mode: str, fps: int = 5) -> None:
-    """The frames as an animation: a GIF (Pillow), or an MP4 (H.264 by :func:`ffmpeg`); each
-    frame drawn by :func:`training_frame_picture`, with its predecessor's boundary as a
-    ghost."""
+    """The frames as an animation: a GIF (Pillow), or an MP4 (H.264:
+    :mod:`bnviz.views.video`); each frame drawn by :func:`training_frame_picture`, with its
+    predecessor's boundary as a ghost."""
     from PIL import Image
 
     path = Path(path)
@@ -239,14 +224,4 @@ def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, p
         images[0].save(path, save_all=True, append_images=images[1:],
                        duration=int(1000 / fps), loop=0)
         return
-    import subprocess
-
-    exe = ffmpeg()
-    if exe is None:
-        raise OSError("no ffmpeg: write a .gif")
-    run = subprocess.run([exe, "-y", "-loglevel", "error", "-f", "image2pipe",
-                          "-framerate", str(fps), "-i", "-", "-vf",
-                          "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", str(path)],
-                         input=b"".join(pngs), capture_output=True, timeout=600, check=False)
-    if run.returncode != 0:
-        raise OSError(f"ffmpeg failed: {run.stderr.decode(errors='replace')[:200]}")
+    encode_mp4(pngs, fps, path)

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from bnviz.params.live import LiveTrainingParams
 
 __all__ = ["Frame", "Trainer", "forward", "frame_steps", "live_step", "new_trainer",
-           "recorded_runs", "train_frames"]
+           "recorded_runs", "train_frames", "training_data"]
 
 
 def forward(ws: list[torch.Tensor], cs: list[torch.Tensor] | None, head_w: torch.Tensor,
@@ -270,6 +270,13 @@ def train_frames(trainer: Trainer, steps: int, frames: int, max_regions: int,
     return out, time.perf_counter() - t0
 
 
+def training_data(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float]):
+    """The data a live training learns: ``params.n`` points of ``params.dataset`` drawn from
+    ``data_seed`` and moved by ``shift`` (the explorer's data shift); the classes are taken
+    mod 2 by the trainer."""
+    return shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+
+
 def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float],
               modes: tuple[str, ...], states: Mapping[str, dict] | None,
               max_regions: int) -> tuple[dict[str, Frame], dict[str, dict]]:
@@ -279,7 +286,7 @@ def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, fl
     are ``params.dataset`` of ``params.n`` points from ``data_seed``, moved by ``shift``)
     restored from ``states`` (None: step 0), trained ``params.steps`` steps further, and its
     frame.  Returns (the frames, the states to go on from)."""
-    data = shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+    data = training_data(params, data_seed, shift)
     box = box_from_extent(params.extent)
     frames, out = {}, {}
     for mode in modes:
@@ -299,7 +306,7 @@ def recorded_runs(params: LiveTrainingParams, data_seed: int, shift: tuple[float
     """The run of ``params`` in each of ``modes`` (the same initial weights and mini-batches),
     ``params.frames`` frames each (:func:`train_frames`): the lecture's training step, which
     plays them without a request a frame."""
-    data = shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+    data = training_data(params, data_seed, shift)
     box = box_from_extent(params.extent)
     return {mode: train_frames(new_trainer(
         params.depth, params.width, params.activation, params.alpha, mode, params.seed,

@@ -65,7 +65,6 @@ TRAIN_OPTIMIZER = "explorer-train-optimizer"
 TRAIN_STEPS = "explorer-train-steps"  # steps per frame
 TRAIN_SIDE = "explorer-train-side"  # BN beside zero and random bias
 TRAIN_SCRUB = "explorer-train-scrub"
-TRAIN_REPLAY = "explorer-train-replay"  # store: a frame the user scrubbed to (not the latest)
 TRAIN_MESSAGE = "explorer-train-message"
 GRAPH_TRAIN = "explorer-graph-train"
 TRAIN_FRAME_BOX = "explorer-train-frame-box"  # the frame's column (wider side by side)

@@ -12,8 +12,9 @@ steps, cuts the exact partition and answers with the frame's figure
 its numbers and the new states.  Nothing is kept on the server: any web process serves the
 next frame and a restart loses nothing.  On pause the player hands the states, the frames'
 numbers and the last figure to the page's stores (``dash_clientside.set_props``); the replay
-slider redraws a recorded frame by training again up to its step (deterministic: the same
-frame).  Changing the network or the data starts the run again from step 0.
+slider redraws a recorded frame from the figures the player keeps (the last MAX_HISTORY),
+exactly as it was shown and without a request.  Changing the network or the data starts the
+run again from step 0.
 
 Requests are checked as the jobs API checks its own (:func:`frame_answer`): a body that is
 not the player's, a bad control or a crafted state is ``400 {"error": one line}``; a run
@@ -23,16 +24,15 @@ that cannot go on (the step cap, a frame over the region cap) is ``422`` with th
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, replace
 
 import numpy as np
-from dash import Input, Output, State, callback, clientside_callback, no_update
+from dash import Input, Output, State, clientside_callback
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import InputError, LiveTrainingParams, parse
-from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
-from bnviz.views.trainer import live_step
+from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
+from bnviz.views.trainer import live_step, training_data
 from callbacks.background import one_line
 from callbacks.explorer import ids
 from callbacks.explorer.state import CONTROLS, settings_from_controls
@@ -44,7 +44,7 @@ from callbacks.explorer.training_figures import (
 )
 from layouts.explorer import TRAIN_BOXES
 
-__all__ = ["ROUTE", "add_training_route", "frame_answer", "replay"]
+__all__ = ["ROUTE", "add_training_route", "frame_answer"]
 
 #: The player's route (the request guard gives it the callbacks' body cap: states of wide
 #: networks with Adam's moments reach a few hundred kB).
@@ -56,19 +56,21 @@ LABELS = {"lr": "learning rate", "batch": "training batch", "steps": "steps per 
 FRAME_MS = 50
 #: While playing, the curves are extended every CURVE_FRAMES frames (each redraws them).
 CURVE_FRAMES = 4
-#: Frames kept for the replay slider (each: its numbers, a few hundred bytes).
+#: Frames the player keeps for the replay slider (each its figure, 36 kB at 4x8 and 85 kB
+#: side by side, and its numbers): 11-26 MB in the browser at most.
 MAX_HISTORY = TRAIN_LIMITS["frames"][1]
 #: The fields of a frame request (besides "controls" and "state").
 REQUEST_FIELDS = ("lr", "batch", "optimizer", "steps", "side", "projector", "reset")
 
-_TRAINING = [State(ids.TRAIN_LR, "value"), State(ids.TRAIN_BATCH, "value"),
-             State(ids.TRAIN_OPTIMIZER, "value"), State(ids.TRAIN_STEPS, "value"),
-             State(ids.TRAIN_SIDE, "value")]
-_SETTINGS = {name: State(cid, "value") for name, cid in CONTROLS.items()}
 
 
 def _params(controls: dict, lr, batch, optimizer, steps) -> tuple:
     """(LiveTrainingParams, data seed, shift) from the explorer's controls and the tab's."""
+    lo, hi = TRAIN_STEPS_PER_FRAME
+    if isinstance(steps, bool) or not isinstance(steps, int | float) or \
+            not lo <= steps <= hi or steps != int(steps):
+        raise InputError(f"steps per frame: a whole number from {lo} to {hi}, got "
+                         f"{str(steps)[:20]!r}")
     s = settings_from_controls(controls)
     p = parse(LiveTrainingParams, {
         "dataset": s.dataset, "n": s.n_points, "seed": s.weight_seed, "depth": s.depth,
@@ -85,9 +87,7 @@ def _key(p: LiveTrainingParams, data_seed: int, shift, modes) -> str:
 
 
 def _data(p: LiveTrainingParams, data_seed: int, shift):
-    from bnviz.data.datasets import make_dataset, shifted
-
-    data = shifted(make_dataset(p.dataset, p.n, data_seed), *shift)
+    data = training_data(p, data_seed, shift)
     return data.points, np.asarray(data.labels) % 2
 
 
@@ -109,6 +109,21 @@ def _request(body: object) -> dict:
     if state is not None and not isinstance(state, dict):
         raise InputError("state: the last frame's state, or null")
     return body
+
+
+def _steps_done(states: object, modes: tuple[str, ...]) -> int | None:
+    """The steps the browser's trainers have trained: one state per mode of the run, all
+    at the same whole number of steps; None for anything else (the state comes from the
+    browser)."""
+    if not isinstance(states, dict) or set(states) != set(modes):
+        return None
+    done = {s.get("steps") if isinstance(s, dict) else None for s in states.values()}
+    if len(done) != 1:
+        return None
+    steps = done.pop()
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        return None
+    return steps
 
 
 def frame_answer(body: object) -> tuple[int, dict]:
@@ -133,12 +148,10 @@ def frame_answer(body: object) -> tuple[int, dict]:
     key = _key(p, data_seed, shift, modes)
     fresh = body.get("reset", False) or state is None or state.get("key") != key
     states = None if fresh else state.get("states")
-    done = 0
-    if not fresh:
-        first = next(iter(states.values()), None) if isinstance(states, dict) else None
-        done = first.get("steps") if isinstance(first, dict) else None
-        if not isinstance(done, int) or isinstance(done, bool):
-            return 400, {"error": "state: not a training state; reset to start again"}
+    done = 0 if fresh else _steps_done(states, modes)
+    if done is None:
+        return 400, {"error": "state: not a training state of these settings; reset to "
+                              "start again"}
     if done + p.steps > TRAIN_LIMITS["steps"][1]:
         return 422, {"error": f"paused at {done} steps, the most one run may train: reset to "
                               "start again"}
@@ -173,30 +186,21 @@ def frame_answer(body: object) -> tuple[int, dict]:
     return 200, answer
 
 
-def _finite(value: object) -> object:
-    """JSON has no NaN: a mean distance with no boundary (NaN) travels as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def add_training_route(server) -> None:
     """Register ``POST /api/training/frame`` (:func:`frame_answer`) on the Flask server; the
     jobs API's catch-all answers its other methods (405, OPTIONS)."""
     from flask import Response, request
 
+    from bnviz.service.api import finite, strict_json
+
     def frame() -> Response:
         try:
-            body = json.loads(request.get_data() or b"")
-        except (ValueError, UnicodeDecodeError):
+            body = strict_json(request.get_data())
+        except ValueError:
             status, answer = 400, {"error": "a frame request is JSON"}
         else:
             status, answer = frame_answer(body)
-        return Response(json.dumps(_finite(answer), separators=(",", ":")), status=status,
+        return Response(json.dumps(finite(answer), separators=(",", ":")), status=status,
                         mimetype="application/json")
 
     server.add_url_rule(ROUTE, "training_frame", frame, methods=["POST"],
@@ -235,44 +239,9 @@ clientside_callback(
     Output(ids.TRAIN_FRAME_BOX, "className"), Output(ids.TRAIN_CURVES_BOX, "className"),
     Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"))
 
-# The slider follows the latest frame while playing; only a frame the user scrubs back to
-# reaches the server (in the browser: no request a frame for the slider's own moves).
+# The replay slider: the player redraws a recorded frame from the figures it kept (exactly
+# what was shown, no request); the latest frame is on screen already.
 clientside_callback(
-    """function(index, last) {
-        if (typeof index !== "number" || index === last) {
-            return window.dash_clientside.no_update;
-        }
-        return index;
-    }""",
-    Output(ids.TRAIN_REPLAY, "data"), Input(ids.TRAIN_SCRUB, "value"),
-    State(ids.TRAIN_SCRUB, "max"), prevent_initial_call=True)
-
-
-@callback(Output(ids.GRAPH_TRAIN, "figure", allow_duplicate=True),
-          Output(ids.TRAIN_COUNTER, "children", allow_duplicate=True),
-          Input(ids.TRAIN_REPLAY, "data"), State(ids.TRAIN_SCRUB, "max"),
-          State(ids.TRAIN_HISTORY, "data"), _SETTINGS, *_TRAINING,
-          State(ids.PROJECTOR, "value"), prevent_initial_call=True)
-def replay(index, last, history, controls, lr, batch, optimizer, steps, side, projector):
-    """The replay slider: redraw recorded frame ``index`` by training again from step 0 to
-    its step (the runs are deterministic: the same weights and mini-batches, so the same
-    frame; a few hundred steps take a fraction of a second).  The latest frame is on screen
-    already."""
-    if not isinstance(history, list) or not isinstance(index, int) or index == last \
-            or not 0 <= index < len(history):
-        return no_update, no_update
-    entry = history[index]
-    try:
-        p, data_seed, shift = _params(controls, lr, batch, optimizer, int(entry["step"]))
-        modes = tuple(entry["modes"])
-        if not set(modes) <= set(MODES):
-            raise ValueError("unknown mode")
-        _, start = live_step(replace(p, steps=0), data_seed, shift, modes, None,
-                             EXPLORER_MAX_REGIONS)  # step 0, then every step to the frame's
-        frames, _ = live_step(p, data_seed, shift, modes, start, EXPLORER_MAX_REGIONS)
-    except (PartitionTooLarge, InputError, ValueError, KeyError, TypeError) as exc:
-        return no_update, f"cannot replay this frame: {one_line(exc)}"
-    points, labels = _data(p, data_seed, shift)
-    figure = frame_figure(frame_panels(frames), points, labels,
-                          frames[modes[0]].partition.box, bool(projector))
-    return figure, f"replaying step {entry['step']} (frame {index + 1} of {len(history)})"
+    """function(index) { return window.bnvizTraining.replay(index); }""",
+    Output(ids.TRAIN_COUNTER, "children"), Input(ids.TRAIN_SCRUB, "value"),
+    prevent_initial_call=True)

@@ -47,7 +47,7 @@ def _ghost(segments: object) -> np.ndarray | None:
     nothing (a mangled one is not drawn)."""
     try:
         g = np.asarray(segments, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's
         return None
     if g.size == 0 or g.size % 4 or g.size > 4 * 100_000 or not np.isfinite(g).all():
         return None
@@ -107,7 +107,8 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
             mode=PARTITION.row_label(panel["mode"]), step=panel["step"], loss=panel["loss"],
             accuracy=panel["accuracy"], regions=panel["regions"])
         layout.setdefault("annotations", []).append(
-            {"text": title, "xref": "paper", "yref": "paper", "x": sum(domain) / 2, "y": 1.0,
+            # on the panel's drawn top (a square panel shrinks inside its domain)
+            {"text": title, "xref": f"{xa} domain", "yref": f"{ya} domain", "x": 0.5, "y": 1.0,
              "xanchor": "center", "yanchor": "bottom", "showarrow": False,
              "font": {"size": st["font"] - 1}})
     return {"data": traces, "layout": layout | {

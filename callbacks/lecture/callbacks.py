@@ -37,7 +37,7 @@ from callbacks.lecture.state import (
 #: figure's frames, played by plotly.js in the browser.
 ANIMATIONS = {"mu": {"slider": ids.MU, "from": 0.0, "to": 1.0, "by": 0.04},
               "sigma": {"slider": ids.SIGMA, "from": -2.0, "to": 2.0, "by": 0.1},
-              # the figure's own recorded frames (the training step), FRAME_MS each
+              # the figure's own recorded frames (the training step), 120 ms each
               "frames": {"frames": True, "ms": 120}}
 #: The plot's box after a refused value: the old picture is marked, not taken for the answer.
 STALE = "lecture-plot stale"

@@ -118,11 +118,11 @@ def test_movie_has_one_picture_per_frame(capsysbinary, tmp_path):
 
 
 def test_mp4_movie_has_one_video_frame_per_frame(capsysbinary, tmp_path):
-    """An .mp4 is H.264 written by ffmpeg (the PATH's, else the imageio-ffmpeg wheel's):
+    """An .mp4 is H.264 written by ffmpeg (the imageio-ffmpeg wheel's, else the PATH's):
     ffmpeg decodes it back to as many pictures as frames were recorded."""
     import subprocess
 
-    from bnviz.views.render import ffmpeg
+    from bnviz.views.video import ffmpeg
 
     movie = tmp_path / "run.mp4"
     rc, out, err = _run(capsysbinary, "--depth", "2", "--width", "4", "--steps", "20",
@@ -139,9 +139,9 @@ def test_mp4_movie_has_one_video_frame_per_frame(capsysbinary, tmp_path):
 
 def test_mp4_without_any_ffmpeg_is_refused_before_training(capsysbinary, tmp_path,
                                                           monkeypatch):
-    import bnviz.views.render as render
+    import bnviz.views.video as video
 
-    monkeypatch.setattr(render, "ffmpeg", lambda: None)
+    monkeypatch.setattr(video, "ffmpeg", lambda: None)
     rc, out, err = _run(capsysbinary, "--movie", tmp_path / "m.mp4")
     assert_one_error_line(rc, out, err)
     assert "ffmpeg" in err and ".gif" in err

@@ -135,6 +135,8 @@ def test_the_points_extend_the_curves_into_the_whole_historys_figure(side):
     ({"optimizer": "rmsprop"}, "optimiser"),
     ({"steps": None}, "steps per frame"),
     ({"steps": 10 ** 9}, "steps per frame"),
+    ({"steps": 201}, "steps per frame"),  # the cap of one request, not of a run
+    ({"steps": True}, "steps per frame"),
 ])
 def test_bad_controls_are_a_one_line_400(training, words):
     status, answer = _frame(None, **training)
@@ -149,11 +151,18 @@ def test_bad_controls_are_a_one_line_400(training, words):
     ({"controls": {}, "reset": 1}, "reset"),
     ({"controls": {}, "state": "abc"}, "state"),
     ({"controls": {}, "evil": 1}, "unknown field"),
-    ({"controls": {"sigma_s": "x"}}, "σ"),
+    ({"controls": {"sigma_s": "x"}, "steps": 5}, "σ"),
 ])
 def test_a_request_not_the_players_is_a_400(body, words):
     status, answer = _post(body)
     assert status == 400 and words in answer["error"], answer
+
+
+def test_steps_that_differ_between_modes_are_refused():
+    state = _run(2, side=True)[-1]["state"]
+    state["states"]["random_bias"]["steps"] = 10 ** 6  # past the cap, in one mode only
+    status, answer = _frame(state, side=True)
+    assert status == 400 and "state" in answer["error"]
 
 
 @pytest.mark.parametrize("broken", [
@@ -167,17 +176,22 @@ def test_a_request_not_the_players_is_a_400(body, words):
     lambda s: s["states"]["bn"].__setitem__("steps", -8),
     lambda s: s["states"]["bn"].__setitem__("steps", True),
     lambda s: s.__setitem__("states", []),
+    lambda s: s["states"].__setitem__("zero_bias", s["states"]["bn"]),  # a mode of no run
+    lambda s: s["states"].pop("bn"),  # a mode missing
+
     lambda s: s.__setitem__("states", {"bn": 3}),
 ])
 def test_a_crafted_state_is_refused_not_raised(broken):
-    """The state comes from the browser: a mangled one is a one-line 400."""
+    """The state comes from the browser: a mangled one is a one-line 400 (one state a mode
+    of the run, all at the same whole number of steps)."""
     state = _run(2)[1]["state"]
     broken(state)
     status, answer = _frame(state)
     assert status == 400 and "state" in answer["error"] and "\n" not in answer["error"]
 
 
-@pytest.mark.parametrize("ghost", [[[1, 2, 3]], "x", [[float("inf")] * 4], {"a": 1}])
+@pytest.mark.parametrize("ghost", [[[1, 2, 3]], "x", [["a", "b", "c", "d"]], {"a": 1},
+                                   [[10 ** 400, 0, 0, 0]]])
 def test_a_mangled_ghost_is_not_drawn(ghost):
     first = _run(1)[0]
     state = first["state"]
@@ -205,6 +219,10 @@ def test_the_route_answers_json_to_any_method_and_body():
     assert status == 400 and answer["error"] == "a frame request is JSON"
     status, answer = _post(None, raw=b"\xff\xfe")
     assert status == 400
+    for raw in (b"[" * 100_000 + b"]" * 100_000, b'{"controls": {}, "steps": Infinity}',
+                b'{"controls": {}, "lr": NaN}'):
+        status, answer = _post(None, raw=raw)  # too deep to parse; numbers JSON has not
+        assert status == 400 and answer["error"] == "a frame request is JSON"
     # the trainers' state of a wide network is larger than the 64 kB of other routes: the
     # route has the callbacks' cap (a 200 kB state is read, and refused as a state)
     big = {"controls": control_values(SETTINGS), **TRAINING,
@@ -214,19 +232,6 @@ def test_the_route_answers_json_to_any_method_and_body():
     response = client.post(ct.ROUTE, data=b"{" + b" " * (3 * 2 ** 20) + b"}",
                            content_type="application/json")
     assert response.status_code == 413
-
-
-def test_replay_draws_a_recorded_frame_again():
-    answers = _run(3)
-    history = [a["entry"] for a in answers]
-    figure, text = ct.replay(1, 2, history, control_values(SETTINGS), 0.05, 16, "adam", 4,
-                             False, False)
-    live = answers[1]["figure"]["layout"]["annotations"][0]["text"]
-    assert figure["layout"]["annotations"][0]["text"] == live
-    live_traces = {t["name"]: t for t in answers[1]["figure"]["data"]}
-    for trace in figure["data"]:  # the same facets and boundary (the live one has a ghost)
-        assert json.dumps(trace) == json.dumps(live_traces[trace["name"]])
-    assert text.startswith("replaying step 4")
 
 
 def _step_of(dash_duo) -> int:
@@ -268,9 +273,23 @@ def test_play_pause_at_projector_size(dash_duo):
         rect = dash_duo.find_element(f"#{box}").rect
         assert rect["y"] + rect["height"] <= height, box  # in the first screen
     assert dash_duo.find_element(f"#{ids.TRAIN_MESSAGE}").text == ""
+    # replay: the slider redraws a recorded frame as it was drawn, with no request
+    shown = f"document.querySelector('#{ids.GRAPH_TRAIN} .js-plotly-plot')"
+    kept = driver.execute_script("return window.bnvizTraining.run.figures[2].layout"
+                                 ".annotations[0].text")
+    requests = driver.execute_script("return performance.getEntriesByType('resource').length")
+    dash_duo.driver.execute_script(
+        "window.dash_clientside.set_props(arguments[0], {value: 2})", ids.TRAIN_SCRUB)
+    until(lambda: dash_duo.find_element(f"#{ids.TRAIN_COUNTER}").text.startswith(
+        "replaying step 10 (frame 3 of"), 10)
+    assert driver.execute_script(f"return {shown}.layout.annotations[0].text") == kept
+    assert driver.execute_script(
+        "return performance.getEntriesByType('resource').slice(arguments[0])"
+        f".filter(e => e.name.includes('{ct.ROUTE}') || e.name.includes('_dash-update'))"
+        ".length", requests) == 0
     # one step more, then side by side: three panels across the column, curves below
     dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
-    until(lambda: _step_of(dash_duo) == paused + 5, 10)
+    until(lambda: _step_of(dash_duo) == paused + 5, 10)  # on from the last frame
     dash_duo.find_element(f"#{ids.TRAIN_SIDE}").click()
     dash_duo.find_element(f"#{ids.TRAIN_STEP}").click()
     until(lambda: "random bias" in dash_duo.find_element(f"#{ids.TRAIN_COUNTER}").text, 20)

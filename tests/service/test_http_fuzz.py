@@ -98,17 +98,20 @@ def _frame_bodies():
     controls = control_values(ExplorerParams(depth=2, width=4, n_points=40))
     good = {"controls": controls, "lr": 0.05, "batch": 8, "optimizer": "adam", "steps": 2,
             "state": None}
-    real_state = frame_answer(good)[1]["state"]
-    leaves = [("states", "bn", "params"), ("states", "bn", "opt"), ("states", "bn", "steps"),
-              ("ghosts", "bn"), ("key",), ("states",)]
+    real = {side: frame_answer(dict(good, side=side))[1]["state"] for side in (False, True)}
+    leaves = [(*where, mode, leaf) for where in [("states",)] for mode in
+              ("bn", "zero_bias", "random_bias") for leaf in ("params", "opt", "steps")]
+    leaves += [("ghosts", "bn"), ("ghosts", "random_bias"), ("key",), ("states",)]
 
     @st.composite
     def state(draw):
         if draw(st.booleans()):
             return draw(st.one_of(st.none(), VALUES, st.dictionaries(st.text(max_size=8),
                                                                       VALUES, max_size=3)))
-        out = json.loads(json.dumps(real_state))
-        path = draw(st.sampled_from(leaves))
+        side = draw(st.booleans())
+        out = json.loads(json.dumps(real[side]))
+        path = draw(st.sampled_from([p for p in leaves if side or "bn" in p or
+                                     p[0] not in ("states", "ghosts")]))
         holder = out
         for key in path[:-1]:
             holder = holder[key]
@@ -118,6 +121,8 @@ def _frame_bodies():
     @st.composite
     def body(draw):
         out = dict(good, state=draw(state()))
+        states = out["state"].get("states") if isinstance(out["state"], dict) else None
+        out["side"] = isinstance(states, dict) and "zero_bias" in states  # a side-by-side run
         for key in draw(st.lists(st.sampled_from([*good, "side", "reset", "projector",
                                                   "extra"]), max_size=3, unique=True)):
             out[key] = draw(VALUES)
