@@ -4,10 +4,12 @@
    the trainers' state from the last answer.  The answer is drawn here with Plotly.react, and
    the next frame is asked for as soon as an answer is in (before it is drawn), one request in
    flight at a time and at most one every frameMs: a frame costs its request or its redraw,
-   whichever is longer, and no Dash round.  While playing, the counter follows every frame and
-   the curves and the replay slider every curveFrames frames; when the run stops (pause, step,
-   an error, the tab hidden) the player hands the trainers' state, the frames' numbers and the
-   last figure to the page's stores and graphs (dash_clientside.set_props).  The replay slider
+   whichever is longer, and no Dash round.  The run (the trainers' state, every kept frame's
+   numbers and figure) lives here while the page does; a page shown again (a new graph) starts
+   a new run.  While playing, the counter follows every frame and the curves and the replay
+   slider every curveFrames frames; when the run stops (pause, step, an error, the tab hidden)
+   the player hands the last figures and the slider's range to the page's graphs
+   (dash_clientside.set_props), so that Dash holds what is shown.  The replay slider
    redraws a recorded frame from the figures kept here (the last maxHistory), exactly as it
    was shown and without a request; it is disabled while frames come.  Everything drawn is
    the server's figure. */
@@ -18,7 +20,7 @@
         resetNext: false,
         config: null,    // route, ids, pacing (from the callback)
         request: null,   // what the next frame request carries besides the state
-        run: null,       // {graph, state, history, pending, figure, counter, frames}
+        run: null,       // {graph, state, history, figures, pending, counter, frames}
         lastAsk: 0,
     };
     const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,13 +40,12 @@
     })();
 
     /* The run the player continues: its own while it holds one for the graph on the page,
-       else the stores' (a page just shown: a new graph, the stores' last run or nothing). */
-    function attach(state, history) {
+       else a new one (a page just shown: a new graph). */
+    function attach() {
         const graph = plotDiv(player.config.ids.graph);
         if (!player.run || player.run.graph !== graph) {
-            player.run = {graph: graph, state: state || null,
-                          history: Array.isArray(history) ? history.slice() : [],
-                          figures: [], pending: [], figure: null, counter: null, frames: 0};
+            player.run = {graph: graph, state: null, history: [], figures: [], pending: [],
+                          counter: null, frames: 0};
         }
     }
 
@@ -95,7 +96,6 @@
         if (run.message) { setProps(ids.message, {children: ""}); }
         run.message = false;
         run.state = answer.state;
-        run.figure = answer.figure;
         run.counter = answer.counter;
         run.frames += 1;
         if (answer.fresh) {
@@ -148,19 +148,17 @@
         }
     }
 
-    /* The run stopped: the stores and graphs take what the page shows. */
+    /* The run stopped: the graphs' figures take what the page shows. */
     function sync() {
         const ids = player.config.ids;
         const run = player.run;
-        if (!run || !run.figure || !document.getElementById(ids.play)) { return; }
+        if (!run || !run.figures.length || !document.getElementById(ids.play)) { return; }
         const curves = plotDiv(ids.curves);
         extendCurves(curves);
-        const last = run.history.length - 1;
-        setProps(ids.state, {data: run.state});
-        setProps(ids.history, {data: run.history});
+        const last = run.figures.length - 1;
         setProps(ids.scrub, {max: last, value: last, disabled: false});
         setProps(ids.counter, {children: run.counter});
-        setProps(ids.graph, {figure: run.figure});
+        setProps(ids.graph, {figure: run.figures[last]});
         if (curves && curves.data) {
             setProps(ids.curves, {figure: {data: curves.data, layout: curves.layout}});
         }
@@ -226,7 +224,7 @@
         const n = config.controls.length;
         const controls = {};
         config.controls.forEach((name, i) => { controls[name] = args[3 + i]; });
-        const [lr, batch, optimizer, steps, side, projector, state, history] = args.slice(3 + n);
+        const [lr, batch, optimizer, steps, side, projector] = args.slice(3 + n);
         player.config = config;
         player.request = {controls: controls, lr: lr, batch: batch, optimizer: optimizer,
                           steps: steps, side: side === true, projector: projector === true};
@@ -236,7 +234,7 @@
                 player.playing = false;  // the frame in flight is drawn, then the run stops
                 return "▶ play";
             }
-            if (!player.running) { attach(state, history); }
+            if (!player.running) { attach(); }
             player.playing = true;
             if (!player.running) { go(); }
             return "⏸ pause";
@@ -244,7 +242,7 @@
         if (trig === ids.step || trig === ids.reset) {
             if (trig === ids.reset) { player.resetNext = true; }
             if (!player.running) {
-                attach(state, history);
+                attach();
                 go();
             }
         }

@@ -268,8 +268,6 @@ def training_tab() -> html.Div:
                            className="flex-grow-1")],
                  className="d-flex align-items-center"),
         html.P(EXPLANATIONS["training"], className="small explain"),
-        dcc.Store(id=ids.TRAIN_STATE),
-        dcc.Store(id=ids.TRAIN_HISTORY, data=[]),
     ])
 
 

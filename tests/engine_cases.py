@@ -54,6 +54,22 @@ def _build(case):
     return net, batch, ov, (-extent, extent, -extent * 0.8, extent * 1.2)
 
 
+def assert_engines_agree(monkeypatch, case, first: str, second: str,
+                         work: float | None = None) -> tuple:
+    """The case's partition cut by engine ``first`` and by ``second`` (:func:`use`, ``work``
+    for "mixed"): the same partition (:func:`assert_same_partition`, to 1e-11 of the box).
+    Returns the two."""
+    from bnviz.core.partition import compute_partition
+
+    net, batch, ov, box = _build(case)
+    out = []
+    for engine in (first, second):
+        use(monkeypatch, engine, work)
+        out.append(compute_partition(net, batch, box, overrides=ov, device="cpu"))
+    assert_same_partition(*out, atol=1e-11 * (box[1] - box[0]))
+    return tuple(out)
+
+
 def assert_same_partition(p, q, atol: float) -> None:
     """Same regions (CSR), codes, facets' units and parents, in the same order; vertices,
     facets and decision boundary equal to ``atol``."""

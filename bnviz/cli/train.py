@@ -92,11 +92,10 @@ def run_train(args: argparse.Namespace) -> bytes:
     p = validated(LiveTrainingParams, {name: getattr(args, name) for name in _PARAMS})
     from bnviz.core.limits import PartitionTooLarge
     from bnviz.core.partition import box_from_extent
-    from bnviz.data.datasets import make_dataset
     from bnviz.views.train import save_network
-    from bnviz.views.trainer import new_trainer, train_frames
+    from bnviz.views.trainer import new_trainer, train_frames, training_data
 
-    data = make_dataset(p.dataset, p.n, p.seed)
+    data = training_data(p, p.seed, (0.0, 0.0))  # the data of bnviz partition --seed
     trainer = new_trainer(p.depth, p.width, p.activation, p.alpha, p.mode, p.seed,
                           data.points, data.labels, p.batch_size, p.lr, p.optimizer,
                           box_from_extent(p.extent))

@@ -21,12 +21,12 @@ _WHERE: dict[str, str] = {
     "parse": "fields", "JitterParams": "jitter", "TrainingJobParams": "jitter",
     "TrainingParams": "jitter", "IMAGE_JOB_PARAMS": "jobs", "LandscapeParams": "landscape",
     "NoisyBN": "landscape", "ExplorerParams": "partition", "PartitionParams": "partition",
-    "LiveTrainingParams": "live",
+    "LiveTrainingParams": "live", "LiveFrameParams": "live",
 }
 
 __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityParams",
            "ExplorerParams", "InputError", "JitterParams", "LandscapeParams",
-           "LiveTrainingParams", "NoisyBN",
+           "LiveFrameParams", "LiveTrainingParams", "NoisyBN",
            "PartitionParams", "TrainingJobParams", "TrainingParams", "default_layers",
            "one_line", "parse"]
 
@@ -46,5 +46,5 @@ if TYPE_CHECKING:  # for type checkers and readers: the names, eagerly
     from bnviz.params.jitter import JitterParams, TrainingJobParams, TrainingParams
     from bnviz.params.jobs import IMAGE_JOB_PARAMS
     from bnviz.params.landscape import LandscapeParams, NoisyBN
-    from bnviz.params.live import LiveTrainingParams
+    from bnviz.params.live import LiveFrameParams, LiveTrainingParams
     from bnviz.params.partition import ExplorerParams, PartitionParams

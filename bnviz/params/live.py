@@ -23,11 +23,12 @@ from bnviz.params.caps import (
     TRAIN_LIMITS,
     TRAIN_MAX_FRAME_REGIONS,
     TRAIN_MAX_REGIONS,
+    TRAIN_STEPS_PER_FRAME,
 )
 from bnviz.params.cost import check_alpha, check_partition_size, expected_regions
 from bnviz.params.fields import InputError, choice, params_dataclass, real, whole
 
-__all__ = ["LiveTrainingParams"]
+__all__ = ["LiveFrameParams", "LiveTrainingParams"]
 
 _T = TRAIN_LIMITS
 
@@ -76,3 +77,12 @@ class LiveTrainingParams:
         """How a frame's network is cut: with BN, or as a random-bias network (the learned
         biases; zero bias stops being zero after the first step)."""
         return "bn" if self.mode == "bn" else "random_bias"
+
+
+@params_dataclass
+class LiveFrameParams(LiveTrainingParams):
+    """One frame of the explorer's live training (a request): ``steps`` are the steps per
+    frame, at most :data:`~bnviz.params.caps.TRAIN_STEPS_PER_FRAME` (a run's 20 000 steps
+    are checked against the steps its state has trained)."""
+
+    steps: whole(*TRAIN_STEPS_PER_FRAME) = 5

@@ -86,7 +86,7 @@ class Frame:
 class Trainer:
     """One network of a 2D task trained step by step (see the module docstring).
 
-    Not thread-safe: one thread steps it (a page's worker thread), others read its frames.
+    Not thread-safe: one thread steps it (a request, a command) and reads its frames.
     """
 
     def __init__(self, net: Network, points: np.ndarray, labels: np.ndarray, mode: str,

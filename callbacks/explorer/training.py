@@ -6,17 +6,18 @@ answer with Plotly.react straight away and asks for the next frame as soon as an
 arrives (one in flight at a time): no Dash round per frame, so a frame costs the request and
 one redraw (issue 19: at least 10 frames a second).  The request carries the explorer's
 controls, the tab's and the trainers' states (:meth:`bnviz.views.trainer.Trainer.state`, a
-few kB each, kept in the browser tab); the server restores them, trains ``steps per frame``
+few kB each, kept by the player); the server restores them, trains ``steps per frame``
 steps, cuts the exact partition and answers with the frame's figure
 (:func:`~callbacks.explorer.training_figures.frame_figure`, the one description of the view),
 its numbers and the new states.  Nothing is kept on the server: any web process serves the
-next frame and a restart loses nothing.  On pause the player hands the states, the frames'
-numbers and the last figure to the page's stores (``dash_clientside.set_props``); the replay
+next frame and a restart loses nothing.  On pause the player hands the last figures and the
+replay slider's range to the page's graphs (``dash_clientside.set_props``); the replay
 slider redraws a recorded frame from the figures the player keeps (the last MAX_HISTORY),
 exactly as it was shown and without a request.  Changing the network or the data starts the
 run again from step 0.
 
-Requests are checked as the jobs API checks its own (:func:`frame_answer`): a body that is
+Requests are checked as the jobs API checks its own (:func:`frame_answer`; its JSON reader,
+the parameter layer's :class:`~bnviz.params.live.LiveFrameParams`): a body that is
 not the player's, a bad control or a crafted state is ``400 {"error": one line}``; a run
 that cannot go on (the step cap, a frame over the region cap) is ``422`` with the reason.
 """
@@ -24,14 +25,14 @@ that cannot go on (the step cap, a frame over the region cap) is ``422`` with th
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 import numpy as np
-from dash import Input, Output, State, clientside_callback
+from dash import Input, Output, clientside_callback
 
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.params import InputError, LiveTrainingParams, parse
-from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
+from bnviz.params import InputError, LiveFrameParams, parse
+from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
 from bnviz.views.trainer import live_step, training_data
 from callbacks.background import one_line
 from callbacks.explorer import ids
@@ -63,16 +64,10 @@ MAX_HISTORY = TRAIN_LIMITS["frames"][1]
 REQUEST_FIELDS = ("lr", "batch", "optimizer", "steps", "side", "projector", "reset")
 
 
-
 def _params(controls: dict, lr, batch, optimizer, steps) -> tuple:
-    """(LiveTrainingParams, data seed, shift) from the explorer's controls and the tab's."""
-    lo, hi = TRAIN_STEPS_PER_FRAME
-    if isinstance(steps, bool) or not isinstance(steps, int | float) or \
-            not lo <= steps <= hi or steps != int(steps):
-        raise InputError(f"steps per frame: a whole number from {lo} to {hi}, got "
-                         f"{str(steps)[:20]!r}")
+    """(LiveFrameParams, data seed, shift) from the explorer's controls and the tab's."""
     s = settings_from_controls(controls)
-    p = parse(LiveTrainingParams, {
+    p = parse(LiveFrameParams, {
         "dataset": s.dataset, "n": s.n_points, "seed": s.weight_seed, "depth": s.depth,
         "width": s.width, "activation": s.activation, "alpha": s.alpha,
         "mode": s.mode, "steps": steps, "frames": 1, "batch_size": batch, "lr": lr,
@@ -80,13 +75,14 @@ def _params(controls: dict, lr, batch, optimizer, steps) -> tuple:
     return p, s.data_seed, (s.shift_x, s.shift_y)
 
 
-def _key(p: LiveTrainingParams, data_seed: int, shift, modes) -> str:
+def _key(p: LiveFrameParams, data_seed: int, shift, modes) -> str:
     """What a run is of: a change restarts it from step 0 (steps per frame do not)."""
-    return json.dumps([asdict(replace(p, steps=0)), data_seed, list(shift), list(modes)],
-                      sort_keys=True, default=str)
+    settings = {k: v for k, v in asdict(p).items() if k != "steps"}
+    return json.dumps([settings, data_seed, list(shift), list(modes)], sort_keys=True,
+                      default=str)
 
 
-def _data(p: LiveTrainingParams, data_seed: int, shift):
+def _data(p: LiveFrameParams, data_seed: int, shift):
     data = training_data(p, data_seed, shift)
     return data.points, np.asarray(data.labels) % 2
 
@@ -209,14 +205,14 @@ def add_training_route(server) -> None:
 
 # The player (assets/training.js) follows the tab's buttons and every control it sends: play,
 # pause, step and reset start or stop it; any other input only updates what the next frame
-# request carries.  It reads the last run's state and frames from the stores when it starts.
+# request carries.  The run (the trainers' state, its frames) lives in the player while the
+# page does; a page shown again starts a new run.
 _PLAYER = {
     "route": ROUTE, "frameMs": FRAME_MS, "curveFrames": CURVE_FRAMES,
     "maxHistory": MAX_HISTORY, "controls": list(CONTROLS),
     "ids": {"play": ids.TRAIN_PLAY, "step": ids.TRAIN_STEP, "reset": ids.TRAIN_RESET,
             "graph": ids.GRAPH_TRAIN, "curves": ids.GRAPH_CURVES, "counter": ids.TRAIN_COUNTER,
-            "message": ids.TRAIN_MESSAGE, "state": ids.TRAIN_STATE,
-            "history": ids.TRAIN_HISTORY, "scrub": ids.TRAIN_SCRUB}}
+            "message": ids.TRAIN_MESSAGE, "scrub": ids.TRAIN_SCRUB}}
 clientside_callback(
     f"""function() {{
         return window.bnvizTraining.control({json.dumps(_PLAYER)}, Array.from(arguments));
@@ -227,8 +223,7 @@ clientside_callback(
     *[Input(cid, "value") for cid in CONTROLS.values()],
     Input(ids.TRAIN_LR, "value"), Input(ids.TRAIN_BATCH, "value"),
     Input(ids.TRAIN_OPTIMIZER, "value"), Input(ids.TRAIN_STEPS, "value"),
-    Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"),
-    State(ids.TRAIN_STATE, "data"), State(ids.TRAIN_HISTORY, "data"))
+    Input(ids.TRAIN_SIDE, "value"), Input(ids.PROJECTOR, "value"))
 
 # BN vs no BN, or projector type: the frame takes the column's width, the curves go below.
 clientside_callback(

@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 import regioncam
 import torch
-from engine_cases import CASES, _build, assert_same_partition, realisations, use
+from engine_cases import (
+    CASES,
+    _build,
+    assert_engines_agree,
+    assert_same_partition,
+    realisations,
+    use,
+)
 from partition_reference import check_all
 
 import bnviz.core.arrays as arrays
@@ -35,24 +42,15 @@ TORCH = TorchOps(torch.device("cpu"))
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_numpy_and_torch_cut_the_same_partition(case, monkeypatch):
-    net, batch, ov, box = _build(case)
-    use(monkeypatch, "numpy")
-    p = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    use(monkeypatch, "torch")
-    q = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    assert_same_partition(p, q, atol=1e-11 * (box[1] - box[0]))
+    p, q = assert_engines_agree(monkeypatch, case, "numpy", "torch")
     assert p.device == q.device == "cpu"
 
 
 @pytest.mark.parametrize("case", CASES[::4], ids=str)
 def test_a_partition_may_switch_from_numpy_to_torch(case, monkeypatch):
     """Small layers on numpy, the rest on torch (as on a GPU): the same partition."""
-    net, batch, ov, box = _build(case)
-    use(monkeypatch, "numpy")
-    p = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    use(monkeypatch, "mixed", work=20 * max(net.widths))
-    q = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    assert_same_partition(p, q, atol=1e-11 * (box[1] - box[0]))
+    widest = max(_build(case)[0].widths)
+    assert_engines_agree(monkeypatch, case, "numpy", "mixed", work=20 * widest)
 
 
 @pytest.mark.parametrize("case", CASES[1::3], ids=str)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from engine_cases import CASES, _build, assert_same_partition, use
+from engine_cases import CASES, _build, assert_engines_agree, assert_same_partition, use
 from partition_reference import check_all
 
 import bnviz.core.compiled_network as compiled_network
@@ -29,12 +29,7 @@ from bnviz.data.datasets import make_dataset
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_compiled_and_vectorised_cut_the_same_partition(case, monkeypatch):
-    net, batch, ov, box = _build(case)
-    use(monkeypatch, "compiled")
-    p = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    use(monkeypatch, "numpy")
-    q = compute_partition(net, batch, box, overrides=ov, device="cpu")
-    assert_same_partition(p, q, atol=1e-11 * (box[1] - box[0]))
+    assert_engines_agree(monkeypatch, case, "compiled", "numpy")
 
 
 @pytest.mark.parametrize("case", CASES[::2], ids=str)
