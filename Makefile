@@ -63,8 +63,8 @@ COMPILE = $(VENV)/bin/pip-compile --quiet --allow-unsafe --strip-extras --no-emi
 	--no-emit-find-links
 lock: $(VENV)/.installed-test
 	$(PY) -m pip install -q pip-tools
-	$(COMPILE) --extra web -o requirements.txt pyproject.toml
-	$(COMPILE) --extra web --extra test -o requirements-test.txt pyproject.toml
+	$(COMPILE) --extra web --extra onnx -o requirements.txt pyproject.toml
+	$(COMPILE) --extra web --extra onnx --extra test -o requirements-test.txt pyproject.toml
 	sed -i 's/^torch==2\.13\.0+cpu/torch==2.13.0/' requirements.txt requirements-test.txt
 
 clean:

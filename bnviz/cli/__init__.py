@@ -4,7 +4,8 @@ slides and papers, scripted).
 One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figures`
 (jitter, density, bnstats), :mod:`~bnviz.cli.claims`, :mod:`~bnviz.cli.lecture` (the
 guided tour and its slides), :mod:`~bnviz.cli.replicate` (the replication report),
-:mod:`~bnviz.cli.train` (live training, frame by frame),
+:mod:`~bnviz.cli.train` (live training, frame by frame), :mod:`~bnviz.cli.slice` (image
+networks on a plane),
 the jobs commands of :mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx,
 gunicorn and the job worker; it never loads torch).  Options are checked by the parameter models of
 :mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
@@ -34,6 +35,7 @@ from bnviz.cli.lecture import add_lecture, run_lecture
 from bnviz.cli.options import CLIError, Parser
 from bnviz.cli.partition import add_partition, run_partition
 from bnviz.cli.replicate import add_replicate, run_replicate
+from bnviz.cli.slice import add_slice, run_slice_command
 from bnviz.cli.train import add_train, run_train
 from bnviz.service.stack import add_serve, run_serve
 
@@ -42,7 +44,8 @@ __all__ = ["CLIError", "execute", "main"]
 COMMANDS: dict[str, Callable[[argparse.Namespace], bytes]] = {
     "partition": run_partition, "jitter": run_jitter, "bnstats": run_bnstats,
     "density": run_density, "claims": run_claims, "lecture": run_lecture,
-    "replicate": run_replicate, "figure9": run_figure9, "train": run_train}
+    "replicate": run_replicate, "figure9": run_figure9, "train": run_train,
+    "slice": run_slice_command}
 #: Commands that return (output, exit code): jobs, the worker, data downloads.  Their parser
 #: lists the job types, so it is built (and torch loaded) only when one of them is asked for;
 #: otherwise ``--help`` lists them with these lines.
@@ -69,6 +72,7 @@ def build_parser(with_jobs: bool = True) -> Parser:
     add_lecture(sub)
     add_replicate(sub)
     add_train(sub)
+    add_slice(sub)
     add_serve(sub)
     if with_jobs:
         from bnviz.jobs import cli as job_cli

@@ -3,6 +3,10 @@ test accuracy) and the training experiments ``smart-init``, ``jitter-noise`` and
 ``affine-ablation``: for each run (seed) and arm, the same random weights with the arm's BN
 mode, SGD for ``epochs`` epochs, a metric row per epoch (test accuracy, mean loss).
 
+Each arm's final network (weights and BN's running statistics) is kept in safetensors beside
+the job's result (``ctx.save_network``, :func:`bnviz.jobs.results.network_path`), named
+``<arm>-run<run>``: the slice views open it by job id (:mod:`bnviz.slices`).
+
 After every epoch the job saves a checkpoint (``ctx.checkpoint``: where it is, the model, the
 optimiser, the gradient scaler and the random generators); a job queued again after its
 worker was lost or stopped resumes from it, and, on the CPU, ends with exactly the metric
@@ -24,6 +28,7 @@ from bnviz.data.imagedata import ImageData
 from bnviz.images.networks import build_model, calibrate_frozen
 from bnviz.images.params import ARMS
 from bnviz.jobs.types import DistInfo, JobContext
+from bnviz.slices.torch_import import save_network
 
 __all__ = ["ImageTensors", "autocast_for", "chunks", "run_training", "standardise",
            "test_accuracy", "validation_split"]
@@ -220,3 +225,8 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
                                 "arm_state": state})
 
             _train_arm(model, data, params, seed, ctx, report, step, dist, save, resume)
+            build = {"arch": params["arch"], "in_ch": shape[0], "classes": data.classes,
+                     "size": shape[1], "mode": mode, "affine": affine,
+                     "width": params["width"]}
+            ctx.save_network(f"{arm}-run{run}", lambda path, model=model, build=build:
+                             save_network(model, path, build))

@@ -19,7 +19,8 @@ import numpy as np
 from bnviz.config import bnviz_home
 from bnviz.jobs.store import check_job_id
 
-__all__ = ["checkpoint_path", "has_result", "load_result", "result_path", "write_result"]
+__all__ = ["checkpoint_path", "has_result", "job_networks", "load_result", "network_path",
+           "result_path", "write_network", "write_result"]
 
 
 def result_path(job_id: str) -> Path:
@@ -30,6 +31,33 @@ def result_path(job_id: str) -> Path:
 def checkpoint_path(job_id: str) -> Path:
     """Where a running job keeps its last checkpoint (a torch file; removed when it ends)."""
     return bnviz_home() / "checkpoints" / f"{check_job_id(job_id)}.pt"
+
+
+def network_path(job_id: str, name: str) -> Path:
+    """Where a job keeps one of its trained networks (safetensors: weights and BN's running
+    statistics), ``name`` being the arm and run, e.g. ``bn-run0``."""
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"bad network name {name!r}")
+    return bnviz_home() / "networks" / check_job_id(job_id) / f"{name}.safetensors"
+
+
+def job_networks(job_id: str) -> list[str]:
+    """The names of the networks a job kept, sorted."""
+    folder = bnviz_home() / "networks" / check_job_id(job_id)
+    return sorted(p.stem for p in folder.glob("*.safetensors")) if folder.is_dir() else []
+
+
+def write_network(job_id: str, name: str, write: Callable[[Path], None]) -> Path:
+    """``write(path)`` writes a file to a temporary path, which is then moved into place."""
+    path = network_path(job_id, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def has_result(job_id: str) -> bool:

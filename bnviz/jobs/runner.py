@@ -37,7 +37,7 @@ import torch
 
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
-from bnviz.jobs.results import checkpoint_path, write_result
+from bnviz.jobs.results import checkpoint_path, write_network, write_result
 from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
 from bnviz.jobs.types import Cancelled, DistInfo, Interrupted, ParamError, get_job_type
 
@@ -126,6 +126,10 @@ class StoreContext:
     def save_result(self, write: Callable[[Any], None]) -> None:
         if self.report:
             write_result(self.job_id, write)
+
+    def save_network(self, name: str, write: Callable[[Any], None]) -> None:
+        if self.report:
+            write_network(self.job_id, name, write)
 
 
 class _Heartbeat(threading.Thread):

@@ -69,6 +69,8 @@ class JobContext(Protocol):
     def log(self, line: str) -> None: ...
     def metric(self, row: dict[str, Any]) -> None: ...
     def save_result(self, write: Callable[[Any], None]) -> None: ...
+    # A trained network kept beside the result (``write(path)`` writes its safetensors file).
+    def save_network(self, name: str, write: Callable[[Any], None]) -> None: ...
     # A long job saves its state now and then (tensors, numbers, lists and dicts of them);
     # a job started again after its worker was lost resumes from the last one (None: none).
     def checkpoint(self, state: dict[str, Any]) -> None: ...
@@ -100,6 +102,7 @@ class RecordingContext:
     cancel_at: float | None = None  # raise Cancelled once progress reaches this
     interrupt_at: float | None = None  # raise Interrupted once progress reaches this
     result: dict[str, Any] | None = None  # the arrays save_result wrote
+    networks: dict[str, bytes] = field(default_factory=dict)  # the files save_network wrote
     saved: dict[str, Any] | None = None  # the last checkpoint, with the rows it had seen
 
     def progress(self, fraction: float) -> None:
@@ -127,6 +130,15 @@ class RecordingContext:
             return None
         del self.rows[self.saved["rows"]:]
         return self.saved["state"]
+
+    def save_network(self, name: str, write: Callable[[Any], None]) -> None:
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{name}.safetensors"
+            write(path)
+            self.networks[name] = path.read_bytes()
 
     def save_result(self, write: Callable[[Any], None]) -> None:
         import numpy as np

@@ -1,0 +1,319 @@
+"""The exact partition of an image network on a plane through image space.
+
+The plane is x(a, b) = origin + a u + b v, (a, b) in a rectangular window.  Inside a region
+every tensor of the network is affine in (a, b), so each region carries, for each tensor
+still needed, its three coefficient planes (d/da, d/db, offset): shape (3, R, *tensor shape).
+The forward order of the network (:class:`bnviz.slices.graph.SliceNet`) is followed:
+
+* an affine op (convolution, BN with fixed statistics, pooling by averages, residual add,
+  flatten, linear) maps the coefficient planes of all regions at once, batched on the device
+  that :func:`bnviz.device.pick_device` chose (its linear part on all three planes, its bias
+  on the offset: :func:`bnviz.slices.graph.linear_part`);
+* a ReLU or leaky ReLU cuts every region by the lines of its units, with the compiled cut of
+  the 2D views (:func:`bnviz.core.compiled_network.cut_layer`, BN paper eq. 10-11: the same
+  kernel, tolerance and refusals), which also hands back each face's activated maps;
+* a max pooling splits every region into the argmax cells of its windows
+  (:func:`bnviz.slices.maxcells.max_cells`);
+* the logits' argmax cells give the decision boundary.
+
+Every nonlinear layer's regions are kept with their own units' codes (ReLU: h > 0; max
+pooling: the argmax of each window, one bit per window position) and the region of the
+previous nonlinear layer each lies in, so a region's full code is its ancestors' codes
+joined.  No region is dropped by area and nothing is sampled: the tolerance is RTOL of
+:mod:`bnviz.core.crossings`, relative to the terms' scale.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from bnviz.core.cut import WORK_PER_REGION, _compiled, refusal
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.core.partition import Polygons
+from bnviz.device import pick_device
+from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, linear_part
+from bnviz.slices.maxcells import max_cells
+from bnviz.slices.plane import Plane
+
+__all__ = ["Slice", "SliceLayer", "cut_slice", "pool_windows"]
+
+#: Bytes of coefficient planes (3 x regions x live units x 8) past which the regions go on
+#: in chunks (:class:`_Cutter`): memory stays bounded, the partition is the same.
+CHUNK_BYTES = 768 * 2**20
+
+
+@dataclass(frozen=True)
+class SliceLayer:
+    """The partition after one nonlinear layer: its regions with this layer's own codes, the
+    region of the previous nonlinear layer each lies in, and the facets this layer added."""
+
+    name: str
+    kind: str  # "relu" | "maxpool"
+    shape: tuple[int, ...]  # the layer's output tensor, per image
+    regions: Polygons  # codes: relu D bits (h > 0); maxpool one-hot argmax, window by window
+    parents: np.ndarray  # (R,) region of the previous nonlinear layer (0: the window)
+    facets: np.ndarray  # (S, 4)
+    facet_units: np.ndarray  # (S,) relu: the unit; maxpool: the window (output element)
+    facet_parents: np.ndarray  # (S,) region of the previous layer the facet lies in
+    window_size: int = 1  # maxpool: positions per window (bits per output element)
+
+
+@dataclass(frozen=True)
+class Slice:
+    plane: Plane
+    window: tuple[float, float, float, float]  # a0, a1, b0, b1
+    layers: list[SliceLayer]
+    decision_boundary: np.ndarray  # (S, 4)
+    predicted: Polygons  # the last layer's regions split by the logits' argmax
+    predicted_class: np.ndarray  # (P,) class of each of them
+    seconds: float
+    device: str
+
+    @property
+    def counts(self) -> list[int]:
+        return [len(layer.regions) for layer in self.layers]
+
+
+def pool_windows(op: Op, shape: tuple[int, ...]) -> np.ndarray:
+    """Each output element's inputs (C * Ho * Wo, kh * kw) as indices into the flattened input
+    (C * H * W), -1 where the window covers padding (which never wins a max)."""
+    c, h, w = shape
+    (kh, kw), (sh, sw) = op.attrs["kernel"], op.attrs["stride"]
+    top, left, bottom, right = op.attrs["pads"]
+    ceil = op.attrs.get("ceil", False)
+
+    def out_size(n: int, k: int, s: int, p0: int, p1: int) -> int:
+        span = n + p0 + p1 - k
+        return (-(-span // s) if ceil else span // s) + 1
+
+    ho, wo = out_size(h, kh, sh, top, bottom), out_size(w, kw, sw, left, right)
+    rows = (np.arange(ho) * sh - top)[:, None] + np.arange(kh)[None]  # (Ho, kh)
+    cols = (np.arange(wo) * sw - left)[:, None] + np.arange(kw)[None]  # (Wo, kw)
+    rr = rows[:, None, :, None]
+    cc = cols[None, :, None, :]
+    valid = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)  # (Ho, Wo, kh, kw)
+    flat = np.where(valid, rr * w + cc, -1)
+    idx = np.where(valid[None], np.arange(c)[:, None, None, None, None] * h * w + flat[None], -1)
+    return idx.reshape(c * ho * wo, kh * kw).astype(np.int64)
+
+
+class _Mesh:
+    """The regions being cut (numpy CSR polygons), each live tensor's maps (torch), and
+    ``base``: the index of region 0 among the last nonlinear layer's regions kept so far."""
+
+    def __init__(self, ptr: np.ndarray, verts: np.ndarray, base: int = 0):
+        self.ptr, self.verts, self.base = ptr, verts, base
+        self.maps: dict[str, torch.Tensor] = {}
+
+    @property
+    def n(self) -> int:
+        return len(self.ptr) - 1
+
+    def nbytes(self) -> int:
+        return sum(v.numel() for v in self.maps.values()) * 8
+
+    def chunk(self, s: int, e: int) -> _Mesh:
+        """Regions s..e-1 as a mesh of their own."""
+        ptr = self.ptr[s:e + 1] - self.ptr[s]
+        out = _Mesh(ptr, self.verts[self.ptr[s]:self.ptr[e]], self.base + s)
+        out.maps = {k: v[:, s:e] for k, v in self.maps.items()}
+        return out
+
+
+def _to_numpy(t: torch.Tensor, r: int) -> np.ndarray:
+    return np.ascontiguousarray(t.reshape(3, r, -1).cpu().numpy(), dtype=np.float64)
+
+
+class _Cutter:
+    """Runs the ops from a given index on a mesh, depth first: a mesh whose maps outgrow
+    :data:`CHUNK_BYTES` goes on in chunks of regions, one after the other, so memory stays
+    bounded whatever the region count; each layer's pieces are kept in the order made."""
+
+    def __init__(self, net: SliceNet, stats: Statistics | None, bx: float, by: float,
+                 max_regions: int):
+        self.net, self.stats, self.bx, self.by = net, stats, bx, by
+        self.max_regions = max_regions
+        self.last_use = {name: i for i, op in enumerate(net.ops) for name in op.inputs}
+        self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
+        self.counts = [0] * len(self.pieces)
+        self.decision: list[tuple[Polygons, np.ndarray, np.ndarray]] = []
+
+    def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
+        ops = self.net.ops
+        for i in range(start, len(ops)):
+            op = ops[i]
+            xs = [mesh.maps[name] for name in op.inputs]
+            r = mesh.n
+            layer = None
+            if op.kind in ("relu", "maxpool"):
+                cut = _relu_cut if op.kind == "relu" else _maxpool_cut
+                room = self.max_regions - self.counts[layer_index]
+                out, layer = cut(op, xs[0], mesh, self.bx, self.by, room)
+            else:
+                y = linear_part(op, [x.reshape(3 * r, *x.shape[2:]) for x in xs], self.stats)
+                out = y.reshape(3, r, *y.shape[1:])
+                bias = bias_of(op, tuple(out.shape[2:]), self.stats)
+                if bias is not None:
+                    out[2] += torch.as_tensor(bias, dtype=out.dtype, device=out.device)
+            for name in op.inputs:
+                if self.last_use[name] == i:
+                    del mesh.maps[name]
+            if layer is not None:
+                parent = torch.as_tensor(layer.parents, device=out.device)
+                mesh.maps = {k: v[:, parent] for k, v in mesh.maps.items()}
+                base = self.counts[layer_index]
+                self.pieces[layer_index].append(_shifted(layer, mesh.base))
+                self.counts[layer_index] += len(layer.parents)
+                mesh.base, layer_index = base, layer_index + 1
+            mesh.maps[op.output] = out
+            if mesh.nbytes() > CHUNK_BYTES and mesh.n > 1 and i + 1 < len(ops):
+                step = max(1, int(mesh.n * CHUNK_BYTES / (2 * mesh.nbytes())))
+                for s in range(0, mesh.n, step):
+                    self.run(mesh.chunk(s, min(s + step, mesh.n)), i + 1, layer_index)
+                return
+        self.decision.append(_decision(mesh, mesh.maps[self.net.output], self.bx, self.by,
+                                       self.max_regions))
+
+    def layers(self) -> list[SliceLayer]:
+        return [_joined(p) for p in self.pieces]
+
+
+def _shifted(layer: SliceLayer, base: int) -> SliceLayer:
+    """A layer piece with its parents counted among all the previous layer's regions."""
+    return replace(layer, parents=layer.parents + base,
+                   facet_parents=layer.facet_parents + base)
+
+
+def _joined(pieces: list[SliceLayer]) -> SliceLayer:
+    """One layer from the pieces its chunks made."""
+    first = pieces[0]
+    if len(pieces) == 1:
+        return first
+    return replace(first, regions=_join_polygons([p.regions for p in pieces]),
+                   parents=np.concatenate([p.parents for p in pieces]),
+                   facets=np.concatenate([p.facets for p in pieces]),
+                   facet_units=np.concatenate([p.facet_units for p in pieces]),
+                   facet_parents=np.concatenate([p.facet_parents for p in pieces]))
+
+
+def _join_polygons(parts: list[Polygons]) -> Polygons:
+    offsets = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+    ptr = np.concatenate([parts[0].ptr[:1]] + [p.ptr[1:] + o for p, o in zip(parts, offsets,
+                                                                              strict=True)])
+    return Polygons(ptr, np.concatenate([p.vertices for p in parts]),
+                    np.concatenate([p.packed_codes for p in parts]), parts[0].n_units)
+
+
+def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+              stats: Statistics | None = None, device: torch.device | str | None = None,
+              max_regions: int = 2_000_000) -> Slice:
+    """The exact partition of ``window`` on ``plane`` after every nonlinear layer of ``net``,
+    BN with the running statistics or the mini-batch statistics ``stats``
+    (:func:`bnviz.slices.graph.batch_statistics`), and the decision boundary.
+
+    Raises :class:`PartitionTooLarge` (one line naming the layer) when a layer would exceed
+    ``max_regions`` regions."""
+    t0 = time.perf_counter()
+    dev = torch.device(device) if device is not None else pick_device()
+    a0, a1, b0, b1 = (float(v) for v in window)
+    if not (a0 < a1 and b0 < b1) or not all(map(math.isfinite, (a0, a1, b0, b1))):
+        raise ValueError(f"the window must have a0 < a1 and b0 < b1, got {window}")
+    bx, by = max(abs(a0), abs(a1)), max(abs(b0), abs(b1))
+    mesh = _Mesh(np.array([0, 4], np.int64),
+                 np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
+    basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
+    mesh.maps[net.input] = torch.as_tensor(basis, device=dev)[:, None]
+    cutter = _Cutter(net, stats, bx, by, max_regions)
+    cutter.run(mesh, 0, 0)
+    layers = cutter.layers()
+    parts = cutter.decision
+    predicted = _join_polygons([p[0] for p in parts])
+    classes = np.concatenate([p[1] for p in parts])
+    boundary = np.concatenate([p[2] for p in parts])
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    return Slice(plane, (a0, a1, b0, b1), layers, boundary, predicted, classes,
+                 time.perf_counter() - t0, str(dev))
+
+
+def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
+              max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
+    """Every region cut by the lines h_k = 0 of the layer's units (the 2D views' compiled
+    cut); the faces' activated maps come back from the kernel."""
+    r, shape = mesh.n, tuple(x.shape[2:])
+    planes = _to_numpy(x, r)
+    d = planes.shape[2]
+    status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
+        _compiled().cut_layer(
+            mesh.ptr, mesh.verts, planes, np.empty((d, 0)), planes, np.zeros((1, d)),
+            np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0, bx,
+            by, float(op.attrs["slope"]), int(max_regions), int(WORK_PER_REGION * max_regions))
+    if status:
+        raise PartitionTooLarge(f"{op.name}: {refusal(status, count, max_regions)}")
+    mesh.ptr, mesh.verts = ptr, verts
+    out = torch.as_tensor(aff, device=x.device).reshape(3, len(parent), *shape)
+    layer = SliceLayer(op.name, "relu", shape, Polygons(ptr, verts, packed, d), parent,
+                       facets, units, fparents)
+    return out, layer
+
+
+def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
+                 max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
+    """Every region split into the argmax cells of the pooling windows; the output's maps are
+    the winning inputs' maps."""
+    r, shape = mesh.n, tuple(x.shape[2:])
+    windows = pool_windows(op, shape)
+    planes = _to_numpy(x, r)
+    status, ptr, verts, parent, arg, seg, seg_win, seg_poly = max_cells(
+        mesh.ptr, mesh.verts, planes, windows, bx, by, int(max_regions))
+    if status:
+        raise PartitionTooLarge(f"{op.name}: this layer would have more than {max_regions} "
+                                "regions: use a smaller window")
+    mesh.ptr, mesh.verts = ptr, verts
+    n_win, k = windows.shape
+    winner = np.take_along_axis(windows[None], arg.astype(np.int64)[:, :, None], 2)[:, :, 0] \
+        if len(arg) else np.zeros((0, n_win), np.int64)
+    out_shape = _pooled_shape(op, shape, n_win)
+    flat = x.reshape(3, r, -1)
+    p = torch.as_tensor(parent, device=x.device)
+    out = flat[:, p[:, None], torch.as_tensor(winner, device=x.device)]
+    bits = np.zeros((len(parent), n_win, k), bool)
+    np.put_along_axis(bits, arg.astype(np.int64)[:, :, None], True, 2)
+    packed = np.packbits(bits.reshape(len(parent), -1), axis=1)
+    layer = SliceLayer(op.name, "maxpool", out_shape, Polygons(ptr, verts, packed, n_win * k),
+                       parent, seg, seg_win, seg_poly, k)
+    return out.reshape(3, len(parent), *out_shape), layer
+
+
+def _pooled_shape(op: Op, shape: tuple[int, ...], n_win: int) -> tuple[int, ...]:
+    c, _, w = shape
+    kw, sw = op.attrs["kernel"][1], op.attrs["stride"][1]
+    _, left, _, right = op.attrs["pads"]
+    wo = (w + left + right - kw) // sw + 1
+    if op.attrs.get("ceil", False):
+        wo = -(-(w + left + right - kw) // sw) + 1
+    return (c, n_win // (c * wo), wo)
+
+
+def _decision(mesh: _Mesh, logits: torch.Tensor, bx: float, by: float, max_regions: int
+              ) -> tuple[Polygons, np.ndarray, np.ndarray]:
+    """The last regions split by the logits' argmax: (the cells, their classes, the decision
+    boundary's segments).  One logit: the boundary is where it changes sign (against 0)."""
+    r = mesh.n
+    planes = _to_numpy(logits, r)
+    if planes.shape[2] == 1:
+        planes = np.ascontiguousarray(np.concatenate([np.zeros_like(planes), planes], 2))
+    classes = planes.shape[2]
+    status, ptr, verts, _parent, arg, seg, _win, _poly = max_cells(
+        mesh.ptr, mesh.verts, planes, np.arange(classes, dtype=np.int64)[None], bx, by,
+        int(max_regions))
+    if status:
+        raise PartitionTooLarge(f"the decision cells would be more than {max_regions}: "
+                                "use a smaller window")
+    cls = arg[:, 0].astype(np.int64)
+    return Polygons(ptr, verts, np.zeros((len(cls), 0), np.uint8), 0), cls, seg

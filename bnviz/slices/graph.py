@@ -1,0 +1,232 @@
+"""An image network as the slice engine sees it: a list of operations in the order a forward
+pass runs them (:class:`SliceNet`), built from an ONNX file (:mod:`bnviz.slices.onnx_import`)
+or from bnviz's own architectures (:mod:`bnviz.slices.torch_import`), and its float64 forward.
+
+The operations are the ones whose restriction to a plane keeps a network piecewise affine in
+the plane's coordinates: the affine ones (``conv``, ``bn`` with fixed statistics, ``bias``,
+``avgpool``, ``gap`` global average pooling, ``add`` for residual connections, ``flatten``,
+``linear``) and the two whose switches are boundaries of the partition (``relu`` with its
+negative slope: ReLU, leaky ReLU; ``maxpool``: its argmax).  Every affine operation is split
+into its linear part and its bias (:func:`linear_part`, :func:`bias_of`), so that one function
+applies it to images (the forward pass) and to the affine maps of a region (the slice engine:
+the linear part to the three coefficient planes d/da, d/db, offset; the bias to the offset).
+
+BN (BN paper eq. 3-4) runs in one of two modes: ``eval`` with the running statistics, ``train``
+with the statistics of a given mini-batch, computed layer by layer with the earlier layers in
+train mode too (:func:`batch_statistics`: the mean and the BIASED variance, SPEC.md).  Either
+way the network the slice cuts is affine in BN's input, h = gamma (u - mu) / sigma + beta with
+sigma = sqrt(var + eps) (floored as :func:`bnviz.core.bn.floored_sigma` floors every sigma).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bnviz.core.bn import batch_moments, floored_sigma
+
+__all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
+           "bias_of", "conv_matrix", "forward", "linear_part"]
+
+AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
+NONLINEAR_KINDS = ("relu", "maxpool")
+BN_MODES = ("eval", "train")
+
+#: BN statistics of one mini-batch: the op's name -> (mean, biased variance), per channel.
+Statistics = Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: its kind, the tensors it reads and the one it writes, its attributes
+    (arrays float64; ints as tuples).  ``bn``: mean, var, eps, gamma, beta, fixed
+    (statistics that train mode keeps: BN frozen as an initialisation); ``conv``: weight
+    (O, I/groups, kh, kw), bias or None, stride, pads (top, left, bottom, right), dilation,
+    groups; ``linear``: weight (O, I), bias; ``relu``: slope; ``maxpool`` and ``avgpool``:
+    kernel, stride, pads, (avgpool) count_include_pad; ``bias``: bias (C,)."""
+
+    kind: str
+    name: str
+    inputs: tuple[str, ...]
+    output: str
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SliceNet:
+    """A classifier of images of ``input_shape`` (C, H, W): ``ops`` in forward order from the
+    tensor ``input`` to the logits ``output``."""
+
+    ops: tuple[Op, ...]
+    input: str
+    output: str
+    input_shape: tuple[int, int, int]
+    source: str = ""
+
+    @property
+    def nonlinear(self) -> list[Op]:
+        """The layers whose switches cut the plane, in forward order."""
+        return [op for op in self.ops if op.kind in NONLINEAR_KINDS]
+
+    @property
+    def bn_ops(self) -> list[Op]:
+        return [op for op in self.ops if op.kind == "bn"]
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """Every tensor's per-image shape (one float64 forward of a zero image)."""
+        return {k: tuple(v.shape[1:]) for k, v in
+                forward(self, torch.zeros((1, *self.input_shape), dtype=torch.float64),
+                        keep=True).items()}
+
+
+def _bn_scale_shift(op: Op, stats: Statistics | None) -> tuple[np.ndarray, np.ndarray]:
+    """BN as h = scale * u + shift, with the running or the given batch's statistics."""
+    a = op.attrs
+    mean, var = stats.get(op.name, (a["mean"], a["var"])) if stats is not None \
+        else (a["mean"], a["var"])
+    mean_t = torch.as_tensor(mean, dtype=torch.float64)
+    sigma = floored_sigma(mean_t, torch.as_tensor(var, dtype=torch.float64) + a["eps"]).numpy()
+    scale = a["gamma"] / sigma
+    return scale, a["beta"] - scale * mean
+
+
+def _channel(v: np.ndarray | torch.Tensor, ndim: int, like: torch.Tensor) -> torch.Tensor:
+    """A per-channel vector shaped to broadcast over (N, C, ...) of ``ndim`` dims."""
+    return torch.as_tensor(v, dtype=like.dtype, device=like.device).reshape(
+        1, -1, *([1] * (ndim - 2)))
+
+
+def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None) -> torch.Tensor:
+    """The linear part of an affine op applied to a batch (the first dim is the batch)."""
+    a, x = op.attrs, xs[0]
+    if op.kind == "conv" and x.shape[2] * x.shape[3] < a["weight"].shape[2] * a["weight"].shape[3]:
+        # a map smaller than the kernel (ResNet9's 2x2 and 1x1 stages): most taps read the
+        # zero padding, and the conv as one dense matrix does only the products that count
+        m = torch.as_tensor(conv_matrix(op, tuple(x.shape[1:])), dtype=x.dtype, device=x.device)
+        y = x.reshape(x.shape[0], -1) @ m.T
+        return y.reshape(x.shape[0], *_conv_out_shape(op, tuple(x.shape[1:])))
+    if op.kind == "conv":
+        return _conv(op, x)
+    if op.kind == "bn":
+        return x * _channel(_bn_scale_shift(op, stats)[0], x.ndim, x)
+    if op.kind == "bias":
+        return x
+    if op.kind == "avgpool":
+        t, left, b, r = a["pads"]
+        if (t, left) != (b, r):
+            raise ValueError(f"{op.name}: asymmetric average-pool padding is not supported")
+        return F.avg_pool2d(x, a["kernel"], a["stride"], (t, left), a.get("ceil", False),
+                            a["count_include_pad"])
+    if op.kind == "gap":
+        return x.mean(dim=(2, 3), keepdim=True)
+    if op.kind == "add":
+        return x + xs[1]
+    if op.kind == "flatten":
+        return x.reshape(x.shape[0], -1)
+    if op.kind == "linear":
+        return x @ torch.as_tensor(a["weight"], dtype=x.dtype, device=x.device).T
+    raise ValueError(f"{op.name}: {op.kind} is not affine")
+
+
+def _conv(op: Op, x: torch.Tensor) -> torch.Tensor:
+    """The convolution without its bias (asymmetric padding padded first)."""
+    a = op.attrs
+    t, left, b, r = a["pads"]
+    if (t, left) != (b, r):
+        x = F.pad(x, (left, r, t, b))
+        t = left = 0
+    w = torch.as_tensor(a["weight"], dtype=x.dtype, device=x.device)
+    return F.conv2d(x, w, None, a["stride"], (t, left), a["dilation"], a["groups"])
+
+
+def _conv_out_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, ...]:
+    a = op.attrs
+    _, h, w = shape
+    o, _, kh, kw = a["weight"].shape
+    t, left, b, r = a["pads"]
+    (sh, sw), (dh, dw) = a["stride"], a["dilation"]
+    return (o, (h + t + b - dh * (kh - 1) - 1) // sh + 1,
+            (w + left + r - dw * (kw - 1) - 1) // sw + 1)
+
+
+def conv_matrix(op: Op, shape: tuple[int, ...]) -> np.ndarray:
+    """The convolution ``op`` on inputs of ``shape`` (C, H, W) as one dense matrix
+    (O * Ho * Wo, C * H * W), without its bias: the network unrolled to dense layers (the
+    convolution applied to every unit image), kept on the op for the next call."""
+    cache = op.attrs.setdefault("_dense", {})
+    if shape not in cache:
+        n = int(np.prod(shape))
+        eye = torch.eye(n, dtype=torch.float64).reshape(n, *shape)
+        cache[shape] = _conv(op, eye).reshape(n, -1).T.contiguous().numpy()
+    return cache[shape]
+
+
+def bias_of(op: Op, shape: tuple[int, ...], stats: Statistics | None = None
+            ) -> np.ndarray | None:
+    """The constant an affine op adds, shaped to broadcast over one output of ``shape``
+    (None: nothing)."""
+    a = op.attrs
+    if op.kind == "conv" and a.get("bias") is not None:
+        return a["bias"].reshape(-1, 1, 1)
+    if op.kind == "bn":
+        return _bn_scale_shift(op, stats)[1].reshape(-1, *([1] * (len(shape) - 1)))
+    if op.kind == "bias":
+        return a["bias"].reshape(-1, *([1] * (len(shape) - 1)))
+    if op.kind == "linear" and a.get("bias") is not None:
+        return a["bias"]
+    return None
+
+
+def _apply(op: Op, xs: list[torch.Tensor], stats: Statistics | None) -> torch.Tensor:
+    """One op on a batch of images."""
+    if op.kind == "relu":
+        slope = op.attrs["slope"]
+        return F.relu(xs[0]) if slope == 0 else F.leaky_relu(xs[0], slope)
+    if op.kind == "maxpool":
+        a = op.attrs
+        t, left, b, r = a["pads"]
+        x = xs[0]
+        if (t, left) != (b, r):
+            x = F.pad(x, (left, r, t, b), value=-torch.inf)
+            t = left = 0
+        return F.max_pool2d(x, a["kernel"], a["stride"], (t, left), 1, a.get("ceil", False))
+    y = linear_part(op, xs, stats)
+    bias = bias_of(op, tuple(y.shape[1:]), stats)
+    if bias is not None:
+        y = y + torch.as_tensor(bias, dtype=y.dtype, device=y.device)
+    return y
+
+
+def forward(net: SliceNet, x: torch.Tensor, stats: Statistics | None = None,
+            keep: bool = False) -> Any:
+    """The network on images ``x`` (N, C, H, W) in ``x``'s dtype, BN with the running
+    statistics or ``stats``: the logits, or (``keep``) every tensor by name."""
+    values = {net.input: x}
+    for op in net.ops:
+        values[op.output] = _apply(op, [values[i] for i in op.inputs], stats)
+    return values if keep else values[net.output]
+
+
+@torch.no_grad()
+def batch_statistics(net: SliceNet, batch: torch.Tensor) -> dict[str, tuple[np.ndarray,
+                                                                              np.ndarray]]:
+    """Train mode's BN statistics for ``batch`` (N, C, H, W): each BN layer's mean and biased
+    variance over the batch and its spatial positions (eq. 3), with every earlier BN layer
+    normalising by its own batch statistics, as a network in train mode does."""
+    if batch.shape[0] < 2:
+        raise ValueError("train mode's BN statistics need a batch of at least 2 images")
+    stats: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    values = {net.input: batch.to(torch.float64)}
+    for op in net.ops:
+        xs = [values[i] for i in op.inputs]
+        if op.kind == "bn" and not op.attrs.get("fixed", False):
+            dims = [0, *range(2, xs[0].ndim)]
+            mean, var = batch_moments(xs[0], dims)
+            stats[op.name] = (mean.cpu().numpy(), var.cpu().numpy())
+        values[op.output] = _apply(op, xs, stats)
+    return stats

@@ -1,0 +1,91 @@
+"""Where a slice's network and images come from: an ONNX file, a job's kept network, or a
+safetensors file of a bnviz architecture; the images of a data set (standardised as the jobs
+standardise them) or an .npy array (N, C, H, W).  Every failure is one line (ValueError) and
+nothing is loaded past it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bnviz.slices.graph import SliceNet
+
+__all__ = ["SliceImages", "job_network", "load_images", "open_network"]
+
+
+@dataclass(frozen=True)
+class SliceImages:
+    """Test images (where the plane goes), training images (where train mode's mini-batches
+    come from), labels where known, float64 (N, C, H, W)."""
+
+    test: np.ndarray
+    train: np.ndarray
+    labels: np.ndarray | None
+    name: str
+
+
+def load_images(data: str | Path, shape: tuple[int, ...] | None = None) -> SliceImages:
+    """A data set by name (its test and training images, standardised with the training
+    set's mean and std as a job's network sees them) or an .npy of images."""
+    text = str(data)
+    if text.endswith(".npy"):
+        try:
+            x = np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{text}: not a readable .npy ({str(exc).splitlines()[0][:80]})"
+                             ) from None
+        if x.ndim != 4 or not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
+            raise ValueError(f"{text}: images must be a finite (N, C, H, W) array, got shape "
+                             f"{x.shape}")
+        images = SliceImages(x.astype(np.float64), x.astype(np.float64), None, Path(text).name)
+    else:
+        from bnviz.data.imagedata import check_available, load_image_data, parse_dataset_name
+        from bnviz.images.training import standardise
+
+        name = check_available(parse_dataset_name(text))
+        t = standardise(load_image_data(name), torch.device("cpu"))
+        images = SliceImages(t.x_test.double().numpy(), t.x_train.double().numpy(),
+                             t.y_test.numpy(), name)
+    if shape is not None and tuple(images.test.shape[1:]) != tuple(shape):
+        raise ValueError(f"{images.name}: images of shape {tuple(images.test.shape[1:])}, "
+                         f"the network takes {tuple(shape)}")
+    return images
+
+
+def job_network(job_id: str, arm: str | None = None, run: int = 0) -> tuple[Path, str]:
+    """The file of a job's kept network and the job's data set name."""
+    from bnviz.jobs import get_job
+    from bnviz.jobs.results import job_networks, network_path
+
+    job = get_job(job_id)
+    if job is None:
+        raise ValueError(f"no job {job_id}")
+    names = job_networks(job_id)
+    if not names:
+        raise ValueError(f"job {job_id} kept no network (only image training jobs keep theirs, "
+                         "from this version on)")
+    arms = sorted({n.rsplit("-run", 1)[0] for n in names})
+    arm = arm or arms[0]
+    name = f"{arm}-run{run}"
+    if name not in names:
+        raise ValueError(f"job {job_id} has no network {name}: it kept {', '.join(names)}")
+    return network_path(job_id, name), str(job.params.get("dataset", "digits"))
+
+
+def open_network(model: Path | None = None, weights: Path | None = None,
+                 arch: str | None = None, size: int | None = None) -> SliceNet:
+    """An ONNX file (``model``) or a safetensors file of a bnviz architecture as a slice
+    network."""
+    if model is not None:
+        from bnviz.slices.onnx_import import load_onnx
+
+        return load_onnx(model)
+    from bnviz.slices.torch_import import load_network, slice_net
+
+    module, build = load_network(weights, arch, size)
+    shape = (int(build["in_ch"]), int(build["size"]), int(build["size"]))
+    return slice_net(module, shape, str(weights))

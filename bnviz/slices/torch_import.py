@@ -1,0 +1,203 @@
+"""bnviz's own image networks (:mod:`bnviz.images.networks`) as slice networks, and their
+files: weights plus BN's running statistics in safetensors (never pickle), with the
+arguments that rebuild the architecture in the file's metadata.
+
+A job keeps each arm's final network this way (:func:`save_network`); ``bnviz slice --job``
+and the /slice page open it (:func:`load_network`), as does ``--weights F --arch ARCH`` for a
+file written elsewhere from the same architecture (the metadata is then read from the
+tensors' shapes where it is missing).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from bnviz.images.networks import Bottleneck, ModeNorm, Residual, build_model
+from bnviz.slices.graph import Op, SliceNet
+
+__all__ = ["load_network", "save_network", "slice_net"]
+
+#: The metadata that rebuilds a network (all strings in the safetensors header).
+BUILD_KEYS = ("arch", "in_ch", "classes", "size", "mode", "affine", "width")
+
+
+def save_network(model: nn.Module, path: Path, build: dict[str, Any]) -> None:
+    """``model``'s weights and buffers (running statistics included) to ``path`` in
+    safetensors, with the build arguments ``build`` (:data:`BUILD_KEYS`) as metadata;
+    written to a temporary file and renamed, so a reader never sees half a file."""
+    from safetensors.torch import save_file
+
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()
+               if v.dtype != torch.bool}
+    meta = {k: json.dumps(build[k]) for k in BUILD_KEYS}
+    tmp = path.with_name(path.name + ".tmp")
+    save_file(tensors, str(tmp), metadata=meta)
+    tmp.replace(path)
+
+
+def _read(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a safetensors file ({str(exc).splitlines()[0][:80]})"
+                         ) from None
+    return tensors, meta
+
+
+def _inferred(tensors: dict[str, torch.Tensor], arch: str | None, size: int | None
+              ) -> dict[str, Any]:
+    """Build arguments read from the tensors' shapes, for a file without bnviz's metadata."""
+    convs = [v for k, v in tensors.items() if v.ndim == 4 and k.endswith("weight")]
+    linears = [v for k, v in tensors.items() if v.ndim == 2 and k.endswith("weight")]
+    if not convs or not linears or arch is None:
+        raise ValueError("the file does not say which network it holds: give --arch and use "
+                         "a file of bnviz's architectures")
+    norm_keys = {k.rsplit(".", 1)[0] for k in tensors if k.endswith("running_mean")}
+    has_bias = any(f"{n}.bias" in tensors for n in norm_keys)
+    has_weight = any(f"{n}.weight" in tensors for n in norm_keys)
+    mode = "bn" if has_weight or not has_bias else "zero_bias"
+    return {"arch": arch, "in_ch": int(convs[0].shape[1]), "classes": int(linears[-1].shape[0]),
+            "size": size or 32, "mode": mode, "affine": has_weight,
+            "width": int(convs[0].shape[0]) * (1 if arch != "cnn" else 3)}
+
+
+def load_network(path: Path, arch: str | None = None, size: int | None = None
+                 ) -> tuple[nn.Module, dict[str, Any]]:
+    """The network in ``path`` (eval mode) and its build arguments; one-line ValueError for a
+    file that is not one (nothing of it is loaded then)."""
+    tensors, meta = _read(path)
+    try:
+        build = {k: json.loads(meta[k]) for k in BUILD_KEYS} if all(
+            k in meta for k in BUILD_KEYS) else _inferred(tensors, arch, size)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"{path}: unreadable metadata ({exc})") from None
+    if arch is not None and build["arch"] != arch:
+        raise ValueError(f"{path} holds a {build['arch']}, not a {arch}")
+    try:
+        model = build_model(build["arch"], int(build["in_ch"]), int(build["classes"]),
+                            int(build["size"]), str(build["mode"]), affine=bool(build["affine"]),
+                            width=int(build["width"]))
+        state = model.state_dict()
+        missing = sorted(set(state) - set(tensors) - {k for k, v in state.items()
+                                                          if v.dtype == torch.bool})
+        extra = sorted(set(tensors) - set(state))
+        if missing or extra:
+            raise ValueError(f"{path} does not fit a {build['arch']} of width "
+                             f"{build['width']}: " + (f"missing {missing[0]}" if missing
+                                                      else f"unexpected {extra[0]}"))
+        for k, v in tensors.items():
+            if tuple(v.shape) != tuple(state[k].shape):
+                raise ValueError(f"{path}: {k} has shape {tuple(v.shape)}, the "
+                                 f"{build['arch']} needs {tuple(state[k].shape)}")
+        model.load_state_dict(tensors, strict=False)
+        for m in model.modules():
+            if isinstance(m, ModeNorm) and m.mode == "frozen":
+                m.calibrated.fill_(True)
+    except (RuntimeError, ValueError, KeyError) as exc:
+        raise ValueError(str(exc).splitlines()[0]) from None
+    return model.eval(), build
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().to(torch.float64).numpy()
+
+
+class _Builder:
+    """Walks a bnviz image network in forward order, writing one Op per leaf module."""
+
+    def __init__(self) -> None:
+        self.ops: list[Op] = []
+
+    def op(self, kind: str, inputs: tuple[str, ...], **attrs: Any) -> str:
+        name = f"{kind}{len(self.ops)}"
+        self.ops.append(Op(kind, name, inputs, name, attrs))
+        return name
+
+    def visit(self, m: nn.Module, x: str, ex: torch.Tensor) -> tuple[str, torch.Tensor]:
+        if isinstance(m, Residual):
+            y, ey = self.visit(m.body, x, ex)
+            return self.op("add", (x, y)), ex + ey
+        if isinstance(m, Bottleneck):
+            y, ey = self.visit(m.body, x, ex)
+            s, es = self.visit(m.shortcut, x, ex)
+            z = self.op("add", (y, s))
+            return self.visit(m.act, z, ey + es)
+        if isinstance(m, nn.Sequential):
+            for child in m:
+                x, ex = self.visit(child, x, ex)
+            return x, ex
+        out = ex if isinstance(m, ModeNorm) else m(ex)  # (a norm keeps the shape)
+        if isinstance(m, (nn.Identity, nn.Dropout)):
+            return x, out
+        if isinstance(m, nn.Conv2d):
+            if m.padding_mode != "zeros" or isinstance(m.padding, str):
+                raise ValueError("only zero-padded convolutions with explicit padding")
+            ph, pw = m.padding
+            return self.op("conv", (x,), weight=_np(m.weight),
+                           bias=None if m.bias is None else _np(m.bias), stride=m.stride,
+                           pads=(ph, pw, ph, pw), dilation=m.dilation, groups=m.groups), out
+        if isinstance(m, ModeNorm):
+            return self._norm(m, x), out
+        if isinstance(m, (nn.LeakyReLU, nn.ReLU)):
+            slope = float(getattr(m, "negative_slope", 0.0))
+            return self.op("relu", (x,), slope=slope), out
+        if isinstance(m, nn.MaxPool2d):
+            k, s, p = (_pair(v) for v in (m.kernel_size, m.stride, m.padding))
+            if _pair(m.dilation) != (1, 1):
+                raise ValueError("dilated max pooling is not supported")
+            return self.op("maxpool", (x,), kernel=k, stride=s, pads=(*p, *p),
+                           ceil=m.ceil_mode), out
+        if isinstance(m, nn.AdaptiveMaxPool2d) and _pair(m.output_size) == (1, 1):
+            hw = tuple(ex.shape[2:])
+            return self.op("maxpool", (x,), kernel=hw, stride=hw, pads=(0, 0, 0, 0)), out
+        if isinstance(m, nn.AvgPool2d):
+            k, s, p = (_pair(v) for v in (m.kernel_size, m.stride, m.padding))
+            return self.op("avgpool", (x,), kernel=k, stride=s, pads=(*p, *p),
+                           count_include_pad=m.count_include_pad, ceil=m.ceil_mode), out
+        if isinstance(m, nn.AdaptiveAvgPool2d) and _pair(m.output_size) == (1, 1):
+            return self.op("gap", (x,)), out
+        if isinstance(m, nn.Flatten):
+            return self.op("flatten", (x,)), out
+        if isinstance(m, nn.Linear):
+            return self.op("linear", (x,), weight=_np(m.weight),
+                           bias=None if m.bias is None else _np(m.bias)), out
+        raise ValueError(f"the slice engine does not support {type(m).__name__}")
+
+    def _norm(self, m: ModeNorm, x: str) -> str:
+        c = m.channels
+        if m.mode in ("zero_bias", "random_bias"):
+            return self.op("bias", (x,), bias=_np(m.bias))
+        gamma = _np(m.weight) if m.affine else np.ones(c)
+        beta = _np(m.bias) if (m.affine or m.mode == "frozen") else np.zeros(c)
+        return self.op("bn", (x,), mean=_np(m.running_mean), var=_np(m.running_var), eps=0.0,
+                       gamma=gamma, beta=beta, fixed=m.mode == "frozen")
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+@torch.no_grad()
+def slice_net(model: nn.Module, input_shape: tuple[int, int, int], source: str = "") -> SliceNet:
+    """The slice network of a bnviz image network (eval-mode modules; its norm layers' modes
+    say which are BN: ``bn``/``noisy_bn`` BN, ``frozen`` BN with fixed statistics, the bias
+    modes a per-channel bias)."""
+    was = model.training
+    model.eval()
+    try:
+        b = _Builder()
+        ex = torch.zeros((1, *input_shape), dtype=next(model.parameters()).dtype)
+        out, _ = b.visit(model, "input", ex)
+    finally:
+        model.train(was)
+    return SliceNet(tuple(b.ops), "input", out, tuple(input_shape), source)

@@ -1,0 +1,107 @@
+"""A slice as the command line (and the /slice page) asks for it: the network, the plane, BN
+in eval or train mode with K mini-batches, the cost checked before any cut, the exact
+partitions, and the decision boundary's jitter across the mini-batches (Figure 6 of the BN
+paper on real images).
+
+Train mode: each BN layer normalises by the mean and biased variance of a mini-batch of
+training images (earlier layers in train mode too), and the slice's own points are NOT part
+of that batch, so the network stays piecewise affine on the plane (with them in the batch,
+every point would move the statistics, and nothing would be affine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from bnviz.params.slice import SliceParams, check_slice_regions
+from bnviz.slices.engine import Slice, cut_slice
+from bnviz.slices.estimate import estimate_regions
+from bnviz.slices.graph import SliceNet, Statistics, batch_statistics, forward
+from bnviz.slices.plane import Plane
+
+__all__ = ["TRAIN_MODE_NOTE", "SliceResult", "disagreement_area", "run_slice", "slice_summary"]
+
+TRAIN_MODE_NOTE = ("train mode: BN uses the statistics of each mini-batch of training images; "
+                   "the slice's own points are not in the batch, so the network stays piecewise "
+                   "affine on the plane")
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    params: SliceParams
+    slices: list[Slice]  # one per mini-batch (one in eval mode)
+    estimate: int
+    disagreement: float | None  # fraction of the window where the K boundaries disagree
+
+
+def mini_batches(images: np.ndarray, params: SliceParams) -> list[np.ndarray]:
+    """K mini-batches of ``batch_size`` images drawn without replacement (seeded)."""
+    if len(images) < params.batch_size:
+        raise ValueError(f"a mini-batch of {params.batch_size} needs as many images; there "
+                         f"are {len(images)}")
+    rng = np.random.default_rng(params.seed)
+    return [images[rng.choice(len(images), params.batch_size, replace=False)]
+            for _ in range(params.batches)]
+
+
+def statistics_of(net: SliceNet, batches: list[np.ndarray]) -> list[Statistics | None]:
+    return [batch_statistics(net, torch.as_tensor(b, dtype=torch.float64)) for b in batches]
+
+
+def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
+              train_images: np.ndarray | None = None,
+              device: torch.device | str | None = None) -> SliceResult:
+    """The slice of ``params`` (module docstring): refused from the estimate before any cut."""
+    window = ((-params.extent, params.extent, -params.extent, params.extent)
+              if params.extent > 0 else plane.default_window())
+    if params.bn == "train":
+        if train_images is None:
+            raise ValueError("train mode needs images for its mini-batches")
+        stats = statistics_of(net, mini_batches(train_images, params))
+    else:
+        stats = [None]
+    estimate = estimate_regions(net, plane, window, stats[0])
+    check_slice_regions(estimate, params)
+    slices = [cut_slice(net, plane, window, s, device, params.max_regions) for s in stats]
+    disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
+    return SliceResult(params, slices, estimate, disagreement)
+
+
+@torch.no_grad()
+def disagreement_area(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+                      stats: list[Statistics | None], resolution: int = 96) -> float:
+    """Fraction of the window where the K networks do not all predict the same class, at the
+    centres of a resolution x resolution grid (as the jitter page measures it)."""
+    a0, a1, b0, b1 = window
+    steps = (np.arange(resolution) + 0.5) / resolution
+    aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))
+    x = torch.as_tensor(plane.points(np.stack([aa.ravel(), bb.ravel()], 1)))
+    preds = torch.stack([forward(net, x, s).argmax(1) for s in stats])
+    return float((preds != preds[:1]).any(0).to(torch.float64).mean())
+
+
+def slice_summary(result: SliceResult, net: SliceNet) -> dict:
+    """What ``bnviz slice --json`` prints: counts per layer, seconds, the window, the images'
+    coordinates, the decision boundary, and the jitter across mini-batches."""
+    first = result.slices[0]
+    layers = [{"name": lay.name, "kind": lay.kind, "units": int(np.prod(lay.shape)),
+               "regions": len(lay.regions), "facets": len(lay.facets)} for lay in first.layers]
+    out = {
+        "network": net.source, "input_shape": list(net.input_shape), "bn": result.params.bn,
+        "window": list(first.window), "anchors": first.plane.anchors.tolist(),
+        "regions": first.counts, "layers": layers, "estimate": result.estimate,
+        "decision_boundary_segments": len(first.decision_boundary),
+        "classes": np.unique(first.predicted_class).tolist(),
+        "seconds": round(sum(s.seconds for s in result.slices), 4), "device": first.device,
+    }
+    if result.params.bn == "train":
+        out["note"] = TRAIN_MODE_NOTE
+        out["batches"] = result.params.batches
+        out["batch_size"] = result.params.batch_size
+        out["regions_per_batch"] = [s.counts for s in result.slices]
+    if result.disagreement is not None:
+        out["disagreement_area"] = result.disagreement
+    return out
