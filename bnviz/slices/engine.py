@@ -254,7 +254,8 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
             np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0, bx,
             by, float(op.attrs["slope"]), int(max_regions), int(WORK_PER_REGION * max_regions))
     if status:
-        raise PartitionTooLarge(f"{op.name}: {refusal(status, count, max_regions)}")
+        words = str(refusal(status, count, max_regions)).split(": lower")[0]
+        raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window")
     mesh.ptr, mesh.verts = ptr, verts
     out = torch.as_tensor(aff, device=x.device).reshape(3, len(parent), *shape)
     layer = SliceLayer(op.name, "relu", shape, Polygons(ptr, verts, packed, d), parent,

@@ -99,7 +99,7 @@ def load_onnx(path: Path) -> SliceNet:
 
     for k, node in enumerate(g.node):
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        name = node.name or f"{node.op_type.lower()}{k}"
+        name = node.name or node.output[0] or f"{node.op_type.lower()}{k}"
         ins = [src(i) for i in node.input if i]
         out = node.output[0]
 

@@ -24,8 +24,9 @@ __all__ = ["Plane", "load_plane", "plane_through_image", "plane_through_images"]
 
 #: Relative size of the margin about the three images (of their largest coordinate).
 MARGIN = 0.25
-#: u and v count as dependent when |sin angle| is below this.
-INDEPENDENCE_TOL = 1e-9
+#: u and v count as dependent when |sin angle| is below this (float64 rounding of a
+#: parallel pair leaves sin ~ 1e-8).
+INDEPENDENCE_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def _check_independent(u: np.ndarray, v: np.ndarray, what: str) -> None:
     if not (math.isfinite(nu) and math.isfinite(nv)) or nu == 0 or nv == 0:
         raise ValueError(f"{what}: u and v must be finite and non-zero")
     cos = float(u.ravel() @ v.ravel()) / (nu * nv)
-    if 1 - cos * cos < INDEPENDENCE_TOL**2:
+    if 1 - cos * cos < INDEPENDENCE_TOL**2 or abs(cos) > 1 - INDEPENDENCE_TOL**2 / 2:
         raise ValueError(f"{what}: u and v are not independent (they are parallel)")
 
 

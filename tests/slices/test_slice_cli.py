@@ -1,0 +1,121 @@
+"""``bnviz slice`` end to end, and what it refuses: one line on stderr, exit 2, nothing
+written.  Also: the image jobs keep each arm's network, which the slice reads back."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from onnx_nets import conv_net
+
+from bnviz.cli import main
+from bnviz.slices.torch_import import load_network, save_network
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def files(tmp_path):
+    net = conv_net(tmp_path / "net.onnx", residual=True)
+    images = np.random.default_rng(0).normal(0, 1, (20, 1, 6, 6)).astype(np.float32)
+    np.save(tmp_path / "images.npy", images)
+    return tmp_path, net, tmp_path / "images.npy"
+
+
+def test_json_summary_counts_every_nonlinear_layer(files, capsys):
+    tmp, net, data = files
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
+                          "--through", "0,1,2", "--json")
+    assert code == 0, err
+    s = json.loads(out)
+    assert len(s["regions"]) == 4 and s["regions"][0] > 1  # a1, a2, ar1, ares
+    assert s["seconds"] > 0 and s["bn"] == "eval" and len(s["anchors"]) == 3
+
+
+def test_train_mode_with_batches_gives_the_jitter(files, capsys):
+    tmp, net, data = files
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
+                          "--bn", "train", "--batch", str(data), "--batches", "3",
+                          "--batch-size", "8", "--geometry", str(tmp / "g.npz"))
+    assert code == 0, err
+    s = json.loads(out)
+    assert len(s["regions_per_batch"]) == 3 and "not in the batch" in s["note"]
+    assert 0 <= s["disagreement_area"] <= 1
+    with np.load(tmp / "g.npz") as g:
+        assert len(g["layer0_ptr"]) - 1 == s["regions"][0]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--model", "{tmp}/images.npy"], "not an ONNX model"),
+    (["--model", "{tmp}/sig.onnx"], "operator Sigmoid is not supported"),
+    (["--model", "{tmp}/net.onnx", "--data", "{tmp}/wrong.npy"], "the network takes (1, 6, 6)"),
+    (["--model", "{tmp}/net.onnx", "--plane", "{tmp}/dep.npz", "--extent", "1"],
+     "not independent"),
+    (["--model", "{tmp}/net.onnx", "--max-regions", "10"], "about"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(files, capsys, argv, message):
+    tmp, net, data = files
+    conv_net(tmp / "sig.onnx", extra_op="Sigmoid")
+    np.save(tmp / "wrong.npy", np.zeros((4, 3, 6, 6), np.float32))
+    u = np.random.default_rng(1).normal(0, 1, (1, 6, 6))
+    np.savez(tmp / "dep.npz", origin=np.zeros((1, 6, 6)), u=u, v=2 * u)
+    args = [a.format(tmp=tmp) for a in argv]
+    if "--data" not in args:
+        args += ["--data", str(data)]
+    out_file = tmp / "out.json"
+    code, out, err = _run(capsys, "slice", *args, "--out", str(out_file))
+    assert code == 2
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert not out_file.exists()
+
+
+def test_too_many_regions_gives_the_estimate(files, capsys):
+    tmp, net, data = files
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
+                          "--max-regions", "10")
+    assert code == 2 and "would have about" in err and "regions, over the cap of 10" in err
+
+
+def test_a_kept_network_slices_as_the_model_it_was(tmp_path, capsys):
+    from bnviz.images.networks import build_model
+
+    model = build_model("resnet9", 1, 10, 8, "bn", width=4, seed=3)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(16, 1, 8, 8))
+    model.eval()
+    path = tmp_path / "r9.safetensors"
+    save_network(model, path, {"arch": "resnet9", "in_ch": 1, "classes": 10, "size": 8,
+                               "mode": "bn", "affine": False, "width": 4})
+    back, build = load_network(path)
+    x = torch.randn(5, 1, 8, 8)
+    assert torch.equal(back(x), model(x)) and build["width"] == 4
+    code, out, err = _run(capsys, "slice", "--weights", str(path), "--arch", "resnet9",
+                          "--extent", "0.05", "--json")
+    assert code == 0, err
+    assert json.loads(out)["regions"][0] >= 1
+    code, out, err = _run(capsys, "slice", "--weights", str(path), "--arch", "cnn")
+    assert code == 2 and "holds a resnet9, not a cnn" in err
+
+
+def test_image_jobs_keep_each_arms_network(jobs_home):
+    from bnviz.images.experiments import run_experiment
+    from bnviz.images.params import check_params
+    from bnviz.jobs.types import RecordingContext
+
+    params = check_params("smart-init", {"dataset": "digits", "max_train": 40, "runs": 1,
+                                         "epochs": 1, "width": 4})
+    ctx = RecordingContext()
+    run_experiment("smart-init", params, ctx)
+    assert sorted(ctx.networks) == ["bn_init-run0", "random_bias-run0", "zero_bias-run0"]
+    path = jobs_home / "n.safetensors"
+    path.write_bytes(ctx.networks["bn_init-run0"])
+    model, build = load_network(path)
+    assert build["mode"] == "frozen" and not model.training
