@@ -30,7 +30,7 @@ RUN pip install --no-deps --no-build-isolation .
 # The exact engine's compiled kernels (numba), compiled once here into the image (about a
 # minute) rather than by the first server or job of each container.
 ENV NUMBA_CACHE_DIR=/app/.numba-cache
-RUN python -c "from bnviz.core.compiled_network import warm_up; warm_up()"
+RUN python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()"
 RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data && chown -R bnviz /app /data
 USER bnviz
 VOLUME ["/data"]

@@ -17,6 +17,7 @@ import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.lecture.callbacks  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
+import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
 from callbacks.explorer.state import page_layout as explorer_layout
 from callbacks.lecture.state import initial_state as lecture_state
@@ -26,6 +27,7 @@ from layouts import jobs as jobs_layout
 from layouts import lecture as lecture_layout
 from layouts import papers as papers_layout
 from layouts import replication as replication_layout
+from layouts import slice as slice_layout
 
 
 def configure_torch() -> None:
@@ -48,6 +50,8 @@ def create_app() -> Dash:
                        layout=density_layout.layout)
     dash.register_page("jobs", path="/jobs", name="Jobs (Fig. 4, 5, 10)",
                        layout=jobs_layout.layout)
+    dash.register_page("slice", path="/slice", name="Slices",
+                       layout=slice_layout.layout)
     dash.register_page("papers", path="/papers", name="The debate (4 papers)",
                        layout=papers_layout.layout)
     dash.register_page("replication", path="/papers/replication", name="What reproduces",

@@ -43,6 +43,7 @@ PAGE_JOB_TYPES: dict[str, str] = {
     "density": "bnviz.views.density:DENSITY_JOB",
     "landscape-2d": "bnviz.papers.landscape:LANDSCAPE_2D_JOB",
     "jitter-training": "bnviz.views.training_cache:TRAINING_JOB",
+    "slice": "bnviz.slices.job:SLICE_JOB",
 }
 
 

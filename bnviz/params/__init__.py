@@ -22,13 +22,14 @@ _WHERE: dict[str, str] = {
     "TrainingParams": "jitter", "IMAGE_JOB_PARAMS": "jobs", "LandscapeParams": "landscape",
     "NoisyBN": "landscape", "ExplorerParams": "partition", "PartitionParams": "partition",
     "LiveTrainingParams": "live", "LiveFrameParams": "live", "SliceParams": "slice",
+    "SlicePageParams": "slice",
 }
 
 __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityParams",
            "ExplorerParams", "InputError", "JitterParams", "LandscapeParams",
            "LiveFrameParams", "LiveTrainingParams", "NoisyBN",
-           "PartitionParams", "SliceParams", "TrainingJobParams", "TrainingParams",
-           "default_layers", "one_line", "parse"]
+           "PartitionParams", "SlicePageParams", "SliceParams", "TrainingJobParams",
+           "TrainingParams", "default_layers", "one_line", "parse"]
 
 
 def __getattr__(name: str) -> Any:
@@ -48,4 +49,4 @@ if TYPE_CHECKING:  # for type checkers and readers: the names, eagerly
     from bnviz.params.landscape import LandscapeParams, NoisyBN
     from bnviz.params.live import LiveFrameParams, LiveTrainingParams
     from bnviz.params.partition import ExplorerParams, PartitionParams
-    from bnviz.params.slice import SliceParams
+    from bnviz.params.slice import SlicePageParams, SliceParams

@@ -46,6 +46,7 @@ __all__ = [
     "SLICE_LIMITS",
     "SLICE_MAX_REGIONS",
     "SLICE_MAX_TOTAL_REGIONS",
+    "SLICE_PAGE_MAX_REGIONS",
     "MODES",
     "OPTIMIZERS",
     "PAGE_SEED_MAX",
@@ -237,4 +238,7 @@ SLICE_LIMITS: dict[str, tuple[int, int]] = {
 SLICE_MAX_REGIONS = 1_000_000
 #: The same cap for K mini-batches together (train mode's jitter).
 SLICE_MAX_TOTAL_REGIONS = 2_000_000
+#: Regions of one network's slice a /slice page job may cut (about 30 s on the 2-core machine
+#: a network, and what a browser still draws).
+SLICE_PAGE_MAX_REGIONS = 150_000
 BN_SLICE_MODES: tuple[str, ...] = ("eval", "train")

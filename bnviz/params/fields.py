@@ -222,6 +222,19 @@ def described(field: Any, text: str) -> Any:
     return Annotated[field, Field(description=text)]
 
 
+def text(most: int) -> Any:
+    """A short str field of letters, digits and ``,_-`` (an id or a list of names), at most
+    ``most`` characters."""
+
+    def check(raw: object) -> str:
+        if not (isinstance(raw, str) and len(raw) <= most
+                and all(c.isalnum() or c in ",_-" for c in raw)):
+            raise InputError(f"letters, digits and ,_- only, at most {most}, got {quote(raw)}")
+        return raw
+
+    return Annotated[str, Field(json_schema_extra={"maxLength": most}), BeforeValidator(check)]
+
+
 def choice(options: tuple[str, ...]) -> Any:
     """A str field, one of ``options`` exactly."""
 

@@ -18,10 +18,11 @@ from bnviz.params.caps import (
     SLICE_LIMITS,
     SLICE_MAX_REGIONS,
     SLICE_MAX_TOTAL_REGIONS,
+    SLICE_PAGE_MAX_REGIONS,
 )
-from bnviz.params.fields import InputError, choice, params_dataclass, real, whole
+from bnviz.params.fields import InputError, choice, params_dataclass, real, text, whole
 
-__all__ = ["SliceParams", "check_slice_regions"]
+__all__ = ["SlicePageParams", "SliceParams", "check_slice_regions"]
 
 _S = SLICE_LIMITS
 
@@ -57,3 +58,38 @@ def check_slice_regions(estimate: int, params: SliceParams) -> None:
                 f"about {estimate:,} regions a mini-batch, {total:,} for {params.batches}")
         raise InputError(f"this window would have {what}, over the cap of {cap:,}: use a "
                          "smaller window (--extent) or fewer mini-batches", "extent")
+
+
+@params_dataclass
+class SlicePageParams:
+    """The /slice page's job: ``arms`` (one or two, comma-separated) of the networks job
+    ``job`` kept (run ``run``), through test images ``images`` ("i,j,k") of its data set,
+    with the slice settings of :class:`SliceParams` (a page's region cap)."""
+
+    job: text(64) = ""
+    arms: text(80) = ""
+    run: whole(0, 1000) = 0
+    images: text(64) = "0,1,2"
+    bn: choice(BN_SLICE_MODES) = "eval"
+    batches: whole(*_S["batches"]) = 1
+    batch_size: whole(*_S["batch_size"]) = 64
+    seed: whole(0, SEED_MAX) = 0
+    extent: real(0.0, MAX_EXTENT) = 0.0
+    max_regions: whole(1, SLICE_PAGE_MAX_REGIONS) = SLICE_PAGE_MAX_REGIONS
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SlicePageParams:
+        if not self.job:
+            raise InputError("choose a job whose networks to slice", "job")
+        arms = [a for a in self.arms.split(",") if a]
+        if not 1 <= len(arms) <= 2 or not all(a.replace("_", "").isalnum() for a in arms):
+            raise InputError("choose one or two arms", "arms")
+        try:
+            idx = [int(v) for v in self.images.split(",")]
+        except ValueError:
+            idx = []
+        if len(idx) != 3 or min(idx) < 0 or len(set(idx)) != 3:
+            raise InputError("three different test image indices, e.g. 0,1,2", "images")
+        if self.batches > 1 and self.bn != "train":
+            raise InputError("several mini-batches need BN in train mode", "batches")
+        return self

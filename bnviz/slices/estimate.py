@@ -76,3 +76,37 @@ def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, fl
     rho_a = crossings_a / (grid * width * (grid - 1) / grid)
     rho_b = crossings_b / (grid * height * (grid - 1) / grid)
     return int(round(1 + math.pi / 4 * rho_a * rho_b * width * height))
+
+
+@torch.no_grad()
+def density_by_distance(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+                        stats: Statistics | None = None, device: torch.device | str = "cpu",
+                        grid: int = GRID, bins: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Regions per unit area against the distance to the nearest of the plane's images, over
+    the whole window, estimated as :func:`estimate_regions` estimates the count: the boundary
+    crossings between neighbouring grid points, binned by their midpoint's distance, give
+    rho_a, rho_b per band and a density pi/4 rho_a rho_b.  (bin centres, densities)."""
+    a0, a1, b0, b1 = window
+    steps = (np.arange(grid) + 0.5) / grid
+    aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))
+    ab = np.stack([aa.ravel(), bb.ravel()], 1)
+    bits = torch.cat([_pattern_bits(net, forward(net, torch.as_tensor(
+        plane.points(ab[s:s + 4096]), device=device), stats, keep=True))
+        for s in range(0, len(ab), 4096)]).reshape(grid, grid, -1)
+    flips_a = (bits[:, 1:] != bits[:, :-1]).sum(2).cpu().numpy()  # (grid, grid-1)
+    flips_b = (bits[1:] != bits[:-1]).sum(2).cpu().numpy()  # (grid-1, grid)
+    mid_a = np.stack([(aa[:, 1:] + aa[:, :-1]) / 2, bb[:, 1:]], -1)
+    mid_b = np.stack([aa[1:], (bb[1:] + bb[:-1]) / 2], -1)
+
+    def nearest(p: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(p[..., None, :] - plane.anchors, axis=-1).min(-1)
+
+    da, db = nearest(mid_a).ravel(), nearest(mid_b).ravel()
+    edges = np.linspace(0, max(da.max(), db.max()) * (1 + 1e-9), bins + 1)
+    ha, hb = (a1 - a0) / grid, (b1 - b0) / grid
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho_a = np.histogram(da, edges, weights=flips_a.ravel())[0] / (
+            np.histogram(da, edges)[0] * ha)
+        rho_b = np.histogram(db, edges, weights=flips_b.ravel())[0] / (
+            np.histogram(db, edges)[0] * hb)
+    return 0.5 * (edges[1:] + edges[:-1]), math.pi / 4 * rho_a * rho_b

@@ -89,3 +89,40 @@ def open_network(model: Path | None = None, weights: Path | None = None,
     module, build = load_network(weights, arch, size)
     shape = (int(build["in_ch"]), int(build["size"]), int(build["size"]))
     return slice_net(module, shape, str(weights))
+
+
+def kept_networks(limit: int = 200) -> list[dict]:
+    """The finished jobs that kept networks, newest first: id, a label, the arms and runs."""
+    from bnviz.jobs import list_jobs
+    from bnviz.jobs.results import job_networks
+
+    out = []
+    for job in list_jobs(limit):
+        if job.status != "succeeded":
+            continue
+        names = job_networks(job.id)
+        if not names:
+            continue
+        arms = sorted({n.rsplit("-run", 1)[0] for n in names})
+        runs = sorted({int(n.rsplit("-run", 1)[1]) for n in names})
+        p = job.params
+        out.append({"id": job.id, "arms": arms, "runs": runs,
+                    "label": f"{job.type} · {p.get('dataset', '?')} · {p.get('arch', '?')} "
+                             f"w{p.get('width', '?')} · {job.id[:8]}"})
+    return out
+
+
+def job_images(job_id: str, indices: list[int]) -> tuple[np.ndarray, list[int]]:
+    """Test images ``indices`` of the data set a job trained on (as its networks see them)
+    and their labels."""
+    from bnviz.jobs import get_job
+
+    job = get_job(job_id)
+    if job is None:
+        raise ValueError(f"no job {job_id}")
+    images = load_images(str(job.params.get("dataset", "digits")))
+    if max(indices) >= len(images.test):
+        raise ValueError(f"images: {images.name} has {len(images.test)} test images "
+                         f"(0 to {len(images.test) - 1})")
+    labels = [-1 if images.labels is None else int(images.labels[i]) for i in indices]
+    return images.test[indices], labels

@@ -1,0 +1,175 @@
+"""/slice page callbacks: the jobs that kept networks, the images, the slice job (start, poll,
+cancel through :mod:`callbacks.background`), its figures, hover and click."""
+
+from __future__ import annotations
+
+from dash import Input, Output, State, callback, html, no_update
+
+from bnviz.params import SlicePageParams, parse
+from bnviz.slices.inspect import image_at, region_info
+from bnviz.slices.job import load_slices
+from bnviz.slices.sources import job_images, kept_networks
+from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
+from callbacks.plotting import placeholder
+from callbacks.slice import ids
+from callbacks.slice.figures import density_figure, slice_figure, thumbnail
+
+LABELS = {"job": "job", "arms": "network", "images": "images", "bn": "BN",
+          "batches": "mini-batches K", "extent": "window"}
+
+
+@callback(Output(ids.SOURCE, "options"), Output(ids.SOURCE, "value"),
+          Input(ids.SOURCE, "id"), State(ids.SOURCE, "value"))
+def sources(_id, current):
+    found = kept_networks()
+    options = [{"label": s["label"], "value": s["id"]} for s in found]
+    if not options:
+        return [{"label": "no job kept a network yet: train one on the jobs page",
+                 "value": "", "disabled": True}], ""
+    ids_ = [o["value"] for o in options]
+    return options, current if current in ids_ else ids_[0]
+
+
+@callback(Output(ids.ARM, "options"), Output(ids.ARM, "value"), Output(ids.OTHER, "options"),
+          Output(ids.OTHER, "value"), Input(ids.SOURCE, "value"), State(ids.ARM, "value"),
+          State(ids.OTHER, "value"))
+def arms(job_id, arm, other):
+    found = {s["id"]: s for s in kept_networks()}
+    if job_id not in found:
+        return [], None, [], None
+    names = found[job_id]["arms"]
+    options = [{"label": a, "value": a} for a in names]
+    bn = [a for a in names if "bn" in a] or names
+    first = arm if arm in names else bn[0]
+    rest = [a for a in names if a != first]
+    beside = other if other in rest or other == "" else next(
+        (a for a in rest if "zero" in a), rest[0] if rest else "")
+    return options, first, [{"label": "none", "value": ""}] + [
+        {"label": a, "value": a} for a in rest], beside
+
+
+@callback(Output(ids.IMAGES, "value"), Input(ids.RANDOM, "n_clicks"),
+          State(ids.SOURCE, "value"), prevent_initial_call=True)
+def random_images(n_clicks, job_id):
+    import numpy as np
+
+    rng = np.random.default_rng(int(n_clicks or 0))
+    return ",".join(str(int(v)) for v in sorted(rng.choice(300, 3, replace=False)))
+
+
+@callback(Output(ids.THUMBS, "children"), Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.IMAGES, "value"), Input(ids.SOURCE, "value"), prevent_initial_call=True)
+def thumbs(text, job_id):
+    if not job_id:
+        return [], no_update, no_update
+    try:
+        idx = [int(v) for v in str(text).split(",")]
+        if len(idx) != 3 or min(idx) < 0:
+            raise ValueError
+    except ValueError:
+        return [], "images: three test image indices, e.g. 0,1,2", True
+    try:
+        images, labels = job_images(job_id, idx)
+    except ValueError as exc:
+        return [], str(exc).splitlines()[0], True
+    return [html.Figure([html.Img(src=thumbnail(x, 36), width=36, height=36),
+                         html.Figcaption(f"{k + 1}: #{i}" + (f" ({c})" if c >= 0 else ""),
+                                         className="small text-center")], className="mb-0")
+            for k, (x, i, c) in enumerate(zip(images, idx, labels, strict=True))], "", False
+
+
+def parse_params(job_id, arm, other, images, bn, batches, extent) -> dict:
+    raw = {"job": job_id or "", "arms": ",".join(a for a in (arm, other) if a),
+           "images": str(images or ""), "bn": bn, "batches": batches,
+           "extent": extent if extent not in (None, "") else 0}
+    from dataclasses import asdict
+
+    return asdict(parse(SlicePageParams, raw, LABELS))
+
+
+compute, poll, cancel = register_background(BackgroundRun(
+    BackgroundIds(start=ids.COMPUTE, job=ids.JOB, poll=ids.POLL, progress=ids.PROGRESS,
+                  status=ids.STATUS, message=ids.MESSAGE, result=(ids.RESULT, "data"),
+                  cancel=ids.CANCEL),
+    job_type="slice",
+    controls=[State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
+              State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
+              State(ids.EXTENT, "value")],
+    params=parse_params,
+    running=lambda job: f"cutting: {percent(job.progress)}%",
+    done=lambda job: done_text(job.summary or {})))
+
+
+def done_text(summary: dict) -> str:
+    """The status line of a finished slice: its time, and which networks' BN is frozen (a
+    smart initialisation keeps its statistics in train mode too)."""
+    text = f"done: {summary.get('seconds', 0):.1f} s of cutting"
+    frozen = summary.get("frozen") or []
+    if frozen:
+        text += (f"; {', '.join(frozen)} keeps its frozen BN statistics in train mode too "
+                 "(BN as initialisation only)")
+    return text
+
+
+def _stored(result):
+    try:
+        return load_slices(result)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@callback(Output(ids.GRAPH, "figure"), Output(ids.DENSITY, "figure"),
+          Output(ids.LAYER, "max"), Output(ids.LAYER, "marks"),
+          Input(ids.RESULT, "data"), Input(ids.LAYER, "value"),
+          prevent_initial_call="initial_duplicate")
+def show(result, layer):
+    stored = _stored(result) if result else None
+    if stored is None:
+        empty = placeholder("choose a job, a network and three images, then cut")
+        return empty, placeholder(""), no_update, no_update
+    n = len(stored["a0_names"])
+    layer = min(max(int(layer or 1), 1), n) - 1  # the slider counts layers from 1
+    marks = {i + 1: str(i + 1) for i in range(n)}
+    return slice_figure(stored, layer), density_figure(stored), n, marks
+
+
+@callback(Output(ids.HOVER, "children"), Input(ids.GRAPH, "hoverData"),
+          State(ids.RESULT, "data"), prevent_initial_call=True)
+def hover(data, result):
+    point = (data or {}).get("points", [{}])[0]
+    stored = _stored(result) if result else None
+    if stored is None or "x" not in point:
+        return no_update
+    a, b = float(point["x"]), float(point["y"])
+    cls = point.get("z")
+    return [html.Img(src=thumbnail(image_at(stored, a, b), 64), width=64, height=64),
+            html.Div([html.Div(f"a {a:.3f}"), html.Div(f"b {b:.3f}"),
+                      html.Div(f"class {cls}" if cls is not None and cls >= 0 else "")])]
+
+
+@callback(Output(ids.REGION, "children"), Input(ids.GRAPH, "clickData"),
+          State(ids.RESULT, "data"), State(ids.LAYER, "value"), prevent_initial_call=True)
+def click(data, result, layer):
+    point = (data or {}).get("points", [{}])[0]
+    stored = _stored(result) if result else None
+    if stored is None or "x" not in point:
+        return no_update
+    arm = max(0, int(point.get("curveNumber", 0)) // max(1, _traces_per_panel(stored)))
+    arm = min(arm, len(stored["arms"]) - 1)
+    layer = min(max(int(layer or 1), 1), len(stored[f"a{arm}_names"])) - 1
+    info = region_info(stored, arm, layer, float(point["x"]), float(point["y"]))
+    if info is None:
+        return "outside the window"
+    return [html.B(f"{stored['arms'][arm]}: region {info['region']} of layer {layer + 1}"),
+            html.Div(f"area {info['area']:.3g}, nearest facet {info['facet_distance']:.3g}, "
+                     f"decision boundary {info['boundary_distance']:.3g}"),
+            html.Div([html.Code(c, className="d-block") for c in info["codes"][-3:]],
+                     title="the code of each layer up to this one (last 3 shown)")]
+
+
+def _traces_per_panel(stored) -> int:
+    b = 0
+    while f"a0_boundary{b}" in stored:
+        b += 1
+    return 3 + b

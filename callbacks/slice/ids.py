@@ -1,0 +1,28 @@
+"""Component ids of the /slice page (slices of image networks).
+
+The page's layout (layouts/slice.py) and its callbacks import these; importing this module
+registers no callback."""
+
+SOURCE = "slice-source"  # a job that kept networks
+ARM = "slice-arm"  # the first network (BN)
+OTHER = "slice-other"  # the network beside it ("" none)
+IMAGES = "slice-images"  # "i,j,k"
+RANDOM = "slice-random"
+THUMBS = "slice-thumbs"
+BN = "slice-bn"
+BATCHES = "slice-batches"
+EXTENT = "slice-extent"
+COMPUTE = "slice-compute"
+CANCEL = "slice-cancel"
+PROGRESS = "slice-progress"
+STATUS = "slice-status"
+POLL = "slice-poll"
+JOB = "slice-job"
+RESULT = "slice-result"  # the finished slice job shown
+MESSAGE = "slice-message"
+LAYER = "slice-layer"
+GRAPH = "slice-graph"
+HOVER = "slice-hover"  # the image under the mouse
+REGION = "slice-region"  # the clicked region's code and distances
+DENSITY = "slice-density"
+NOTE = "slice-note"

@@ -1,0 +1,87 @@
+"""Layout of the /slice page: the exact partition of a trained image network on a plane
+through three test images, BN in eval or train mode, beside the same network trained
+without BN (issue 27)."""
+
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from bnviz.params.caps import SLICE_LIMITS
+from callbacks.slice import ids
+from layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
+
+#: The window's half-width the page starts with: the default window through three digits
+#: holds millions of regions (estimated before any cut, and refused), +-0.25 about their
+#: centroid some ten thousand.
+DEFAULT_EXTENT = 0.25
+
+EXPLAIN = [
+    html.B("Slices of image networks. "),
+    "The plane x(a, b) = origin + a u + b v goes through three test images (★; origin at "
+    "their centroid, u, v by Gram-Schmidt). Inside each region every unit is affine in (a, b), "
+    "so the partition is exact: gray lines are the facets of every layer up to the one chosen, "
+    "the coloured line the decision boundary. In train mode BN uses a mini-batch's mean and "
+    "biased variance (eq. 3); the slice's own points are not in the batch, so the network "
+    "stays piecewise affine on the plane, and K mini-batches give K boundaries (Figure 6 on "
+    "real images). Hover: the image at that point; click: its region.",
+]
+
+
+def controls() -> dbc.Card:
+    return dbc.Card(dbc.CardBody([
+        labelled_row("job", dbc.Select(id=ids.SOURCE, size="sm", **PERSIST)),
+        labelled_row("network", dbc.Select(id=ids.ARM, size="sm", **PERSIST)),
+        labelled_row("beside it", dbc.Select(id=ids.OTHER, size="sm", **PERSIST)),
+        labelled_row("images", dbc.InputGroup([
+            dbc.Input(id=ids.IMAGES, value="0,1,2", size="sm", debounce=True, **PERSIST),
+            dbc.Button("random", id=ids.RANDOM, size="sm", color="secondary", outline=True)],
+            size="sm")),
+        html.Div(id=ids.THUMBS, className="d-flex gap-2 mb-1"),
+        labelled_row("BN", dbc.RadioItems(id=ids.BN, inline=True, value="eval", **PERSIST,
+                                          options=[{"label": "eval", "value": "eval"},
+                                                   {"label": "train", "value": "train"}])),
+        dbc.Row([dbc.Col(html.Span("K", className="small", title="mini-batches (train mode)"),
+                         width=1),
+                 dbc.Col(number_input(ids.BATCHES, 1, *SLICE_LIMITS["batches"]), width=4),
+                 dbc.Col(html.Span("window ±E", className="small",
+                                   title="0: the three images with a margin (often millions "
+                                         "of regions: refused with the estimate)"), width=3),
+                 dbc.Col(number_input(ids.EXTENT, DEFAULT_EXTENT, 0, 1e6, "any"), width=4)],
+                className="mb-2 g-1 align-items-center"),
+        dbc.ButtonGroup([dbc.Button("cut", id=ids.COMPUTE, size="sm", color="primary"),
+                         dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",
+                                    outline=True)], className="mb-2"),
+        dbc.Progress(id=ids.PROGRESS, value=0, className="mb-1", style={"height": "14px"}),
+        html.Div(id=ids.STATUS, className="small text-muted"),
+        dcc.Interval(id=ids.POLL, interval=400, disabled=True),
+        dcc.Store(id=ids.JOB, **KEPT),
+        dcc.Store(id=ids.RESULT, **KEPT),
+    ]), className="mt-2")
+
+
+def layout(**_query) -> dbc.Container:
+    """The page (it keeps no state in the URL)."""
+    return dbc.Container(fluid=True, children=[dbc.Row([
+        dbc.Col(controls(), lg=3),
+        dbc.Col([
+            dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, dismissable=True,
+                      className="py-1 mt-2 mb-1 small"),
+            html.Div([html.Span("layer", className="small me-2"),
+                      html.Div(dcc.Slider(id=ids.LAYER, min=1, max=2, step=1, value=1,
+                                          marks=None, allow_direct_input=False,
+                                          **PERSIST),
+                               className="flex-grow-1")],
+                     className="d-flex align-items-center mt-1"),
+            graph(ids.GRAPH, "50vh", scrollZoom=True),
+            dbc.Row([
+                dbc.Col(html.Div(id=ids.HOVER, className="small d-flex gap-2"), width=3),
+                dbc.Col([html.Div(id=ids.REGION, className="small text-break"),
+                         html.Details([html.Summary("what is shown", className="small"),
+                                       html.P(EXPLAIN, className="small explain mb-0")],
+                                      id=ids.NOTE)], width=4),
+                dbc.Col(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
+                                  config={"displayModeBar": False}), width=5),
+            ], className="g-1"),
+        ], lg=9),
+    ])])

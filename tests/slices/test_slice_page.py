@@ -1,0 +1,160 @@
+"""The /slice page: its job (the networks a job kept, cut through three test images), its
+callbacks called directly (bad input, figures, hover, click), and a browser test at 1280x720
+that trains smart-init on digits from the jobs page, opens /slice, picks three digits and
+sees BN's partition in eval and train mode beside the network without BN."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from dash.testing.wait import until
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from bnviz.images.networks import build_model, calibrate_frozen
+from bnviz.jobs.results import network_path
+from bnviz.jobs.store import open_store
+from bnviz.jobs.types import ParamError, RecordingContext
+from bnviz.slices.inspect import region_info
+from bnviz.slices.job import SLICE_JOB, load_slices
+from bnviz.slices.torch_import import save_network
+from callbacks.slice import callbacks as cs
+from callbacks.slice import ids
+
+
+def _kept_job() -> str:
+    """A succeeded smart-init job record with three tiny kept networks (width 4)."""
+    store = open_store()
+    job = store.create("smart-init", {"dataset": "digits", "arch": "resnet9", "width": 4})
+    x = torch.randn(64, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    for arm, mode in (("bn_init", "frozen"), ("zero_bias", "zero_bias")):
+        model = build_model("resnet9", 1, 10, 8, mode, width=4, seed=1)
+        if mode == "frozen":
+            calibrate_frozen(model, lambda: [x])
+        path = network_path(job.id, f"{arm}-run0")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_network(model, path, {"arch": "resnet9", "in_ch": 1, "classes": 10, "size": 8,
+                                   "mode": mode, "affine": False, "width": 4})
+    store.claim(job.id, 1)
+    store.finish(job.id, "succeeded")
+    return job.id
+
+
+def _params(job_id: str, **kw) -> dict:
+    return cs.parse_params(job_id, kw.get("arm", "bn_init"), kw.get("other", "zero_bias"),
+                           kw.get("images", "0,1,2"), kw.get("bn", "eval"),
+                           kw.get("batches", 1), kw.get("extent", 0.1))
+
+
+def test_the_job_cuts_both_networks_and_the_page_draws_them(jobs_home):
+    job_id = _kept_job()
+    assert cs.sources(None, None)[1] == job_id
+    options, first, others, beside = cs.arms(job_id, None, None)
+    assert (first, beside) == ("bn_init", "zero_bias")
+    params = SLICE_JOB.check(_params(job_id, bn="train", batches=2))
+    ctx = RecordingContext()
+    summary = SLICE_JOB.run(params, ctx, None)
+    assert summary["frozen"] == ["bn_init"] and "frozen BN" in cs.done_text(summary)
+    stored = ctx.result
+    assert list(stored["arms"]) == ["bn_init", "zero_bias"]
+    assert "a0_boundary1" in stored and stored["a0_density"].shape == (10,)
+    fig = cs.slice_figure(stored, 2)
+    assert "bn_init</b>: layer 3" in fig["layout"]["annotations"][0]["text"]
+    assert len(cs.density_figure(stored)["data"]) == 2
+    # a click: the region's code, as the stored codes say
+    info = region_info(stored, 1, 0, 0.01, -0.02)
+    assert info["region"] >= 0 and len(info["codes"]) == 1 and info["area"] > 0
+
+
+@pytest.mark.parametrize(("kw", "words"), [
+    ({"images": "0,1"}, "images: three different"), ({"images": "0,0,1"}, "three different"),
+    ({"bn": "eval", "batches": 3}, "train mode"), ({"arm": "x/y"}, "network"),
+    ({"extent": -1}, "window")])
+def test_bad_controls_are_one_line(jobs_home, kw, words):
+    with pytest.raises(ValueError, match=words):
+        _params("abc", **kw)
+
+
+def test_too_many_regions_is_refused_before_it_is_queued(jobs_home):
+    job_id = _kept_job()
+    with pytest.raises(ParamError, match="would have about"):
+        SLICE_JOB.check(_params(job_id, extent=0))  # the default window: too many
+
+
+def test_a_gone_or_old_result_draws_a_placeholder(jobs_home):
+    fig, density, _, _ = cs.show("0123456789ab", 1)
+    assert "cut" in fig["layout"]["annotations"][0]["text"]
+    with pytest.raises(OSError):
+        load_slices("0123456789ab")
+
+
+# --------------------------------------------------------------------------- in a browser
+
+
+def _text(dash_duo, id_: str) -> str:
+    return dash_duo.driver.execute_script(
+        f"const e = document.getElementById('{id_}'); return e ? e.textContent : '';")
+
+
+def _type(dash_duo, id_: str, value: str) -> None:
+    box = dash_duo.find_element(f"#{id_}")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.BACKSPACE)
+    box.send_keys(value, Keys.TAB)
+
+
+@pytest.mark.browser
+def test_train_on_the_jobs_page_then_slice_bn_beside_no_bn(dash_duo, jobs_home, monkeypatch):
+    from app import app
+    from callbacks.jobs import ids as job_ids
+
+    monkeypatch.setenv("BNVIZ_LOCAL_WORKERS", "1")
+    dash_duo.driver.set_window_size(1280, 720)
+    dash_duo.start_server(app)
+    dash_duo.driver.get(f"{dash_duo.server_url}/jobs")
+    for name, value in (("epochs", "1"), ("runs", "1"), ("width", "4"), ("max_train", "200")):
+        box = dash_duo.driver.find_element(
+            By.XPATH, f"""//*[@id='{{"name":"{name}","type":"{job_ids.PARAM}"}}']""")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        box.send_keys(value)
+    submit = dash_duo.find_element(f"#{job_ids.SUBMIT}")
+    dash_duo.driver.execute_script("arguments[0].click();", submit)  # below the fold
+    dash_duo.wait_for_contains_text(f"#{job_ids.MESSAGE}", "submitted job", timeout=20)
+    until(lambda: "succeeded" in _text(dash_duo, job_ids.TABLE), 120,
+          msg="the smart-init job did not finish")
+    link = dash_duo.driver.find_element(By.LINK_TEXT, "Slices")
+    dash_duo.driver.execute_script("arguments[0].click();", link)  # (the jobs page scrolled)
+    until(lambda: dash_duo.driver.current_url.endswith("/slice"), 20)
+    until(lambda: "smart-init" in _text(dash_duo, ids.SOURCE), 20)
+    _type(dash_duo, ids.IMAGES, "3,4,5")
+    until(lambda: "#3" in _text(dash_duo, ids.THUMBS), 20, msg="no thumbnails of 3,4,5")
+    _type(dash_duo, ids.EXTENT, "0.1")
+    dash_duo.find_element(f"#{ids.COMPUTE}").click()
+    until(lambda: "done" in _text(dash_duo, ids.STATUS), 120,
+          msg=f"the slice did not finish: {_text(dash_duo, ids.STATUS)}")
+
+    def titles() -> str:
+        return dash_duo.driver.execute_script(
+            f"const g = document.getElementById('{ids.GRAPH}').querySelector('.js-plotly-plot');"
+            "return g && g.layout ? g.layout.annotations.map(a => a.text).join(' | ') : '';")
+
+    until(lambda: "bn_init" in titles() and "zero_bias" in titles(), 20, msg=titles())
+    assert "regions" in titles()
+    # the page fits a projector's screen: no scrolling
+    assert dash_duo.driver.execute_script(
+        "return document.documentElement.scrollHeight <= window.innerHeight + 1;")
+    # hover: the image at that point; click: its region's code
+    plot = dash_duo.find_element(f"#{ids.GRAPH} .nsewdrag")
+    ActionChains(dash_duo.driver).move_to_element_with_offset(plot, 10, 10).perform()
+    until(lambda: "class" in _text(dash_duo, ids.HOVER), 20, msg="no hover image")
+    ActionChains(dash_duo.driver).move_to_element_with_offset(plot, 12, 14).click().perform()
+    until(lambda: "region" in _text(dash_duo, ids.REGION), 20, msg="no region on click")
+    # train mode with two mini-batches: two boundaries each, their disagreement
+    dash_duo.driver.find_element(By.XPATH, "//label[text()='train']").click()
+    _type(dash_duo, ids.BATCHES, "2")
+    dash_duo.find_element(f"#{ids.COMPUTE}").click()
+    until(lambda: "disagree" in titles(), 120, msg=titles())
+    assert "frozen BN" in _text(dash_duo, ids.STATUS)
+    assert dash_duo.get_logs() == []
