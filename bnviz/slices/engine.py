@@ -36,7 +36,7 @@ from bnviz.core.cut import WORK_PER_REGION, _compiled, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
 from bnviz.device import pick_device
-from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, linear_part
+from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import max_cells
 from bnviz.slices.plane import Plane
 
@@ -228,7 +228,7 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
                  np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
     basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
     mesh.maps[net.input] = torch.as_tensor(basis, device=dev)[:, None]
-    cutter = _Cutter(net, stats, bx, by, max_regions)
+    cutter = _Cutter(fold_bn(net, stats), None, bx, by, max_regions)
     cutter.run(mesh, 0, 0)
     layers = cutter.layers()
     parts = cutter.decision

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from bnviz.core.bn import batch_moments, floored_sigma
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
-           "bias_of", "conv_matrix", "forward", "linear_part"]
+           "bias_of", "conv_matrix", "fold_bn", "forward", "linear_part"]
 
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
 NONLINEAR_KINDS = ("relu", "maxpool")
@@ -230,3 +230,33 @@ def batch_statistics(net: SliceNet, batch: torch.Tensor) -> dict[str, tuple[np.n
             stats[op.name] = (mean.cpu().numpy(), var.cpu().numpy())
         values[op.output] = _apply(op, xs, stats)
     return stats
+
+
+def fold_bn(net: SliceNet, stats: Statistics | None = None) -> SliceNet:
+    """The same network with every BN whose input is a convolution's output (read by the BN
+    alone) folded into that convolution (weight * gamma / sigma, bias shifted), BN with the
+    running statistics or ``stats``: one pass over every region's maps less per BN layer.
+    The function is the same; only float64 rounding differs."""
+    readers: dict[str, int] = {}
+    for op in net.ops:
+        for name in op.inputs:
+            readers[name] = readers.get(name, 0) + 1
+    producer = {op.output: i for i, op in enumerate(net.ops)}
+    ops: list[Op | None] = list(net.ops)
+    for i, op in enumerate(net.ops):
+        if op.kind != "bn":
+            continue
+        j = producer.get(op.inputs[0])
+        conv = ops[j] if j is not None else None
+        if conv is None or conv.kind != "conv" or readers.get(conv.output, 0) != 1 \
+                or conv.attrs["groups"] != 1:
+            continue
+        scale, shift = _bn_scale_shift(op, stats)
+        bias = conv.attrs.get("bias")
+        attrs = {k: v for k, v in conv.attrs.items() if k != "_dense"}
+        attrs["weight"] = conv.attrs["weight"] * scale[:, None, None, None]
+        attrs["bias"] = shift + scale * (bias if bias is not None else 0.0)
+        ops[j] = None
+        ops[i] = Op("conv", op.name, conv.inputs, op.output, attrs)
+    return SliceNet(tuple(o for o in ops if o is not None), net.input, net.output,
+                    net.input_shape, net.source)
