@@ -39,6 +39,10 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("slice", help="the exact partition of an image network on a plane "
                                      "through images (ONNX, a job's network, safetensors)")
     src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--concentration", type=integer, metavar="N",
+                     help="train --train-type here (BN beside no BN), then measure each "
+                          "network's region density near 3 images over far from them, on N "
+                          "random triples of test images (the replication entry)")
     src.add_argument("--model", type=Path, help="an ONNX file (opset >= 13)")
     src.add_argument("--job", help="a finished image job's id: its kept network")
     src.add_argument("--weights", type=Path, help="a safetensors file of a bnviz --arch")
@@ -72,12 +76,18 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
                         "png, svg: a picture of the last layer")
     p.add_argument("--geometry", type=Path, default=None, metavar="FILE.npz",
                    help="also write every layer's regions (flat vertex arrays, codes, parents)")
+    p.add_argument("--train-type", default="smart-init", help="with --concentration: the "
+                                                                "training job type")
+    p.add_argument("--train-epochs", type=integer, default=3)
+    p.add_argument("--train-width", type=integer, default=16)
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
 def run_slice_command(args: argparse.Namespace) -> bytes:
     check_output_path("--geometry", args.geometry, (".npz",))
+    if args.concentration is not None:
+        return _concentration(args)
     from bnviz.params import SliceParams
 
     params = validated(SliceParams, {name: getattr(args, name) for name in _PARAMS})
@@ -131,6 +141,25 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
     if args.geometry is not None:
         summary["geometry"] = str(args.geometry)
     return (json.dumps(summary, default=lambda v: np.asarray(v).tolist()) + "\n").encode()
+
+
+def _concentration(args: argparse.Namespace) -> bytes:
+    import sys
+
+    from bnviz.device import pick_device
+    from bnviz.images.sweep import SWEEP_TYPES
+    from bnviz.slices.concentration import slice_concentration
+
+    if not 2 <= args.concentration <= 100:
+        raise CLIError("--concentration: 2 to 100 triples of images")
+    if args.train_type not in SWEEP_TYPES:
+        raise CLIError(f"--train-type: one of {', '.join(SWEEP_TYPES)}")
+    params = {"dataset": args.data or "digits", "epochs": args.train_epochs, "runs": 1,
+              "width": args.train_width, "seed": args.seed}
+    out = slice_concentration(args.train_type, params, args.concentration, args.seed,
+                              pick_device(args.device),
+                              lambda line: print(line, file=sys.stderr, flush=True))
+    return (json.dumps(out) + "\n").encode()
 
 
 def _write_geometry(s, path: Path) -> None:

@@ -13,6 +13,7 @@ accuracy at that rate, mean and standard deviation over the runs, is the arm's r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,13 +34,19 @@ def _finals(rows: list[dict[str, Any]], arm: str, last: int) -> list[float]:
 
 
 def run_here(job_type: str, params: dict[str, Any], device: Any,
-             log: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+             log: Callable[[str], None] = lambda line: None,
+             keep: Path | None = None) -> dict[str, Any]:
     """One run of ``job_type`` in this process, with the job's own code and checks; returns
-    ``{"job_type", "params", "arms": summary}`` (:func:`bnviz.images.experiments.summarise`)."""
+    ``{"job_type", "params", "arms": summary}`` (:func:`bnviz.images.experiments.summarise`).
+    ``keep``: a folder where the networks the job keeps are written (``<arm>-run<run>.
+    safetensors``)."""
     checked = check_params(job_type, params)
     ctx = RecordingContext(device=device)
     log(f"{job_type}: {checked.get('runs', 1)} runs on {checked['dataset']}")
     run_experiment(job_type, checked, ctx)
+    if keep is not None:
+        for name, data in ctx.networks.items():
+            (keep / f"{name}.safetensors").write_bytes(data)
     return {"job_type": job_type, "params": checked,
             "arms": summarise(job_type, ctx.rows)["arms"]}
 

@@ -121,6 +121,14 @@ ENTRIES: tuple[Entry, ...] = (
           tuple(f"{_JITTER} --batch-size {b} --virtual-batch-size {v} --json"
                 for b, v in ((16, 4), (64, 16), (64, 32))),
           j.virtual_batch_ours, j.virtual_batch_status),
+    Entry("bn-slice-concentration", "bn",
+          "Sections 3-4 on a trained image network: BN moves the partition onto the data, so "
+          "on planes through three test images regions are denser near the images than far "
+          "from them, more so with BN than without",
+          "denser near the data with BN (Figures 3-4: toy data, random CIFAR ResNet9)",
+          ("bnviz slice --concentration 10 --data digits --train-type smart-init "
+           "--train-epochs 3 --train-width 16 --seed 0",),
+          j.slice_concentration_ours, j.slice_concentration_status),
     Entry("bn-table1-affine", "bn",
           "Table 1: learnable gamma, beta make little difference to test accuracy",
           "within about a point (ResNet, CNN; imagenette, CIFAR-10/100, SVHN)",
