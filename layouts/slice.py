@@ -7,7 +7,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.params.caps import SLICE_LIMITS
+from bnviz.data.imagedata import STANDARD_DATASETS
+from bnviz.params.caps import ARCHS, SLICE_LIMITS
+from bnviz.slices.uploads import MAX_UPLOAD_BYTES
 from callbacks.slice import ids
 from layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
 
@@ -31,6 +33,20 @@ EXPLAIN = [
 def controls() -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         labelled_row("job", dbc.Select(id=ids.SOURCE, size="sm", **PERSIST)),
+        html.Details([
+            html.Summary("or upload a network", className="small"),
+            dcc.Upload(id=ids.UPLOAD, max_size=MAX_UPLOAD_BYTES, className="upload-box small",
+                       children=html.Div(".onnx, or .safetensors of a bnviz architecture")),
+            dbc.Row([dbc.Col(dbc.Select(id=ids.UPLOAD_ARCH, size="sm", value=ARCHS[0],
+                                        options=[{"label": a, "value": a} for a in ARCHS]),
+                             width=6),
+                     dbc.Col(dbc.Select(id=ids.DATA, size="sm", value="digits", **PERSIST,
+                                        options=[{"label": d, "value": d}
+                                                 for d in STANDARD_DATASETS]), width=6)],
+                    className="g-1 mt-1", title="the architecture of a .safetensors file; "
+                                                "the images an upload is sliced through"),
+        ], className="mb-2"),
+        dcc.Store(id=ids.UPLOADS, **KEPT),
         labelled_row("network", dbc.Select(id=ids.ARM, size="sm", **PERSIST)),
         labelled_row("beside it", dbc.Select(id=ids.OTHER, size="sm", **PERSIST)),
         labelled_row("images", dbc.InputGroup([

@@ -66,8 +66,9 @@ class SlicePageParams:
     ``job`` kept (run ``run``), through test images ``images`` ("i,j,k") of its data set,
     with the slice settings of :class:`SliceParams` (a page's region cap)."""
 
-    job: text(64) = ""
+    job: text(64) = ""  # a job's id, or an upload's reference (up-<hash>)
     arms: text(80) = ""
+    data: text(40) = "digits"  # an upload's images (a job's are its own)
     run: whole(0, 1000) = 0
     images: text(64) = "0,1,2"
     bn: choice(BN_SLICE_MODES) = "eval"
@@ -82,6 +83,8 @@ class SlicePageParams:
         if not self.job:
             raise InputError("choose a job whose networks to slice", "job")
         arms = [a for a in self.arms.split(",") if a]
+        if self.job.startswith("up-"):
+            arms = ["upload"]
         if not 1 <= len(arms) <= 2 or not all(a.replace("_", "").isalnum() for a in arms):
             raise InputError("choose one or two arms", "arms")
         try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -135,8 +136,9 @@ class _Cutter:
     bounded whatever the region count; each layer's pieces are kept in the order made."""
 
     def __init__(self, net: SliceNet, stats: Statistics | None, bx: float, by: float,
-                 max_regions: int):
+                 max_regions: int, progress: Callable[[float], None] | None = None):
         self.net, self.stats, self.bx, self.by = net, stats, bx, by
+        self.progress, self.done = progress, 0.0
         self.max_regions = max_regions
         self.last_use = {name: i for i, op in enumerate(net.ops) for name in op.inputs}
         self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
@@ -147,6 +149,9 @@ class _Cutter:
         ops = self.net.ops
         for i in range(start, len(ops)):
             op = ops[i]
+            if self.progress is not None and i / len(ops) > self.done:
+                self.done = i / len(ops)  # (the first chunk's depth: monotone)
+                self.progress(self.done)
             xs = [mesh.maps[name] for name in op.inputs]
             r = mesh.n
             layer = None
@@ -211,13 +216,15 @@ def _join_polygons(parts: list[Polygons]) -> Polygons:
 
 def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
               stats: Statistics | None = None, device: torch.device | str | None = None,
-              max_regions: int = 2_000_000) -> Slice:
+              max_regions: int = 2_000_000,
+              progress: Callable[[float], None] | None = None) -> Slice:
     """The exact partition of ``window`` on ``plane`` after every nonlinear layer of ``net``,
     BN with the running statistics or the mini-batch statistics ``stats``
     (:func:`bnviz.slices.graph.batch_statistics`), and the decision boundary.
 
     Raises :class:`PartitionTooLarge` (one line naming the layer) when a layer would exceed
-    ``max_regions`` regions."""
+    ``max_regions`` regions.  ``progress(fraction)`` hears how far the cut is (by ops; it
+    may raise to stop the cut: a job's cancel)."""
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
     a0, a1, b0, b1 = (float(v) for v in window)
@@ -228,7 +235,7 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
                  np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
     basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
     mesh.maps[net.input] = torch.as_tensor(basis, device=dev)[:, None]
-    cutter = _Cutter(fold_bn(net, stats), None, bx, by, max_regions)
+    cutter = _Cutter(fold_bn(net, stats), None, bx, by, max_regions, progress)
     cutter.run(mesh, 0, 0)
     layers = cutter.layers()
     parts = cutter.decision

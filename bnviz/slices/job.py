@@ -29,10 +29,15 @@ def _setup(params: dict) -> tuple[list, Any, Any, SliceParams]:
     from bnviz.slices.plane import plane_through_images
     from bnviz.slices.sources import job_network, load_images, open_network
 
-    nets, data = [], "digits"
-    for arm in params["arms"].split(","):
-        path, data = job_network(params["job"], arm, params["run"])
-        nets.append((arm, open_network(weights=path)))
+    nets, data = [], params["data"]
+    if params["job"].startswith("up-"):  # an uploaded network, on the data set chosen
+        from bnviz.slices.uploads import open_upload
+
+        nets.append(("upload", open_upload(params["job"])))
+    else:
+        for arm in params["arms"].split(","):
+            path, data = job_network(params["job"], arm, params["run"])
+            nets.append((arm, open_network(weights=path)))
     images = load_images(data, nets[0][1].input_shape)
     idx = [int(v) for v in params["images"].split(",")]
     if max(idx) >= len(images.test):
@@ -70,7 +75,8 @@ def run_slice_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
     seconds, counts = 0.0, []
     for a, (_arm, net) in enumerate(nets):
         ctx.progress(a / len(nets))
-        result = run_slice(net, plane, settings, images.train, ctx.device)
+        result = run_slice(net, plane, settings, images.train, ctx.device,
+                           lambda f, a=a: ctx.progress((a + 0.9 * f) / len(nets)))
         first = result.slices[0]
         stats = statistics_of(net, mini_batches(images.train, settings))[0] \
             if settings.bn == "train" else None

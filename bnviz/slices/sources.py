@@ -112,15 +112,20 @@ def kept_networks(limit: int = 200) -> list[dict]:
     return out
 
 
-def job_images(job_id: str, indices: list[int]) -> tuple[np.ndarray, list[int]]:
-    """Test images ``indices`` of the data set a job trained on (as its networks see them)
-    and their labels."""
+def job_images(job_id: str, indices: list[int], data: str = "digits"
+               ) -> tuple[np.ndarray, list[int]]:
+    """Test images ``indices`` of the data set a job trained on (as its networks see them),
+    or of ``data`` for an uploaded network (``up-...``), and their labels."""
     from bnviz.jobs import get_job
 
-    job = get_job(job_id)
-    if job is None:
-        raise ValueError(f"no job {job_id}")
-    images = load_images(str(job.params.get("dataset", "digits")))
+    if job_id.startswith("up-"):
+        name = data
+    else:
+        job = get_job(job_id)
+        if job is None:
+            raise ValueError(f"no job {job_id}")
+        name = str(job.params.get("dataset", "digits"))
+    images = load_images(name)
     if max(indices) >= len(images.test):
         raise ValueError(f"images: {images.name} has {len(images.test)} test images "
                          f"(0 to {len(images.test) - 1})")

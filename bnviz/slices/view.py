@@ -11,6 +11,7 @@ every point would move the statistics, and nothing would be affine).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,8 +54,10 @@ def statistics_of(net: SliceNet, batches: list[np.ndarray]) -> list[Statistics |
 
 def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
               train_images: np.ndarray | None = None,
-              device: torch.device | str | None = None) -> SliceResult:
-    """The slice of ``params`` (module docstring): refused from the estimate before any cut."""
+              device: torch.device | str | None = None,
+              progress: Callable[[float], None] = lambda fraction: None) -> SliceResult:
+    """The slice of ``params`` (module docstring): refused from the estimate before any cut;
+    ``progress`` hears the fraction done (over the K cuts)."""
     window = ((-params.extent, params.extent, -params.extent, params.extent)
               if params.extent > 0 else plane.default_window())
     if params.bn == "train":
@@ -65,7 +68,9 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
         stats = [None]
     estimate = estimate_regions(net, plane, window, stats[0])
     check_slice_regions(estimate, params)
-    slices = [cut_slice(net, plane, window, s, device, params.max_regions) for s in stats]
+    slices = [cut_slice(net, plane, window, s, device, params.max_regions,
+                        lambda f, k=k: progress((k + f) / len(stats)))
+              for k, s in enumerate(stats)]
     disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
     return SliceResult(params, slices, estimate, disagreement)
 

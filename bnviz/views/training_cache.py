@@ -104,9 +104,10 @@ def load_trained(reference: str, activation: str = "leaky_relu", alpha: float = 
 def evict_uploads() -> Eviction:
     """Uploads past ``BNVIZ_UPLOAD_RETENTION_DAYS`` since their last use go, then the least
     recently used until the rest fit in ``BNVIZ_UPLOAD_QUOTA_MB``: a loop of uploads cannot
-    fill the disk."""
+    fill the disk.  One quota for every upload: this page's networks and the /slice page's
+    (:mod:`bnviz.slices.uploads`)."""
     return enforce_quota(_uploads(), int(setting("BNVIZ_UPLOAD_QUOTA_MB") * 2**20),
-                         setting("BNVIZ_UPLOAD_RETENTION_DAYS") * 86_400)
+                         setting("BNVIZ_UPLOAD_RETENTION_DAYS") * 86_400, pattern="*.*")
 
 
 def save_uploaded(data: bytes) -> str:

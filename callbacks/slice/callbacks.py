@@ -3,12 +3,13 @@ cancel through :mod:`callbacks.background`), its figures, hover and click."""
 
 from __future__ import annotations
 
-from dash import Input, Output, State, callback, html, no_update
+from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.params import SlicePageParams, parse
 from bnviz.slices.inspect import image_at, region_info
 from bnviz.slices.job import load_slices
 from bnviz.slices.sources import job_images, kept_networks
+from bnviz.slices.uploads import save_upload
 from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
 from callbacks.plotting import placeholder
 from callbacks.slice import ids
@@ -19,10 +20,14 @@ LABELS = {"job": "job", "arms": "network", "images": "images", "bn": "BN",
 
 
 @callback(Output(ids.SOURCE, "options"), Output(ids.SOURCE, "value"),
-          Input(ids.SOURCE, "id"), State(ids.SOURCE, "value"))
-def sources(_id, current):
+          Input(ids.SOURCE, "id"), Input(ids.UPLOADS, "data"), State(ids.SOURCE, "value"))
+def sources(_id, uploads, current):
     found = kept_networks()
     options = [{"label": s["label"], "value": s["id"]} for s in found]
+    options += [u for u in (uploads if isinstance(uploads, list) else [])
+                if isinstance(u, dict) and str(u.get("value", "")).startswith("up-")]
+    if _triggered() == ids.UPLOADS and options:  # a new upload: show it
+        return options, options[-1]["value"]
     if not options:
         return [{"label": "no job kept a network yet: train one on the jobs page",
                  "value": "", "disabled": True}], ""
@@ -30,10 +35,21 @@ def sources(_id, current):
     return options, current if current in ids_ else ids_[0]
 
 
+def _triggered() -> str | None:
+    """The input that fired the callback (None when called outside one: tests)."""
+    try:
+        return ctx.triggered_id
+    except Exception:  # dash's MissingCallbackContextException
+        return None
+
+
 @callback(Output(ids.ARM, "options"), Output(ids.ARM, "value"), Output(ids.OTHER, "options"),
           Output(ids.OTHER, "value"), Input(ids.SOURCE, "value"), State(ids.ARM, "value"),
           State(ids.OTHER, "value"))
 def arms(job_id, arm, other):
+    if isinstance(job_id, str) and job_id.startswith("up-"):
+        return ([{"label": "the uploaded network", "value": "upload"}], "upload",
+                [{"label": "none", "value": ""}], "")
     found = {s["id"]: s for s in kept_networks()}
     if job_id not in found:
         return [], None, [], None
@@ -59,8 +75,9 @@ def random_images(n_clicks, job_id):
 
 @callback(Output(ids.THUMBS, "children"), Output(ids.MESSAGE, "children", allow_duplicate=True),
           Output(ids.MESSAGE, "is_open", allow_duplicate=True),
-          Input(ids.IMAGES, "value"), Input(ids.SOURCE, "value"), prevent_initial_call=True)
-def thumbs(text, job_id):
+          Input(ids.IMAGES, "value"), Input(ids.SOURCE, "value"), Input(ids.DATA, "value"),
+          prevent_initial_call=True)
+def thumbs(text, job_id, data):
     if not job_id:
         return [], no_update, no_update
     try:
@@ -70,7 +87,7 @@ def thumbs(text, job_id):
     except ValueError:
         return [], "images: three test image indices, e.g. 0,1,2", True
     try:
-        images, labels = job_images(job_id, idx)
+        images, labels = job_images(job_id, idx, data)
     except ValueError as exc:
         return [], str(exc).splitlines()[0], True
     return [html.Figure([html.Img(src=thumbnail(x, 36), width=36, height=36),
@@ -79,8 +96,8 @@ def thumbs(text, job_id):
             for k, (x, i, c) in enumerate(zip(images, idx, labels, strict=True))], "", False
 
 
-def parse_params(job_id, arm, other, images, bn, batches, extent) -> dict:
-    raw = {"job": job_id or "", "arms": ",".join(a for a in (arm, other) if a),
+def parse_params(job_id, arm, other, images, bn, batches, extent, data="digits") -> dict:
+    raw = {"job": job_id or "", "arms": ",".join(a for a in (arm, other) if a), "data": data,
            "images": str(images or ""), "bn": bn, "batches": batches,
            "extent": extent if extent not in (None, "") else 0}
     from dataclasses import asdict
@@ -95,7 +112,7 @@ compute, poll, cancel = register_background(BackgroundRun(
     job_type="slice",
     controls=[State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
               State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
-              State(ids.EXTENT, "value")],
+              State(ids.EXTENT, "value"), State(ids.DATA, "value")],
     params=parse_params,
     running=lambda job: f"cutting: {percent(job.progress)}%",
     done=lambda job: done_text(job.summary or {})))
@@ -110,6 +127,29 @@ def done_text(summary: dict) -> str:
         text += (f"; {', '.join(frozen)} keeps its frozen BN statistics in train mode too "
                  "(BN as initialisation only)")
     return text
+
+
+@callback(Output(ids.UPLOADS, "data"), Output(ids.MESSAGE, "children", allow_duplicate=True),
+          Output(ids.MESSAGE, "is_open", allow_duplicate=True),
+          Input(ids.UPLOAD, "contents"), State(ids.UPLOAD, "filename"),
+          State(ids.UPLOAD_ARCH, "value"), State(ids.UPLOADS, "data"),
+          prevent_initial_call=True)
+def upload(contents, filename, arch, uploads):
+    """Keep an uploaded network (checked by loading it) and offer it as a source."""
+    import base64
+    import binascii
+
+    try:
+        if not isinstance(contents, str) or "," not in contents:
+            raise ValueError("the upload could not be read")
+        data = base64.b64decode(contents.split(",", 1)[1], validate=True)
+        reference, net = save_upload(data, str(filename or ""), arch)
+    except (ValueError, binascii.Error) as exc:
+        return no_update, f"upload refused: {str(exc).splitlines()[0]}", True
+    kept = [u for u in (uploads if isinstance(uploads, list) else []) if isinstance(u, dict)
+            and u.get("value") != reference]
+    label = f"upload · {str(filename)[-40:]} · {len(net.nonlinear)} layers"
+    return kept + [{"label": label, "value": reference}], "", False
 
 
 def _stored(result):

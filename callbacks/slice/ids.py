@@ -26,3 +26,7 @@ HOVER = "slice-hover"  # the image under the mouse
 REGION = "slice-region"  # the clicked region's code and distances
 DENSITY = "slice-density"
 NOTE = "slice-note"
+UPLOAD = "slice-upload"  # an .onnx or .safetensors file
+UPLOAD_ARCH = "slice-upload-arch"  # the architecture of a .safetensors upload
+UPLOADS = "slice-uploads"  # the networks uploaded in this tab: [{"label", "value"}]
+DATA = "slice-data"  # an upload's data set

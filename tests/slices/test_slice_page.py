@@ -49,7 +49,7 @@ def _params(job_id: str, **kw) -> dict:
 
 def test_the_job_cuts_both_networks_and_the_page_draws_them(jobs_home):
     job_id = _kept_job()
-    assert cs.sources(None, None)[1] == job_id
+    assert cs.sources(None, None, None)[1] == job_id
     options, first, others, beside = cs.arms(job_id, None, None)
     assert (first, beside) == ("bn_init", "zero_bias")
     params = SLICE_JOB.check(_params(job_id, bn="train", batches=2))
@@ -80,6 +80,33 @@ def test_too_many_regions_is_refused_before_it_is_queued(jobs_home):
     job_id = _kept_job()
     with pytest.raises(ParamError, match="would have about"):
         SLICE_JOB.check(_params(job_id, extent=0))  # the default window: too many
+
+
+def test_an_upload_is_checked_kept_and_sliced(jobs_home, tmp_path):
+    from onnx_nets import conv_net
+
+    good = conv_net(tmp_path / "net.onnx", size=8).read_bytes()
+    contents = "data:application/octet-stream;base64," + __import__("base64").b64encode(
+        good).decode()
+    uploads, message, is_open = cs.upload(contents, "net.onnx", "resnet9", None)
+    assert not is_open and uploads[0]["value"].startswith("up-")
+    reference = uploads[0]["value"]
+    options, value = cs.sources(None, uploads, None)
+    assert value == reference or reference in [o["value"] for o in options]
+    assert cs.arms(reference, None, None)[1] == "upload"
+    params = SLICE_JOB.check(cs.parse_params(reference, "upload", "", "0,1,2", "eval", 1,
+                                             0.2, "digits"))
+    ctx = RecordingContext()
+    SLICE_JOB.run(params, ctx, None)
+    assert list(ctx.result["arms"]) == ["upload"]
+    # refusals: one line, nothing kept
+    bad = "data:;base64," + __import__("base64").b64encode(b"not a network").decode()
+    for name, words in (("x.onnx", "not an ONNX model"), ("x.txt", "upload an .onnx"),
+                        ("x.safetensors", "not a safetensors file")):
+        _, message, is_open = cs.upload(bad, name, "resnet9", uploads)
+        assert is_open and words in message and "\n" not in message
+    kept = list((jobs_home / "uploads").glob("slice-*"))
+    assert len(kept) == 1 and kept[0].suffix == ".onnx"
 
 
 def test_a_gone_or_old_result_draws_a_placeholder(jobs_home):
@@ -158,3 +185,18 @@ def test_train_on_the_jobs_page_then_slice_bn_beside_no_bn(dash_duo, jobs_home, 
     until(lambda: "disagree" in titles(), 120, msg=titles())
     assert "frozen BN" in _text(dash_duo, ids.STATUS)
     assert dash_duo.get_logs() == []
+
+
+def test_the_job_reports_progress_and_stops_on_a_cancel(jobs_home):
+    from bnviz.jobs.types import Cancelled
+
+    job_id = _kept_job()
+    params = SLICE_JOB.check(_params(job_id))
+    ctx = RecordingContext()
+    SLICE_JOB.run(params, ctx, None)
+    f = ctx.fractions
+    assert f == sorted(f) and f[-1] == 1.0 and len(f) > 10  # layer by layer
+    stopped = RecordingContext(cancel_at=0.3)
+    with pytest.raises(Cancelled):
+        SLICE_JOB.run(params, stopped, None)
+    assert stopped.result is None and max(stopped.fractions) < 0.5
