@@ -37,14 +37,15 @@ def controls() -> dbc.Card:
             html.Summary("or upload a network", className="small"),
             dcc.Upload(id=ids.UPLOAD, max_size=MAX_UPLOAD_BYTES, className="upload-box small",
                        children=html.Div(".onnx, or .safetensors of a bnviz architecture")),
-            dbc.Row([dbc.Col(dbc.Select(id=ids.UPLOAD_ARCH, size="sm", value=ARCHS[0],
+            html.Div(dbc.Row([dbc.Col(dbc.Select(id=ids.UPLOAD_ARCH, size="sm", value=ARCHS[0],
                                         options=[{"label": a, "value": a} for a in ARCHS]),
                              width=6),
                      dbc.Col(dbc.Select(id=ids.DATA, size="sm", value="digits", **PERSIST,
                                         options=[{"label": d, "value": d}
                                                  for d in STANDARD_DATASETS]), width=6)],
-                    className="g-1 mt-1", title="the architecture of a .safetensors file; "
-                                                "the images an upload is sliced through"),
+                             className="g-1 mt-1"),
+                     title="the architecture of a .safetensors file; the images an upload is "
+                           "sliced through"),
         ], className="mb-2"),
         dcc.Store(id=ids.UPLOADS, **KEPT),
         labelled_row("network", dbc.Select(id=ids.ARM, size="sm", **PERSIST)),

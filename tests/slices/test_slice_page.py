@@ -200,3 +200,10 @@ def test_the_job_reports_progress_and_stops_on_a_cancel(jobs_home):
     with pytest.raises(Cancelled):
         SLICE_JOB.run(params, stopped, None)
     assert stopped.result is None and max(stopped.fractions) < 0.5
+
+
+def test_the_layout_builds():
+    from layouts.slice import layout
+
+    tree = layout()
+    assert ids.GRAPH in str(tree) and ids.UPLOAD in str(tree)
