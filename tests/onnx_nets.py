@@ -13,9 +13,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 def conv_net(path: Path, *, channels: int = 4, size: int = 6, residual: bool = False,
              maxpool: bool = False, leaky: bool = False, stride2: bool = True,
-             classes: int = 3, seed: int = 0, extra_op: str | None = None) -> Path:
+             classes: int = 3, seed: int = 0, extra_op: str | None = None,
+             pool: tuple[int, int, int, bool] = (2, 2, 0, False),
+             bn_after_act: bool = False) -> Path:
     """Conv(3x3) -> BN -> act [-> Conv(3x3, stride 2) -> BN -> act] [-> residual block]
-    [-> MaxPool 2x2] -> GlobalAveragePool -> Flatten -> Gemm, on (1, size, size) images."""
+    [-> BN] [-> MaxPool (kernel, stride, pads, ceil_mode)] -> GlobalAveragePool -> Flatten ->
+    Gemm, on (1, size, size) images."""
     rng = np.random.default_rng(seed)
     inits, nodes = [], []
 
@@ -49,9 +52,16 @@ def conv_net(path: Path, *, channels: int = 4, size: int = 6, residual: bool = F
         y = conv_bn(y, channels, channels, "r2")
         nodes.append(helper.make_node("Add", [x, y], ["sum"]))
         x = act("sum", "ares")
+    if bn_after_act:  # a BN that no convolution precedes (not folded)
+        bn = [const(f"{k}post", v) for k, v in (
+            ("g", rng.uniform(0.5, 1.5, channels)), ("b", rng.normal(0, 0.2, channels)),
+            ("m", rng.normal(0.5, 0.3, channels)), ("v", rng.uniform(0.5, 2.0, channels)))]
+        nodes.append(helper.make_node("BatchNormalization", [x, *bn], ["post"], epsilon=1e-5))
+        x = act("post", "apost")
     if maxpool:
-        nodes.append(helper.make_node("MaxPool", [x], ["pool"], kernel_shape=[2, 2],
-                                      strides=[2, 2]))
+        k, st, p, ceil = pool
+        nodes.append(helper.make_node("MaxPool", [x], ["pool"], kernel_shape=[k, k],
+                                      strides=[st, st], pads=[p] * 4, ceil_mode=int(ceil)))
         x = "pool"
     if extra_op:
         nodes.append(helper.make_node(extra_op, [x], ["extra"]))

@@ -44,6 +44,9 @@ __all__ = [
     "MAX_WIDTH",
     "MIN_SAMPLES",
     "SLICE_LIMITS",
+    "SLICE_MAX_OPS",
+    "SLICE_MAX_TENSOR_UNITS",
+    "SLICE_MAX_TOTAL_UNITS",
     "SLICE_MAX_REGIONS",
     "SLICE_MAX_TOTAL_REGIONS",
     "SLICE_PAGE_MAX_REGIONS",
@@ -238,6 +241,11 @@ SLICE_LIMITS: dict[str, tuple[int, int]] = {
 SLICE_MAX_REGIONS = 1_000_000
 #: The same cap for K mini-batches together (train mode's jitter).
 SLICE_MAX_TOTAL_REGIONS = 2_000_000
+#: The largest network a slice reads (checked when it is loaded, before any work): units of
+#: one tensor per image (64 channels of 64 x 64), of all its tensors together, and ops.
+SLICE_MAX_TENSOR_UNITS = 2**18
+SLICE_MAX_TOTAL_UNITS = 2**21
+SLICE_MAX_OPS = 512
 #: Regions of one network's slice a /slice page job may cut (about 30 s on the 2-core machine
 #: a network, and what a browser still draws).
 SLICE_PAGE_MAX_REGIONS = 150_000

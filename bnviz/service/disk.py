@@ -16,10 +16,14 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from bnviz.config import bnviz_home, setting
+
+T = TypeVar("T")
 
 __all__ = ["DiskFull", "Eviction", "check_free_disk", "enforce_quota", "free_megabytes",
            "touch"]
@@ -44,6 +48,27 @@ def check_free_disk(path: Path | None = None) -> None:
     if free < need:
         raise DiskFull(f"the server's disk is nearly full ({free:.0f} MB free, it keeps "
                        f"{need:.0f} MB spare): it takes no new work until space is freed")
+
+
+def keep_checked(path: Path, data: bytes, check: Callable[[Path], T]) -> T:
+    """Keep an uploaded file at ``path`` once ``check(file)`` accepts it: written beside
+    ``path`` (same suffix), checked, then renamed into place; a refusal (any error of the
+    check, as one ValueError line naming "the upload") keeps nothing.  DiskFull first when
+    the disk is nearly full."""
+    check_free_disk()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        tmp.write_bytes(data)
+        try:
+            out = check(tmp)
+        except Exception as exc:  # a loader's many errors on hostile bytes: one line
+            text = str(exc).replace(str(tmp), "the upload").strip() or type(exc).__name__
+            raise ValueError(text.splitlines()[0]) from None
+        tmp.replace(path)
+        return out
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def touch(path: Path) -> None:

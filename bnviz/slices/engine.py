@@ -80,19 +80,33 @@ class Slice:
         return [len(layer.regions) for layer in self.layers]
 
 
-def pool_windows(op: Op, shape: tuple[int, ...]) -> np.ndarray:
+def pool_output_size(n: int, k: int, s: int, p0: int, p1: int, ceil: bool) -> int:
+    """Outputs of a pooling along one axis, as torch and ONNX count them: with ``ceil`` a
+    last window that would start in the padding is dropped."""
+    span = n + p0 + p1 - k
+    out = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= n + p0:
+        out -= 1
+    return out
+
+
+def pool_windows(op: Op, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int, int]]:
     """Each output element's inputs (C * Ho * Wo, kh * kw) as indices into the flattened input
-    (C * H * W), -1 where the window covers padding (which never wins a max)."""
+    (C * H * W), -1 where the window covers padding (which never wins a max), and the output
+    shape (C, Ho, Wo).  ValueError for padding as wide as the kernel (a window could lie in
+    the padding alone)."""
     c, h, w = shape
     (kh, kw), (sh, sw) = op.attrs["kernel"], op.attrs["stride"]
     top, left, bottom, right = op.attrs["pads"]
+    if max(top, bottom) >= kh or max(left, right) >= kw:
+        raise ValueError(f"{op.name}: padding as wide as the pooling kernel is not supported")
     ceil = op.attrs.get("ceil", False)
-
-    def out_size(n: int, k: int, s: int, p0: int, p1: int) -> int:
-        span = n + p0 + p1 - k
-        return (-(-span // s) if ceil else span // s) + 1
-
-    ho, wo = out_size(h, kh, sh, top, bottom), out_size(w, kw, sw, left, right)
+    if (top, left) != (bottom, right):  # padded first (graph.max_pool): windows counted so
+        ho = pool_output_size(h + top + bottom, kh, sh, 0, 0, ceil)
+        wo = pool_output_size(w + left + right, kw, sw, 0, 0, ceil)
+    else:
+        ho = pool_output_size(h, kh, sh, top, bottom, ceil)
+        wo = pool_output_size(w, kw, sw, left, right, ceil)
     rows = (np.arange(ho) * sh - top)[:, None] + np.arange(kh)[None]  # (Ho, kh)
     cols = (np.arange(wo) * sw - left)[:, None] + np.arange(kw)[None]  # (Wo, kw)
     rr = rows[:, None, :, None]
@@ -100,7 +114,7 @@ def pool_windows(op: Op, shape: tuple[int, ...]) -> np.ndarray:
     valid = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)  # (Ho, Wo, kh, kw)
     flat = np.where(valid, rr * w + cc, -1)
     idx = np.where(valid[None], np.arange(c)[:, None, None, None, None] * h * w + flat[None], -1)
-    return idx.reshape(c * ho * wo, kh * kw).astype(np.int64)
+    return idx.reshape(c * ho * wo, kh * kw).astype(np.int64), (c, ho, wo)
 
 
 class _Mesh:
@@ -235,7 +249,9 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
                  np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
     basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
     mesh.maps[net.input] = torch.as_tensor(basis, device=dev)[:, None]
-    cutter = _Cutter(fold_bn(net, stats), None, bx, by, max_regions, progress)
+    # BN after a convolution is folded into it; any other BN (after a ReLU, an add, ...)
+    # still normalises with ``stats`` in train mode
+    cutter = _Cutter(fold_bn(net, stats), stats, bx, by, max_regions, progress)
     cutter.run(mesh, 0, 0)
     layers = cutter.layers()
     parts = cutter.decision
@@ -275,7 +291,7 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     """Every region split into the argmax cells of the pooling windows; the output's maps are
     the winning inputs' maps."""
     r, shape = mesh.n, tuple(x.shape[2:])
-    windows = pool_windows(op, shape)
+    windows, out_shape = pool_windows(op, shape)
     planes = _to_numpy(x, r)
     status, ptr, verts, parent, arg, seg, seg_win, seg_poly = max_cells(
         mesh.ptr, mesh.verts, planes, windows, bx, by, int(max_regions))
@@ -286,7 +302,6 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     n_win, k = windows.shape
     winner = np.take_along_axis(windows[None], arg.astype(np.int64)[:, :, None], 2)[:, :, 0] \
         if len(arg) else np.zeros((0, n_win), np.int64)
-    out_shape = _pooled_shape(op, shape, n_win)
     flat = x.reshape(3, r, -1)
     p = torch.as_tensor(parent, device=x.device)
     out = flat[:, p[:, None], torch.as_tensor(winner, device=x.device)]
@@ -296,16 +311,6 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     layer = SliceLayer(op.name, "maxpool", out_shape, Polygons(ptr, verts, packed, n_win * k),
                        parent, seg, seg_win, seg_poly, k)
     return out.reshape(3, len(parent), *out_shape), layer
-
-
-def _pooled_shape(op: Op, shape: tuple[int, ...], n_win: int) -> tuple[int, ...]:
-    c, _, w = shape
-    kw, sw = op.attrs["kernel"][1], op.attrs["stride"][1]
-    _, left, _, right = op.attrs["pads"]
-    wo = (w + left + right - kw) // sw + 1
-    if op.attrs.get("ceil", False):
-        wo = -(-(w + left + right - kw) // sw) + 1
-    return (c, n_win // (c * wo), wo)
 
 
 def _decision(mesh: _Mesh, logits: torch.Tensor, bx: float, by: float, max_regions: int

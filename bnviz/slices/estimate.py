@@ -22,9 +22,8 @@ import math
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from bnviz.slices.graph import SliceNet, Statistics, forward
+from bnviz.slices.graph import SliceNet, Statistics, forward, max_pool
 from bnviz.slices.plane import Plane
 
 __all__ = ["GRID", "estimate_regions"]
@@ -42,13 +41,43 @@ def _pattern_bits(net: SliceNet, values: dict[str, torch.Tensor]) -> torch.Tenso
         if op.kind == "relu":
             cols.append((x > 0).reshape(len(x), -1).to(torch.int16))
         else:
-            a = op.attrs
-            t, left, b, r = a["pads"]
-            xp = F.pad(x, (left, r, t, b), value=-torch.inf)
-            _, idx = F.max_pool2d(xp, a["kernel"], a["stride"], 0, 1, a.get("ceil", False),
-                                  return_indices=True)
-            cols.append(idx.reshape(len(x), -1).to(torch.int16))
+            _, idx = max_pool(op, x, return_indices=True)
+            cols.append(idx.reshape(len(x), -1).to(torch.int32))
     return torch.cat(cols, 1)
+
+
+#: Bytes of activations one chunk of grid images may hold in the estimate's forward pass.
+CHUNK_BYTES = 256 * 2**20
+
+
+def grid_flips(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+               stats: Statistics | None = None, device: torch.device | str = "cpu",
+               grid: int = GRID) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The grid's points (a (grid, grid), b) and, between neighbours along a and along b,
+    how many units' patterns differ: (aa, bb, flips_a (grid, grid-1), flips_b (grid-1,
+    grid)).  The network runs in float32 (patterns, not geometry), a few rows of the grid at
+    a time within :data:`CHUNK_BYTES`."""
+    a0, a1, b0, b1 = window
+    steps = (np.arange(grid) + 0.5) / grid
+    aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))  # rows: b
+    units = sum(int(np.prod(s)) for s in net.shapes().values())
+    rows = max(1, CHUNK_BYTES // (4 * grid * max(units, 1)))
+    flips_a = np.zeros((grid, grid - 1))
+    flips_b = np.zeros((grid - 1, grid))
+    prev = None
+    for r0 in range(0, grid, rows):
+        ab = np.stack([aa[r0:r0 + rows].ravel(), bb[r0:r0 + rows].ravel()], 1)
+        x = torch.as_tensor(plane.points(ab), dtype=torch.float32, device=device)
+        bits = _pattern_bits(net, forward(net, x, stats, keep=True))
+        bits = bits.reshape(-1, grid, bits.shape[-1])  # (rows, grid, U)
+        n = len(bits)
+        flips_a[r0:r0 + n] = (bits[:, 1:] != bits[:, :-1]).sum(2).cpu().numpy()
+        if n > 1:
+            flips_b[r0:r0 + n - 1] = (bits[1:] != bits[:-1]).sum(2).cpu().numpy()
+        if prev is not None:
+            flips_b[r0 - 1] = (bits[0] != prev).sum(1).cpu().numpy()
+        prev = bits[-1]
+    return aa, bb, flips_a, flips_b
 
 
 @torch.no_grad()
@@ -57,24 +86,10 @@ def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, fl
                      grid: int = GRID) -> int:
     """About how many regions the last nonlinear layer of the slice has (module docstring)."""
     a0, a1, b0, b1 = window
-    steps = (np.arange(grid) + 0.5) / grid
-    aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))  # rows: b
-    ab = np.stack([aa.ravel(), bb.ravel()], 1)
-    crossings_a = crossings_b = 0.0
-    prev_row = None
-    chunk = max(1, 4096 // grid) * grid  # whole rows a chunk
-    for start in range(0, len(ab), chunk):
-        x = torch.as_tensor(plane.points(ab[start:start + chunk]), device=device)
-        bits = _pattern_bits(net, forward(net, x, stats, keep=True))
-        bits = bits.reshape(-1, grid, bits.shape[-1])  # (rows, grid, U)
-        crossings_a += float((bits[:, 1:] != bits[:, :-1]).sum())
-        crossings_b += float((bits[1:] != bits[:-1]).sum())
-        if prev_row is not None:
-            crossings_b += float((bits[:1] != prev_row).sum())
-        prev_row = bits[-1:]
+    _, _, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
     width, height = a1 - a0, b1 - b0
-    rho_a = crossings_a / (grid * width * (grid - 1) / grid)
-    rho_b = crossings_b / (grid * height * (grid - 1) / grid)
+    rho_a = flips_a.sum() / (grid * width * (grid - 1) / grid)
+    rho_b = flips_b.sum() / (grid * height * (grid - 1) / grid)
     return int(round(1 + math.pi / 4 * rho_a * rho_b * width * height))
 
 
@@ -87,14 +102,7 @@ def density_by_distance(net: SliceNet, plane: Plane, window: tuple[float, float,
     crossings between neighbouring grid points, binned by their midpoint's distance, give
     rho_a, rho_b per band and a density pi/4 rho_a rho_b.  (bin centres, densities)."""
     a0, a1, b0, b1 = window
-    steps = (np.arange(grid) + 0.5) / grid
-    aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))
-    ab = np.stack([aa.ravel(), bb.ravel()], 1)
-    bits = torch.cat([_pattern_bits(net, forward(net, torch.as_tensor(
-        plane.points(ab[s:s + 4096]), device=device), stats, keep=True))
-        for s in range(0, len(ab), 4096)]).reshape(grid, grid, -1)
-    flips_a = (bits[:, 1:] != bits[:, :-1]).sum(2).cpu().numpy()  # (grid, grid-1)
-    flips_b = (bits[1:] != bits[:-1]).sum(2).cpu().numpy()  # (grid-1, grid)
+    aa, bb, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
     mid_a = np.stack([(aa[:, 1:] + aa[:, :-1]) / 2, bb[:, 1:]], -1)
     mid_b = np.stack([aa[1:], (bb[1:] + bb[:-1]) / 2], -1)
 

@@ -31,11 +31,16 @@ import torch.nn.functional as F
 from bnviz.core.bn import batch_moments, floored_sigma
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
-           "bias_of", "conv_matrix", "fold_bn", "forward", "linear_part"]
+           "bias_of", "check_size", "conv_matrix", "fold_bn", "forward", "linear_part",
+           "max_pool"]
 
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
 NONLINEAR_KINDS = ("relu", "maxpool")
 BN_MODES = ("eval", "train")
+
+#: Inputs (C * H * W) up to which a convolution on a map smaller than its kernel runs as one
+#: dense matrix (:func:`conv_matrix`: (O * Ho * Wo) x (C * H * W) float64).
+DENSE_MAX_UNITS = 4096
 
 #: BN statistics of one mini-batch: the op's name -> (mean, biased variance), per channel.
 Statistics = Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -84,6 +89,52 @@ class SliceNet:
                         keep=True).items()}
 
 
+def check_size(net: SliceNet) -> None:
+    """Refuse (one line) a network too large to slice here (bnviz.params.caps: units of a
+    tensor, of all tensors, ops) or with nothing to cut, from the shapes alone: the input's
+    and each op's output, propagated without running anything heavy."""
+    from bnviz.params.caps import SLICE_MAX_OPS, SLICE_MAX_TENSOR_UNITS, SLICE_MAX_TOTAL_UNITS
+
+    if len(net.ops) > SLICE_MAX_OPS:
+        raise ValueError(f"{len(net.ops)} operations, over the {SLICE_MAX_OPS} a slice reads")
+    if int(np.prod(net.input_shape)) > SLICE_MAX_TENSOR_UNITS:
+        raise ValueError(f"images of {net.input_shape} are larger than a slice reads "
+                         f"({SLICE_MAX_TENSOR_UNITS} values)")
+    for op in net.ops:
+        w = op.attrs.get("weight")
+        if w is not None and w.shape[0] > SLICE_MAX_TENSOR_UNITS:
+            raise ValueError(f"{op.name}: {w.shape[0]} outputs, more than a slice reads")
+    if not net.nonlinear:
+        raise ValueError("the network has no ReLU or max pooling layer: nothing to cut")
+    total = 0
+    with torch.device("meta"):  # shapes only: no memory, no arithmetic
+        values = {net.input: torch.zeros((1, *net.input_shape), dtype=torch.float64)}
+        for op in net.ops:
+            xs = [values[i] for i in op.inputs]
+            y = _apply_shape(op, xs)
+            n = int(np.prod(y.shape[1:]))
+            if n > SLICE_MAX_TENSOR_UNITS:
+                raise ValueError(f"{op.name}: {n} units per image, more than the "
+                                 f"{SLICE_MAX_TENSOR_UNITS} a slice reads")
+            total += n
+            if total > SLICE_MAX_TOTAL_UNITS:
+                raise ValueError(f"the network has more than {SLICE_MAX_TOTAL_UNITS} units "
+                                 "per image: more than a slice reads")
+            values[op.output] = y
+
+
+def _apply_shape(op: Op, xs: list[torch.Tensor]) -> torch.Tensor:
+    """One op on meta tensors (shapes): the forward's own functions, whose constants are
+    made on the meta device too."""
+    if op.kind == "bn" or op.kind == "bias":
+        return xs[0]
+    if op.kind == "linear":
+        return xs[0].new_empty((xs[0].shape[0], op.attrs["weight"].shape[0]))
+    if op.kind == "conv":
+        return xs[0].new_empty((xs[0].shape[0], *_conv_out_shape(op, tuple(xs[0].shape[1:]))))
+    return _apply(op, xs, None)
+
+
 def _bn_scale_shift(op: Op, stats: Statistics | None) -> tuple[np.ndarray, np.ndarray]:
     """BN as h = scale * u + shift, with the running or the given batch's statistics."""
     a = op.attrs
@@ -101,10 +152,24 @@ def _channel(v: np.ndarray | torch.Tensor, ndim: int, like: torch.Tensor) -> tor
         1, -1, *([1] * (ndim - 2)))
 
 
+def max_pool(op: Op, x: torch.Tensor, return_indices: bool = False) -> Any:
+    """Max pooling as torch counts its windows (padding never wins; asymmetric padding
+    padded first with -inf); with ``return_indices`` also each output's argmax, as an index
+    into the input's H x W (the padded one's when the padding is asymmetric)."""
+    a = op.attrs
+    t, left, b, r = a["pads"]
+    if (t, left) != (b, r):
+        x = F.pad(x, (left, r, t, b), value=-torch.inf)
+        t = left = 0
+    return F.max_pool2d(x, a["kernel"], a["stride"], (t, left), 1, a.get("ceil", False),
+                        return_indices=return_indices)
+
+
 def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None) -> torch.Tensor:
     """The linear part of an affine op applied to a batch (the first dim is the batch)."""
     a, x = op.attrs, xs[0]
-    if op.kind == "conv" and x.shape[2] * x.shape[3] < a["weight"].shape[2] * a["weight"].shape[3]:
+    if op.kind == "conv" and x.shape[2] * x.shape[3] < a["weight"].shape[2] * a["weight"].shape[3] \
+            and x[0].numel() <= DENSE_MAX_UNITS:
         # a map smaller than the kernel (ResNet9's 2x2 and 1x1 stages): most taps read the
         # zero padding, and the conv as one dense matrix does only the products that count
         m = torch.as_tensor(conv_matrix(op, tuple(x.shape[1:])), dtype=x.dtype, device=x.device)
@@ -176,7 +241,11 @@ def bias_of(op: Op, shape: tuple[int, ...], stats: Statistics | None = None
     if op.kind == "bn":
         return _bn_scale_shift(op, stats)[1].reshape(-1, *([1] * (len(shape) - 1)))
     if op.kind == "bias":
-        return a["bias"].reshape(-1, *([1] * (len(shape) - 1)))
+        b = a["bias"]
+        if b.size not in (1, shape[0]):
+            raise ValueError(f"{op.name} adds a constant of shape "
+                             f"{a.get('raw_shape', b.shape)} to {shape}: not per channel")
+        return b.reshape(-1, *([1] * (len(shape) - 1)))
     if op.kind == "linear" and a.get("bias") is not None:
         return a["bias"]
     return None
@@ -188,13 +257,7 @@ def _apply(op: Op, xs: list[torch.Tensor], stats: Statistics | None) -> torch.Te
         slope = op.attrs["slope"]
         return F.relu(xs[0]) if slope == 0 else F.leaky_relu(xs[0], slope)
     if op.kind == "maxpool":
-        a = op.attrs
-        t, left, b, r = a["pads"]
-        x = xs[0]
-        if (t, left) != (b, r):
-            x = F.pad(x, (left, r, t, b), value=-torch.inf)
-            t = left = 0
-        return F.max_pool2d(x, a["kernel"], a["stride"], (t, left), 1, a.get("ceil", False))
+        return max_pool(op, xs[0])
     y = linear_part(op, xs, stats)
     bias = bias_of(op, tuple(y.shape[1:]), stats)
     if bias is not None:

@@ -68,7 +68,7 @@ def check_slice_page(raw: dict) -> dict:
 
 def run_slice_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
     from bnviz.slices.estimate import density_by_distance
-    from bnviz.slices.view import mini_batches, run_slice, statistics_of
+    from bnviz.slices.view import run_slice
 
     nets, images, plane, settings = _setup(params)
     arrays: dict[str, np.ndarray] = {}
@@ -78,10 +78,8 @@ def run_slice_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
         result = run_slice(net, plane, settings, images.train, ctx.device,
                            lambda f, a=a: ctx.progress((a + 0.9 * f) / len(nets)))
         first = result.slices[0]
-        stats = statistics_of(net, mini_batches(images.train, settings))[0] \
-            if settings.bn == "train" else None
         arrays[f"a{a}_distance"], arrays[f"a{a}_density"] = density_by_distance(
-            net, plane, plane.default_window(), stats, ctx.device)
+            net, plane, plane.default_window(), result.stats[0], ctx.device)
         for k, lay in enumerate(first.layers):
             p = f"a{a}_l{k}_"
             arrays |= {p + "ptr": lay.regions.ptr, p + "vertices": lay.regions.vertices,

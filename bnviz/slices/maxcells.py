@@ -83,7 +83,7 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
     ``windows`` (W, K) int64: each window's inputs (indices into D; -1 pads a window with
     fewer inputs, as padding never wins a max).  Returns (status: 0 done, 1 over
     ``max_regions`` pieces; ptr, verts of the pieces; the polygon each piece lies in; the
-    argmax of every window on each piece (position in the window, int16); the switch
+    argmax of every window on each piece (position in the window, int32); the switch
     segments (S, 4); their windows; the polygon each lies in).
     """
     r = ptr.shape[0] - 1
@@ -91,7 +91,7 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
     out_ptr = np.zeros(r + 1, np.int64)
     out_xy = np.empty((max(16, verts.shape[0]), 2))
     out_parent = np.empty(max(4, r), np.int64)
-    out_arg = np.empty((max(4, r), n_win), np.int16)
+    out_arg = np.empty((max(4, r), n_win), np.int32)
     seg = np.empty((16, 4))
     seg_win = np.empty(16, np.int64)
     seg_piece = np.empty(16, np.int64)
@@ -99,10 +99,11 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
     # per polygon: the current pieces (ptr into xy, argmax rows) and the next ones
     cur_xy = np.empty((64, 2))
     cur_ptr = np.zeros(2, np.int64)
-    cur_arg = np.empty((1, n_win), np.int16)
+    cur_arg = np.empty((1, n_win), np.int32)
     scratch = np.empty((64, 2))
     tmp = np.empty((64, 2))
     vals = np.empty((k, 3))
+    pos = np.empty(k, np.int64)  # each candidate's position in its window
     for p in range(r):
         c0, c1 = ptr[p], ptr[p + 1]
         nc = c1 - c0
@@ -110,7 +111,7 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
         cur_xy[:nc] = verts[c0:c1]
         cur_ptr = np.zeros(2, np.int64)
         cur_ptr[1] = nc
-        cur_arg = np.zeros((1, n_win), np.int16)
+        cur_arg = np.zeros((1, n_win), np.int32)
         n_pieces = 1
         for w in range(n_win):
             # candidates and the corner test on P: the first input >= all others everywhere
@@ -122,7 +123,10 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
                 vals[nk, 0] = planes[0, p, u]
                 vals[nk, 1] = planes[1, p, u]
                 vals[nk, 2] = planes[2, p, u]
+                pos[nk] = i
                 nk += 1
+            if nk == 0:  # a window wholly in the padding (refused by pool_windows)
+                continue
             winner = -1
             for i in range(nk):
                 dominates = True
@@ -145,12 +149,12 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
                     break
             if winner >= 0:
                 for q in range(n_pieces):
-                    cur_arg[q, w] = winner
+                    cur_arg[q, w] = pos[winner]
                 continue
             # split every piece into its cells
             nxt_xy = np.empty((max(64, 2 * cur_ptr[n_pieces]), 2))
             nxt_ptr = np.zeros(n_pieces * nk + 1, np.int64)
-            nxt_arg = np.empty((n_pieces * nk, n_win), np.int16)
+            nxt_arg = np.empty((n_pieces * nk, n_win), np.int32)
             n_next = 0
             for q in range(n_pieces):
                 q0, nq = cur_ptr[q], cur_ptr[q + 1] - cur_ptr[q]
@@ -203,7 +207,7 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
                     nxt_xy[start : start + m] = scratch[:m]
                     nxt_ptr[n_next + 1] = start + m
                     nxt_arg[n_next] = cur_arg[q]
-                    nxt_arg[n_next, w] = i
+                    nxt_arg[n_next, w] = pos[i]
                     n_next += 1
             if n_out + n_next > max_regions:
                 return (1, out_ptr[:1], out_xy[:0], out_parent[:0], out_arg[:0], seg[:0],

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bnviz.slices.graph import Op, SliceNet
+from bnviz.slices.graph import Op, SliceNet, check_size
 
 __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]
 
@@ -53,9 +53,7 @@ def _pair(v: Any, default: int) -> tuple[int, int]:
     return (int(v[0]), int(v[1]))
 
 
-def load_onnx(path: Path) -> SliceNet:
-    """The slice network of the ONNX file at ``path`` (module docstring); ValueError with one
-    line for a file that is not ONNX or holds an operator bnviz does not support."""
+def _load(path: Path) -> SliceNet:
     onnx = _onnx()
     from onnx import numpy_helper
 
@@ -68,8 +66,15 @@ def load_onnx(path: Path) -> SliceNet:
                          "read for a slice")
     try:
         model = onnx.load_model(str(path), load_external_data=False)
+    except Exception as exc:  # the parser's many errors: one line
+        raise ValueError(f"{path}: not an ONNX model ({str(exc).splitlines()[0][:100]})"
+                         ) from None
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        raise ValueError(f"{path}: weights stored outside the file (external data) are not "
+                         "read: save the model with its weights inside")
+    try:
         onnx.checker.check_model(model)
-    except Exception as exc:  # the parser's and checker's many errors: one line
+    except Exception as exc:  # the checker's many errors: one line
         raise ValueError(f"{path}: not an ONNX model ({str(exc).splitlines()[0][:100]})"
                          ) from None
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
@@ -154,17 +159,21 @@ def load_onnx(path: Path) -> SliceNet:
             if any(i in consts for i in ins):
                 b = const(1) if ins[1] in consts else const(0)
                 x = ins[0] if ins[1] in consts else ins[1]
-                ops.append(Op("bias", name, (x,), out, {"bias": b.reshape(-1)}))
+                ops.append(Op("bias", name, (x,), out, {"bias": b.reshape(-1),
+                                                        "raw_shape": tuple(b.shape)}))
             else:
                 ops.append(Op("add", name, (ins[0], ins[1]), out))
         elif kind in ("Flatten", "Reshape"):
             if kind == "Flatten" and int(attrs.get("axis", 1)) != 1:
                 raise ValueError(f"{path}: {name}: only Flatten with axis 1 is supported")
+            features = None
             if kind == "Reshape":
                 shape = const(1).astype(np.int64).tolist()
-                if len(shape) != 2 or shape[1] not in (-1,) and shape[0] not in (-1, 0, 1):
+                batch_first = len(shape) == 2 and shape[0] in (-1, 0, 1)
+                if not batch_first or not (shape[1] == -1 or shape[1] > 0):
                     raise ValueError(f"{path}: {name}: only a Reshape to (N, -1) is supported")
-            ops.append(Op("flatten", name, (ins[0],), out))
+                features = shape[1] if shape[1] > 0 else None
+            ops.append(Op("flatten", name, (ins[0],), out, {"features": features}))
         elif kind in ("Gemm", "MatMul"):
             w = const(1)
             if kind == "Gemm":
@@ -182,6 +191,20 @@ def load_onnx(path: Path) -> SliceNet:
     return _resolved(net, path)
 
 
+def load_onnx(path: Path) -> SliceNet:
+    """The slice network of the ONNX file at ``path`` (module docstring); ValueError with one
+    line for a file that is not ONNX, holds an operator bnviz does not support, or does not
+    fit (nothing of it is kept)."""
+    try:
+        return _load(path)
+    except ValueError:
+        raise
+    except Exception as exc:  # a malformed attribute, tensor type, ...: one line
+        raise ValueError(f"{path}: the network cannot be read ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:80] if str(exc) else 'malformed'})"
+                         ) from None
+
+
 def _resolved(net: SliceNet, path: Path) -> SliceNet:
     """Global max pools get their kernel (the input's H, W); the shapes are checked by one
     float64 forward (a bias of the wrong length, a MatMul that does not fit: one line)."""
@@ -195,10 +218,31 @@ def _resolved(net: SliceNet, path: Path) -> SliceNet:
                 ops[i] = Op("maxpool", op.name, op.inputs, op.output,
                             {"kernel": hw, "stride": hw, "pads": (0, 0, 0, 0)})
         out = SliceNet(tuple(ops), net.input, net.output, net.input_shape, net.source)
+        check_size(out)
         shapes = out.shapes()
-    except (RuntimeError, ValueError, KeyError, IndexError) as exc:
+    except (RuntimeError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise ValueError(f"{path}: the network does not run on {net.input_shape} images "
                          f"({str(exc).splitlines()[0][:100]})") from None
     if len(shapes[out.output]) != 1:
         raise ValueError(f"{path}: the output must be a vector of logits per image")
+    for op in out.ops:
+        given = shapes[op.inputs[0]]
+        if op.kind == "bias" and not _per_channel(op.attrs["raw_shape"], given):
+            raise ValueError(f"{path}: {op.name} adds a constant of shape "
+                             f"{op.attrs['raw_shape']} to {given}: only a constant per "
+                             "channel (or one number) is supported")
+        if op.kind == "flatten" and op.attrs.get("features") not in (None, int(np.prod(given))):
+            raise ValueError(f"{path}: {op.name} reshapes {given} to {op.attrs['features']} "
+                             "features")
     return out
+
+
+def _per_channel(raw: tuple[int, ...], given: tuple[int, ...]) -> bool:
+    """A constant added to a tensor of per-image shape ``given`` is a bias per channel: one
+    number, or (C, 1, 1) / (C,) for a vector, leading 1s aside."""
+    shape = list(raw)
+    while shape and shape[0] == 1 and len(shape) > len(given):
+        shape.pop(0)
+    if int(np.prod(raw)) == 1:
+        return True
+    return tuple(shape) == (given[0], *([1] * (len(given) - 1)))

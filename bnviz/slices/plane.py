@@ -51,8 +51,10 @@ class Plane:
         return np.linalg.lstsq(basis, rel.T, rcond=None)[0].T
 
     def default_window(self) -> tuple[float, float, float, float]:
-        """The square about the origin holding the anchors with a margin."""
-        e = float(np.abs(self.anchors).max()) * (1 + MARGIN) if len(self.anchors) else 1.0
+        """The square about the origin holding the anchors with a margin ([-1, 1]^2 about a
+        single image, which is the origin)."""
+        e = float(np.abs(self.anchors).max()) * (1 + MARGIN) if len(self.anchors) else 0.0
+        e = e if e > 0 else 1.0  # one image at the origin: a unit square about it
         return (-e, e, -e, e)
 
 

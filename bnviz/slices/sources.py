@@ -83,12 +83,18 @@ def open_network(model: Path | None = None, weights: Path | None = None,
     if model is not None:
         from bnviz.slices.onnx_import import load_onnx
 
-        return load_onnx(model)
+        return load_onnx(model)  # (its size is checked there)
+    from bnviz.slices.graph import check_size
     from bnviz.slices.torch_import import load_network, slice_net
 
     module, build = load_network(weights, arch, size)
     shape = (int(build["in_ch"]), int(build["size"]), int(build["size"]))
-    return slice_net(module, shape, str(weights))
+    net = slice_net(module, shape, str(weights))
+    try:
+        check_size(net)
+    except ValueError as exc:
+        raise ValueError(f"{weights}: {exc}") from None
+    return net
 
 
 def kept_networks(limit: int = 200) -> list[dict]:
@@ -119,7 +125,9 @@ def job_images(job_id: str, indices: list[int], data: str = "digits"
     from bnviz.jobs import get_job
 
     if job_id.startswith("up-"):
-        name = data
+        from bnviz.data.imagedata import parse_dataset_name
+
+        name = parse_dataset_name(data)  # a data set's name, never a path
     else:
         job = get_job(job_id)
         if job is None:

@@ -83,6 +83,7 @@ def load_network(path: Path, arch: str | None = None, size: int | None = None
         raise ValueError(f"{path}: unreadable metadata ({exc})") from None
     if arch is not None and build["arch"] != arch:
         raise ValueError(f"{path} holds a {build['arch']}, not a {arch}")
+    _check_build(build, path)
     try:
         model = build_model(build["arch"], int(build["in_ch"]), int(build["classes"]),
                             int(build["size"]), str(build["mode"]), affine=bool(build["affine"]),
@@ -106,6 +107,23 @@ def load_network(path: Path, arch: str | None = None, size: int | None = None
     except (RuntimeError, ValueError, KeyError) as exc:
         raise ValueError(str(exc).splitlines()[0]) from None
     return model.eval(), build
+
+
+#: What the build arguments of a file may say (checked before anything is built).
+BUILD_BOUNDS = {"in_ch": (1, 16), "classes": (1, 10_000), "size": (1, 512), "width": (1, 1024)}
+
+
+def _check_build(build: dict[str, Any], path: Path) -> None:
+    from bnviz.images.networks import NORM_MODES
+    from bnviz.params.caps import ARCHS
+
+    bad = [k for k, (lo, hi) in BUILD_BOUNDS.items()
+           if not (isinstance(build.get(k), int) and not isinstance(build.get(k), bool)
+                   and lo <= build[k] <= hi)]
+    if build.get("arch") not in ARCHS or build.get("mode") not in NORM_MODES \
+            or not isinstance(build.get("affine"), bool) or bad:
+        what = bad[0] if bad else "arch, mode or affine"
+        raise ValueError(f"{path}: the file's metadata is not a bnviz network ({what})")
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

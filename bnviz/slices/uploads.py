@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bnviz.config import bnviz_home
 from bnviz.params.caps import ARCHS
-from bnviz.service.disk import check_free_disk, touch
+from bnviz.service.disk import keep_checked, touch
 from bnviz.slices.graph import SliceNet
 
 __all__ = ["MAX_UPLOAD_BYTES", "open_upload", "save_upload"]
@@ -48,17 +48,7 @@ def save_upload(data: bytes, filename: str, arch: str | None = None) -> tuple[st
     else:
         raise ValueError("upload an .onnx file, or a .safetensors file of a bnviz architecture")
     digest = hashlib.sha256(data).hexdigest()[:24]
-    path = _path(digest, arch)
-    check_free_disk()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    try:
-        net = _open(tmp, arch)
-    except ValueError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ValueError(str(exc).replace(str(tmp), "the upload").splitlines()[0]) from None
-    tmp.replace(path)
+    net = keep_checked(_path(digest, arch), data, lambda path: _open(path, arch))
     from bnviz.views.training_cache import evict_uploads
 
     evict_uploads()

@@ -19,7 +19,7 @@ import torch
 
 from bnviz.params.slice import SliceParams, check_slice_regions
 from bnviz.slices.engine import Slice, cut_slice
-from bnviz.slices.estimate import estimate_regions
+from bnviz.slices.estimate import CHUNK_BYTES, estimate_regions
 from bnviz.slices.graph import SliceNet, Statistics, batch_statistics, forward
 from bnviz.slices.plane import Plane
 
@@ -34,6 +34,7 @@ TRAIN_MODE_NOTE = ("train mode: BN uses the statistics of each mini-batch of tra
 class SliceResult:
     params: SliceParams
     slices: list[Slice]  # one per mini-batch (one in eval mode)
+    stats: list  # each mini-batch's BN statistics (None: the running ones)
     estimate: int
     disagreement: float | None  # fraction of the window where the K boundaries disagree
 
@@ -72,7 +73,7 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
                         lambda f, k=k: progress((k + f) / len(stats)))
               for k, s in enumerate(stats)]
     disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
-    return SliceResult(params, slices, estimate, disagreement)
+    return SliceResult(params, slices, stats, estimate, disagreement)
 
 
 @torch.no_grad()
@@ -83,9 +84,15 @@ def disagreement_area(net: SliceNet, plane: Plane, window: tuple[float, float, f
     a0, a1, b0, b1 = window
     steps = (np.arange(resolution) + 0.5) / resolution
     aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))
-    x = torch.as_tensor(plane.points(np.stack([aa.ravel(), bb.ravel()], 1)))
-    preds = torch.stack([forward(net, x, s).argmax(1) for s in stats])
-    return float((preds != preds[:1]).any(0).to(torch.float64).mean())
+    ab = np.stack([aa.ravel(), bb.ravel()], 1)
+    units = sum(int(np.prod(s)) for s in net.shapes().values())
+    chunk = max(1, CHUNK_BYTES // (8 * units))  # (the forward keeps one tensor or two)
+    disagree = 0
+    for s0 in range(0, len(ab), chunk):
+        x = torch.as_tensor(plane.points(ab[s0:s0 + chunk]))
+        preds = torch.stack([forward(net, x, s).argmax(1) for s in stats])
+        disagree += int((preds != preds[:1]).any(0).sum())
+    return disagree / len(ab)
 
 
 def slice_summary(result: SliceResult, net: SliceNet) -> dict:

@@ -24,7 +24,7 @@ from bnviz.core.network import Network, load_network, random_network
 from bnviz.jobs.results import result_path
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.jitter import TrainingJobParams
-from bnviz.service.disk import Eviction, check_free_disk, enforce_quota, touch
+from bnviz.service.disk import Eviction, enforce_quota, keep_checked, touch
 from bnviz.views.jitter import binary_task
 from bnviz.views.train import save_network, train_network
 
@@ -115,20 +115,14 @@ def save_uploaded(data: bytes) -> str:
     Refused (DiskFull, a ValueError) when the disk is nearly full; older uploads are evicted
     past the quota (:func:`evict_uploads`)."""
     reference = f"upload:{hashlib.sha256(data).hexdigest()[:24]}"
-    path = trained_path(reference)
-    check_free_disk()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    tmp.write_bytes(data)
-    try:
-        net = load_network(tmp, mode="bn")
+
+    def check(path: Path) -> None:
+        net = load_network(path, mode="bn")
         if net.head is None:
             raise ValueError("the network has no classifier head (head_W)")
         if net.depth > 6 or max(net.widths) > 32:
             raise ValueError(f"widths {net.widths}: at most 6 layers of 32 units here")
-    except (ValueError, OSError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise ValueError(str(exc).replace(str(tmp), "the upload")) from None
-    tmp.replace(path)
+
+    keep_checked(trained_path(reference), data, check)
     evict_uploads()
     return reference

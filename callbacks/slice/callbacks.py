@@ -6,11 +6,13 @@ from __future__ import annotations
 from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.params import SlicePageParams, parse
+from bnviz.service.cache import memoize
 from bnviz.slices.inspect import image_at, region_info
 from bnviz.slices.job import load_slices
 from bnviz.slices.sources import job_images, kept_networks
 from bnviz.slices.uploads import save_upload
 from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
+from callbacks.parsing import finite_number, shown_name
 from callbacks.plotting import placeholder
 from callbacks.slice import ids
 from callbacks.slice.figures import density_figure, slice_figure, thumbnail
@@ -47,7 +49,9 @@ def _triggered() -> str | None:
           Output(ids.OTHER, "value"), Input(ids.SOURCE, "value"), State(ids.ARM, "value"),
           State(ids.OTHER, "value"))
 def arms(job_id, arm, other):
-    if isinstance(job_id, str) and job_id.startswith("up-"):
+    if not isinstance(job_id, str):
+        return [], None, [], None
+    if job_id.startswith("up-"):
         return ([{"label": "the uploaded network", "value": "upload"}], "upload",
                 [{"label": "none", "value": ""}], "")
     found = {s["id"]: s for s in kept_networks()}
@@ -69,7 +73,8 @@ def arms(job_id, arm, other):
 def random_images(n_clicks, job_id):
     import numpy as np
 
-    rng = np.random.default_rng(int(n_clicks or 0))
+    clicks = finite_number(n_clicks)
+    rng = np.random.default_rng(int(clicks) % 2**31 if clicks is not None else 0)
     return ",".join(str(int(v)) for v in sorted(rng.choice(300, 3, replace=False)))
 
 
@@ -78,7 +83,7 @@ def random_images(n_clicks, job_id):
           Input(ids.IMAGES, "value"), Input(ids.SOURCE, "value"), Input(ids.DATA, "value"),
           prevent_initial_call=True)
 def thumbs(text, job_id, data):
-    if not job_id:
+    if not job_id or not isinstance(job_id, str):
         return [], no_update, no_update
     try:
         idx = [int(v) for v in str(text).split(",")]
@@ -88,7 +93,7 @@ def thumbs(text, job_id, data):
         return [], "images: three test image indices, e.g. 0,1,2", True
     try:
         images, labels = job_images(job_id, idx, data)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         return [], str(exc).splitlines()[0], True
     return [html.Figure([html.Img(src=thumbnail(x, 36), width=36, height=36),
                          html.Figcaption(f"{k + 1}: #{i}" + (f" ({c})" if c >= 0 else ""),
@@ -148,15 +153,43 @@ def upload(contents, filename, arch, uploads):
         return no_update, f"upload refused: {str(exc).splitlines()[0]}", True
     kept = [u for u in (uploads if isinstance(uploads, list) else []) if isinstance(u, dict)
             and u.get("value") != reference]
-    label = f"upload · {str(filename)[-40:]} · {len(net.nonlinear)} layers"
+    label = f"upload · {shown_name(filename, 40)} · {len(net.nonlinear)} layers"
     return kept + [{"label": label, "value": reference}], "", False
 
 
 def _stored(result):
+    """The slice job's arrays (memoised per process: hover and click read them often), or
+    None for anything that is not a finished slice job's result."""
+    if not isinstance(result, str):
+        return None
     try:
-        return load_slices(result)
+        stored = _load(result)
     except (OSError, ValueError, KeyError):
         return None
+    return stored if {"arms", "window", "a0_names"} <= set(stored) else None
+
+
+@memoize()
+def _load(job_id: str) -> dict:
+    return load_slices(job_id)
+
+
+def _layer(value, stored: dict, arm: int = 0) -> int:
+    """The slider's layer (1-based) as a 0-based index into ``arm``'s layers."""
+    n = len(stored[f"a{arm}_names"])
+    number = finite_number(value)
+    return min(max(int(number) if number is not None else 1, 1), n) - 1
+
+
+def _point(data) -> tuple[float, float, dict] | None:
+    """(a, b, the point) of a graph's hover or click data, or None."""
+    points = data.get("points") if isinstance(data, dict) else None
+    point = points[0] if isinstance(points, list) and points and isinstance(points[0], dict) \
+        else None
+    if point is None:
+        return None
+    a, b = finite_number(point.get("x")), finite_number(point.get("y"))
+    return None if a is None or b is None else (a, b, point)
 
 
 @callback(Output(ids.GRAPH, "figure"), Output(ids.DENSITY, "figure"),
@@ -164,12 +197,12 @@ def _stored(result):
           Input(ids.RESULT, "data"), Input(ids.LAYER, "value"),
           prevent_initial_call="initial_duplicate")
 def show(result, layer):
-    stored = _stored(result) if result else None
+    stored = _stored(result)
     if stored is None:
         empty = placeholder("choose a job, a network and three images, then cut")
         return empty, placeholder(""), no_update, no_update
     n = len(stored["a0_names"])
-    layer = min(max(int(layer or 1), 1), n) - 1  # the slider counts layers from 1
+    layer = _layer(layer, stored)  # the slider counts layers from 1
     marks = {i + 1: str(i + 1) for i in range(n)}
     return slice_figure(stored, layer), density_figure(stored), n, marks
 
@@ -177,28 +210,28 @@ def show(result, layer):
 @callback(Output(ids.HOVER, "children"), Input(ids.GRAPH, "hoverData"),
           State(ids.RESULT, "data"), prevent_initial_call=True)
 def hover(data, result):
-    point = (data or {}).get("points", [{}])[0]
-    stored = _stored(result) if result else None
-    if stored is None or "x" not in point:
+    found, stored = _point(data), _stored(result)
+    if stored is None or found is None:
         return no_update
-    a, b = float(point["x"]), float(point["y"])
-    cls = point.get("z")
+    a, b, point = found
+    cls = finite_number(point.get("z"))
     return [html.Img(src=thumbnail(image_at(stored, a, b), 64), width=64, height=64),
             html.Div([html.Div(f"a {a:.3f}"), html.Div(f"b {b:.3f}"),
-                      html.Div(f"class {cls}" if cls is not None and cls >= 0 else "")])]
+                      html.Div(f"class {int(cls)}" if cls is not None and cls >= 0 else "")])]
 
 
 @callback(Output(ids.REGION, "children"), Input(ids.GRAPH, "clickData"),
           State(ids.RESULT, "data"), State(ids.LAYER, "value"), prevent_initial_call=True)
 def click(data, result, layer):
-    point = (data or {}).get("points", [{}])[0]
-    stored = _stored(result) if result else None
-    if stored is None or "x" not in point:
+    found, stored = _point(data), _stored(result)
+    if stored is None or found is None:
         return no_update
-    arm = max(0, int(point.get("curveNumber", 0)) // max(1, _traces_per_panel(stored)))
+    a, b, point = found
+    curve = finite_number(point.get("curveNumber"))
+    arm = int(curve or 0) // max(1, _traces_per_panel(stored)) if curve and curve > 0 else 0
     arm = min(arm, len(stored["arms"]) - 1)
-    layer = min(max(int(layer or 1), 1), len(stored[f"a{arm}_names"])) - 1
-    info = region_info(stored, arm, layer, float(point["x"]), float(point["y"]))
+    layer = _layer(layer, stored, arm)
+    info = region_info(stored, arm, layer, a, b)
     if info is None:
         return "outside the window"
     return [html.B(f"{stored['arms'][arm]}: region {info['region']} of layer {layer + 1}"),

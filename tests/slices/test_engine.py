@@ -22,10 +22,15 @@ from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.plane import Plane, plane_through_images
 
 CASES = [dict(), dict(residual=True), dict(leaky=True, residual=True), dict(maxpool=True),
-         dict(maxpool=True, stride2=False, seed=3)]
+         dict(maxpool=True, stride2=False, seed=3),
+         # a ResNet stem's padded pooling (k3 s2 p1), ceil_mode, a BN after a ReLU
+         dict(maxpool=True, stride2=False, size=7, pool=(3, 2, 1, False), seed=4),
+         dict(maxpool=True, stride2=False, size=5, pool=(2, 2, 1, True), seed=5),
+         dict(bn_after_act=True, residual=True, seed=6)]
 
 
 def _images(n: int, size: int = 6, seed: int = 1) -> np.ndarray:
+    """Gaussian images (the nets' size: kw["size"] where a case sets it)."""
     return np.random.default_rng(seed).normal(0, 1, (n, 1, size, size))
 
 
@@ -36,7 +41,7 @@ def _net(tmp_path, **kw):
 @pytest.mark.parametrize("kw", CASES)
 def test_import_runs_as_the_onnx_reference_evaluator(tmp_path, kw):
     path = conv_net(tmp_path / "net.onnx", **kw)
-    x = _images(5)
+    x = _images(5, kw.get("size", 6))
     want = onnx.reference.ReferenceEvaluator(str(path)).run(
         None, {"image": x.astype(np.float32)})[0]
     got = forward(load_onnx(path), torch.as_tensor(x)).numpy()
@@ -59,7 +64,7 @@ def _check_codes(net, s, stats=None, margin=1e-7):
             assert np.array_equal(codes[sure], (h > 0)[sure])
             compared += int(sure.sum())
         else:
-            windows = engine.pool_windows(op, tuple(values[op.inputs[0]].shape[1:]))
+            windows = engine.pool_windows(op, tuple(values[op.inputs[0]].shape[1:]))[0]
             vals = np.where(windows[None] >= 0, h[:, np.maximum(windows, 0)], -np.inf)
             top2 = np.sort(vals, axis=2)[:, :, -2:]
             sure = (top2[:, :, 1] - top2[:, :, 0]) > margin
@@ -79,9 +84,10 @@ def _check_codes(net, s, stats=None, margin=1e-7):
 @pytest.mark.parametrize("mode", ["eval", "train"])
 def test_every_region_code_is_the_forward_pass_inside_it(tmp_path, kw, mode):
     net = _net(tmp_path, **kw)
-    plane = plane_through_images(_images(3))
-    stats = batch_statistics(net, torch.as_tensor(_images(16, seed=7))) if mode == "train" \
-        else None
+    size = kw.get("size", 6)
+    plane = plane_through_images(_images(3, size))
+    stats = batch_statistics(net, torch.as_tensor(_images(16, size, seed=7))) \
+        if mode == "train" else None
     s = cut_slice(net, plane, plane.default_window(), stats, device="cpu")
     assert all(c > 1 for c in s.counts[:1])
     assert _check_codes(net, s, stats) > 100
@@ -153,7 +159,7 @@ def test_max_pooling_regions_are_the_argmax_patterns_of_a_dense_grid(tmp_path):
     pool = next(op for op in net.ops if op.kind == "maxpool")
     relu = next(op for op in net.ops if op.kind == "relu")
     shape = net.shapes()[pool.inputs[0]]
-    windows = engine.pool_windows(pool, shape)
+    windows = engine.pool_windows(pool, shape)[0]
     arg = pool_layer.regions.codes.reshape(len(pool_layer.regions), len(windows), -1).argmax(2)
     exact = np.concatenate([relu_layer.regions.codes[pool_layer.parents],
                             np.take_along_axis(windows[None], arg[:, :, None], 2)[:, :, 0]], 1)
