@@ -11,7 +11,7 @@ from bnviz.data.imagedata import STANDARD_DATASETS
 from bnviz.params.caps import ARCHS, SLICE_LIMITS
 from bnviz.slices.uploads import MAX_UPLOAD_BYTES
 from callbacks.slice import ids
-from layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
+from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input
 
 #: The window's half-width the page starts with: the default window through three digits
 #: holds millions of regions (estimated before any cut, and refused), +-0.25 about their
@@ -97,8 +97,8 @@ def layout(**_query) -> dbc.Container:
                          html.Details([html.Summary("what is shown", className="small"),
                                        html.P(EXPLAIN, className="small explain mb-0")],
                                       id=ids.NOTE)], width=4),
-                dbc.Col(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
-                                  config={"displayModeBar": False}), width=5),
+                dbc.Col(loading(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
+                                          config={"displayModeBar": False})), width=5),
             ], className="g-1"),
         ], lg=9),
     ])])
