@@ -30,11 +30,22 @@
     function playFrames(ms) {
         const gd = graphDiv();
         if (!gd || !window.Plotly) { return; }
-        if (gd.bnvizPlaying) { stopFrames(true); return; }
-        const fromCurrent = !!gd.bnvizPaused;
+        if (!gd.bnvizListening && gd.on) {
+            /* which frame is shown: the last one (the figure's layout.meta.frames says how
+               many) counts as the end, also in the last frame's own duration, before the
+               animation's promise says so: play there starts again, it does not pause */
+            gd.on("plotly_animatingframe", (e) => {
+                const n = (gd.layout && gd.layout.meta && gd.layout.meta.frames) || 0;
+                gd.bnvizAtEnd = n > 0 && Number(e && e.name) === n - 1;
+            });
+            gd.bnvizListening = true;
+        }
+        if (gd.bnvizPlaying && !gd.bnvizAtEnd) { stopFrames(true); return; }
+        const fromCurrent = !!gd.bnvizPaused && !gd.bnvizAtEnd;
         const run = gd.bnvizRun = (gd.bnvizRun || 0) + 1;
         gd.bnvizPlaying = true;
         gd.bnvizPaused = false;
+        gd.bnvizAtEnd = false;
         const ended = () => {
             if (gd.bnvizRun === run) { gd.bnvizPlaying = false; }
         };

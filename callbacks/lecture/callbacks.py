@@ -94,6 +94,7 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
         # assets/lecture.js keeps the partition from before a run of mu or sigma moves as a
         # ghost under the new one, while the rest of the state (the key) stays the same
         figure["layout"]["meta"] = {
+            **figure["layout"].get("meta", {}),  # (a training step's frame count)
             "key": f"{step}|{scene.settings.depth}|{scene.settings.batch_size}|{theme}",
             "ghost": step_def.scene in GHOSTED and not chosen
             and ctx.triggered_id in (ids.MU, ids.SIGMA)}

@@ -88,6 +88,9 @@ def _training(data: dict) -> Figure:
             "yanchor": "bottom", "showarrow": False})
         figures.append(fig)
     out = figures[0]
+    # how many frames there are, for the play button (assets/lecture.js: the last one shown
+    # is the end, where play starts again)
+    out["layout"]["meta"] = {**out["layout"].get("meta", {}), "frames": len(figures)}
     out["frames"] = [{"name": str(i), "data": fig["data"],
                       "layout": {"annotations": fig["layout"]["annotations"]}}
                      for i, fig in enumerate(figures)]
