@@ -44,20 +44,14 @@ def network_path(job_id: str, name: str) -> Path:
 def job_networks(job_id: str) -> list[str]:
     """The names of the networks a job kept, sorted."""
     folder = bnviz_home() / "networks" / check_job_id(job_id)
-    return sorted(p.stem for p in folder.glob("*.safetensors")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.safetensors") if "." not in p.stem)  # (tmp)
 
 
 def write_network(job_id: str, name: str, write: Callable[[Path], None]) -> Path:
     """``write(path)`` writes a file to a temporary path, which is then moved into place."""
-    path = network_path(job_id, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return _written(network_path(job_id, name), write)
 
 
 def has_result(job_id: str) -> bool:
@@ -66,9 +60,14 @@ def has_result(job_id: str) -> bool:
 
 def write_result(job_id: str, write: Callable[[Any], None]) -> Path:
     """``write(path)`` writes an .npz to a temporary path; it is then moved into place."""
-    path = result_path(job_id)
+    return _written(result_path(job_id), write)
+
+
+def _written(path: Path, write: Callable[[Path], None]) -> Path:
+    """``write(tmp)`` beside ``path`` (the same suffix: np.savez keeps it), then renamed into
+    place, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # np.savez keeps the suffix
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
         write(tmp)
         tmp.replace(path)

@@ -61,30 +61,25 @@ def check_slice_regions(estimate: int, params: SliceParams) -> None:
 
 
 @params_dataclass
-class SlicePageParams:
+class SlicePageParams(SliceParams):
     """The /slice page's job: ``arms`` (one or two, comma-separated) of the networks job
-    ``job`` kept (run ``run``), through test images ``images`` ("i,j,k") of its data set,
-    with the slice settings of :class:`SliceParams` (a page's region cap)."""
+    ``job`` kept (run ``run``), or an uploaded network (``job`` = ``up-<hash>``, through the
+    data set ``data``), through test images ``images`` ("i,j,k"), with the slice settings
+    of :class:`SliceParams` and a page's region cap."""
 
     job: text(64) = ""  # a job's id, or an upload's reference (up-<hash>)
     arms: text(80) = ""
     data: text(40) = "digits"  # an upload's images (a job's are its own)
     run: whole(0, 1000) = 0
     images: text(64) = "0,1,2"
-    bn: choice(BN_SLICE_MODES) = "eval"
-    batches: whole(*_S["batches"]) = 1
-    batch_size: whole(*_S["batch_size"]) = 64
-    seed: whole(0, SEED_MAX) = 0
-    extent: real(0.0, MAX_EXTENT) = 0.0
     max_regions: whole(1, SLICE_PAGE_MAX_REGIONS) = SLICE_PAGE_MAX_REGIONS
 
     @model_validator(mode="after")
-    def _consistent(self) -> SlicePageParams:
+    def _page(self) -> SlicePageParams:
         if not self.job:
             raise InputError("choose a job whose networks to slice", "job")
-        arms = [a for a in self.arms.split(",") if a]
-        if self.job.startswith("up-"):
-            arms = ["upload"]
+        arms = ["upload"] if self.job.startswith("up-") else [
+            a for a in self.arms.split(",") if a]
         if not 1 <= len(arms) <= 2 or not all(a.replace("_", "").isalnum() for a in arms):
             raise InputError("choose one or two arms", "arms")
         try:
@@ -93,6 +88,4 @@ class SlicePageParams:
             idx = []
         if len(idx) != 3 or min(idx) < 0 or len(set(idx)) != 3:
             raise InputError("three different test image indices, e.g. 0,1,2", "images")
-        if self.batches > 1 and self.bn != "train":
-            raise InputError("several mini-batches need BN in train mode", "batches")
         return self

@@ -43,8 +43,7 @@ def _setup(params: dict) -> tuple[list, Any, Any, SliceParams]:
     if max(idx) >= len(images.test):
         raise ValueError(f"images: {images.name} has {len(images.test)} test images")
     plane = plane_through_images(images.test[idx])
-    settings = SliceParams(params["bn"], params["batches"], params["batch_size"],
-                           params["seed"], params["extent"], params["max_regions"])
+    settings = SliceParams(**{f.name: params[f.name] for f in dataclasses.fields(SliceParams)})
     return nets, images, plane, settings
 
 
