@@ -38,3 +38,21 @@ def number_input(id_: str, value, lo, hi, step=1) -> dbc.Input:
     """A small debounced number box (updates on Enter or blur, not on every key)."""
     return dbc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
                      debounce=True, size="sm", **PERSIST)
+
+
+def run_controls(label: str, *, start: str, cancel: str, progress: str, status: str,
+                 poll: str, job: str, result: str, interval_ms: int,
+                 bar_height: str) -> list:
+    """A page's background run as it shows: start and cancel buttons, the progress bar, the
+    status line, the poll interval and the kept job and result stores (the ids that
+    :class:`callbacks.background.BackgroundIds` names)."""
+    return [
+        dbc.ButtonGroup([dbc.Button(label, id=start, size="sm", color="primary"),
+                         dbc.Button("cancel", id=cancel, size="sm", color="secondary",
+                                    outline=True)], className="mb-2"),
+        dbc.Progress(id=progress, value=0, className="mb-1", style={"height": bar_height}),
+        html.Div(id=status, className="small text-muted"),
+        dcc.Interval(id=poll, interval=interval_ms, disabled=True),
+        dcc.Store(id=job, **KEPT),
+        dcc.Store(id=result, **KEPT),
+    ]

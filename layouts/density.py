@@ -8,7 +8,7 @@ from dash import dcc, html
 from bnviz.data.datasets import DATASETS
 from callbacks.density import ids
 from callbacks.plotting import placeholder
-from layouts.common import KEPT, PERSIST, labelled_row, loading, number_input
+from layouts.common import PERSIST, labelled_row, loading, number_input, run_controls
 
 EXPLAIN = [
     html.B("Figure 3. "),
@@ -39,14 +39,9 @@ def layout(**_query) -> dbc.Container:
             {"label": str(g), "value": str(g)} for g in (64, 128, 256, 512)])),
         labelled_row("ε (grid cells)", number_input(ids.EPS, 1, 1, 8, 0.5)),
         labelled_row("near: r", number_input(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
-        dbc.ButtonGroup([dbc.Button("compute", id=ids.COMPUTE, size="sm", color="primary"),
-                         dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",
-                                    outline=True)], className="mb-2"),
-        dbc.Progress(id=ids.PROGRESS, value=0, className="mb-1", style={"height": "18px"}),
-        html.Div(id=ids.STATUS, className="small text-muted"),
-        dcc.Interval(id=ids.POLL, interval=500, disabled=True),
-        dcc.Store(id=ids.JOB, **KEPT),
-        dcc.Store(id=ids.RESULT, **KEPT),
+        *run_controls("compute", start=ids.COMPUTE, cancel=ids.CANCEL, progress=ids.PROGRESS,
+                      status=ids.STATUS, poll=ids.POLL, job=ids.JOB, result=ids.RESULT,
+                      interval_ms=500, bar_height="18px"),
     ]), className="mt-2")
     return dbc.Container(fluid=True, children=[dbc.Row([
         dbc.Col(controls, lg=3),

@@ -11,7 +11,7 @@ from bnviz.data.imagedata import STANDARD_DATASETS
 from bnviz.params.caps import ARCHS, SLICE_LIMITS
 from bnviz.slices.uploads import MAX_UPLOAD_BYTES
 from callbacks.slice import ids
-from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input
+from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input, run_controls
 
 #: The window's half-width the page starts with: the default window through three digits
 #: holds millions of regions (estimated before any cut, and refused), +-0.25 about their
@@ -66,14 +66,9 @@ def controls() -> dbc.Card:
                                          "of regions: refused with the estimate)"), width=3),
                  dbc.Col(number_input(ids.EXTENT, DEFAULT_EXTENT, 0, 1e6, "any"), width=4)],
                 className="mb-2 g-1 align-items-center"),
-        dbc.ButtonGroup([dbc.Button("cut", id=ids.COMPUTE, size="sm", color="primary"),
-                         dbc.Button("cancel", id=ids.CANCEL, size="sm", color="secondary",
-                                    outline=True)], className="mb-2"),
-        dbc.Progress(id=ids.PROGRESS, value=0, className="mb-1", style={"height": "14px"}),
-        html.Div(id=ids.STATUS, className="small text-muted"),
-        dcc.Interval(id=ids.POLL, interval=400, disabled=True),
-        dcc.Store(id=ids.JOB, **KEPT),
-        dcc.Store(id=ids.RESULT, **KEPT),
+        *run_controls("cut", start=ids.COMPUTE, cancel=ids.CANCEL, progress=ids.PROGRESS,
+                      status=ids.STATUS, poll=ids.POLL, job=ids.JOB, result=ids.RESULT,
+                      interval_ms=400, bar_height="14px"),
     ]), className="mt-2")
 
 
