@@ -155,7 +155,8 @@ def _density(fig, d) -> None:
             counts = d["counts"][r, layer - 1]
             top = max(int(counts.max()), 1)
             ax.imshow(counts / top, origin="lower", extent=d["box"], cmap=cmap, vmin=0, vmax=1)
-            ax.scatter(*d["points"].T, s=3, c=_ink(DENSITY.data))
+            ax.scatter(*d["points"].T, s=3 if len(d["points"]) > 12 else 60,
+                       c=_ink(DENSITY.data))
             ax.set(xticks=[], yticks=[])
             ax.set_title(DENSITY.panel.format(layer=layer, top=top), fontsize=10)
             if c == 0:
@@ -298,7 +299,7 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
             ax.get_legend().remove()
     elif kind == "training":
         _training(sub, data)
-    elif kind == "density":
+    elif kind in ("density", "slice"):
         _density(sub, data)
     elif kind == "jitter":
         _jitter(sub.subplots(), data)

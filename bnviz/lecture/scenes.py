@@ -3,7 +3,8 @@
 :func:`step_settings` applies the sliders (mu, sigma, batch size, depth) to a step's settings,
 through the one parameter layer (``ExplorerParams``), keeping only the sliders that act on the
 step's scene; :func:`compute_scene` calls the one bnviz function behind the scene (the
-explorer's ``explore``, Figure 3's ``concentration``, Figure 6's ``run_jitter``, Figure 7's
+explorer's ``explore``, Figure 3's ``concentration`` (and on an image plane, the
+slices' ``facet_density``), Figure 6's ``run_jitter``, Figure 7's
 ``figure7``, the four papers' computations) and returns a :class:`Scene` of plain arrays and
 dataclasses, memoised so that a step seen once (or precomputed by :func:`precompute_tour`
 when the server starts) answers from memory.
@@ -148,6 +149,48 @@ def _training(settings: ExplorerParams) -> dict:
             "points": data.points, "labels": np.asarray(data.labels) % 2}
 
 
+#: The slice step (issue 27): Figure 3 on a plane through three test digits, cut through
+#: the appendix CNN as an image job starts it (random weights, the arms' norm modes), BN
+#: with the statistics of one mini-batch of training digits (train mode).
+SLICE_SCENE = {"arch": "cnn", "dataset": "digits", "images": (0, 1, 2), "batch_size": 64,
+               "seed": 0, "grid": 64}
+
+
+@shared_memoize("lecture-slice-v1")
+def _slices() -> dict:
+    """Each mode's facet density on the plane, every nonlinear layer (estimate.facet_density),
+    and its near/far region density (the replication entry's measure, concentration.near_far),
+    about 5 s on 2 cores: once per ``BNVIZ_HOME``."""
+    import torch
+
+    from bnviz.images.networks import build_model
+    from bnviz.slices.concentration import near_far
+    from bnviz.slices.estimate import facet_density
+    from bnviz.slices.graph import batch_statistics
+    from bnviz.slices.plane import plane_through_images
+    from bnviz.slices.sources import load_images
+    from bnviz.slices.torch_import import slice_net
+
+    c = SLICE_SCENE
+    images = load_images(c["dataset"])
+    shape = tuple(images.test.shape[1:])
+    plane = plane_through_images(images.test[list(c["images"])])
+    batch = images.train[np.random.default_rng(c["seed"]).choice(
+        len(images.train), c["batch_size"], replace=False)]
+    counts, ratios = [], {}
+    for mode in DENSITY_MODES:
+        model = build_model(c["arch"], shape[0], 10, shape[-1], mode, seed=c["seed"]).eval()
+        net = slice_net(model, shape, f"{c['arch']} ({mode})")
+        stats = (batch_statistics(net, torch.as_tensor(batch)) if mode == "bn" else None)
+        counts.append(facet_density(net, plane, plane.default_window(), stats, grid=c["grid"]))
+        ratios[mode] = near_far(net, plane, stats)
+    n_layers = len(counts[0])
+    return {"counts": np.stack(counts), "modes": list(DENSITY_MODES),
+            "layers": sorted({1, (n_layers + 1) // 2, n_layers}), "points": plane.anchors,
+            "box": plane.default_window(), "ratios": ratios,
+            "labels": [int(images.labels[i]) for i in c["images"]]}
+
+
 def _bnstats(batch: int) -> tuple[dict, dict]:
     from bnviz.views.bnstats import figure7
 
@@ -207,6 +250,8 @@ def _scene_data(scene: str, settings: ExplorerParams) -> tuple[Any, str]:
         return _density(settings), ""
     if scene == "jitter":
         return _jitter(settings), ""
+    if scene == "slice":
+        return _slices(), ""
     if scene in ("bnstats", "luo"):
         batch = settings.batch_size or _BATCH_FOR_ALL[scene]
         batch = min(batch, _BATCH_FOR_ALL[scene])
@@ -231,8 +276,11 @@ def compute_scene(step: TourStep | str, mu_t: float | None = None,
     ``data`` is, by scene: ``space``, ``unit``: an ExplorerResult; ``layers``, ``split``:
     ((mode, ExplorerResult) without BN, ("bn", ExplorerResult)); ``density``: a dict of
     facet counts (modes, layers, grid, grid), the modes, the layers shown, the points and the
-    box; ``jitter``: a JitterResult; ``bnstats``: Figure 7's (report, samples); ``dannemann``:
-    a WeightPlane; ``santurkar``: a LandscapeResult; ``luo``: StatisticsSamples; ``ergen``: an
+    box; ``slice``: the same on a plane through three test digits (the points are the
+    digits' plane coordinates, ``labels`` their classes, ``ratios`` each mode's near/far
+    region density); ``jitter``: a JitterResult; ``bnstats``: Figure 7's (report, samples);
+    ``dannemann``: a WeightPlane; ``santurkar``: a LandscapeResult; ``luo``:
+    StatisticsSamples; ``ergen``: an
     ErgenResult. A ``space`` step with ``tls`` (Figure 9) has its two layers' numbers in
     ``tls``. Raises InputError (a bad slider value) or PartitionTooLarge."""
     step = step_by_key(step) if isinstance(step, str) else step

@@ -5,8 +5,9 @@ starts from (the lecture's four sliders, mu, sigma, batch size and depth, move t
 caption of one to three sentences, the sliders that act on its scene, and the slider it
 animates. The steps follow the paper: Figure 1, Corollary 2, Figure 2a-c, Figure 9, the split,
 training (issue 19: the partition moving while the network learns), a mini-batch, Figure 3,
-Figure 6, Figure 7, then Dannemann & Junike, Santurkar et al., Luo et
-al. and Ergen et al. The captions say what our runs show where that differs from a paper.
+Figure 3 on a slice of an image network (issue 27), Figure 6, Figure 7, then Dannemann &
+Junike, Santurkar et al., Luo et al. and Ergen et al. The captions say what our runs show
+where that differs from a paper.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["SLIDERS", "SCENES", "TOUR", "TourStep", "step_by_key"]
 SLIDERS = ("mu", "sigma", "batch", "depth")
 #: What a step draws: the explorer's three views, the split (no BN | BN), and the other pages'.
 SCENES = ("space", "layers", "unit", "split", "training", "density", "jitter", "bnstats",
-          "dannemann", "santurkar", "luo", "ergen")
+          "slice", "dannemann", "santurkar", "luo", "ergen")
 _EXPLORER_SLIDERS = frozenset(SLIDERS)
 
 
@@ -109,6 +110,12 @@ TOUR: tuple[TourStep, ...] = (
              "the data. The paper: width 1024, 11 layers; here width 64.",
              "density", ExplorerParams(depth=6, width=64, dataset="star", n_points=50,
                                        layer=6), live=frozenset({"depth"})),
+    TourStep("slice", "Figure 3 on real images: a slice of a conv net", _BN,
+             "A plane through three test digits (dots), cut through the appendix CNN at its "
+             "random start, without BN and with one mini-batch's BN statistics. The title's "
+             "near/far region density: BN raises it only a little here; the Slices page cuts "
+             "trained networks.",
+             "slice", ExplorerParams(), live=frozenset()),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
              "Each thin gray line is the decision boundary under one mini-batch's statistics; "
              "the thick line is the test-time boundary. Smaller batches jitter more, which the "

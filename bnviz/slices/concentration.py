@@ -21,11 +21,12 @@ import numpy as np
 import torch
 
 from bnviz.slices.estimate import density_by_distance
-from bnviz.slices.plane import plane_through_images
+from bnviz.slices.graph import SliceNet, Statistics
+from bnviz.slices.plane import Plane, plane_through_images
 from bnviz.slices.sources import load_images
 from bnviz.slices.torch_import import load_network, slice_net
 
-__all__ = ["near_far_ratio", "slice_concentration"]
+__all__ = ["near_far", "near_far_ratio", "slice_concentration"]
 
 
 def near_far_ratio(distance: np.ndarray, density: np.ndarray, radius: float) -> float:
@@ -35,6 +36,16 @@ def near_far_ratio(distance: np.ndarray, density: np.ndarray, radius: float) -> 
     if not near.any() or not far.any() or density[far].mean() <= 0:
         return float("nan")
     return float(density[near].mean() / density[far].mean())
+
+
+def near_far(net: SliceNet, plane: Plane, stats: Statistics | None = None,
+             device: torch.device | str = "cpu") -> float:
+    """The judge's measure on one plane (module docstring): region density within R of the
+    plane's images over beyond R, on the plane's default window (a 64 x 64 grid, 8 distance
+    bands), R a quarter of the largest image-to-centroid distance."""
+    d, dens = density_by_distance(net, plane, plane.default_window(), stats, device, grid=64,
+                                  bins=8)
+    return near_far_ratio(d, dens, float(np.linalg.norm(plane.anchors, axis=1).max()) / 4)
 
 
 def slice_concentration(job_type: str, params: dict[str, Any], triples: int, seed: int,
@@ -56,11 +67,7 @@ def slice_concentration(job_type: str, params: dict[str, Any], triples: int, see
         net = slice_net(model, shape, arm)
         ratios = []
         for idx in picks:
-            plane = plane_through_images(images.test[idx])
-            window = plane.default_window()
-            d, dens = density_by_distance(net, plane, window, device=device, grid=64, bins=8)
-            radius = float(np.linalg.norm(plane.anchors, axis=1).max()) / 4
-            ratios.append(near_far_ratio(d, dens, radius))
+            ratios.append(near_far(net, plane_through_images(images.test[idx]), None, device))
         r = np.asarray(ratios)
         good = r[np.isfinite(r)]
         arms[arm] = {"ratios": [None if not np.isfinite(v) else round(float(v), 4) for v in r],

@@ -26,15 +26,15 @@ import torch
 from bnviz.slices.graph import SliceNet, Statistics, forward, max_pool
 from bnviz.slices.plane import Plane
 
-__all__ = ["GRID", "estimate_regions"]
+__all__ = ["GRID", "density_by_distance", "estimate_regions", "facet_density", "grid_flips"]
 
 #: Grid points along each side of the window.
 GRID = 96
 
 
-def _pattern_bits(net: SliceNet, values: dict[str, torch.Tensor]) -> torch.Tensor:
-    """(N, U) int8: every nonlinear layer's pattern at each image (ReLU signs, and one column
-    per max pooling output holding its argmax)."""
+def _pattern_bits(net: SliceNet, values: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    """Every nonlinear layer's pattern at each image, (N, U_l) a layer: ReLU signs (int16),
+    and one column per max pooling output holding its argmax (int32)."""
     cols = []
     for op in net.nonlinear:
         x = values[op.inputs[0]]
@@ -43,7 +43,7 @@ def _pattern_bits(net: SliceNet, values: dict[str, torch.Tensor]) -> torch.Tenso
         else:
             _, idx = max_pool(op, x, return_indices=True)
             cols.append(idx.reshape(len(x), -1).to(torch.int32))
-    return torch.cat(cols, 1)
+    return cols
 
 
 #: Bytes of activations one chunk of grid images may hold in the estimate's forward pass.
@@ -54,30 +54,48 @@ def grid_flips(net: SliceNet, plane: Plane, window: tuple[float, float, float, f
                stats: Statistics | None = None, device: torch.device | str = "cpu",
                grid: int = GRID) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The grid's points (a (grid, grid), b) and, between neighbours along a and along b,
-    how many units' patterns differ: (aa, bb, flips_a (grid, grid-1), flips_b (grid-1,
-    grid)).  The network runs in float32 (patterns, not geometry), a few rows of the grid at
-    a time within :data:`CHUNK_BYTES`."""
+    how many units of each nonlinear layer change their pattern: (aa, bb, flips_a (L, grid,
+    grid-1), flips_b (L, grid-1, grid)), L the nonlinear layers in the network's order.  The
+    network runs in float32 (patterns, not geometry), a few rows of the grid at a time within
+    :data:`CHUNK_BYTES`."""
     a0, a1, b0, b1 = window
     steps = (np.arange(grid) + 0.5) / grid
     aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))  # rows: b
     units = sum(int(np.prod(s)) for s in net.shapes().values())
     rows = max(1, CHUNK_BYTES // (4 * grid * max(units, 1)))
-    flips_a = np.zeros((grid, grid - 1))
-    flips_b = np.zeros((grid - 1, grid))
-    prev = None
+    n_layers = len(net.nonlinear)
+    flips_a = np.zeros((n_layers, grid, grid - 1))
+    flips_b = np.zeros((n_layers, grid - 1, grid))
+    prev: list[torch.Tensor] | None = None
     for r0 in range(0, grid, rows):
         ab = np.stack([aa[r0:r0 + rows].ravel(), bb[r0:r0 + rows].ravel()], 1)
         x = torch.as_tensor(plane.points(ab), dtype=torch.float32, device=device)
-        bits = _pattern_bits(net, forward(net, x, stats, keep=True))
-        bits = bits.reshape(-1, grid, bits.shape[-1])  # (rows, grid, U)
-        n = len(bits)
-        flips_a[r0:r0 + n] = (bits[:, 1:] != bits[:, :-1]).sum(2).cpu().numpy()
-        if n > 1:
-            flips_b[r0:r0 + n - 1] = (bits[1:] != bits[:-1]).sum(2).cpu().numpy()
-        if prev is not None:
-            flips_b[r0 - 1] = (bits[0] != prev).sum(1).cpu().numpy()
-        prev = bits[-1]
+        layers = [b.reshape(-1, grid, b.shape[-1])  # (rows, grid, U_l)
+                  for b in _pattern_bits(net, forward(net, x, stats, keep=True))]
+        n = len(layers[0]) if layers else 0
+        for k, bits in enumerate(layers):
+            flips_a[k, r0:r0 + n] = (bits[:, 1:] != bits[:, :-1]).sum(2).cpu().numpy()
+            if n > 1:
+                flips_b[k, r0:r0 + n - 1] = (bits[1:] != bits[:-1]).sum(2).cpu().numpy()
+            if prev is not None:
+                flips_b[k, r0 - 1] = (bits[0] != prev[k]).sum(1).cpu().numpy()
+        prev = [bits[-1] for bits in layers]
     return aa, bb, flips_a, flips_b
+
+
+@torch.no_grad()
+def facet_density(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+                  stats: Statistics | None = None, device: torch.device | str = "cpu",
+                  grid: int = GRID) -> np.ndarray:
+    """(L, grid, grid): at each grid point, how many of each nonlinear layer's units change
+    their pattern between it and its right and upper neighbours, i.e. the layer's own facets
+    crossed there: Figure 3's facet concentration of the BN paper, on the plane of a slice
+    (measured on the grid, so facets closer than a grid step are counted once)."""
+    _, _, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
+    counts = np.zeros((len(flips_a), grid, grid))
+    counts[:, :, :-1] += flips_a
+    counts[:, :-1, :] += flips_b
+    return counts
 
 
 @torch.no_grad()
@@ -87,6 +105,7 @@ def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, fl
     """About how many regions the last nonlinear layer of the slice has (module docstring)."""
     a0, a1, b0, b1 = window
     _, _, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
+    flips_a, flips_b = flips_a.sum(0), flips_b.sum(0)
     width, height = a1 - a0, b1 - b0
     rho_a = flips_a.sum() / (grid * width * (grid - 1) / grid)
     rho_b = flips_b.sum() / (grid * height * (grid - 1) / grid)
@@ -103,6 +122,7 @@ def density_by_distance(net: SliceNet, plane: Plane, window: tuple[float, float,
     rho_a, rho_b per band and a density pi/4 rho_a rho_b.  (bin centres, densities)."""
     a0, a1, b0, b1 = window
     aa, bb, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
+    flips_a, flips_b = flips_a.sum(0), flips_b.sum(0)
     mid_a = np.stack([(aa[:, 1:] + aa[:, :-1]) / 2, bb[:, 1:]], -1)
     mid_b = np.stack([aa[1:], (bb[1:] + bb[:-1]) / 2], -1)
 

@@ -171,6 +171,10 @@ class DensityStyle:
     ratio_title: str = "near-data ratio per layer"
     ratio_x: str = "layer"
     ratio_y: str = "ratio"
+    #: the lecture's slice step (Figure 3 on a plane through three test images): digits
+    #: (their classes), ratios (each mode's near/far region density, slice_ratio)
+    slice_title: str = "plane through digits {digits} · density near/far: {ratios}"
+    slice_ratio: str = "{mode} ×{ratio:.2f}"
 
     def mode_colour(self, mode: str) -> str:
         return dict(self.mode_colours).get(mode, BLACK)

@@ -29,6 +29,7 @@ def density_figure(counts: np.ndarray, modes: list[str], layers: list[int],
                               "showlegend": False, "annotations": [],
                               "plot_bgcolor": "white"}
     scale = colourscale(DENSITY.counts)
+    marker = 3 if len(data) > 12 else 11  # a data set, or a few images (a slice's plane)
     for r, mode in enumerate(modes):
         for c, layer in enumerate(layers):
             k = r * n_cols + c + 1
@@ -44,7 +45,8 @@ def density_figure(counts: np.ndarray, modes: list[str], layers: list[int],
             traces.append({"type": "scatter", "mode": "markers",
                            "x": typed_array(data[:, 0].astype(np.float32)),
                            "y": typed_array(data[:, 1].astype(np.float32)),
-                           "marker": {"color": DENSITY.data, "size": 3}, "hoverinfo": "skip",
+                           "marker": {"color": DENSITY.data, "size": marker},
+                           "hoverinfo": "skip",
                            "xaxis": ax, "yaxis": ay})
             dx = [c / n_cols + 0.01, (c + 1) / n_cols - 0.01]
             dy = [1 - (r + 1) / n_rows + 0.03, 1 - r / n_rows - 0.03]
@@ -56,7 +58,9 @@ def density_figure(counts: np.ndarray, modes: list[str], layers: list[int],
                 "xref": "paper", "yref": "paper", "x": sum(dx) / 2, "y": dy[1],
                 "yanchor": "bottom", "font": {"size": 11}})
         layout["annotations"].append({
-            "text": mode_label(mode), "showarrow": False, "xref": "paper",
+            # two lines, rotated: a row's name never runs into the next row's
+            "text": mode_label(mode).replace(" ", "<br>"), "showarrow": False,
+            "xref": "paper",
             "yref": "paper", "x": -0.01, "xanchor": "right",
             "y": 1 - (r + 0.5) / n_rows, "textangle": -90})
     return {"data": traces, "layout": layout}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.style import JITTER, PARTITION, TRAINING
+from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 from callbacks.density.figures import density_figure
 from callbacks.explorer.figures import (
     partition_figure,
@@ -118,9 +118,16 @@ def scene_figure(scene: Scene) -> Figure:
         return side_by_side(*figs)
     if kind == "training":
         return _training(data)
-    if kind == "density":
-        return density_figure(data["counts"], data["modes"], data["layers"], data["points"],
-                              data["box"])
+    if kind in ("density", "slice"):
+        fig = density_figure(data["counts"], data["modes"], data["layers"], data["points"],
+                             data["box"])
+        if kind == "slice":  # the measure the caption points to, computed, not quoted
+            fig["layout"]["title"] = {"text": DENSITY.slice_title.format(
+                digits=", ".join(map(str, data["labels"])),
+                ratios=", ".join(DENSITY.slice_ratio.format(mode=mode_label(m),
+                                                            ratio=data["ratios"][m])
+                                 for m in data["modes"]))}
+        return fig
     if kind == "jitter":
         e = data.settings.extent
         title = (JITTER.batches.format(batch=data.settings.batch_size,

@@ -26,7 +26,7 @@ from bnviz.views.explorer import ExplorerResult, explore, is_central
 
 KEYS = [s.key for s in TOUR]
 #: The issue's order: the BN paper's figures, then the four critics, last.
-PAPER_ORDER = ["fig1", "cor2", "fig2a", "fig2b", "fig2c", "fig9", "fig3", "fig6", "fig7",
+PAPER_ORDER = ["fig1", "cor2", "fig2a", "fig2b", "fig2c", "fig9", "fig3", "slice", "fig6", "fig7",
                "dannemann", "santurkar", "luo", "ergen"]
 CRITICS = ["dannemann", "santurkar", "luo", "ergen"]
 EXPLORER_SCENES = ("space", "unit", "layers", "split")
@@ -70,7 +70,8 @@ def test_sentence_counter(text, n):
 
 
 def test_tour_length_and_unique_keys():
-    assert 12 <= len(TOUR) <= 16  # issue 16's "about 12-15", and issue 19's training step
+    # issue 16's "about 12-15", issue 19's training step and issue 27's slice step
+    assert 12 <= len(TOUR) <= 17
     assert len(set(KEYS)) == len(KEYS)
     assert len({s.title for s in TOUR}) == len(TOUR)
     assert all(re.fullmatch(r"[a-z0-9]+", k) for k in KEYS)
@@ -138,7 +139,8 @@ def _data_types():
     from bnviz.views.jitter import JitterResult
 
     return {"space": ExplorerResult, "unit": ExplorerResult, "layers": tuple,
-            "split": tuple, "training": dict, "density": dict, "jitter": JitterResult,
+            "split": tuple, "training": dict, "density": dict, "slice": dict,
+            "jitter": JitterResult,
             "bnstats": tuple,
             "dannemann": WeightPlane, "santurkar": LandscapeResult, "luo": StatisticsSamples,
             "ergen": ErgenResult}
@@ -169,6 +171,63 @@ def test_every_step_computes_its_scene(step):
         assert isinstance(report, dict) and isinstance(samples, dict)
     if step.scene in ("space", "unit"):
         assert scene.data.settings == step.settings
+
+
+# --------------------------------------------------------------------------- the slice step
+
+def test_slice_scene_counts_against_torch_in_train_mode():
+    """The slice step's BN row, layer 1: at each grid point, how many units of the first
+    leaky ReLU change sign towards its right and upper neighbours, recomputed here with the
+    torch module itself (its BN layers in train mode on the mini-batch, momentum 1, so that
+    the running statistics are that batch's, layer by layer; then eval on the grid)."""
+    import torch
+
+    from bnviz.images.networks import ModeNorm, build_model
+    from bnviz.lecture.scenes import SLICE_SCENE
+    from bnviz.slices.plane import plane_through_images
+    from bnviz.slices.sources import load_images
+
+    scene = compute_scene("slice")
+    data, c = scene.data, SLICE_SCENE
+    assert data["modes"] == list(DENSITY_MODES)
+    images = load_images(c["dataset"])
+    assert data["labels"] == [int(images.labels[i]) for i in c["images"]]
+    plane = plane_through_images(images.test[list(c["images"])])
+    # the three digits are drawn where the plane puts them: x(a, b) = origin + a u + b v
+    recon = np.stack([plane.point(a, b) for a, b in data["points"]])
+    np.testing.assert_allclose(recon, images.test[list(c["images"])], atol=1e-9)
+
+    model = build_model(c["arch"], 1, 10, images.test.shape[-1], "bn", seed=c["seed"])
+    for m in model.modules():
+        if isinstance(m, ModeNorm):
+            m.momentum = 1.0
+    batch = images.train[np.random.default_rng(c["seed"]).choice(
+        len(images.train), c["batch_size"], replace=False)]
+    with torch.no_grad():
+        model.train()(torch.as_tensor(batch, dtype=torch.float32))
+        model.eval()
+        g = c["grid"]
+        a0, a1, b0, b1 = data["box"]
+        steps = (np.arange(g) + 0.5) / g
+        aa, bb = np.meshgrid(a0 + steps * (a1 - a0), b0 + steps * (b1 - b0))
+        x = np.stack([plane.point(a, b) for a, b in zip(aa.ravel(), bb.ravel(), strict=True)])
+        seen = []
+        act = next(m for m in model.modules() if isinstance(m, (torch.nn.LeakyReLU,
+                                                                 torch.nn.ReLU)))
+        hook = act.register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+        model(torch.as_tensor(x, dtype=torch.float32))
+        hook.remove()
+    signs = (seen[0] > 0).reshape(g, g, -1).numpy()
+    expected = np.zeros((g, g))
+    expected[:, :-1] += (signs[:, 1:] != signs[:, :-1]).sum(-1)
+    expected[:-1, :] += (signs[1:] != signs[:-1]).sum(-1)
+    got = data["counts"][data["modes"].index("bn"), 0]
+    assert got.shape == expected.shape and expected.sum() > 0
+    # float32 both ways: a unit within rounding of zero at a grid point may differ
+    assert np.mean(got == expected) > 0.99
+    assert abs(got.sum() - expected.sum()) <= 0.01 * expected.sum()
+    ratios = data["ratios"]
+    assert set(ratios) == set(DENSITY_MODES) and all(np.isfinite(list(ratios.values())))
 
 
 # --------------------------------------------------------------------------- Corollary 2
