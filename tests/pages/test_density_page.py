@@ -305,8 +305,9 @@ def test_compute_poll_show_end_to_end(jobs_home):
     texts = [a["text"] for a in heat["layout"]["annotations"]]
     printed = [(int(m[1]), int(m[2])) for t in texts if (m := ANNOTATION.fullmatch(t))]
     assert printed == maxima  # 'layer L (max M)' with M the panel's largest count
+    # each row's name, on two lines where it has two words
     assert [t for t in texts if not ANNOTATION.fullmatch(t)] == [
-        m.replace("_", " ") for m in MODES]
+        m.replace("_", "<br>") for m in MODES]
 
     lines = ratio["data"]
     assert [t["name"] for t in lines] == [m.replace("_", " ") for m in MODES]
