@@ -180,8 +180,9 @@ def warm_up(app: Dash) -> None:
     * the parameter models' validators (pydantic);
     * torch.func's first call, which imports torch._dynamo (gunicorn.conf.py imports that in
       the master, so a worker inherits it; without gunicorn this costs 2-3 s once);
-    * the exact engine's compiled kernels (:func:`bnviz.core.compiled_network.warm_up`: loaded from
-      numba's cache in 0.5 s, or inherited from gunicorn's master; compiled once per machine).
+    * the exact engine's compiled kernels, in a background thread (:mod:`bnviz.core.kernels`:
+      loaded from numba's cache in 0.5 s, compiled once per machine; the vectorised cut until
+      then, so no page waits for the compiler).
     """
     import json
     import warnings
@@ -189,7 +190,7 @@ def warm_up(app: Dash) -> None:
     import torch
 
     from bnviz import params
-    from bnviz.core.compiled_network import warm_up as warm_up_kernels
+    from bnviz.core import kernels
 
     client = app.server.test_client()
     prefix = app.config.routes_pathname_prefix
@@ -219,7 +220,7 @@ def warm_up(app: Dash) -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.func.hessian(lambda v: (v * v).sum())(x)  # forward and reverse transforms
         torch.func.vmap(torch.func.grad_and_value(lambda v: (v * v).sum()))(x.reshape(1, 2))
-    warm_up_kernels()
+    kernels.start_loading()
 
 
 def precompute_tour() -> None:

@@ -23,11 +23,9 @@ exit_on_bad_settings()  # a bad setting stops the server here, in one line, befo
 # torch.func call before the worker takes a request.
 import torch._dynamo  # noqa: E402, F401
 
-# The exact engine's compiled kernels, loaded (or, the first time on a machine, compiled: about
-# a minute) here once, in the master: every worker inherits them.
-from bnviz.core.compiled_network import warm_up as _warm_up_kernels  # noqa: E402
-
-_warm_up_kernels()
+# The exact engine's compiled kernels are loaded by each worker in a background thread
+# (app.warm_up, bnviz.core.kernels): the first time on a machine they compile (25 s to minutes),
+# and no page waits for that; the engine cuts with its vectorised path meanwhile.
 
 bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
 workers = int(setting("BNVIZ_WEB_WORKERS"))

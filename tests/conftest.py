@@ -31,6 +31,13 @@ import pytest
 # tests for the CPU; the lecture tests compute the steps they show.
 os.environ.setdefault("BNVIZ_PRECOMPUTE_TOUR", "0")
 
+# The exact engine's compiled kernels, loaded as a server loads them (bnviz.core.kernels), so
+# that the in-process tests cut as a page does; tests/engine_cases.py also runs the vectorised
+# cut, and the command-line tests' processes never load them.
+from bnviz.core import kernels  # noqa: E402
+
+kernels.require()
+
 # dash's browser fixtures (dash/testing/plugin.py); any test using one needs a browser.
 BROWSER_FIXTURES = frozenset(
     {"dash_duo", "dash_duo_mp", "dash_br", "dashr", "dashr_server", "dashjl"}

@@ -14,6 +14,7 @@ import numpy as np
 
 import bnviz.core.arrays as arrays
 import bnviz.core.cut as cut
+from bnviz.core import kernels
 from bnviz.core.network import BNOverrides, random_network
 from bnviz.data.datasets import DATASETS, make_dataset
 
@@ -24,6 +25,8 @@ def use(monkeypatch, engine: str, work: float | None = None) -> None:
     torch ("mixed")."""
     limit = {"compiled": float("inf"), "numpy": float("inf"), "torch": -1,
              "mixed": work}[engine]
+    if engine == "compiled":
+        kernels.require()
     monkeypatch.setitem(arrays.NUMPY_MAX_WORK, "cpu", limit)
     monkeypatch.setattr(cut, "COMPILED_MAX_WORK",
                         float("inf") if engine == "compiled" else -1)

@@ -108,13 +108,17 @@ def run_partition(args: argparse.Namespace) -> bytes:
 
 def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
     from bnviz.core.export import full_json, partition_summary, write_geometry
-    from bnviz.core.network import layer_statistics, random_network, select_batch
+    from bnviz.core.network import (
+        layer_statistics,
+        random_network,
+        select_batch,
+        slider_overrides,
+    )
     from bnviz.core.partition import box_from_extent, compute_partition
     from bnviz.data.datasets import make_dataset, shifted
     from bnviz.data.pointfiles import load_points
-    from bnviz.device import pick_device
+    from bnviz.device import device_name
     from bnviz.params.cost import check_bn_batch
-    from bnviz.views.explorer import slider_overrides
 
     p = params
     data = load_points(args.data) if args.data is not None else shifted(make_dataset(
@@ -125,7 +129,7 @@ def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
     batch = select_batch(data.points, p.batch_size, p.seed if p.batch_seed is None
                          else p.batch_seed)
     check_bn_batch(batch, net.weights[0], net.mode)
-    device = pick_device(args.device)
+    device = device_name(args.device)
     target_width = net.widths[min(p.target_layer, net.depth) - 1]
     overrides = slider_overrides(net.depth, target_width, p.mu_scale, p.sigma_scale, p.scope,
                                  p.target_layer, p.target_unit)

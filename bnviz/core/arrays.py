@@ -10,21 +10,28 @@ small meshes run on numpy; big meshes, and any mesh on a GPU, run on torch on th
 size of the mesh about to be cut.  Both implementations do the same float64 arithmetic with
 the same tolerances, so they make the same partition (tests/core/test_arrays.py checks it).
 
-Only what the two libraries spell differently is here; arithmetic, comparisons, indexing,
+torch is imported only when a torch implementation is asked for (:mod:`bnviz.core.torch_ops`):
+the CPU cut of ``bnviz partition`` never loads it.  Only what the two libraries spell
+differently is here; arithmetic, comparisons, indexing,
 ``reshape``, ``sum``, ``any``, ``@`` and ``tolist`` are written directly on the arrays.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-__all__ = ["NUMPY", "NUMPY_MAX_WORK", "NumpyOps", "Ops", "TorchOps", "ops_for", "ops_of",
-           "single_thread_matmul", "torch_ops"]
+if TYPE_CHECKING:
+    import torch
+
+    from bnviz.core.torch_ops import TorchOps
+
+__all__ = ["NUMPY", "NUMPY_MAX_WORK", "NumpyOps", "Ops", "TorchOps", "device_type", "is_tensor",
+           "ops_for", "ops_of", "single_thread_matmul", "torch_ops"]
 
 #: Largest (regions x units) product of a layer cut with numpy rather than torch, by device
 #: type.  On the CPU numpy at every size: bench/partition.py --engine numpy|torch measured it
@@ -86,7 +93,7 @@ class NumpyOps(Ops):
 
     name = "numpy"
     float64, int64, int32, int8, bool = np.float64, np.int64, np.int32, np.int8, np.bool_
-    device = torch.device("cpu")
+    device = "cpu"
     #: elements per block of the big (R, D) passes (:mod:`bnviz.core.crossings`): 512 KB of
     #: float64, which stays in the cache between the passes
     block: int | None = 1 << 16
@@ -94,7 +101,7 @@ class NumpyOps(Ops):
     def asarray(self, x: Any, dtype: Any = None) -> np.ndarray:
         if type(x) is np.ndarray and (dtype is None or x.dtype == dtype):
             return x
-        if isinstance(x, torch.Tensor):
+        if is_tensor(x):
             x = x.detach().cpu().numpy()
         return np.asarray(x, dtype=dtype)
 
@@ -194,119 +201,26 @@ class NumpyOps(Ops):
         return np.maximum(x, 0)
 
 
-class TorchOps(Ops):
-    """torch on one device: big meshes, and the GPU."""
-
-    name = "torch"
-    float64, int64, int32, int8, bool = (torch.float64, torch.int64, torch.int32, torch.int8,
-                                         torch.bool)
-
-    #: the big passes run on whole arrays (a GPU wants few, large kernels)
-    block: int | None = None
-
-    def __init__(self, device: torch.device) -> None:
-        self.device = device
-
-    def asarray(self, x: Any, dtype: Any = None) -> torch.Tensor:
-        return torch.as_tensor(x, dtype=dtype, device=self.device)
-
-    def numpy(self, x: torch.Tensor) -> np.ndarray:
-        return x.cpu().numpy()
-
-    matmul = staticmethod(torch.matmul)
-
-    def arange(self, n: int) -> torch.Tensor:
-        return torch.arange(n, device=self.device)
-
-    def cumsum(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cumsum(x, 0)
-
-    repeat = staticmethod(torch.repeat_interleave)
-    where = staticmethod(torch.where)
-    abs = staticmethod(torch.abs)
-    sign = staticmethod(torch.sign)
-    sqrt = staticmethod(torch.sqrt)
-    atan2 = staticmethod(torch.atan2)
-    cos = staticmethod(torch.cos)
-    sin = staticmethod(torch.sin)
-
-    def nonzero(self, mask: torch.Tensor) -> torch.Tensor:
-        return torch.nonzero(mask, as_tuple=True)[0]
-
-    def zeros(self, shape: Any, dtype: Any) -> torch.Tensor:
-        return torch.zeros(shape, dtype=dtype, device=self.device)
-
-    def full(self, n: int | tuple[int, ...], value: float, dtype: Any) -> torch.Tensor:
-        shape = tuple(n) if isinstance(n, tuple) else (n,)
-        return torch.full(shape, value, dtype=dtype, device=self.device)
-
-    def cat(self, xs: list, axis: int = 0) -> torch.Tensor:
-        return torch.cat(xs, axis)
-
-    def take(self, x: torch.Tensor, index: torch.Tensor, axis: int) -> torch.Tensor:
-        """x's slices ``index`` along ``axis``."""
-        return x.index_select(axis, index)
-
-    def stack(self, xs: list, axis: int = 0) -> torch.Tensor:
-        return torch.stack(xs, axis)
-
-    def nonzero2(self, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.nonzero(mask, as_tuple=True)
-
-    def columns(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """(N, 2) from two (N,) columns."""
-        return torch.stack([x, y], 1)
-
-    def to(self, x: torch.Tensor, dtype: Any) -> torch.Tensor:
-        return x.to(dtype)
-
-    def bincount(self, x: torch.Tensor, n: int) -> torch.Tensor:
-        return torch.bincount(x, minlength=n)
-
-    def count(self, index: torch.Tensor, mask: torch.Tensor, n: int) -> torch.Tensor:
-        """How many True entries of ``mask`` each of the n values of ``index`` has."""
-        out = torch.zeros(n, dtype=torch.int32, device=index.device)
-        return out.index_add_(0, index, mask.to(torch.int32))
-
-    def amin(self, x: torch.Tensor, axis: int) -> torch.Tensor:
-        return x.amin(axis)
-
-    def amax(self, x: torch.Tensor, axis: int) -> torch.Tensor:
-        return x.amax(axis)
-
-    def argsort(self, x: torch.Tensor, stable: bool = True) -> torch.Tensor:
-        """Argsort, stable unless told otherwise."""
-        return torch.sort(x, stable=stable).indices
-
-    def scatter_add(self, n: int, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-        """out[index[i]] += values[i] into zeros of length n (exact for integers)."""
-        out = torch.zeros((n, *values.shape[1:]), dtype=values.dtype, device=values.device)
-        return out.index_add_(0, index, values)
-
-    def add_at(self, out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> None:
-        """out[index[i]] += values[i] in place, repeated indices accumulating."""
-        out.index_add_(0, index, values)
-
-    def segment_sum(self, values: torch.Tensor, ptr: torch.Tensor,
-                    seg: torch.Tensor) -> torch.Tensor:
-        return self.scatter_add(ptr.numel() - 1, seg, values)
-
-    def segment_max(self, values: torch.Tensor, ptr: torch.Tensor,
-                    seg: torch.Tensor) -> torch.Tensor:
-        out = torch.zeros(ptr.numel() - 1, dtype=values.dtype, device=values.device)
-        return out.scatter_reduce_(0, seg, values, "amax")
-
-    def maximum0(self, x: torch.Tensor) -> torch.Tensor:
-        return x.clamp(min=0)
-
-
 #: The one numpy implementation (stateless).
 NUMPY = NumpyOps()
 
 
+def is_tensor(x: Any) -> bool:
+    """Whether ``x`` is a torch tensor, without importing torch (none exists before it is)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def device_type(device: Any) -> str:
+    """"cpu" or "cuda" of a torch.device or a device string, without importing torch."""
+    return device.type if hasattr(device, "type") else str(device).split(":")[0]
+
+
 @functools.lru_cache(maxsize=16)
 def torch_ops(device: torch.device) -> TorchOps:
-    """The torch implementation on ``device`` (one per device)."""
+    """The torch implementation on ``device`` (one per device; torch is imported here)."""
+    from bnviz.core.torch_ops import TorchOps
+
     return TorchOps(device)
 
 
@@ -317,9 +231,20 @@ def ops_of(x: Any) -> Ops:
     return torch_ops(x.device)
 
 
-def ops_for(device: torch.device, work: int) -> Ops:
+def ops_for(device: torch.device | str, work: int) -> Ops:
     """Where to cut a layer of ``work`` = regions x units on ``device``: numpy on the CPU, and
     on a GPU until the mesh is big enough to pay for the GPU's per-call latency."""
-    if work <= NUMPY_MAX_WORK.get(device.type, 0):
+    kind = device_type(device)
+    if work <= NUMPY_MAX_WORK.get(kind, 0):
         return NUMPY
-    return torch_ops(device)
+    import torch
+
+    return torch_ops(torch.device(device))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TorchOps":  # torch only when asked for
+        from bnviz.core.torch_ops import TorchOps
+
+        return TorchOps
+    raise AttributeError(name)

@@ -8,9 +8,11 @@ For a unit with pre-activations u_1..u_|B| over the batch B, BN uses (eq. 3)
 and sets h = gamma (u - mu) / sigma + beta (eq. 4; gamma = 1, beta = 0 unless a view says
 otherwise).  Every place of bnviz that normalises goes through this module: the exact geometry
 (:mod:`bnviz.core.network`), the jitter realisations, the toy training, the image networks'
-norm layers, and the paper views.  Everything is torch, differentiable (autograd flows through
-mu and sigma as in torch's own training-mode ``batch_norm``), batched over any leading dims,
-float64 when given float64, on the device of its input.
+norm layers, and the paper views.  Every function takes torch tensors, differentiable (autograd
+flows through mu and sigma as in torch's own training-mode ``batch_norm``), or numpy arrays
+(the CPU geometry of ``bnviz partition``, which never imports torch), batched over any leading
+dims, float64 when given float64, on the device of its input: one implementation, two array
+libraries.
 
 A zero sigma (every batch point gives the same u) leaves BN's division undefined.  SPEC.md:
 "no eps in the exact geometry; where an eps is needed for a zero sigma, say so and keep it
@@ -33,7 +35,13 @@ one function, not a second implementation.
 
 from __future__ import annotations
 
-import torch
+import sys
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "SIGMA_FLOOR_REL",
@@ -51,19 +59,31 @@ SIGMA_FLOOR_REL = 1e-12
 Dims = int | tuple[int, ...] | list[int]
 
 
-def batch_moments(u: torch.Tensor, dim: Dims = 0, keepdim: bool = False, *,
-                  correction: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, variance) of ``u`` over ``dim`` in one ``torch.var_mean`` pass (eq. 3).
+def _is_tensor(x: Any) -> bool:
+    torch = sys.modules.get("torch")  # no tensor exists before torch is imported
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def batch_moments(u: torch.Tensor | np.ndarray, dim: Dims = 0, keepdim: bool = False, *,
+                  correction: int = 0) -> tuple[Any, Any]:
+    """(mean, variance) of ``u`` over ``dim`` in one ``torch.var_mean`` pass (eq. 3; numpy's
+    mean and var for an array).
 
     The variance divides by n - ``correction``: 0 (the default) is BN's biased variance,
     1 the unbiased one (SPEC.md pitfall: torch's ``var`` defaults to 1).  ``dim`` may be a
     tuple (an image channel: batch and spatial dims); other dims are kept as batch dims.
     """
-    var, mean = torch.var_mean(u, dim=dim, correction=correction, keepdim=keepdim)
-    return mean, var
+    if _is_tensor(u):
+        import torch
+
+        var, mean = torch.var_mean(u, dim=dim, correction=correction, keepdim=keepdim)
+        return mean, var
+    axis = tuple(dim) if isinstance(dim, list) else dim
+    return (np.mean(u, axis=axis, keepdims=keepdim),
+            np.var(u, axis=axis, ddof=correction, keepdims=keepdim))
 
 
-def floored_sigma(mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+def floored_sigma(mean: Any, var: Any) -> Any:
     """sqrt(var), floored at SIGMA_FLOOR_REL times the unit's root mean square
     sqrt(mean^2 + var), and 1 where the unit is zero on the whole batch (module docstring).
 
@@ -72,6 +92,13 @@ def floored_sigma(mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
     variance is at least the dtype's smallest normal number, so sigma is never 0 (a float32
     floor must not underflow to 0).
     """
+    if not _is_tensor(var):
+        mean_square = mean * mean + np.maximum(var, 0)
+        floor_sq = np.where(mean_square > 0, np.maximum(SIGMA_FLOOR_REL**2 * mean_square,
+                                                        np.finfo(var.dtype).tiny), 1.0)
+        return np.sqrt(np.maximum(var, floor_sq))
+    import torch
+
     with torch.no_grad():
         mean_square = mean * mean + var.clamp_min(0)
         tiny = torch.finfo(var.dtype).tiny
@@ -92,7 +119,8 @@ def batch_statistics(u: torch.Tensor, dim: Dims = 0, keepdim: bool = False, *,
     where sigma is 0; its gradient is not finite there).
     """
     mean, var = batch_moments(u, dim, keepdim, correction=correction)
-    return mean, floored_sigma(mean, var) if floor else var.sqrt()
+    return mean, floored_sigma(mean, var) if floor else (
+        var.sqrt() if _is_tensor(var) else np.sqrt(var))
 
 
 def bn_forward(u: torch.Tensor, mean: torch.Tensor, sigma: torch.Tensor,
@@ -103,7 +131,14 @@ def bn_forward(u: torch.Tensor, mean: torch.Tensor, sigma: torch.Tensor,
     ``u`` (batch statistics, running averages, frozen or noisy ones); gamma = 1, beta = 0
     when not given.  ``inplace`` overwrites ``u`` (no temporaries: the jitter view's K
     realisations at once; not for tensors autograd needs)."""
-    h = u.sub_(mean).div_(sigma) if inplace else (u - mean) / sigma
+    if inplace and _is_tensor(u):
+        h = u.sub_(mean).div_(sigma)
+    elif inplace:
+        h = u
+        h -= mean
+        h /= sigma
+    else:
+        h = (u - mean) / sigma
     if gamma is not None:
         h = h * gamma
     if beta is not None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bnviz.core import kernels
 from bnviz.core.arrays import NUMPY, Ops, single_thread_matmul
 from bnviz.core.crossings import RTOL, Cuts, find_cuts
 from bnviz.core.degenerate import ANGLE_TOL, NewPoints, vertex_faces
@@ -99,7 +100,7 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     """
     ops = mesh.ops
     r = mesh.n_regions
-    if compiled and ops is NUMPY and r * w.shape[0] <= COMPILED_MAX_WORK:
+    if compiled and ops is NUMPY and r * w.shape[0] <= COMPILED_MAX_WORK and _compiled():
         return _compiled_step(mesh, w, mu, sigma, slope, box, max_regions)
     # d/dx, d/dy, offset of W z
     planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
@@ -200,17 +201,9 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
 
 
 def _compiled() -> Any:
-    """:mod:`bnviz.core.compiled_network` (the compiled cut), imported on the first cut: numba
-    takes 0.2 s to import, and commands that never cut should not wait for it."""
-    global _COMPILED
-    if _COMPILED is None:
-        from bnviz.core import compiled_network
-
-        _COMPILED = compiled_network
-    return _COMPILED
-
-
-_COMPILED: Any = None
+    """:mod:`bnviz.core.compiled_network` when this process has its kernels loaded
+    (:mod:`bnviz.core.kernels`), else None: the vectorised cut then, the same partition."""
+    return kernels.ready()
 
 
 def _compiled_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,

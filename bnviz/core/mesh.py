@@ -14,7 +14,6 @@ import functools
 from typing import Any
 
 import numpy as np
-import torch
 
 from bnviz.core.arrays import Ops, ops_of, torch_ops
 
@@ -168,11 +167,13 @@ class Mesh:
                                                self.group)))
 
 
-def box_mesh(box: tuple[float, float, float, float], dev: torch.device | str | None = None,
+def box_mesh(box: tuple[float, float, float, float], dev: Any = None,
              groups: int = 1, ops: Ops | None = None) -> Mesh:
     """The box, once per realisation group, counter-clockwise, with the identity map z = x;
     held by ``ops`` (default: torch on ``dev``)."""
     if ops is None:
+        import torch
+
         ops = torch_ops(torch.device(dev if dev is not None else "cpu"))
     x0, x1, y0, y1 = box
     corners = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 from bnviz.params.caps import ACTIVATIONS, MODES
@@ -36,6 +35,7 @@ __all__ = [
     "Head",
     "LayerOverride",
     "LayerStatistics",
+    "slider_overrides",
     "Network",
     "layer_statistics",
     "load_network",
@@ -358,40 +358,53 @@ def layer_statistics(
     positively homogeneous activation, recomputed BN statistics would cancel a sigma_1 change.
     Either way ``batch_mean``/``batch_std``/``inputs`` describe the network actually drawn.
     """
-    z = torch.as_tensor(np.asarray(batch, dtype=np.float64))
+    z = np.asarray(batch, dtype=np.float64)
     if z.ndim != 2 or z.shape[1] != 2 or z.shape[0] < 1:
         raise ValueError(f"the batch must be an (n, 2) array with n >= 1, got {tuple(z.shape)}")
     overrides = overrides or BNOverrides()
     base = layer_statistics(net, batch) if frozen and overrides.layers else None
     slope = net.negative_slope
     out = []
-    for i, w_np in enumerate(net.weights):
+    for i, w in enumerate(net.weights):
         layer = i + 1
-        w = torch.as_tensor(w_np)
         u = z @ w.T  # (|B|, D_l)
         mean, var = batch_moments(u)  # eq. 3, biased (divide by |B|), SPEC.md pitfall
-        std = var.sqrt()
-        if not (torch.isfinite(mean).all() and torch.isfinite(std).all()):
+        std = np.sqrt(var)
+        if not (np.isfinite(mean).all() and np.isfinite(std).all()):
             raise ValueError(f"layer {layer}: the batch statistics overflow float64 "
                              "(inputs or weights too large)")
         if base is not None:
-            mu, sigma = torch.as_tensor(base[i].mu), torch.as_tensor(base[i].sigma)
+            mu, sigma = base[i].mu, base[i].sigma
         elif net.mode == "bn":
             mu, sigma = mean, floored_sigma(mean, var)
         elif net.mode == "zero_bias":
-            mu, sigma = torch.zeros_like(mean), torch.ones_like(std)
+            mu, sigma = np.zeros_like(mean), np.ones_like(std)
         else:
-            mu, sigma = -torch.as_tensor(net.biases[i]), torch.ones_like(std)
-        mu_np, sigma_np = overrides.apply(layer, mu.numpy(), sigma.numpy())
-        mu, sigma = torch.as_tensor(mu_np), torch.as_tensor(sigma_np)
-        wnorm = w.norm(dim=1)
+            mu, sigma = -np.asarray(net.biases[i], dtype=np.float64), np.ones_like(std)
+        mu, sigma = overrides.apply(layer, mu, sigma)
+        wnorm = np.linalg.norm(w, axis=1)
         # a zero row has no hyperplane: its TLS distance is infinite, not 0/0
-        tls = torch.where(wnorm > 0, (var + (mean - mu).pow(2)) / wnorm.pow(2),
-                          torch.full_like(wnorm, float("inf")))
-        out.append(
-            LayerStatistics(layer, mean.numpy(), std.numpy(), mu_np, sigma_np, wnorm.numpy(),
-                            tls.numpy(), z.numpy())
-        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tls = np.where(wnorm > 0, (var + (mean - mu) ** 2) / wnorm**2, np.inf)
+        out.append(LayerStatistics(layer, mean, std, mu, sigma, wnorm, tls, z))
         h = bn_forward(u, mu, sigma)
-        z = torch.where(h > 0, h, slope * h)
+        z = np.where(h > 0, h, slope * h)
     return out
+
+
+def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
+                     target_layer: int, target_unit: int) -> BNOverrides:
+    """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
+    layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
+    the target layer).  InputError names a target layer the network does not have."""
+    from bnviz.params.fields import InputError
+
+    if mu_t == 1.0 and sigma_s == 1.0:
+        return BNOverrides()
+    if scope == "all":
+        return BNOverrides.all_layers(depth, mu_scale=mu_t, sigma_scale=sigma_s)
+    if not 1 <= target_layer <= depth:
+        raise InputError(f"target layer {target_layer} is not a layer of a depth-{depth} network")
+    if scope == "layer":
+        return BNOverrides({target_layer: LayerOverride(mu_t, 0.0, sigma_s)})
+    return BNOverrides.unit(width, target_layer, target_unit, mu_scale=mu_t, sigma_scale=sigma_s)

@@ -23,16 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from bnviz.core import cut
-from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, ops_for
+from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, device_type, ops_for
 from bnviz.core.crossings import find_cuts
 from bnviz.core.cut import WORK_PER_REGION, _compiled, layer_step, refusal
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import Mesh, box_mesh
 from bnviz.core.network import BNOverrides, LayerStatistics, Network, layer_statistics
-from bnviz.device import pick_device
+from bnviz.device import device_name
 
 __all__ = [
     "LayerPartition",
@@ -154,7 +153,7 @@ def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
     wd, bd = net.head.decision_function()
     planes = mesh.aff @ ops.asarray(wd, ops.float64)  # (3, R)
     planes[2] += bd
-    if ops is NUMPY and mesh.n_regions <= cut.COMPILED_MAX_WORK:
+    if ops is NUMPY and mesh.n_regions <= cut.COMPILED_MAX_WORK and _compiled():
         # the compiled chords (bnviz.core.clipping.chords), as find_cuts finds them
         _, pair_ptr, _, _, chords = _compiled().chords(
             mesh.ptr, mesh.verts, np.ascontiguousarray(planes[:, :, None]),
@@ -164,7 +163,7 @@ def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
     return ops.cat([cuts.chord_a, cuts.chord_b], 1), cuts.pair_poly
 
 
-def _step(mesh: Mesh, dev: torch.device, w: np.ndarray, mu: Any, sigma: Any, slope: float,
+def _step(mesh: Mesh, dev: Any, w: np.ndarray, mu: Any, sigma: Any, slope: float,
           box: tuple[float, float, float, float], max_regions: int, layer: int,
           compiled: bool = True) -> tuple[Mesh, Any, Any, Any]:
     """One layer's cut, in the array library that suits the mesh's size on ``dev``
@@ -184,7 +183,7 @@ def _step(mesh: Mesh, dev: torch.device, w: np.ndarray, mu: Any, sigma: Any, slo
 
 
 def _compiled_layers(net: Network, stats: list[LayerStatistics],
-                     box: tuple[float, float, float, float], dev: torch.device,
+                     box: tuple[float, float, float, float], dev: Any,
                      max_regions: int) -> tuple[list[LayerPartition], Mesh | None]:
     """The first layers whose meshes are small (:func:`bnviz.core.cut.layer_step` would cut
     each with the compiled kernels) in one compiled call
@@ -196,7 +195,7 @@ def _compiled_layers(net: Network, stats: list[LayerStatistics],
         np.array(net.widths, np.int64), np.concatenate([st.mu for st in stats]),
         np.concatenate([st.sigma for st in stats]), float(net.negative_slope),
         int(max_regions), int(WORK_PER_REGION * max_regions),
-        int(min(cut.COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(dev.type, 0), 1 << 62)),
+        int(min(cut.COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(device_type(dev), 0), 1 << 62)),
         int(min(cut.COMPILED_MAX_GEMM, 1 << 62)))
     if status:
         raise PartitionTooLarge(
@@ -221,7 +220,7 @@ def compute_partition(
     batch: np.ndarray,
     box: tuple[float, float, float, float] = (-3.0, 3.0, -3.0, 3.0),
     overrides: BNOverrides | None = None,
-    device: torch.device | str | None = None,
+    device: Any = None,
     stats: list[LayerStatistics] | None = None,
     max_regions: int = MAX_REGIONS,
 ) -> Partition:
@@ -232,7 +231,7 @@ def compute_partition(
     Small meshes are cut with numpy whatever the device (:mod:`bnviz.core.arrays`).
     """
     t0 = time.perf_counter()
-    dev = torch.device(device) if device is not None else pick_device()
+    dev = device if device is not None else device_name()
     x0, x1, y0, y1 = float(box[0]), float(box[1]), float(box[2]), float(box[3])
     if not (-MAX_EXTENT <= x0 < x1 <= MAX_EXTENT and -MAX_EXTENT <= y0 < y1 <= MAX_EXTENT):
         raise ValueError(f"the box must lie within +/-{MAX_EXTENT:g} with xmin < xmax and "
@@ -242,7 +241,7 @@ def compute_partition(
         stats = layer_statistics(net, batch, overrides)
     slope = net.negative_slope
     layers, mesh = [], None
-    if ops_for(dev, 0) is NUMPY:  # the first, small layers: one compiled call
+    if ops_for(dev, 0) is NUMPY and _compiled():  # the first, small layers: one compiled call
         layers, mesh = _compiled_layers(net, stats, box, dev, max_regions)
     if len(layers) == len(stats) and net.head is None:  # all cut by the compiled call
         return Partition(box, net.widths, layers, None, time.perf_counter() - t0, str(dev))
@@ -257,15 +256,17 @@ def compute_partition(
     boundary = None
     if net.head is not None:
         boundary = mesh.ops.numpy(_head_cuts(mesh, net, box)[0])
-    if dev.type == "cuda":
+    if device_type(dev) == "cuda":
+        import torch
+
         torch.cuda.synchronize(dev)
     return Partition(box, net.widths, layers, boundary, time.perf_counter() - t0, str(dev))
 
 
-def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
-                        sigma: np.ndarray | torch.Tensor,
+def decision_boundaries(net: Network, mu: Any,
+                        sigma: Any,
                         box: tuple[float, float, float, float] = (-3.0, 3.0, -3.0, 3.0),
-                        device: torch.device | str | None = None,
+                        device: Any = None,
                         max_regions: int = MAX_REGIONS) -> list[np.ndarray]:
     """The exact decision boundary of the head for K realisations of the BN statistics.
 
@@ -276,7 +277,7 @@ def decision_boundaries(net: Network, mu: np.ndarray | torch.Tensor,
     """
     if net.head is None:
         raise ValueError("decision boundaries need a network with a classifier head")
-    dev = torch.device(device) if device is not None else pick_device()
+    dev = device if device is not None else device_name()
     box = tuple(float(v) for v in box)
     k = len(mu)
     mesh = box_mesh(box, groups=k, ops=ops_for(dev, k))

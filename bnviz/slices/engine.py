@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from bnviz.core.cut import WORK_PER_REGION, _compiled, refusal
+from bnviz.core import kernels
+from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
 from bnviz.device import pick_device
@@ -272,7 +273,7 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     planes = _to_numpy(x, r)
     d = planes.shape[2]
     status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
-        _compiled().cut_layer(
+        kernels.require().cut_layer(
             mesh.ptr, mesh.verts, planes, np.empty((d, 0)), planes, np.zeros((1, d)),
             np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0, bx,
             by, float(op.attrs["slope"]), int(max_regions), int(WORK_PER_REGION * max_regions))

@@ -25,12 +25,12 @@ from bnviz.core.bn import bn_forward
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import (
     BNOverrides,
-    LayerOverride,
     LayerStatistics,
     Network,
     layer_statistics,
     random_network,
     select_batch,
+    slider_overrides,
 )
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
@@ -75,22 +75,6 @@ def settings_overrides(settings: ExplorerParams) -> BNOverrides:
     """The settings' mu and sigma sliders as BN overrides."""
     return slider_overrides(settings.depth, settings.width, settings.mu_t, settings.sigma_s,
                             settings.scope, settings.target_layer, settings.target_unit)
-
-
-def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
-                     target_layer: int, target_unit: int) -> BNOverrides:
-    """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
-    layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
-    the target layer)."""
-    if mu_t == 1.0 and sigma_s == 1.0:
-        return BNOverrides()
-    if scope == "all":
-        return BNOverrides.all_layers(depth, mu_scale=mu_t, sigma_scale=sigma_s)
-    if not 1 <= target_layer <= depth:
-        raise InputError(f"target layer {target_layer} is not a layer of a depth-{depth} network")
-    if scope == "layer":
-        return BNOverrides({target_layer: LayerOverride(mu_t, 0.0, sigma_s)})
-    return BNOverrides.unit(width, target_layer, target_unit, mu_scale=mu_t, sigma_scale=sigma_s)
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ def test_lists_the_numbered_steps(capsysbinary):
     rc, out, err = _run(capsysbinary, ["lecture"])
     assert rc == 0 and err == ""
     numbered = re.findall(r"^ ?(\d+)\. (.+) \((.+)\)$", out, flags=re.MULTILINE)
-    assert len(numbered) == len(TOUR) == 16  # issue 16's 15 and issue 19's training step
-    assert [int(n) for n, _, _ in numbered] == list(range(1, 17))
+    assert len(numbered) == len(TOUR) == 17  # issue 16's 15, issue 19's training, issue 27's slice
+    assert [int(n) for n, _, _ in numbered] == list(range(1, len(TOUR) + 1))
     assert [(t, p) for _, t, p in numbered] == [(s.title, s.paper) for s in TOUR]
     for step in TOUR:
         assert f"    {step.caption}\n" in out

@@ -58,12 +58,15 @@ import contextlib, io, json, sys, time
 from bnviz.cli import main
 err = io.StringIO()
 t0 = time.perf_counter()
-with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+raw = io.BytesIO()
+out = io.TextIOWrapper(raw)
+with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
     try:
         rc = main(json.loads(sys.argv[1]))
     except SystemExit as exc:
         rc = exc.code
-print(json.dumps({"rc": rc, "err": err.getvalue(), "torch": "torch" in sys.modules,
+print(json.dumps({"rc": rc, "err": err.getvalue(), "out": raw.getvalue().decode(errors="replace"),
+                  "torch": "torch" in sys.modules, "numba": "numba" in sys.modules,
                   "pydantic": "pydantic" in sys.modules, "seconds": time.perf_counter() - t0}))
 """
 
@@ -92,6 +95,34 @@ def test_help_and_syntax_errors_load_no_parameter_models(argv):
     measured by bench/cli.py, 0.14 s against 0.25 s before."""
     got = _child(argv)
     assert got["rc"] in (0, 2) and got["pydantic"] is False and got["torch"] is False, got
+
+
+@pytest.mark.parametrize("mode", ["bn", "random_bias"])
+def test_a_cpu_partition_loads_neither_torch_nor_numba(mode):
+    """issue 28: the command line's CPU cut is the vectorised numpy cut, in a process that
+    never imports torch (1-3 s) nor numba (0.2 s, and its kernels 0.2-0.4 s, or a compile on a
+    new machine), with the counts the in-process compiled engine gives (this test process
+    has the kernels loaded, as a server does)."""
+    from bnviz.core import kernels
+    from bnviz.core.network import layer_statistics, random_network
+    from bnviz.core.partition import box_from_extent, compute_partition
+    from bnviz.data.datasets import make_dataset
+
+    from bnviz.device import gpu_driver_present
+
+    # the default device is the CPU where no GPU driver is (CI), or asked for
+    device = ["--device", "cpu"] if gpu_driver_present() else []
+    got = _child(["partition", "--depth", "3", "--width", "16", "--mode", mode, *device])
+    assert got["rc"] == 0 and got["torch"] is False and got["numba"] is False, got
+    summary = json.loads(got["out"])
+    net = random_network(3, 16, "leaky_relu", 0.1, mode, 0)
+    batch = make_dataset("moons", 100, 0).points
+    assert kernels.ready() is not None
+    part = compute_partition(net, batch, box_from_extent(3.0),
+                             stats=layer_statistics(net, batch), device="cpu")
+    assert [lay["regions"] for lay in summary["layers"]] == [
+        len(lay.regions) for lay in part.layers]
+    assert summary["device"] == "cpu"
 
 
 def test_the_16_by_128_partition_is_refused_at_once_with_the_cap():
