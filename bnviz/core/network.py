@@ -207,11 +207,13 @@ def load_network(
 
     Never unpickles: object arrays are refused.
     """
+    from bnviz.data.npfiles import read_numpy
+
     path = Path(path)
+    loaded = read_numpy(path)  # one line for a missing, empty, non-NumPy or pickled file
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: a single array, not an .npz archive of W1..WL")
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError("a single array, not an .npz archive of W1..WL")
         with loaded as f:
             unknown = sorted(k for k in f.files if not _NETWORK_ARRAY.fullmatch(k))
             if unknown:
@@ -222,10 +224,10 @@ def load_network(
                 raise ValueError(f"{size / 1e6:.0f} MB of arrays, over the cap of "
                                  f"{MAX_NETWORK_FILE_BYTES // 1_000_000} MB")
             arrays = {k: np.array(f[k]) for k in f.files}
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "pickle" in detail:  # numpy's words invite an unsafe load: say what it is instead
+            detail = "it holds Python objects, which bnviz never loads"
         raise ValueError(f"{path}: not a readable .npz of numeric arrays ({detail})") from None
     depth = 0
     while f"W{depth + 1}" in arrays:

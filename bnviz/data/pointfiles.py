@@ -5,7 +5,6 @@ file and the problem, and nothing is ever unpickled."""
 from __future__ import annotations
 
 import csv
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -97,20 +96,13 @@ def _parse_csv(raw: bytes, fname: str) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _read_npy(path: Path) -> np.ndarray:
+    from bnviz.data.npfiles import read_numpy
+
     fname = path.name
     try:
-        arr = np.load(path, allow_pickle=False)
-    except OSError as exc:
-        raise DatasetError(f"{fname}: cannot read the file ({exc.strerror or exc})") from None
+        arr = read_numpy(path)  # missing, empty, not NumPy, pickled: one line
     except ValueError as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else "invalid .npy data"
-        if "pickle" in detail.lower():
-            detail = "it holds Python objects (pickled), which are never loaded"
-        raise DatasetError(f"{fname}: not a valid numeric .npy array ({detail})") from None
-    except EOFError:
-        raise DatasetError(f"{fname}: the file is empty or truncated") from None
-    except zipfile.BadZipFile:
-        raise DatasetError(f"{fname}: not a .npy array (a damaged zip/.npz archive)") from None
+        raise DatasetError(str(exc)) from None
     if not isinstance(arr, np.ndarray):
         arr.close()
         raise DatasetError(f"{fname}: expected a single .npy array, got an .npz archive")

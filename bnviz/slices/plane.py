@@ -101,15 +101,22 @@ def plane_through_image(image: np.ndarray, seed: int = 0) -> Plane:
 def load_plane(path: Path, shape: tuple[int, ...]) -> Plane:
     """A plane from an .npz holding ``origin``, ``u`` and ``v`` of the image's ``shape``
     (nothing unpickled); one-line ValueError for anything else."""
+    from bnviz.data.npfiles import read_numpy
+
+    loaded = read_numpy(path)  # one line for a missing, empty, non-NumPy or pickled file
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: a single array, not an .npz holding origin, u and v")
     try:
-        with np.load(path, allow_pickle=False) as f:
+        with loaded as f:
             arrays = {k: np.asarray(f[k], np.float64) for k in ("origin", "u", "v")
                       if k in f.files}
     except KeyError as exc:
         raise ValueError(f"{path}: {exc}") from None
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path}: not a readable .npz ({str(exc).splitlines()[0][:80]})"
-                         ) from None
+        detail = str(exc).splitlines()[0][:80]
+        if "pickle" in detail:
+            detail = "it holds Python objects, which bnviz never loads"
+        raise ValueError(f"{path}: not a readable .npz ({detail})") from None
     missing = [k for k in ("origin", "u", "v") if k not in arrays]
     if missing:
         raise ValueError(f"{path}: the plane needs arrays origin, u, v (missing "

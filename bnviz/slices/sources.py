@@ -33,11 +33,12 @@ def load_images(data: str | Path, shape: tuple[int, ...] | None = None) -> Slice
     set's mean and std as a job's network sees them) or an .npy of images."""
     text = str(data)
     if text.endswith(".npy"):
-        try:
-            x = np.load(text, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{text}: not a readable .npy ({str(exc).splitlines()[0][:80]})"
-                             ) from None
+        from bnviz.data.npfiles import read_numpy
+
+        x = read_numpy(text)  # one line for a missing, empty, non-NumPy or pickled file
+        if not isinstance(x, np.ndarray):
+            x.close()
+            raise ValueError(f"{text}: an .npz archive, not one .npy array of images")
         if x.ndim != 4 or not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
             raise ValueError(f"{text}: images must be a finite (N, C, H, W) array, got shape "
                              f"{x.shape}")

@@ -107,7 +107,6 @@ def test_a_cpu_partition_loads_neither_torch_nor_numba(mode):
     from bnviz.core.network import layer_statistics, random_network
     from bnviz.core.partition import box_from_extent, compute_partition
     from bnviz.data.datasets import make_dataset
-
     from bnviz.device import gpu_driver_present
 
     # the default device is the CPU where no GPU driver is (CI), or asked for

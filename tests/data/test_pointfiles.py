@@ -145,7 +145,7 @@ def _explode():
 def test_npy_with_objects_is_never_unpickled(tmp_path):
     path = tmp_path / "objects.npy"
     np.save(path, np.array([_Boom(), _Boom()], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError, match=r"objects\.npy: .*never loaded"):
+    with pytest.raises(ValueError, match=r"objects\.npy: .*never loads"):
         load_points(path)
 
 
@@ -161,7 +161,7 @@ def test_raw_pickle_named_npy_rejected(tmp_path):
     [
         ("empty.npy", b"", "empty"),
         ("truncated.npy", b"\x93NUMPY\x01\x00", ""),
-        ("notnumpy.npy", b"hello world, not an array", "not a valid"),
+        ("notnumpy.npy", b"hello world, not an array", "not a NumPy file"),
     ],
 )
 def test_bad_npy_bytes(tmp_path, filename, content, problem):
