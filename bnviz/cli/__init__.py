@@ -18,70 +18,51 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from importlib import import_module
+from pathlib import Path
 
-from bnviz.cli.claims import add_claims, run_claims
-from bnviz.cli.figures import (
-    add_bnstats,
-    add_density,
-    add_figure9,
-    add_jitter,
-    run_bnstats,
-    run_density,
-    run_figure9,
-    run_jitter,
-)
-from bnviz.cli.lecture import add_lecture, run_lecture
-from bnviz.cli.options import CLIError, Parser
-from bnviz.cli.partition import add_partition, run_partition
-from bnviz.cli.replicate import add_replicate, run_replicate
-from bnviz.cli.slice import add_slice, run_slice_command
-from bnviz.cli.train import add_train, run_train
-from bnviz.service.stack import add_serve, run_serve
+from bnviz import __version__
+from bnviz.cli.commands import COMMANDS, JOB_COMMANDS, Command
+from bnviz.cli.options import CLIError, Parser, examples_epilog
 
-__all__ = ["CLIError", "execute", "main"]
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], bytes]] = {
-    "partition": run_partition, "jitter": run_jitter, "bnstats": run_bnstats,
-    "density": run_density, "claims": run_claims, "lecture": run_lecture,
-    "replicate": run_replicate, "figure9": run_figure9, "train": run_train,
-    "slice": run_slice_command}
-#: Commands that return (output, exit code): jobs, the worker, data downloads.  Their parser
-#: lists the job types, so it is built (and torch loaded) only when one of them is asked for;
-#: otherwise ``--help`` lists them with these lines.
-JOB_COMMANDS: dict[str, str] = {
-    "jobs": "background image experiments (Figures 4, 5, 10, Table 1, section 5)",
-    "worker": "run a job worker (Celery with BNVIZ_BROKER_URL, else the local pool)",
-    "data": "image data sets"}
+__all__ = ["CLIError", "build_parser", "execute", "main"]
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def build_parser(with_jobs: bool = True) -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The parser, with ``command``'s own options (its module imported); every other
+    command only named, with its one line (nothing imported)."""
     parser = Parser(prog="bnviz",
-                    description="Exact input-space partitions of batch-normalized networks.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    add_partition(sub)
-    add_jitter(sub)
-    add_density(sub)
-    add_bnstats(sub)
-    add_figure9(sub)
-    add_claims(sub)
-    add_lecture(sub)
-    add_replicate(sub)
-    add_train(sub)
-    add_slice(sub)
-    add_serve(sub)
-    if with_jobs:
+                    description="Exact input-space partitions of batch-normalized networks.",
+                    epilog=examples_epilog(("bnviz partition --depth 3 --width 16",
+                                            "bnviz partition --help", "bnviz serve")))
+    parser.add_argument("--version", action="version", version=f"bnviz {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
+                                metavar="COMMAND")
+    jobs = command in JOB_COMMANDS
+    for name, cmd in (COMMANDS | JOB_COMMANDS).items():
+        if name == command and not jobs:
+            getattr(import_module(cmd.module), cmd.add)(sub)
+        elif not (jobs and name in JOB_COMMANDS):
+            sub.add_parser(name, help=cmd.summary)
+    if jobs:  # the three job commands are built together (they list the job types)
         from bnviz.jobs import cli as job_cli
 
         job_cli.add_commands(sub, Parser)
-    else:
-        for name, text in JOB_COMMANDS.items():
-            sub.add_parser(name, help=text)
+    if command in sub.choices:
+        cmd = (COMMANDS | JOB_COMMANDS)[command]
+        own = sub.choices[command]
+        own.description = cmd.summary
+        own.epilog = examples_epilog(cmd.examples)
     return parser
+
+
+def _function(cmd: Command):
+    return getattr(import_module(cmd.module), cmd.run)
 
 
 def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
@@ -89,9 +70,8 @@ def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
     from bnviz.jobs.local import WorkerRunning
     from bnviz.jobs.store import StoreError
 
-    run = {"jobs": job_cli.run_jobs, "worker": job_cli.run_worker, "data": job_cli.run_data}
     try:
-        return run[args.command](args)
+        return getattr(job_cli, JOB_COMMANDS[args.command].run)(args)
     except KeyError as exc:
         raise CLIError(f"no job {exc.args[0]}") from None
     except (StoreError, TimeoutError, WorkerRunning) as exc:
@@ -99,13 +79,13 @@ def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    return build_parser(with_jobs=_command_of(argv) in JOB_COMMANDS).parse_args(list(argv))
+    return build_parser(_command_of(argv)).parse_args(list(argv))
 
 
 def _dispatch(args: argparse.Namespace) -> tuple[bytes, int]:
     if args.command in JOB_COMMANDS:
         return _run_job_command(args)
-    return COMMANDS[args.command](args), 0
+    return _function(COMMANDS[args.command])(args), 0
 
 
 def execute(argv: Sequence[str]) -> bytes:
@@ -119,6 +99,7 @@ def execute(argv: Sequence[str]) -> bytes:
         args = _parse(argv)
     except SystemExit:
         raise CLIError(f"bad command: bnviz {' '.join(argv)}") from None
+    check_paths(args)
     if args.command == "serve":
         raise CLIError("serve runs until stopped")
     payload, code = _dispatch(args)
@@ -127,13 +108,53 @@ def execute(argv: Sequence[str]) -> bytes:
     return payload
 
 
+#: Options naming a file a command reads, and options naming one it writes (a Path once
+#: parsed): each checked before any work.
+INPUT_FILES = ("weights", "data", "model", "batch", "plane")
+OUTPUT_FILES = ("out", "save", "save_weights", "movie", "geometry")
+#: The formats whose output is binary: never written to a terminal.
+BINARY_FORMATS = ("png",)
+
+
+def check_paths(args: argparse.Namespace, terminal: bool = False) -> None:
+    """Every file a command names, checked before it starts: inputs exist and are files,
+    outputs go to an existing directory and are not one; binary output never goes to a
+    ``terminal`` (the process's stdout is one)."""
+    for name in INPUT_FILES:
+        path = getattr(args, name, None)
+        if isinstance(path, Path) and not path.is_file():
+            what = "a directory, not a file" if path.is_dir() else "no such file"
+            raise CLIError(f"--{name.replace('_', '-')}: {str(path)[-80:]}: {what}")
+    for name in OUTPUT_FILES:
+        path = getattr(args, name, None)
+        if isinstance(path, Path):
+            flag = f"--{name.replace('_', '-')}"
+            if path.is_dir():
+                raise CLIError(f"{flag}: {str(path)[-80:]} is a directory: name a file")
+            if not path.parent.is_dir():
+                raise CLIError(f"{flag}: no directory {str(path.parent)[-80:]!r}")
+    if (terminal and getattr(args, "format", None) in BINARY_FORMATS
+            and getattr(args, "out", None) is None):
+        raise CLIError(f"--format {args.format} is binary: write it to a file with --out "
+                       "FILE (or pipe it), not to the terminal")
+
+
+def _is_text(payload: bytes) -> bool:
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in payload
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     code = 0
     try:
         args = _parse(argv)
+        check_paths(args, terminal=sys.stdout.isatty())
         if args.command == "serve":  # runs until stopped; its own one-line errors
-            return run_serve(args)
+            return _function(COMMANDS["serve"])(args)
         payload, code = _dispatch(args)
         out = getattr(args, "out", None)
         if out is not None:
@@ -141,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out.write_bytes(payload)
             except OSError as exc:
                 raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
+        elif sys.stdout.isatty() and not _is_text(payload):
+            raise CLIError("the output is binary: write it to a file with --out FILE (or "
+                           "pipe it), not to the terminal")
         else:
             sys.stdout.buffer.write(payload)
             sys.stdout.flush()

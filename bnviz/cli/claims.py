@@ -9,12 +9,13 @@ import argparse
 import json
 from pathlib import Path
 
+from bnviz.cli.commands import summary
+
 __all__ = ["add_claims", "run_claims"]
 
 
 def add_claims(sub: argparse._SubParsersAction) -> None:
-    c = sub.add_parser("claims", help="every closed-form claim of the five papers, checked "
-                                      "numerically (paper value beside computed value)")
+    c = sub.add_parser("claims", help=summary("claims"))
     c.add_argument("--id", action="append", dest="ids", metavar="ID",
                    help="only this claim (repeatable); default: all")
     c.add_argument("--json", action="store_true", help="JSON output (default: a table)")

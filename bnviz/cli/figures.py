@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, integer, number, validated
 from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS, WEIGHTS
 
@@ -16,7 +17,7 @@ __all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnsta
 
 
 def add_jitter(sub: argparse._SubParsersAction) -> None:
-    j = sub.add_parser("jitter", help="decision-boundary realisations across mini-batches (Fig. 6)")
+    j = sub.add_parser("jitter", help=summary("jitter"))
     j.add_argument("--dataset", choices=DATASETS, default="moons",
                    help="binary task (labels mod 2)")
     j.add_argument("--n", type=integer, default=200)
@@ -90,7 +91,7 @@ def run_jitter(args: argparse.Namespace) -> bytes:
 
 
 def add_density(sub: argparse._SubParsersAction) -> None:
-    d = sub.add_parser("density", help="concentration of the facets near the data (Fig. 3)")
+    d = sub.add_parser("density", help=summary("density"))
     d.add_argument("--depth", type=integer, default=11)
     d.add_argument("--width", type=integer, default=1024)
     d.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
@@ -145,7 +146,7 @@ def run_density(args: argparse.Namespace) -> bytes:
 
 
 def add_bnstats(sub: argparse._SubParsersAction) -> None:
-    b = sub.add_parser("bnstats", help="distributions of the BN statistics (Fig. 7, eq. 13)")
+    b = sub.add_parser("bnstats", help=summary("bnstats"))
     b.add_argument("--batch-size", type=integer, default=64)
     b.add_argument("--train-size", type=integer, default=1000)
     b.add_argument("--samples", type=integer, default=2000)
@@ -170,8 +171,7 @@ def run_bnstats(args: argparse.Namespace) -> bytes:
 
 
 def add_figure9(sub: argparse._SubParsersAction) -> None:
-    f = sub.add_parser("figure9", help="each unit's sigma^2/||w||^2 (TLS error, eq. 8) and the "
-                                       "input-space distance of its facets (Fig. 9)")
+    f = sub.add_parser("figure9", help=summary("figure9"))
     f.add_argument("--dataset", choices=DATASETS, default="moons")
     f.add_argument("--n", type=integer, default=100, help="number of data points")
     f.add_argument("--seed", type=integer, default=0,

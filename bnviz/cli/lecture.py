@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError
 
 __all__ = ["add_lecture", "run_lecture"]
@@ -24,8 +25,7 @@ def _folder(text: str) -> Path:
 
 
 def add_lecture(sub: argparse._SubParsersAction) -> None:
-    c = sub.add_parser("lecture", help="the lecture view's guided tour: list its steps, or "
-                                       "--export DIR writes every step as PNG and SVG slides")
+    c = sub.add_parser("lecture", help=summary("lecture"))
     c.add_argument("--export", type=_folder, metavar="DIR",
                    help="write every step's slide (PNG 1280x720 and SVG) and the captions")
     c.add_argument("--theme", choices=("light", "dark"), default="light")

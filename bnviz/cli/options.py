@@ -8,12 +8,14 @@ cost caps, so the command line and the pages accept the same values.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+import difflib
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CLIError", "Parser", "batch_size", "check_output_path", "integer", "number",
-           "validated"]
+__all__ = ["CLIError", "HelpFormatter", "Parser", "batch_size", "check_output_path",
+           "examples_epilog", "integer", "number", "validated"]
 
 T = TypeVar("T")
 
@@ -22,8 +24,50 @@ class CLIError(Exception):
     """A problem with the user's options or files: one line, exit code 2."""
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows each option's default (where it has one worth saying) and keeps the
+    examples' lines as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or "default" in text.lower() or default is None
+                or default is False or default is argparse.SUPPRESS
+                or not action.option_strings or isinstance(default, list)):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+def examples_epilog(examples: Sequence[str]) -> str | None:
+    """A help's closing lines: its examples, one a line."""
+    if not examples:
+        return None
+    return "examples:\n" + "\n".join(f"  {line}" for line in examples)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # an option without help still shows its default
+        if kwargs.get("help") is None and kwargs.get("default") not in (None, False) and \
+                kwargs.get("action") in (None, "store"):
+            kwargs["help"] = "default: %(default)s"
+        return super().add_argument(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one clear line instead of usage + message
+        match = _INVALID_CHOICE.search(message)
+        if match:  # a typo: say what was probably meant
+            choices = [c.strip().strip("'") for c in match.group(2).split(",")]
+            close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.6)
+            if close:
+                message = f"{message.split(':')[0]}: no {match.group(1)!r}; did you mean " \
+                          f"{close[0]!r}? (choose from {match.group(2)})"
         raise CLIError(message)
 
 

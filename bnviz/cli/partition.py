@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, batch_size, check_output_path, integer, number, validated
 from bnviz.params.caps import (
     ACTIVATIONS,
@@ -39,7 +40,7 @@ _PARAMS = ("depth", "width", "activation", "alpha", "mode", "dataset", "n", "see
 
 
 def add_partition(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("partition", help="the exact partition of every layer, as JSON or a picture")
+    p = sub.add_parser("partition", help=summary("partition"))
     p.add_argument("--depth", type=integer, default=4, help=f"layers L (<= {MAX_DEPTH})")
     p.add_argument("--width", type=integer, default=6, help=f"units per layer (<= {MAX_WIDTH})")
     p.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")

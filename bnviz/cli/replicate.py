@@ -9,12 +9,13 @@ import json
 import sys
 from pathlib import Path
 
+from bnviz.cli.commands import summary
+
 __all__ = ["add_replicate", "run_replicate"]
 
 
 def add_replicate(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("replicate", help="what reproduces: every result of the five papers, "
-                                         "the paper's value beside ours, from stored outcomes")
+    r = sub.add_parser("replicate", help=summary("replicate"))
     r.add_argument("--run", action="append", metavar="ID",
                    help="rerun this entry now and store its outcome (repeatable; 'all': every "
                         "entry, minutes)")

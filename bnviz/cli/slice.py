@@ -15,6 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
+from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
 from bnviz.params.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
 
@@ -36,8 +37,7 @@ def _indices(text: str) -> tuple[int, ...]:
 
 
 def add_slice(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("slice", help="the exact partition of an image network on a plane "
-                                     "through images (ONNX, a job's network, safetensors)")
+    p = sub.add_parser("slice", help=summary("slice"))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--concentration", type=integer, metavar="N",
                      help="train --train-type here (BN beside no BN), then measure each "

@@ -24,6 +24,7 @@ import json
 import time
 from pathlib import Path
 
+from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
 from bnviz.params.caps import (
     ACTIVATIONS,
@@ -42,8 +43,7 @@ MOVIE_SUFFIXES = (".gif", ".mp4")
 
 
 def add_train(sub: argparse._SubParsersAction) -> None:
-    t = sub.add_parser("train", help="train a 2D network and record its exact partition "
-                                     "frame by frame (loss, accuracy, regions, distance)")
+    t = sub.add_parser("train", help=summary("train"))
     lim = TRAIN_LIMITS
     t.add_argument("--dataset", choices=DATASETS, default="moons")
     t.add_argument("--n", type=integer, default=100, help="number of data points")

@@ -48,16 +48,19 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
     other = sorted(k for k, v in raw.items() if job_type not in _OPTION[k].types and _given(v))
     if other:
         option = _OPTION[other[0]]
-        raise ParamError(f"{option.flag} is not a parameter of {job_type} (it is one of "
+        raise ParamError(f"{option.name} is not a parameter of {job_type} (it is one of "
                          f"{', '.join(option.types)})")
     given = {k: v for k, v in raw.items() if job_type in _OPTION[k].types and _given(v)}
-    params = validate_params(IMAGE_JOB_PARAMS[job_type], given, None, JOB_FLAGS)
+    # messages name the field as the API and the page send it; the command line says its
+    # flag instead (bnviz.jobs.cli.flag_message)
+    params = validate_params(IMAGE_JOB_PARAMS[job_type], given, None,
+                             {name: name for name in JOB_FLAGS})
     try:
         check_available(params.dataset)
         counts = count_folder_images(params.dataset) if params.dataset.startswith("folder:") \
             else None
     except (DataError, OSError) as exc:
-        raise ParamError(f"{JOB_FLAGS['dataset']}: {exc}") from None
+        raise ParamError(f"dataset: {exc}") from None
     values = asdict(params)
     try:
         check_job_hours(job_type, values, [mode for mode, _ in ARMS[job_type].values()],

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bnviz.cli.commands import summary
 from bnviz.jobs.types import IMAGE_JOB_TYPES, get_job_type
 from bnviz.params.jobs import JOB_OPTIONS
 
@@ -34,8 +35,7 @@ __all__ = ["add_commands"]
 
 
 def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
-    jobs = sub.add_parser("jobs", help="background jobs: the image experiments (Figures 4, 5, "
-                          "10, Table 1, section 5) and the pages' runs")
+    jobs = sub.add_parser("jobs", help=summary("jobs"))
     jsub = jobs.add_subparsers(dest="jobs_command", required=True, parser_class=parser_class)
     s = jsub.add_parser("submit", help="submit a job")
     s.add_argument("type", choices=IMAGE_JOB_TYPES)
@@ -63,13 +63,12 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
         p.add_argument("--json", action="store_true")
         if name == "wait":
             p.add_argument("--timeout", type=float, default=None, help="seconds")
-    w = sub.add_parser("worker", help="run a job worker (Celery with BNVIZ_BROKER_URL, else "
-                       "the local pool)")
+    w = sub.add_parser("worker", help=summary("worker"))
     w.add_argument("--concurrency", type=int, default=None,
                    help="jobs at a time (default: cores, at least 2; local: BNVIZ_LOCAL_WORKERS)")
     w.add_argument("--idle-exit", type=float, default=None,
                    help="local worker: exit after this many idle seconds (0: never)")
-    d = sub.add_parser("data", help="image data sets")
+    d = sub.add_parser("data", help=summary("data"))
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=parser_class)
     dl = dsub.add_parser("download", help="download a data set into BNVIZ_DATA (internet)")
     dl.add_argument("name", choices=("cifar10", "cifar100", "svhn", "imagenette"))
@@ -101,7 +100,40 @@ def _dump(value: Any) -> bytes:
     return (json.dumps(value) + "\n").encode()
 
 
+def _for_people(value: Any) -> Any:
+    """A value as a person reads it: floats to 4 significant digits, in lists and dicts too
+    (``--json`` keeps every digit)."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {k: _for_people(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_for_people(v) for v in value]
+    return value
+
+
+def flag_message(text: str) -> str:
+    """A job parameter's message as the command line says it: the field it starts with (the
+    API's name, ``epochs: ...``) becomes the flag (``--epochs: ...``)."""
+    from bnviz.params.jobs import JOB_FLAGS
+
+    name, sep, rest = text.partition(":")
+    word, _, tail = name.partition(" ")  # "eps is not a parameter of ..."
+    if word in JOB_FLAGS and (sep or tail):
+        return JOB_FLAGS[word] + (f" {tail}" if tail else "") + sep + rest
+    return text
+
+
 def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
+    from bnviz.jobs.types import ParamError
+
+    try:
+        return _run_jobs(args)
+    except ParamError as exc:
+        raise ParamError(flag_message(str(exc))) from None
+
+
+def _run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
     from bnviz import jobs
 
     cmd = args.jobs_command
@@ -127,9 +159,11 @@ def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
             return _dump(details), 0
         summary = (details["summary"] or
                    get_job_type(details["type"]).summarise(details["metrics"]))
-        text = [f"{k}: {details[k]}" for k in ("id", "type", "status", "progress", "device",
-                                                "error", "seconds", "params")]
-        text += [f"{arm}: {json.dumps(v)}" for arm, v in summary.get("arms", {}).items()]
+        text = [f"{k}: {_for_people(details[k])}" for k in (
+            "id", "type", "status", "progress", "device", "error", "seconds", "params")
+            if details.get(k) is not None]  # no "error: None"
+        text += [f"{arm}: {json.dumps(_for_people(v))}"
+                 for arm, v in summary.get("arms", {}).items()]
         text += ["log:"] + ["  " + line for line in details["log"][-20:]]
         return ("\n".join(text) + "\n").encode(), 0
     if cmd == "wait":

@@ -242,7 +242,7 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
         store.add_log(job_id, traceback.format_exc())
         message = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, torch.OutOfMemoryError):
-            message = "out of memory: lower --batch-size, --width or --image-size"
+            message = "out of memory: lower batch_size, width or image_size"
         store.finish(job_id, "failed", message)
     finally:
         beat.stop.set()

@@ -211,8 +211,8 @@ def check_training_images(epochs: int, runs: int, arms: int, train_size: int,
     work = training_images(epochs, runs, arms, train_size, measured)
     if work > MAX_TRAINING_IMAGES:
         raise InputError(f"epochs x runs x {arms} arms x training images = {work:.3g} is over "
-                         f"the cap of {MAX_TRAINING_IMAGES:.0e}: lower --epochs, --runs or "
-                         "--max-train")
+                         f"the cap of {MAX_TRAINING_IMAGES:.0e}: lower epochs, runs or "
+                         "max_train")
 
 
 def concentration_passes(images: int, samples: int, radii: int, runs: int, arms: int) -> float:

@@ -230,9 +230,11 @@ def job_seconds(job_type: str, params: Mapping[str, Any], modes: Sequence[str],
 
 
 #: What to lower when a job of a type is over the cap, in the order they usually matter.
-LEVERS = {"concentration": "--images, --samples, the --eps values, --runs or --width",
-          "landscape": "--epochs, --runs, --max-train or --width, or raise --measure-every"}
-TRAINING_LEVERS = "--epochs, --runs, --max-train or --width"
+#: Named as the API and the page name the fields (the command line's flags are the same words
+#: with -- and dashes).
+LEVERS = {"concentration": "images, samples, the eps values, runs or width",
+          "landscape": "epochs, runs, max_train or width, or raise measure_every"}
+TRAINING_LEVERS = "epochs, runs, max_train or width"
 
 
 def _hours(seconds: float) -> str:

@@ -41,6 +41,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
 
 __all__ = ["ServeError", "Stack", "add_serve", "find_app_dir", "find_nginx",
@@ -358,8 +359,7 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
     """The ``serve`` command's parser."""
-    p = sub.add_parser("serve", help="the production stack: nginx in front of gunicorn, and "
-                       "the job worker, on BNVIZ_HOST:BNVIZ_PORT")
+    p = sub.add_parser("serve", help=summary("serve"))
     p.add_argument("--no-worker", action="store_true",
                    help="no job worker (it runs elsewhere, e.g. compose's worker service)")
 

@@ -74,10 +74,10 @@ def test_measures_against_a_copy_of_the_network():
 def test_landscape_parameters():
     p = check_params("landscape", {"etas": "3", "measure_every": 5})
     assert p["etas"] == 3 and p["measure_every"] == 5 and "gpus" not in p
-    with pytest.raises(ParamError, match="--etas is not a parameter of smart-init"):
+    with pytest.raises(ParamError, match="^etas is not a parameter of smart-init"):
         check_params("smart-init", {"etas": 3})
     with pytest.raises(ParamError,
-                       match="^--measure-every: enter a whole number from 1 to 10000, got 0$"):
+                       match="^measure_every: enter a whole number from 1 to 10000, got 0$"):
         check_params("landscape", {"measure_every": 0})
     with pytest.raises(ParamError, match="over the cap"):
         check_params("landscape", {"epochs": 1000, "runs": 50, "measure_every": 1})

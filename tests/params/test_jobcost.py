@@ -117,7 +117,7 @@ def test_a_long_job_is_refused_with_one_line():
         check_params("smart-init", OVER)
     message = str(info.value)
     assert "\n" not in message
-    assert "hours" in message and "BNVIZ_JOB_MAX_HOURS" in message and "--epochs" in message
+    assert "hours" in message and "BNVIZ_JOB_MAX_HOURS" in message and "lower epochs" in message
     hours = float(message.split("about ")[1].split(" hours")[0].replace(",", ""))
     assert hours > 2
 

@@ -115,7 +115,7 @@ def test_training_cap_each_side():
     assert SmartInitParams(**big, epochs=66).epochs == 66
     with pytest.raises(InputError, match=r"^epochs x runs x 3 arms x training images = "
                                          r"2\.01e\+09 is over the cap of 2e\+09: lower "
-                                         r"--epochs, --runs or --max-train$"):
+                                         r"epochs, runs or max_train$"):
         SmartInitParams(**big, epochs=67)
     # 2 arms: 100 epochs fit, 101 do not
     assert JitterNoiseParams(**big, epochs=100).epochs == 100
