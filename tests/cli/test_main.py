@@ -6,6 +6,7 @@ only after long work."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -163,3 +164,86 @@ def test_a_batch_of_one_point_is_refused(capsysbinary, tmp_path):
     for argv in (["--data", same, "--mode", "zero_bias"], ["--data", line]):
         capsysbinary.readouterr()
         assert main(["partition", "--depth", "2", "--width", "3", *map(str, argv)]) == 0
+
+
+# --------------------------------------------------------------------------- conventions
+
+def _examples():
+    from bnviz.cli.commands import COMMANDS, JOB_COMMANDS
+
+    return [(name, line) for name, cmd in (COMMANDS | JOB_COMMANDS).items()
+            for line in cmd.examples]
+
+
+@pytest.mark.parametrize(("name", "line"), _examples())
+def test_every_help_example_parses(name, line):
+    """issue 28: each command's --help ends with examples; each is a valid command line
+    (JOB_ID stands for a job's id; a leading VAR=value sets the environment)."""
+    import shlex
+
+    from bnviz.cli import build_parser
+
+    words = [w for w in shlex.split(line) if "=" not in w.split("-")[0] or w.startswith("-")]
+    assert words[0] == "bnviz" and words[1] == name
+    args = build_parser(name).parse_args([w.replace("JOB_ID", "abc123") for w in words[1:]])
+    assert args.command == name
+
+
+def test_version_and_help_with_defaults_and_examples():
+    from bnviz import __version__
+
+    proc = subprocess.run([sys.executable, "-m", "bnviz", "--version"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"bnviz {__version__}"
+    proc = subprocess.run([sys.executable, "-m", "bnviz", "partition", "--help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    text = " ".join(proc.stdout.split())
+    assert "--depth DEPTH layers L (<= 16) (default: 4)" in text
+    assert "--mode {bn,zero_bias,random_bias} default: bn" in text
+    assert "examples: bnviz partition --depth 3" in text
+
+
+@pytest.mark.parametrize(("argv", "meant"), [
+    (["partiton"], "did you mean 'partition'?"), (["slcie", "--help"], "did you mean 'slice'?"),
+    (["partition", "--mode", "bnn"], "did you mean 'bn'?"),
+    (["partition", "--dataset", "moon"], "did you mean 'moons'?")])
+def test_a_typo_gets_a_suggestion(argv, meant):
+    got = _child(argv)
+    assert got["rc"] == 2 and meant in got["err"] and got["torch"] is False, got
+    assert len(got["err"].strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["partition", "--weights", "missing.npz"], "--weights: missing.npz: no such file"),
+    (["partition", "--weights", "bnviz"], "--weights: bnviz: a directory, not a file"),
+    (["partition", "--data", "none.npy"], "--data: none.npy: no such file"),
+    (["partition", "--out", "no/such/dir/p.json"], "--out: no directory 'no/such/dir'"),
+    (["partition", "--out", "bnviz"], "--out: bnviz is a directory"),
+    (["train", "--movie", "nowhere/m.gif"], "--movie: no directory 'nowhere'"),
+    (["slice", "--model", "absent.onnx"], "--model: absent.onnx: no such file")])
+def test_paths_are_checked_before_any_work(argv, words):
+    """A missing input or output directory is refused at once, before torch or numba loads
+    (it took 6-15 s of work before)."""
+    got = _child(argv)
+    assert got["rc"] == 2 and words in got["err"], got
+    assert got["torch"] is False and got["numba"] is False and got["seconds"] < 5
+
+
+def test_binary_output_is_never_written_to_a_terminal():
+    import pty
+
+    main_fd, child_fd = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "bnviz", "partition", "--format", "png"],
+                              cwd=REPO, stdout=child_fd, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(child_fd)
+    os.close(main_fd)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip() == (
+        "bnviz: error: --format png is binary: write it to a file with --out FILE (or pipe "
+        "it), not to the terminal")
+    piped = subprocess.run([sys.executable, "-m", "bnviz", "partition", "--format", "png",
+                            "--depth", "1", "--width", "3"], cwd=REPO, capture_output=True,
+                           timeout=120)
+    assert piped.returncode == 0 and piped.stdout.startswith(b"\x89PNG")
