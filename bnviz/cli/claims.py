@@ -10,12 +10,14 @@ import json
 from pathlib import Path
 
 from bnviz.cli.commands import summary
+from bnviz.cli.progress import add_quiet
 
 __all__ = ["add_claims", "run_claims"]
 
 
 def add_claims(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("claims", help=summary("claims"))
+    add_quiet(c)
     c.add_argument("--id", action="append", dest="ids", metavar="ID",
                    help="only this claim (repeatable); default: all")
     c.add_argument("--json", action="store_true", help="JSON output (default: a table)")
@@ -26,10 +28,12 @@ def add_claims(sub: argparse._SubParsersAction) -> None:
 def run_claims(args: argparse.Namespace) -> bytes:
     """``{"claims": [{id, paper, statement, paper_value, computed, holds, how, view}]}``, or
     a table: one line per claim, then how it was computed."""
+    from bnviz.cli.progress import progress_bar
     from bnviz.device import pick_device
     from bnviz.papers.claims import run_claims as check_claims
 
-    claims = check_claims(args.ids, device=pick_device(args.device))
+    with progress_bar(args, "claims") as report:
+        claims = check_claims(args.ids, device=pick_device(args.device), progress=report)
     if args.json:
         return (json.dumps({"claims": [c.as_json() for c in claims]}) + "\n").encode()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError
+from bnviz.cli.progress import add_quiet
 
 __all__ = ["add_lecture", "run_lecture"]
 
@@ -26,6 +27,7 @@ def _folder(text: str) -> Path:
 
 def add_lecture(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("lecture", help=summary("lecture"))
+    add_quiet(c)
     c.add_argument("--export", type=_folder, metavar="DIR",
                    help="write every step's slide (PNG 1280x720 and SVG) and the captions")
     c.add_argument("--theme", choices=("light", "dark"), default="light")
@@ -47,11 +49,13 @@ def run_lecture(args: argparse.Namespace) -> bytes:
                        for s in steps).encode()
     if args.export.exists() and not args.export.is_dir():
         raise CLIError(f"--export: {args.export} is a file, not a folder")
+    from bnviz.cli.progress import progress_bar
     from bnviz.lecture.slides import export_slides
 
     t0 = time.perf_counter()
     try:
-        written = export_slides(args.export, args.theme)
+        with progress_bar(args, "slides") as report:
+            written = export_slides(args.export, args.theme, report)
     except OSError as exc:
         raise CLIError(f"--export: cannot write to {args.export}: "
                        f"{exc.strerror or exc}") from None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
+from bnviz.cli.progress import add_quiet
 from bnviz.params.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
 
 __all__ = ["add_slice", "run_slice_command"]
@@ -38,6 +39,7 @@ def _indices(text: str) -> tuple[int, ...]:
 
 def add_slice(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("slice", help=summary("slice"))
+    add_quiet(p)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--concentration", type=integer, metavar="N",
                      help="train --train-type here (BN beside no BN), then measure each "
@@ -128,7 +130,10 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
     train = images.train
     if args.batch is not None:
         train = load_images(str(args.batch), net.input_shape).test
-    result = run_slice(net, plane, params, train, device)
+    from bnviz.cli.progress import progress_bar
+
+    with progress_bar(args, "slice") as report:
+        result = run_slice(net, plane, params, train, device, report)
     if args.geometry is not None:
         _write_geometry(result.slices[0], args.geometry)
     if args.format in ("png", "svg"):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
+from bnviz.cli.progress import add_quiet
 from bnviz.params.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -44,6 +45,7 @@ MOVIE_SUFFIXES = (".gif", ".mp4")
 
 def add_train(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("train", help=summary("train"))
+    add_quiet(t)
     lim = TRAIN_LIMITS
     t.add_argument("--dataset", choices=DATASETS, default="moons")
     t.add_argument("--n", type=integer, default=100, help="number of data points")
@@ -102,12 +104,17 @@ def run_train(args: argparse.Namespace) -> bytes:
     frames: list = []
     stopped = None
     t0 = time.perf_counter()
-    try:
-        train_frames(trainer, p.steps, p.frames, TRAIN_MAX_REGIONS, record=frames)
-    except PartitionTooLarge as exc:  # a frame over the cap: what was recorded is kept
-        stopped = f"stopped at step {trainer.steps}: {exc}"
-        if not frames:
-            raise CLIError(stopped) from None
+    from bnviz.cli.progress import progress_bar
+
+    with progress_bar(args, "training") as report:
+        try:
+            train_frames(trainer, p.steps, p.frames, TRAIN_MAX_REGIONS,
+                         on_frame=lambda _frame: report(len(frames) / p.frames),
+                         record=frames)
+        except PartitionTooLarge as exc:  # a frame over the cap: what was recorded is kept
+            stopped = f"stopped at step {trainer.steps}: {exc}"
+            if not frames:
+                raise CLIError(stopped) from None
     seconds = time.perf_counter() - t0
     if args.save_weights is not None:
         _write(args.save_weights, lambda path: save_network(frames[-1].network, path))

@@ -28,6 +28,7 @@ again and handed to a worker, to resume from its last checkpoint (at most
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bnviz.config import setting
@@ -182,8 +183,10 @@ def rerun_job(job_id: str, client: str | None = None) -> Job:
     return submit_job(job.type, job.params, rerun_of=job.id, client=client)
 
 
-def wait_job(job_id: str, timeout: float | None = None, poll: float = 0.5) -> Job:
-    """Block until the job ends (TimeoutError after ``timeout`` seconds)."""
+def wait_job(job_id: str, timeout: float | None = None, poll: float = 0.5,
+             progress: Callable[[float], None] = lambda fraction: None) -> Job:
+    """Block until the job ends (TimeoutError after ``timeout`` seconds); ``progress`` hears
+    the job's own fraction done at every poll."""
     job_id = check_job_id(job_id)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
@@ -192,6 +195,7 @@ def wait_job(job_id: str, timeout: float | None = None, poll: float = 0.5) -> Jo
             raise KeyError(job_id)
         if job.status in ENDED:
             return job
+        progress(job.progress or 0.0)
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"job {job_id} is still {job.status} after {timeout:g} s")
         time.sleep(poll)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bnviz.cli.commands import summary
+from bnviz.cli.progress import add_quiet
 from bnviz.jobs.types import IMAGE_JOB_TYPES, get_job_type
 from bnviz.params.jobs import JOB_OPTIONS
 
@@ -63,6 +64,7 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
         p.add_argument("--json", action="store_true")
         if name == "wait":
             p.add_argument("--timeout", type=float, default=None, help="seconds")
+            add_quiet(p)
     w = sub.add_parser("worker", help=summary("worker"))
     w.add_argument("--concurrency", type=int, default=None,
                    help="jobs at a time (default: cores, at least 2; local: BNVIZ_LOCAL_WORKERS)")
@@ -167,7 +169,10 @@ def _run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
         text += ["log:"] + ["  " + line for line in details["log"][-20:]]
         return ("\n".join(text) + "\n").encode(), 0
     if cmd == "wait":
-        job = jobs.wait_job(args.id, args.timeout)
+        from bnviz.cli.progress import progress_bar
+
+        with progress_bar(args, f"job {args.id}") as report:
+            job = jobs.wait_job(args.id, args.timeout, progress=report)
         code = 0 if job.status == "succeeded" else 1
         if args.json:
             return _dump(job.to_json()), code

@@ -14,6 +14,7 @@ import json
 import textwrap
 import threading
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.style
@@ -61,9 +62,10 @@ def render_slide(scene: Scene, number: int, fmt: str = "png", theme: str = "ligh
     return buf.getvalue()
 
 
-def slide_files(theme: str = "light") -> dict[str, bytes]:
+def slide_files(theme: str = "light",
+                progress: Callable[[float], None] = lambda fraction: None) -> dict[str, bytes]:
     """Every step's slide as PNG and SVG, a captions file (Markdown) and an index (JSON):
-    file name -> bytes."""
+    file name -> bytes; ``progress`` hears the fraction of the steps done."""
     files: dict[str, bytes] = {}
     index = []
     lines = ["# bnviz lecture: the tour's captions", ""]
@@ -76,17 +78,19 @@ def slide_files(theme: str = "light") -> dict[str, bytes]:
                       "paper": step.paper, "caption": step.caption,
                       "files": [f"{name}.{fmt}" for fmt in FORMATS]})
         lines += [f"## {number}. {step.title}", "", f"*{step.paper}*", "", step.caption, ""]
+        progress(number / len(TOUR))
     files["captions.md"] = "\n".join(lines).encode()
     files["slides.json"] = (json.dumps({"theme": theme, "slides": index}, indent=1,
                                        ensure_ascii=False) + "\n").encode()
     return files
 
 
-def export_slides(directory: Path, theme: str = "light") -> list[Path]:
+def export_slides(directory: Path, theme: str = "light",
+                  progress: Callable[[float], None] = lambda fraction: None) -> list[Path]:
     """Write :func:`slide_files` into ``directory`` (made if missing); the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, data in slide_files(theme).items():
+    for name, data in slide_files(theme, progress).items():
         path = directory / name
         path.write_bytes(data)
         written.append(path)

@@ -62,14 +62,21 @@ def claim_ids() -> list[str]:
 
 
 def run_claims(ids: list[str] | None = None,
-               device: torch.device | str | None = None) -> list[Claim]:
-    """The claims (all, or those of ``ids``), each computed now."""
+               device: torch.device | str | None = None,
+               progress: Callable[[float], None] = lambda fraction: None) -> list[Claim]:
+    """The claims (all, or those of ``ids``), each computed now; ``progress`` hears the
+    fraction done after each."""
     dev = torch.device(device) if device is not None else pick_device()
     if ids:
         unknown = [i for i in ids if i not in _CLAIMS]
         if unknown:
             raise ValueError(f"unknown claim {unknown[0]!r}; known: {', '.join(_CLAIMS)}")
-    return [_CLAIMS[i](dev) for i in (ids or _CLAIMS)]
+    chosen = list(ids or _CLAIMS)
+    out = []
+    for k, claim_id in enumerate(chosen, 1):
+        out.append(_CLAIMS[claim_id](dev))
+        progress(k / len(chosen))
+    return out
 
 
 def all_claims(device: torch.device | str | None = None) -> dict:

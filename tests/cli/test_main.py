@@ -247,3 +247,44 @@ def test_binary_output_is_never_written_to_a_terminal():
                             "--depth", "1", "--width", "3"], cwd=REPO, capture_output=True,
                            timeout=120)
     assert piped.returncode == 0 and piped.stdout.startswith(b"\x89PNG")
+
+
+def _stderr_on_a_terminal(argv: list[str]) -> tuple[int, bytes, str]:
+    """(exit code, stdout, what a terminal on stderr saw) of one command."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main_fd, child_fd = pty.openpty()
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 cols
+    proc = subprocess.Popen([sys.executable, "-m", "bnviz", *argv], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=child_fd)
+    os.close(child_fd)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out = proc.stdout.read()
+    code = proc.wait(timeout=120)
+    os.close(main_fd)
+    return code, out, seen.decode(errors="replace")
+
+
+def test_a_long_command_shows_progress_on_a_terminal_only():
+    """issue 28: a bar on stderr where it is a terminal; none with --quiet, none in a pipe;
+    stdout keeps only the output."""
+    argv = ["train", "--steps", "400", "--frames", "20", "--json"]
+    code, out, terminal = _stderr_on_a_terminal(argv)
+    assert code == 0 and json.loads(out)["frames"]
+    assert "training:" in terminal and "%|" in terminal, terminal
+    code, out, terminal = _stderr_on_a_terminal([*argv, "--quiet"])
+    assert code == 0 and json.loads(out)["frames"] and terminal.strip() == ""
+    piped = subprocess.run([sys.executable, "-m", "bnviz", *argv], cwd=REPO,
+                           capture_output=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""

@@ -119,7 +119,7 @@ def test_cli_text_output_lists_every_id_with_holds_or_fails(
     formatting is tested without computing everything a third time."""
     calls = []
 
-    def fake_run_claims(ids=None, device=None):
+    def fake_run_claims(ids=None, device=None, progress=None):
         calls.append(ids)
         return [claims[i] for i in claim_ids()]
 
