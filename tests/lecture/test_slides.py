@@ -179,7 +179,7 @@ def test_slides_zip(files, monkeypatch):
     fed the module's files, so that no slide is drawn twice)."""
     calls = []
 
-    def fake(theme="light"):
+    def fake(theme="light", progress=None):
         calls.append(theme)
         return files
 
@@ -195,7 +195,7 @@ def test_slides_zip(files, monkeypatch):
 
 
 def test_export_slides_writes_the_files(files, tmp_path, monkeypatch):
-    monkeypatch.setattr(slides_module, "slide_files", lambda theme="light": files)
+    monkeypatch.setattr(slides_module, "slide_files", lambda theme="light", progress=None: files)
     target = tmp_path / "new" / "deck"
     written = export_slides(target, "light")
     assert [p.name for p in written] == list(files)
@@ -215,7 +215,7 @@ def test_the_pages_export_all_button_downloads_the_zip(files, monkeypatch):
 
     themes = []
 
-    def fake(theme="light"):
+    def fake(theme="light", progress=None):
         themes.append(theme)
         return files
 
