@@ -43,8 +43,10 @@ test: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-bench: $(VENV)/.installed
+# The benches compare with Regioncam, which only the test lock installs.
+bench: $(VENV)/.installed-test
 	$(PY) bench/partition.py
+	$(PY) bench/cli.py --skip-slow
 
 # The replication report: rerun every entry into the outcomes shipped with bnviz (minutes),
 # then regenerate docs/REPLICATION.md from them (never edit it by hand; a test compares them).
