@@ -63,7 +63,8 @@ def keep_checked(path: Path, data: bytes, check: Callable[[Path], T]) -> T:
         try:
             out = check(tmp)
         except Exception as exc:  # a loader's many errors on hostile bytes: one line
-            text = str(exc).replace(str(tmp), "the upload").strip() or type(exc).__name__
+            text = (str(exc).replace(str(tmp), "the upload").replace(tmp.name, "the upload")
+                    .strip() or type(exc).__name__)
             raise ValueError(text.splitlines()[0]) from None
         tmp.replace(path)
         return out

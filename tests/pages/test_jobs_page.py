@@ -50,14 +50,15 @@ def test_type_params_are_shown_for_their_type_only():
 
 
 @pytest.mark.parametrize(("given", "words"), [
-    ({"epochs": 0}, "--epochs"), ({"lr": "nan"}, "--lr"), ({"width": 4.5}, "whole"),
+    ({"epochs": 0}, "epochs: "), ({"lr": "nan"}, "lr: "), ({"width": 4.5}, "whole"),
     ({"dataset": "../etc"}, "unknown dataset"), ({"dataset": "folder:../etc"}, "no paths"),
     ({"dataset": "cifar10"}, "not found"),
-    ({"runs": 10**9}, "--runs"), ({"batch_size": -1}, "--batch-size"),
+    ({"runs": 10**9}, "runs: "), ({"batch_size": -1}, "batch_size: "),
 ])
 def test_bad_form_values_give_a_message_and_store_nothing(home, given, words):
     text, colour, is_open, selected = cj.submit(1, "smart-init", _values(**given))
     assert colour == "danger" and is_open and words in text and selected is no_update
+    assert "--" not in text  # the form's fields, not the command line's flags (issue 28)
     assert open_store().list() == []
 
 
