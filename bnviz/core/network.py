@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
+from bnviz.core.overrides import BNOverrides, LayerOverride, slider_overrides
 from bnviz.params.caps import ACTIVATIONS, MODES
 
 __all__ = [
@@ -270,61 +271,6 @@ def select_batch(points: np.ndarray, batch_size: int | None, seed: int = 0) -> n
 
 
 @dataclass(frozen=True)
-class LayerOverride:
-    """mu -> mu_scale * mu + mu_offset and sigma -> sigma_scale * sigma for one layer.
-
-    Each field is a scalar (all units) or a vector of length D_l (per unit).
-    """
-
-    mu_scale: float | np.ndarray = 1.0
-    mu_offset: float | np.ndarray = 0.0
-    sigma_scale: float | np.ndarray = 1.0
-
-
-@dataclass(frozen=True)
-class BNOverrides:
-    """Slider overrides of the BN statistics, by layer (1-based)."""
-
-    layers: Mapping[int, LayerOverride] = field(default_factory=dict)
-
-    @classmethod
-    def all_layers(
-        cls, depth: int, mu_scale: float = 1.0, mu_offset: float = 0.0, sigma_scale: float = 1.0
-    ) -> BNOverrides:
-        o = LayerOverride(mu_scale, mu_offset, sigma_scale)
-        return cls({layer: o for layer in range(1, depth + 1)})
-
-    @classmethod
-    def unit(
-        cls,
-        width: int,
-        layer: int,
-        unit: int,
-        mu_scale: float = 1.0,
-        mu_offset: float = 0.0,
-        sigma_scale: float = 1.0,
-    ) -> BNOverrides:
-        """Override one (layer, unit) (0-based unit), as in Figure 2."""
-        if not 0 <= unit < width:
-            raise ValueError(f"unit {unit} out of range for a layer of width {width}")
-        ms, mo, ss = np.ones(width), np.zeros(width), np.ones(width)
-        ms[unit], mo[unit], ss[unit] = mu_scale, mu_offset, sigma_scale
-        return cls({layer: LayerOverride(ms, mo, ss)})
-
-    def apply(self, layer: int, mu: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        o = self.layers.get(layer)
-        if o is None:
-            return mu, sigma
-        sigma_scale = np.broadcast_to(np.asarray(o.sigma_scale, dtype=np.float64), sigma.shape)
-        if np.any(~np.isfinite(sigma_scale)) or np.any(sigma_scale <= 0):
-            raise ValueError(f"sigma scale of layer {layer} must be finite and > 0")
-        mu_new = np.asarray(o.mu_scale, dtype=np.float64) * mu + np.asarray(o.mu_offset)
-        if not np.all(np.isfinite(mu_new)):
-            raise ValueError(f"mu override of layer {layer} is not finite")
-        return np.broadcast_to(mu_new, mu.shape).copy(), sigma * sigma_scale
-
-
-@dataclass(frozen=True)
 class LayerStatistics:
     """What layer l's hyperplanes are made of, and their TLS distance to the batch.
 
@@ -392,21 +338,3 @@ def layer_statistics(
         h = bn_forward(u, mu, sigma)
         z = np.where(h > 0, h, slope * h)
     return out
-
-
-def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope: str,
-                     target_layer: int, target_unit: int) -> BNOverrides:
-    """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
-    layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
-    the target layer).  InputError names a target layer the network does not have."""
-    from bnviz.params.fields import InputError
-
-    if mu_t == 1.0 and sigma_s == 1.0:
-        return BNOverrides()
-    if scope == "all":
-        return BNOverrides.all_layers(depth, mu_scale=mu_t, sigma_scale=sigma_s)
-    if not 1 <= target_layer <= depth:
-        raise InputError(f"target layer {target_layer} is not a layer of a depth-{depth} network")
-    if scope == "layer":
-        return BNOverrides({target_layer: LayerOverride(mu_t, 0.0, sigma_s)})
-    return BNOverrides.unit(width, target_layer, target_unit, mu_scale=mu_t, sigma_scale=sigma_s)
