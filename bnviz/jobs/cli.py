@@ -197,9 +197,6 @@ def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
     check_settings()  # a bad setting stops the worker at its start, in one line
     if args.concurrency is not None and not 1 <= args.concurrency <= 256:
         raise ValueError("--concurrency must be from 1 to 256")
-    from bnviz.core import kernels
-
-    kernels.start_loading()  # the jobs' partitions: the vectorised cut until they are loaded
     if broker_url():
         run_celery_worker(args.concurrency or 1)
     else:

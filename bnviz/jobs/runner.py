@@ -204,6 +204,11 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
     """Run a job to its end in this process; returns its final status ("queued" when the
     worker is stopping and the job went back to the queue). ``claim=False`` when the
     caller (the local worker) has already claimed it."""
+    from bnviz.core import kernels
+
+    # in the process that computes (a runner process, a Celery pool child: after any fork),
+    # the partitions a job draws cut with the vectorised path until the kernels are loaded
+    kernels.start_loading()
     store = store or open_store()
     job = store.get(job_id)
     if job is None:
