@@ -26,7 +26,8 @@ from callbacks.replication.figures import ARMS, smart_init_figure
 from layouts.common import loading
 
 #: A status's badge colour (the word is always written: colour is not the only cue).
-STATUS_COLOURS = {"reproduced": "success", "partly": "warning", "not reproduced": "danger",
+STATUS_COLOURS = {"reproduced": "success", "partly": "warning", "inconclusive": "info",
+                  "not reproduced": "danger",
                   NOT_RUN: "secondary"}
 SMART_INIT_ID = "bn-fig5-10-smart-init"
 

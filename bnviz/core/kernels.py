@@ -8,9 +8,10 @@ the two are equal from 128x4 on (180 ms).  But a process pays to have the kernel
 never compiled, 25 s (here) to several minutes (a loaded machine) to compile them.  So:
 
 * a process that serves many cuts (a web worker, a job's process) calls :func:`start_loading`
-  when it starts (never before a fork: a forked child would inherit a half-held import): the kernels load, or compile once per machine, in a background thread, one
-  process at a time (a lock file), and until they are :func:`ready` every cut takes the
-  vectorised path.  No page waits for the compiler;
+  when it starts (never before a fork: a forked child would inherit a half-held import): the
+  kernels load, or compile once per machine, in a background thread, one process at a time
+  (a lock file), and until they are :func:`ready` every cut takes the vectorised path.  No
+  page waits for the compiler;
 * a one-shot command (``bnviz partition``, ``figure9``) never imports numba: the vectorised
   cut is done long before numba would be;
 * what has no vectorised path (an image slice's cut with given pre-activations, its max-pool

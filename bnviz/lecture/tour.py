@@ -135,8 +135,9 @@ TOUR: tuple[TourStep, ...] = (
              "dannemann", ExplorerParams(), live=frozenset()),
     TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
              "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
-             "2D task (both networks from the same weights) the loss varies less along each "
-             "step with BN, but the effective β-smoothness is not clearly smaller: in part.",
+             "2D task, both networks from the same weights, the loss varies a little more along "
+             "each step with BN (mean range 0.027 against 0.023) and the effective "
+             "β-smoothness is larger (4.7 against 3.8): their claim does not show here.",
              "santurkar", ExplorerParams(), live=frozenset()),
     TourStep("luo", "Luo et al.: mini-batch noise as a regulariser", "Luo et al.",
              "Luo et al. write BN as population normalisation plus a γ decay of strength "

@@ -95,13 +95,13 @@ def smart_init_sentence(outcome: dict[str, Any] | None) -> str:
 
     verdict = {"reproduced": "the BN initialisation ends higher: reproduced",
                "partly": "only partly reproduced",
+               "inconclusive": "our runs cannot tell: inconclusive",
                "not reproduced": "the BN initialisation does not beat zero bias: not "
                                  "reproduced"}[outcome["status"]]
     return (f"Our runs ({o['dataset']}, ResNet9, {o['runs']} seeds, {o['epochs']} epochs, each "
             f"arm's learning rate chosen on held-out images from {', '.join(map(str, o['lrs']))}"
             f"): test accuracy BN initialisation {acc('bn_init')}, zero bias "
-            f"{acc('zero_bias')}, random bias {acc('random_bias')}; {verdict}. Dannemann & "
-            "Junike predict that BN does not improve initialisation.")
+            f"{acc('zero_bias')}, random bias {acc('random_bias')}; {verdict}.")
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -112,7 +112,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
              "`make replication` reruns every entry and writes this file. -->", "",
              "What bnviz's own runs show for each figure, table and closed-form claim of the "
              "five papers it presents, beside what the paper says. Status: **reproduced**, "
-             "**partly** or **not reproduced**; each rule is in "
+             "**partly**, **inconclusive** (the interval of the difference holds both 0 and "
+             "the paper's effect: the runs cannot tell) or **not reproduced**; each rule is in "
              "`bnviz/replication/judges.py`. `bnviz replicate --run ID` reruns one entry.", "",
              f"**{summary_line(results)}.**", ""]
     smart = next((r for r in results if r["id"] == "bn-fig5-10-smart-init"), None)

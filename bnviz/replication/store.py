@@ -30,7 +30,7 @@ __all__ = ["SHIPPED", "STATUSES", "StoreError", "home_store", "read_outcomes",
 #: The outcomes shipped with the code.
 SHIPPED = Path(__file__).with_name("outcomes.json")
 #: What an outcome's ``status`` may say.
-STATUSES: tuple[str, ...] = ("reproduced", "partly", "not reproduced")
+STATUSES: tuple[str, ...] = ("reproduced", "partly", "inconclusive", "not reproduced")
 
 
 class StoreError(ValueError):

@@ -472,3 +472,19 @@ def test_the_training_step_says_what_its_run_shows():
     assert f"{without[-1].mean_distance:.2f}" == f"{with_bn[-1].mean_distance:.2f}" == "0.06"
     # the same weights: layer 1's weights of step 0 are equal
     np.testing.assert_array_equal(without[0].network.weights[0], with_bn[0].network.weights[0])
+
+
+def test_the_santurkar_caption_says_what_the_scene_measures():
+    """issue 29: the caption's numbers are the scene's own (the mean over the training steps
+    of the loss range along each step, and of the effective beta-smoothness), so it cannot
+    claim a smoother landscape with BN where the numbers show the opposite."""
+    step = step_by_key("santurkar")
+    arms = compute_scene(step).data.arms
+    loss_range = {a: float(np.mean(np.subtract(arms[a]["loss_max"], arms[a]["loss_min"])))
+                  for a in ("bn", "no_bn")}
+    beta = {a: float(np.mean(arms[a]["beta_eff"])) for a in ("bn", "no_bn")}
+    assert (f"mean range {loss_range['bn']:.3f} against {loss_range['no_bn']:.3f}"
+            in step.caption), (loss_range, step.caption)
+    assert f"({beta['bn']:.1f} against {beta['no_bn']:.1f})" in step.caption, beta
+    bn_smoother = loss_range["bn"] < loss_range["no_bn"] and beta["bn"] < beta["no_bn"]
+    assert ("does not show here" in step.caption) is not bn_smoother

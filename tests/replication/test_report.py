@@ -217,3 +217,32 @@ def test_virtual_batch_judge():
     assert judges.virtual_batch_status({**ours, "statistics_matched": [0.7, 0.5]}) == "partly"
     assert judges.virtual_batch_status({**ours, "reachable": [True, False]}) == \
         "not reproduced"
+
+
+def test_noise_judge_says_inconclusive_when_the_runs_cannot_tell():
+    """issue 29: the interval of the gain holds both 0 and the paper's smallest gain (0.25
+    points): inconclusive; above 0: reproduced; below the paper's gain: not reproduced."""
+    def noise(gain: float, std: float) -> dict:
+        return {"runs": 5, "bn": 0.9, "bn_std": std, "bn_noise": 0.9 + gain,
+                "bn_noise_std": std}
+
+    assert judges.noise_status(noise(0.002, 0.01)) == "inconclusive"
+    assert judges.noise_status(noise(-0.008, 0.01)) == "inconclusive"
+    assert judges.noise_status(noise(0.004, 0.0005)) == "reproduced"
+    assert judges.noise_status(noise(-0.004, 0.0005)) == "not reproduced"
+    assert judges.noise_status(noise(0.0, 0.0001)) == "not reproduced"  # rules the gain out
+    diff, se = judges.difference(0.91, 0.01, 5, 0.9, 0.01, 5)
+    assert diff == pytest.approx(0.01) and se == pytest.approx(0.01 / 2 ** 0.5)
+    assert judges.detectable(se) == pytest.approx(2.84 * se)
+
+
+def test_table1_judge_is_partly_at_best():
+    """Five digits epochs cannot stand in for the paper's data: partly, unless learnable
+    gamma, beta move the accuracy significantly by more than the paper's own 4.8 points."""
+    base = {"runs": 5, "no_affine": 0.9, "no_affine_std": 0.005, "affine": 0.905,
+            "affine_std": 0.005}
+    assert judges.TABLE1["ResNet"]["cifar10"] == [83.0, 86.2]
+    assert judges.TABLE1_LARGEST == pytest.approx(0.048)
+    assert judges.table1_status(base) == "partly"
+    assert judges.table1_status({**base, "affine": 0.96}) == "not reproduced"
+    assert judges.table1_status({**base, "affine": 0.96, "affine_std": 0.1}) == "partly"

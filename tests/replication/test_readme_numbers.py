@@ -1,0 +1,73 @@
+"""The README's replication numbers are the stored outcomes' (issue 29): each sentence of its
+"at the shipped outcomes" list that quotes our runs is formatted here from
+bnviz/replication/outcomes.json, and must stand in the README as written, with the entry's
+stored status; a rerun that moves a number, or a status, fails this until the README says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _outcomes() -> dict[str, dict]:
+    data = json.loads((REPO / "bnviz/replication/outcomes.json").read_text())
+    return {r["id"]: r for r in data["results"]}
+
+
+def _readme() -> str:
+    return " ".join((REPO / "README.md").read_text().split())  # lines joined, as read
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _quotes() -> list[tuple[str, str, list[str]]]:
+    """(entry id, the status word the README gives it, the phrases it must contain)."""
+    o = _outcomes()
+    smart, noise, table = (o[k]["ours"] for k in ("bn-fig5-10-smart-init", "bn-sec5-noise",
+                                                  "bn-table1-affine"))
+    return [
+        ("bn-fig5-10-smart-init", "Smart initialisation (Figures 5, 10): {status}.", [
+            f"reach {_pct(smart['bn_init'])} ± {_pct(smart['bn_init_std'])} % test accuracy",
+            f"zero bias {_pct(smart['zero_bias'])} ± {_pct(smart['zero_bias_std'])} %",
+            f"random bias {_pct(smart['random_bias'])} ± {_pct(smart['random_bias_std'])} %",
+            f"after one epoch: {_pct(smart['bn_init_epoch1'])} % against "
+            f"{_pct(smart['zero_bias_epoch1'])} %", f"{smart['runs']} seeds"]),
+        ("bn-sec5-noise", "Section 5's extra BN noise: {status}", [
+            f"{_pct(noise['bn_noise'])} ± {_pct(noise['bn_noise_std'])} % with noise against "
+            f"{_pct(noise['bn'])} ± {_pct(noise['bn_std'])} % without",
+            f"a difference of {_pct(noise['difference'])} ± {_pct(noise['difference_se'])} points",
+            f"detect (80 % power) is {_pct(noise['detectable'])} points"]),
+        ("bn-table1-affine", "Table 1 (learnable γ, β): {status}.", [
+            f"{_pct(table['affine'])} ± {_pct(table['affine_std'])} % with against "
+            f"{_pct(table['no_affine'])} ± {_pct(table['no_affine_std'])} % without",
+            "83.0 / 86.2 % on CIFAR-10", "50.0 / 54.8 % on CIFAR-100"]),
+    ]
+
+
+@pytest.mark.parametrize(("entry", "heading", "phrases"), _quotes(),
+                         ids=[q[0] for q in _quotes()])
+def test_the_readme_quotes_the_stored_outcome(entry, heading, phrases):
+    text = _readme()
+    status = _outcomes()[entry]["status"]
+    assert heading.format(status=status) in text, (entry, status)
+    for phrase in phrases:
+        assert phrase in text, phrase
+
+
+def test_no_misattribution_to_dannemann_and_junike():
+    """Their paper refutes Santurkar et al.'s Lemma 4.5 for one linear neuron; it says
+    nothing about training from frozen BN statistics (issue 29)."""
+    files = [REPO / "README.md", REPO / "docs/REPLICATION.md",
+             *REPO.glob("bnviz/**/*.py"), *REPO.glob("callbacks/**/*.py")]
+    for path in files:
+        text = " ".join(path.read_text().split())
+        assert not re.search(r"Dannemann & Junike(?:'s paper)? predicts? (?:exactly this|that "
+                             r"BN does not improve initiali[sz]ation)", text), path
