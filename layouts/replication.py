@@ -34,7 +34,7 @@ SMART_INIT_ID = "bn-fig5-10-smart-init"
 
 def status_badge(status: str) -> dbc.Badge:
     return dbc.Badge(status, color=STATUS_COLOURS.get(status, "secondary"),
-                     text_color="dark" if status == "partly" else None,
+                     text_color="dark" if status in ("partly", "inconclusive") else None,
                      className="replication-status")
 
 
