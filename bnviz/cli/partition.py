@@ -142,7 +142,7 @@ def _partition(params: PartitionParams, args: argparse.Namespace, net) -> bytes:
         except OSError as exc:
             raise CLIError(f"cannot write {args.geometry}: {exc.strerror or exc}") from None
     if args.format in ("summary", "json"):
-        summary = partition_summary(part, net.mode)
+        summary = partition_summary(part, net.mode, data.points)
         if args.geometry is not None:
             summary["geometry"] = str(args.geometry)
         return (json.dumps(summary) + "\n").encode()

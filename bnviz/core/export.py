@@ -96,14 +96,20 @@ def _area_summary(areas: np.ndarray) -> dict[str, float]:
             "max": float(areas.max()), "total": float(areas.sum())}
 
 
-def partition_summary(part: Partition, mode: str | None = None) -> dict[str, Any]:
+def partition_summary(part: Partition, mode: str | None = None,
+                      points: np.ndarray | None = None) -> dict[str, Any]:
     """``bnviz partition``'s default: counts, per-layer statistics, the tolerance and the
     engine's time, a few kB at any size (no geometry: ``--geometry`` writes it).
 
     Per layer: regions of Omega_{1|l} (and how many layer l added), facets, vertices, the
     regions' areas (min, median, max, total: the box's area up to rounding), and the
     statistics each unit's hyperplane has (eq. 3: mu, sigma; eq. 8: the TLS error), as
-    min / mean / max over the layer's units."""
+    min / mean / max over the layer's units.  With ``points`` (the data), ``data_distance``:
+    the mean over the points of the input-space distance to the nearest of the layer's own
+    facets (eq. 12; None where the layer has none), the measure of Figure 1's claim that does
+    not depend on each layer's weight scale (the TLS error, measured in the layer's own input
+    space, does)."""
+    from bnviz.core.geometry import nearest_segment_distances
     x0, x1, y0, y1 = part.box
     layers, previous = [], 1
     for lp in part.layers:
@@ -120,6 +126,10 @@ def partition_summary(part: Partition, mode: str | None = None) -> dict[str, Any
                        "vertices": len(lp.regions.vertices),
                        "area": _area_summary(lp.regions.areas()),
                        "tls_error_sum": float(tls[np.isfinite(tls)].sum()), **stats})
+        if points is not None:
+            dist = nearest_segment_distances(points, lp.facets, "cpu") if len(lp.facets) \
+                else None
+            layers[-1]["data_distance"] = None if dist is None else float(np.mean(dist))
         previous = n
     out: dict[str, Any] = {
         "format": "summary", "extent": max(abs(x0), abs(x1), abs(y0), abs(y1)),

@@ -3,16 +3,21 @@
 d(x, F_{l,k}) is the distance from x to the union of the facets of unit k of layer l: the
 minimum over that unit's segments.  Computed for all points and all segments at once in torch
 (chunked over points to bound memory), then reduced per unit with a scatter-min.  The distance
-to the nearest of all facets uses an R-tree on the CPU (see nearest_segment_distances).
+to the nearest of all facets uses an R-tree on the CPU (see nearest_segment_distances), which
+needs no torch: ``bnviz partition``'s summary measures it without importing torch.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import shapely
-import torch
 
-from bnviz.device import pick_device
+from bnviz.device import device_name
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["facet_distances", "nearest_by_all_pairs", "nearest_segment_distances",
            "point_segment_distances"]
@@ -28,6 +33,8 @@ def point_segment_distances(points: torch.Tensor, segments: torch.Tensor) -> tor
     x0, y0 = segments[:, 0], segments[:, 1]
     dx, dy = segments[:, 2] - x0, segments[:, 3] - y0
     len2 = dx * dx + dy * dy
+    import torch
+
     inv = torch.where(len2 > 0, 1.0 / torch.where(len2 > 0, len2, torch.ones_like(len2)),
                       torch.zeros_like(len2))  # a zero-length segment is its point (t = 0)
     rx = points[:, 0:1] - x0
@@ -37,9 +44,11 @@ def point_segment_distances(points: torch.Tensor, segments: torch.Tensor) -> tor
 
 
 def facet_distances(points: np.ndarray, facets: np.ndarray, facet_units: np.ndarray,
-                    n_units: int, device: torch.device | str | None = None) -> np.ndarray:
+                    n_units: int, device: Any = None) -> np.ndarray:
     """(N, n_units) distance from each point to each unit's folded hyperplane (inf: no facet)."""
-    dev = torch.device(device) if device is not None else pick_device()
+    import torch
+
+    dev = torch.device(device if device is not None else device_name())
     pts = torch.as_tensor(np.asarray(points, dtype=np.float64), device=dev)
     seg = torch.as_tensor(np.asarray(facets, dtype=np.float64), device=dev)
     units = torch.as_tensor(np.asarray(facet_units, dtype=np.int64), device=dev)
@@ -56,7 +65,7 @@ def facet_distances(points: np.ndarray, facets: np.ndarray, facet_units: np.ndar
 
 
 def nearest_segment_distances(points: np.ndarray, segments: np.ndarray,
-                              device: torch.device | str | None = None) -> np.ndarray:
+                              device: Any = None) -> np.ndarray:
     """(N,) distance from each point to the nearest of the segments (inf if there are none):
     the distance to the partition boundary when the segments are all facets.
 
@@ -66,18 +75,20 @@ def nearest_segment_distances(points: np.ndarray, segments: np.ndarray,
     worst case (2000 points, 51k facets) 0.21 s instead of 0.85 s.  Both give the same
     distances to rounding (tests compare them).
     """
-    dev = torch.device(device) if device is not None else pick_device()
+    dev = str(device) if device is not None else device_name()
     pts_np = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     seg_np = np.asarray(segments, dtype=np.float64).reshape(-1, 4)
     if seg_np.shape[0] == 0:
         return np.full(pts_np.shape[0], np.inf)
-    if dev.type == "cpu":
+    if dev.split(":")[0] == "cpu":
         tree = shapely.STRtree(shapely.linestrings(seg_np.reshape(-1, 2, 2)))
         (which, _), dist = tree.query_nearest(shapely.points(pts_np), return_distance=True,
                                               all_matches=False)
         out = np.full(pts_np.shape[0], np.inf)
         out[which] = dist
         return out
+    import torch
+
     return nearest_by_all_pairs(torch.as_tensor(pts_np, device=dev),
                                 torch.as_tensor(seg_np, device=dev)).cpu().numpy()
 
@@ -85,6 +96,8 @@ def nearest_segment_distances(points: np.ndarray, segments: np.ndarray,
 def nearest_by_all_pairs(points: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
     """(N,) nearest-segment distances from every pair (chunked over points): the cuda path of
     :func:`nearest_segment_distances`, on any device."""
+    import torch
+
     step = max(1, _CHUNK_ELEMENTS // segments.shape[0])
     return torch.cat([point_segment_distances(points[lo : lo + step], segments).amin(1)
                       for lo in range(0, points.shape[0], step)])

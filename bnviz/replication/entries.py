@@ -44,6 +44,9 @@ class Entry:
 
 
 _MOONS = "--dataset moons --shift-x 1 --shift-y 1 --depth 4 --width 6 --n 200 --seed 0"
+#: Figure 1 judged over seeds (weights and data), each in the three modes.
+FIG1_SEEDS = 10
+FIG1_MODES = ("bn", "zero_bias", "random_bias")
 _DENSITY = "bnviz density --dataset star --n 50 --depth 11 --width 64 --layers 1,7,11 --seed 0"
 _JITTER = "bnviz jitter --dataset moons --n 400 --depth 3 --width 8 --realizations 32 --seed 0"
 _DIGITS = "--dataset digits --epochs 5"
@@ -73,8 +76,9 @@ ENTRIES: tuple[Entry, ...] = (
           "Figure 1: with BN the folded hyperplanes of every layer sit on the data; without "
           "BN (zero bias) they do not, and BN's layer-1 partition is central",
           "a picture (4 layers of 6 units, leaky-ReLU, 2D data)",
-          (f"bnviz partition {_MOONS} --mode bn", f"bnviz partition {_MOONS} --mode zero_bias"),
-          j.fig1_ours, j.fig1_status),
+          tuple(f"bnviz partition {_MOONS.replace('--seed 0', f'--seed {seed}')} --mode {mode}"
+                for seed in range(FIG1_SEEDS) for mode in FIG1_MODES),
+          lambda *runs: j.fig1_ours(runs, FIG1_MODES), j.fig1_status),
     Entry("bn-fig3-concentration", "bn",
           "Figure 3: only BN concentrates the facets of deep layers near the data (layers 1, "
           "7, 11 of width 1024, 50 points of a star)",

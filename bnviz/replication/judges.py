@@ -15,6 +15,7 @@ it finds 4 times in 5."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -62,25 +63,38 @@ def detectable(se: float) -> float:
     return POWER_Z * se
 
 
-# ------------------------------------------------------------------ Figure 1: BN vs zero bias
-def fig1_ours(bn: dict, zero: dict) -> dict[str, Any]:
-    """From ``bnviz partition``'s summary: regions and summed TLS error (eq. 8) per layer."""
-    return {"regions_bn": [layer["regions"] for layer in bn["layers"]],
-            "regions_zero_bias": [layer["regions"] for layer in zero["layers"]],
-            "width": bn["widths"][0],
-            "tls_bn": [layer["tls_error_sum"] for layer in bn["layers"]],
-            "tls_zero_bias": [layer["tls_error_sum"] for layer in zero["layers"]]}
+# ------------------------------------------------------------------ Figure 1: BN vs no BN
+def fig1_ours(runs: Sequence[dict], modes: Sequence[str]) -> dict[str, Any]:
+    """From ``bnviz partition``'s summaries, seed after seed, each in ``modes`` (BN first):
+    each layer's mean input-space distance from the data to its nearest facet (eq. 12), per
+    mode and seed, and BN's layer-1 region counts."""
+    by_mode: dict[str, list[list[float]]] = {m: [] for m in modes}
+    for k, run in enumerate(runs):
+        by_mode[modes[k % len(modes)]].append([layer["data_distance"]
+                                               for layer in run["layers"]])
+    return {"seeds": len(by_mode[modes[0]]), "width": runs[0]["widths"][0],
+            "regions_bn_layer1": [run["layers"][0]["regions"] for run in runs[::len(modes)]],
+            **{f"distance_{m}": v for m, v in by_mode.items()}}
 
 
 def fig1_status(ours: dict) -> str:
-    """Reproduced: BN's layer-1 partition is central (2 D_1 regions) and BN's hyperplanes are
-    closer to the data (smaller summed TLS error, eq. 8) than zero bias's at every layer;
-    partly: at some layers."""
-    closer = [b < z for b, z in zip(ours["tls_bn"], ours["tls_zero_bias"], strict=True)]
-    central = ours["regions_bn"][0] == 2 * ours["width"]
-    if central and all(closer):
+    """Judged in input space (the TLS error of a deep layer is measured in that layer's own
+    input space and scales with its weights): in every layer-seed case beyond layer 1, is
+    BN's mean data-to-facet distance smaller than both zero bias's and random bias's?
+    Reproduced: BN's layer 1 is central (2 D_1 regions) in every seed and BN is closer in at
+    least 80 % of the cases; partly: in at least half; else not reproduced."""
+    def dist(key: str) -> np.ndarray:  # a layer with no facet: none near the data (inf)
+        return np.array([[np.inf if v is None else v for v in row] for row in ours[key]],
+                        dtype=float)[:, 1:]
+
+    bn = dist("distance_bn")
+    others = [dist(k) for k in ours if k.startswith("distance_") and k != "distance_bn"]
+    closer = np.all([bn < o for o in others], axis=0)
+    share = float(closer.mean()) if closer.size else 0.0
+    central = all(r == 2 * ours["width"] for r in ours["regions_bn_layer1"])
+    if central and share >= 0.8:
         return "reproduced"
-    return "partly" if any(closer) else "not reproduced"
+    return "partly" if share >= 0.5 else "not reproduced"
 
 
 # ------------------------------------------------------------------ Figure 3: concentration

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +34,19 @@ def _quotes() -> list[tuple[str, str, list[str]]]:
     o = _outcomes()
     smart, noise, table = (o[k]["ours"] for k in ("bn-fig5-10-smart-init", "bn-sec5-noise",
                                                   "bn-table1-affine"))
+    fig1 = o["bn-fig1-bn-vs-zero-bias"]["ours"]
+
+    def layers(key: str) -> np.ndarray:
+        return np.array([[np.inf if v is None else v for v in row] for row in fig1[key]],
+                        dtype=float)[:, 1:]
+
+    bn = layers("distance_bn")
+    closer = (bn < layers("distance_zero_bias")) & (bn < layers("distance_random_bias"))
     return [
+        ("bn-fig1-bn-vs-zero-bias",
+         "Figure 1 (BN puts every layer's hyperplanes on the data): {status}", [
+             f"over {fig1['seeds']} seeds", f"in {int(closer.sum())} of {closer.size} "
+             "layer-seed cases beyond layer 1", f"0.{round(1000 * float(bn.mean())):03d} with BN"]),
         ("bn-fig5-10-smart-init", "Smart initialisation (Figures 5, 10): {status}.", [
             f"reach {_pct(smart['bn_init'])} ± {_pct(smart['bn_init_std'])} % test accuracy",
             f"zero bias {_pct(smart['zero_bias'])} ± {_pct(smart['zero_bias_std'])} %",

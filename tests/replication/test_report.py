@@ -171,10 +171,19 @@ def test_smart_init_judge(ours, status):
 
 
 def test_figure_judges_turn_with_their_numbers():
-    fig1 = {"regions_bn": [12], "width": 6, "tls_bn": [1.0, 1.0], "tls_zero_bias": [2.0, 2.0]}
+    near, far = [[0.1, 0.1, 0.1]] * 10, [[0.1, 0.3, 0.3]] * 10
+    fig1 = {"seeds": 10, "width": 6, "regions_bn_layer1": [12] * 10, "distance_bn": near,
+            "distance_zero_bias": far, "distance_random_bias": far}
     assert judges.fig1_status(fig1) == "reproduced"
-    assert judges.fig1_status({**fig1, "tls_bn": [3.0, 3.0]}) == "not reproduced"
-    assert judges.fig1_status({**fig1, "regions_bn": [11]}) == "partly"
+    assert judges.fig1_status({**fig1, "distance_bn": [[0.1, 0.5, 0.5]] * 10}) == \
+        "not reproduced"
+    assert judges.fig1_status({**fig1, "regions_bn_layer1": [12] * 9 + [11]}) == "partly"
+    # closer than zero bias only: not closer than both
+    assert judges.fig1_status({**fig1, "distance_random_bias": [[0.1, 0.05, 0.05]] * 10}) \
+        == "not reproduced"
+    # a layer without facets (None) is not near the data
+    assert judges.fig1_status({**fig1, "distance_random_bias": [[0.1, None, None]] * 10}) \
+        == "reproduced"
     fig6 = {"disagreement_init_16": 0.3, "disagreement_init_256": 0.1,
             "disagreement_trained_16": 0.2, "disagreement_trained_256": 0.05}
     assert judges.fig6_status(fig6) == "reproduced"
