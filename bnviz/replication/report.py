@@ -32,7 +32,7 @@ def report(outcomes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         if o is None:
             out.append({"id": e.id, "paper": PAPER_TITLES[e.paper], "result": e.result or e.id,
                         "paper_value": e.paper_value, "ours": None, "status": NOT_RUN,
-                        "command": " && ".join(e.commands)})
+                        "command": e.command_line})
         else:
             out.append({k: o.get(k) for k in FIELDS + _WHEN})
     return out
