@@ -108,12 +108,3 @@ def require() -> ModuleType:
         return _module
     with _lock:
         return _module or _load(note=True)
-
-
-def wait(timeout: float | None = None) -> bool:
-    """Wait for a background load (``timeout`` seconds at most); True once ready."""
-    with _lock:
-        thread = _thread
-    if thread is not None:
-        thread.join(timeout)
-    return _module is not None
