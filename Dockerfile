@@ -27,6 +27,9 @@ RUN pip install --extra-index-url "https://download.pytorch.org/whl/${TORCH_VARI
 COPY . .
 # The bnviz package itself (its dependencies are the lock above): the `bnviz` command.
 RUN pip install --no-deps --no-build-isolation .
+# The app runs from /app's sources, which PYTHONDONTWRITEBYTECODE leaves uncompiled: compile
+# them once here, or every worker and job process compiles them again (`make bytecode`).
+RUN python -m compileall -q bnviz layouts callbacks app.py > /dev/null
 # The exact engine's compiled kernels (numba), compiled once here into the image (about a
 # minute) rather than by the first server or job of each container.
 ENV NUMBA_CACHE_DIR=/app/.numba-cache
