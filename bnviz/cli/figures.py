@@ -200,10 +200,10 @@ def run_figure9(args: argparse.Namespace) -> bytes:
     p = validated(Figure9Params, {name: getattr(args, name) for name in (
         "dataset", "n", "seed", "depth", "width", "activation", "weights", "layers",
         "shift_x", "shift_y", "extent")})
-    from bnviz.device import pick_device
+    from bnviz.device import device_name
     from bnviz.views.figure9 import figure9
 
-    result = figure9(p.explorer_settings(), p.layers, device=pick_device(args.device))
+    result = figure9(p.explorer_settings(), p.layers, device=device_name(args.device))
     if args.json:
         return (json.dumps(result.as_json()) + "\n").encode()
     return figure9_table(result).encode()

@@ -16,11 +16,11 @@ seed) or, for Figure 9's "trained toy DN", that random start trained with BN on 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
+from bnviz.core.arrays import ops_for
 from bnviz.core.bn import bn_forward
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import (
@@ -37,6 +37,9 @@ from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
 from bnviz.params import ExplorerParams, InputError
 from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, SCOPES
 from bnviz.service.cache import memoize
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "EXPLORER_LIMITS",
@@ -128,29 +131,30 @@ def pattern_raster(net: Network, stats: list[LayerStatistics], box: tuple[float,
     region keeps its hash, hence its colour, while sliders move; regions themselves are exact
     (``partition``), this only fills them in a picture.
     """
-    dev = torch.device(device) if device is not None else torch.device("cpu")
     x0, x1, y0, y1 = box
-    xs = x0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
-        (x1 - x0) / resolution)
-    ys = y0 + (torch.arange(resolution, dtype=torch.float64, device=dev) + 0.5) * (
-        (y1 - y0) / resolution)
-    # units x pixels layout: each layer is one wide GEMM; leaky_relu with the activation's
-    # negative slope is exactly a(u) for relu (0), leaky relu (alpha) and abs (-1)
-    z = torch.stack([xs.repeat(resolution), ys.repeat_interleave(resolution)])
+    xs = x0 + (np.arange(resolution) + 0.5) * ((x1 - x0) / resolution)
+    ys = y0 + (np.arange(resolution) + 0.5) * ((y1 - y0) / resolution)
+    # numpy on the CPU (no torch import for the CLI), torch on a GPU once it pays
+    # (bnviz.core.arrays.ops_for); units x pixels layout: each layer is one wide GEMM
+    ops = ops_for(device if device is not None else "cpu",
+                  resolution * resolution * max(net.widths))
+    z = ops.asarray(np.stack([np.tile(xs, resolution), np.repeat(ys, resolution)]),
+                    ops.float64)
     gen = np.random.default_rng(20240607)
     # hash = sum over layers of keys . (pattern bits): exact in float64 (keys < 2^20, at most
     # 12 x 64 units), no integer modulo needed
-    code = torch.zeros(z.shape[1], dtype=torch.float64, device=dev)
-    out = torch.empty((net.depth, z.shape[1]), dtype=torch.float64, device=dev)
+    code = ops.zeros(z.shape[1], ops.float64)
+    out = ops.zeros((net.depth, z.shape[1]), ops.float64)
+    slope = net.negative_slope
     for i, (w, st) in enumerate(zip(net.weights, stats, strict=True)):
-        mu, sigma = (torch.as_tensor(s, device=dev)[:, None] for s in (st.mu, st.sigma))
-        h = bn_forward(torch.as_tensor(w, device=dev) @ z, mu, sigma, inplace=True)
-        keys = torch.as_tensor(gen.integers(1, 2**20, size=w.shape[0]).astype(np.float64),
-                               device=dev)
-        code += keys @ (h > 0).to(torch.float64)
+        mu, sigma = (ops.asarray(s, ops.float64)[:, None] for s in (st.mu, st.sigma))
+        h = bn_forward(ops.asarray(w, ops.float64) @ z, mu, sigma, inplace=True)
+        keys = ops.asarray(gen.integers(1, 2**20, size=w.shape[0]).astype(np.float64))
+        code = code + keys @ ops.to(h > 0, ops.float64)
         out[i] = code
-        z = F.leaky_relu(h, net.negative_slope)
-    return out.view(net.depth, resolution, resolution).cpu().numpy().astype(np.int64)
+        # a(u) exactly: relu (slope 0), leaky relu (alpha), abs (-1)
+        z = h.clip(min=0) + slope * h.clip(max=0)
+    return ops.numpy(out).reshape(net.depth, resolution, resolution).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,8 @@ def trained_network(depth: int, width: int, activation: str, alpha: float, seed:
     the settings' data (classes mod 2; :data:`TRAINING`), on the CPU: the same arguments give
     the same network on any machine and any thread count (float64, a seeded batch order).
     The added points are not trained on (they have no class): they only join the batch."""
+    import torch
+
     from bnviz.views.train import train_network  # torch's autograd: only when training
 
     data = shifted(make_dataset(dataset, n_points, data_seed), shift_x, shift_y)

@@ -28,14 +28,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from scipy.stats import spearmanr
 
 from bnviz.core.geometry import facet_distances
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import PRESETS, ExplorerResult, explore
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["FIGURE9_SETTINGS", "Figure9", "TLSLayer", "figure9", "figure9_layers",
            "tls_layers"]

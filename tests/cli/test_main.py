@@ -125,6 +125,47 @@ def test_a_cpu_partition_loads_neither_torch_nor_numba(mode):
     assert summary["device"] == "cpu"
 
 
+def test_figure9_of_random_weights_loads_no_torch_and_gives_the_in_process_numbers():
+    """issue 28: Figure 9 at the random start (no training) is numpy on the CPU: its facet
+    distances (bnviz.core.geometry, a numpy reduceat) and the explorer's pattern raster
+    never import torch; the numbers equal those of this process, which has torch loaded."""
+    from bnviz.device import gpu_driver_present
+    from bnviz.params import parse
+    from bnviz.params.partition import Figure9Params
+    from bnviz.views.figure9 import figure9
+
+    device = ["--device", "cpu"] if gpu_driver_present() else []
+    got = _child(["figure9", "--weights", "random", "--json", *device])
+    assert got["rc"] == 0 and got["torch"] is False, got
+    p = parse(Figure9Params, {"weights": "random"})
+    want = json.loads(json.dumps(figure9(p.explorer_settings(), p.layers,
+                                         device="cpu").as_json()))
+    # the same numbers to rounding (this process may cut with the compiled kernels), the same
+    # everything else
+    out = json.loads(got["out"])
+    assert _numbers(out) == pytest.approx(_numbers(want), rel=1e-9, nan_ok=True)
+    assert _skeleton(out) == _skeleton(want)
+
+
+def _numbers(tree: object) -> list[float]:
+    """Every number of a JSON tree, in order (None as nan)."""
+    if isinstance(tree, dict):
+        return [x for k in sorted(tree) for x in _numbers(tree[k])]
+    if isinstance(tree, list):
+        return [x for item in tree for x in _numbers(item)]
+    return [float("nan") if tree is None else float(tree)] if not isinstance(
+        tree, str) else []
+
+
+def _skeleton(tree: object) -> object:
+    """A JSON tree with its numbers blanked out."""
+    if isinstance(tree, dict):
+        return {k: _skeleton(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_skeleton(v) for v in tree]
+    return tree if isinstance(tree, str) else 0
+
+
 def test_the_16_by_128_partition_is_refused_at_once_with_the_cap():
     """It used to cut for ~110 s before the engine's region cap refused it; the estimate
     (bnviz.params.cost.expected_regions) refuses it before any work, torch not even loaded.

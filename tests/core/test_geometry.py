@@ -84,7 +84,7 @@ def test_facet_distances_many_chunks_match_brute_force():
     units = rng.integers(0, 7, size=1000)
     points = rng.uniform(-3, 3, size=(4500, 2))
     got = facet_distances(points, facets, units, 8, device="cpu")
-    d = point_segment_distances(torch.as_tensor(points), torch.as_tensor(facets)).numpy()
+    d = point_segment_distances(points, facets)  # the CPU path's own array library
     want = np.full((4500, 8), np.inf)
     for k in range(7):
         want[:, k] = d[:, units == k].min(1)
@@ -148,3 +148,32 @@ def test_nearest_segment_distances_rtree_matches_brute_force(seed):
     np.testing.assert_allclose(got, allpairs.numpy(), rtol=1e-12, atol=1e-14)
     assert np.all(got[-5:-2] == 0.0) and np.all(got[-2:] < 1e-12)
     assert np.all(np.isinf(nearest_segment_distances(pts, np.empty((0, 4)), device="cpu")))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_point_segment_distances_numpy_equals_torch(seed):
+    # one formula, two array libraries: numpy arrays in give numpy out, to the last bit
+    rng = np.random.default_rng(seed)
+    segs = rng.uniform(-2, 2, size=(30, 4))
+    segs[:3, 2:] = segs[:3, :2]  # zero-length segments
+    pts = rng.uniform(-3, 3, size=(40, 2))
+    got = point_segment_distances(pts, segs)
+    assert isinstance(got, np.ndarray)
+    want = point_segment_distances(torch.as_tensor(pts), torch.as_tensor(segs)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
+    np.testing.assert_allclose(got, brute_point_segment(pts, segs), rtol=1e-12, atol=1e-14)
+
+
+def test_facet_distances_torch_path_equals_numpy_path():
+    # the cuda path's scatter-min, run on the CPU, against the numpy path (reduceat), over
+    # several chunks and with units that have no facet
+    from bnviz.core.geometry import _unit_minima_numpy, _unit_minima_torch
+
+    rng = np.random.default_rng(11)
+    facets = rng.uniform(-2, 2, size=(900, 4))
+    units = rng.choice([0, 2, 3, 7], size=900)
+    points = rng.uniform(-3, 3, size=(5000, 2))
+    a = _unit_minima_numpy(points, facets, units, np.full((5000, 9), np.inf))
+    b = _unit_minima_torch(points, facets, units, np.full((5000, 9), np.inf), "cpu")
+    np.testing.assert_allclose(a, b, rtol=1e-15, atol=0)  # libm's hypot: an ulp apart
+    assert np.all(np.isinf(a[:, [1, 4, 5, 6, 8]])) and np.all(np.isfinite(a[:, [0, 2, 3, 7]]))
