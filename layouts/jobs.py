@@ -22,10 +22,13 @@ TYPE_LABELS = {
 }
 EXPLAIN = {
     "smart-init": "The same random weights, no BN during training, initialised with zero "
-                  "bias, random bias, or BN statistics computed once over the training set "
-                  "and then frozen. The paper: the BN initialisation learns faster and ends "
-                  "higher, because its partition already sits on the data (section 4). "
-                  "Set validation to hold out images, and compare learning rates.",
+                  "bias, random bias, BN statistics over the training set folded into the "
+                  "weights and biases (folded) or the weights only (scale_only), or those "
+                  "statistics frozen in place as the paper does (bn_init, which also "
+                  "rescales each layer's learning rate by 1/sigma^2). The paper: the BN "
+                  "initialisation learns faster and ends higher, because its partition "
+                  "already sits on the data (section 4). Set validation to hold out images: "
+                  "each arm then gets its own learning rate.",
     "concentration": "Random weights. For each initialisation, the number of units whose "
                      "pre-activation changes sign inside an ε-ball around training images "
                      "(solid) and around Gaussian images of the same mean and variance "

@@ -16,6 +16,12 @@ BN paper's ways (section 3.3; SPEC.md conventions), per channel:
   10), plus a learnable bias initialised at 0.
 * ``zero_bias``: u + b with a learnable bias b initialised at 0.
 * ``random_bias``: u + b with b initialised ~ N(0, 1) (the 2D views' convention).
+* ``folded``: u + b, where BN's statistics over the training set were folded into the network
+  before training (:func:`bnviz.images.folding.fold_statistics`): the convolution's weights
+  are W / sigma and b = -mu / sigma, so the network starts as the frozen one but trains as an
+  ordinary network (the frozen mode keeps dividing W's gradient by sigma).
+* ``scale_only``: u + b with W / sigma folded in and b = 0: the folded scale without moving
+  the hyperplanes, which separates where they sit from how they are scaled.
 
 Convolutions carry no bias of their own (``b=None`` in appendix D): the bias, where there is
 one, is the norm layer's.
@@ -33,10 +39,13 @@ from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 from bnviz.params.caps import ARCHS  # the choices of a job's --arch (no torch there)
 from bnviz.views.bnsampling import noise_from_variances
 
-__all__ = ["ARCHS", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",
+__all__ = ["ARCHS", "BIAS_MODES", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",
            "layer_preactivations", "norm_layers"]
 
-NORM_MODES: tuple[str, ...] = ("bn", "noisy_bn", "frozen", "zero_bias", "random_bias")
+NORM_MODES: tuple[str, ...] = ("bn", "noisy_bn", "frozen", "zero_bias", "random_bias",
+                               "folded", "scale_only")
+#: The modes that add a learnable bias and nothing else: u + b (a plain network's layer).
+BIAS_MODES: tuple[str, ...] = ("zero_bias", "random_bias", "folded", "scale_only")
 #: leaky-ReLU slope of appendix D's networks (SPEC.md's default alpha).
 NEGATIVE_SLOPE = 0.1
 
@@ -63,7 +72,7 @@ class ModeNorm(nn.Module):
         if self.affine:
             self.weight = nn.Parameter(torch.ones(channels))
             self.bias = nn.Parameter(torch.zeros(channels))
-        elif mode in ("frozen", "zero_bias", "random_bias"):
+        elif mode == "frozen" or mode in BIAS_MODES:
             self.bias = nn.Parameter(torch.zeros(channels))
         self.register_buffer("running_mean", torch.zeros(channels))
         self.register_buffer("running_var", torch.ones(channels))
@@ -94,7 +103,7 @@ class ModeNorm(nn.Module):
             self._calibrating[1] += (u64 * u64).sum(dims)
             self._calibrating[2] += u64.numel() // u.shape[1]
             raise _StopForward
-        if self.mode in ("zero_bias", "random_bias"):
+        if self.mode in BIAS_MODES:
             return u + self._shape(self.bias, u.ndim).to(u.dtype)
         x = u.float()
         if self.mode == "frozen":
@@ -146,7 +155,8 @@ def norm_layers(model: nn.Module) -> list[ModeNorm]:
 
 @torch.no_grad()
 def calibrate_frozen(model: nn.Module, batches: Callable[[], Iterable[torch.Tensor]],
-                     progress: Callable[[float], None] | None = None) -> None:
+                     progress: Callable[[float], None] | None = None,
+                     after_layer: Callable[[ModeNorm], None] | None = None) -> None:
     """Set every ``frozen`` layer's mu, sigma to the exact mean and biased std of its input over
     all the images ``batches()`` yields (the whole training set: "BN statistics computed once
     over the training set and then frozen", Figures 5 and 10).
@@ -154,6 +164,8 @@ def calibrate_frozen(model: nn.Module, batches: Callable[[], Iterable[torch.Tens
     Layers are calibrated in the order the forward pass meets them, each with the earlier
     layers already frozen, so every layer's statistics are those the frozen network really
     feeds it (one pass per layer, cut short after that layer; sums in float64).
+    ``after_layer(layer)`` runs once a layer's statistics are set, before the next layer's
+    pass (:func:`bnviz.images.folding.fold_statistics` folds it there).
     """
     was_training = model.training
     model.eval()
@@ -179,6 +191,8 @@ def calibrate_frozen(model: nn.Module, batches: Callable[[], Iterable[torch.Tens
         layer.running_mean.copy_(mean.float())
         layer.running_var.copy_(var.float())
         layer.calibrated.fill_(True)
+        if after_layer is not None:
+            after_layer(layer)
         if progress is not None:
             progress((i + 1) / len(layers))
     model.train(was_training)

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from bnviz.data.imagedata import ImageData
+from bnviz.images.folding import FOLDED_MODES, fold_statistics
 from bnviz.images.networks import build_model, calibrate_frozen
 from bnviz.images.params import ARMS
 from bnviz.jobs.types import DistInfo, JobContext
@@ -200,6 +201,11 @@ def run_training(job_type: str, params: dict, data: ImageTensors, shape: tuple[i
                 calibrate_frozen(model, lambda: chunks(data.x_train))
                 ctx.log(f"run {run}, {arm}: BN statistics computed over the "
                         f"{len(data.y_train)} training images, then frozen")
+            elif mode in FOLDED_MODES and resume is None:  # resumed: the weights are folded
+                fold_statistics(model, lambda: chunks(data.x_train))
+                ctx.log(f"run {run}, {arm}: BN statistics computed over the "
+                        f"{len(data.y_train)} training images, folded into the weights"
+                        + (" and biases" if mode == "folded" else " (scale only)"))
             if mode == "noisy_bn":
                 for m in model.modules():
                     if hasattr(m, "generator"):

@@ -209,7 +209,7 @@ def job_seconds(job_type: str, params: Mapping[str, Any], modes: Sequence[str],
     seconds = RATES.start + RATES.pixel * (data.train + data.test) * data.channels * \
         data.size**2
     for mode in modes:
-        if mode == "frozen":
+        if mode in ("frozen", "folded", "scale_only"):  # folded: calibrated as frozen first
             seconds += p["runs"] * _frozen_statistics(net, data.train)
         if job_type == "concentration":
             # every point's pre-activations are kept and tested for both signs across its

@@ -37,7 +37,11 @@ __all__ = ["ARMS", "IMAGE_JOB_PARAMS", "JOB_FLAGS", "JOB_OPTIONS", "AffineAblati
 
 #: arm name -> (norm mode, learnable gamma/beta), per job type, in the order they are shown.
 ARMS: dict[str, dict[str, tuple[str, bool]]] = {
+    # bn_init: the paper's protocol (BN's statistics frozen, W trained through them); folded
+    # and scale_only: the same start folded into the weights, trained as plain networks
+    # (bnviz.images.folding: the fair comparison with the zero- and random-bias arms)
     "smart-init": {"zero_bias": ("zero_bias", False), "random_bias": ("random_bias", False),
+                   "folded": ("folded", False), "scale_only": ("scale_only", False),
                    "bn_init": ("frozen", False)},
     "concentration": {"zero_bias": ("zero_bias", False), "random_bias": ("random_bias", False),
                       "bn": ("frozen", False)},

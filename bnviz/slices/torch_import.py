@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bnviz.images.networks import Bottleneck, ModeNorm, Residual, build_model
+from bnviz.images.networks import BIAS_MODES, Bottleneck, ModeNorm, Residual, build_model
 from bnviz.slices.graph import Op, SliceNet
 
 __all__ = ["load_network", "save_network", "slice_net"]
@@ -193,7 +193,7 @@ class _Builder:
 
     def _norm(self, m: ModeNorm, x: str) -> str:
         c = m.channels
-        if m.mode in ("zero_bias", "random_bias"):
+        if m.mode in BIAS_MODES:
             return self.op("bias", (x,), bias=_np(m.bias))
         gamma = _np(m.weight) if m.affine else np.ones(c)
         beta = _np(m.bias) if (m.affine or m.mode == "frozen") else np.zeros(c)

@@ -205,8 +205,11 @@ def _run_and_check(job_type: str, dataset: str, arch: str = "resnet9") -> Record
         _check_training_summary(job_type, ctx.rows, params["runs"], params["epochs"])
     if job_type == "smart-init":
         calib = [line for line in ctx.lines if "BN statistics computed" in line]
-        assert calib == [f"run {run}, bn_init: BN statistics computed over the {n_train} "
-                         "training images, then frozen" for run in range(params["runs"])]
+        how = {"folded": "folded into the weights and biases",
+               "scale_only": "folded into the weights (scale only)", "bn_init": "then frozen"}
+        assert calib == [f"run {run}, {arm}: BN statistics computed over the {n_train} "
+                         f"training images, {how[arm]}" for run in range(params["runs"])
+                         for arm in how]
     return ctx
 
 

@@ -152,19 +152,19 @@ def test_present_data_sets_are_accepted(data_home):
 def test_work_over_the_cap_is_refused(data_home, monkeypatch):
     # the image-count caps, whatever the hours (their cap: tests/params/test_jobcost.py)
     monkeypatch.setenv("BNVIZ_JOB_MAX_HOURS", str(10**6))
-    # training: epochs x runs x arms x training images <= 2e9 (max_train 1e7, 3 arms)
+    # training: epochs x runs x arms x training images <= 2e9 (max_train 1e7, 5 arms)
     ok = {"max_train": 10_000_000, "runs": 1}
-    assert check_params("smart-init", ok | {"epochs": 66})["epochs"] == 66
+    assert check_params("smart-init", ok | {"epochs": 40})["epochs"] == 40
     with pytest.raises(ParamError, match=r"over the cap.*epochs, runs or max_train"):
-        check_params("smart-init", ok | {"epochs": 67})
-    # 2 arms: twice as many epochs fit
+        check_params("smart-init", ok | {"epochs": 41})
+    # 2 arms: 2.5 times as many epochs fit
     assert check_params("jitter-noise", ok | {"epochs": 100})["epochs"] == 100
     with pytest.raises(ParamError, match="over the cap"):
         check_params("jitter-noise", ok | {"epochs": 101})
     # without max_train, the full size of the data set counts (CIFAR-10: 50000 images)
-    assert check_params("smart-init", {"dataset": "cifar10", "epochs": 1000, "runs": 13})
+    assert check_params("smart-init", {"dataset": "cifar10", "epochs": 1000, "runs": 8})
     with pytest.raises(ParamError, match="over the cap"):
-        check_params("smart-init", {"dataset": "cifar10", "epochs": 1000, "runs": 14})
+        check_params("smart-init", {"dataset": "cifar10", "epochs": 1000, "runs": 9})
     # concentration: images x samples x radii x runs x 6 <= 2e8
     big = {"images": 10_000, "runs": 1, "eps": "0.1"}
     assert check_params("concentration", big | {"samples": 3333})["samples"] == 3333

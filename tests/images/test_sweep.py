@@ -47,7 +47,8 @@ def _fake_run(job_type, params, ctx):
     """A stand-in experiment whose accuracies are known: validation accuracy peaks at
     lr 0.01 for zero bias and 0.1 for the BN initialisation; test accuracy is another
     function (so choosing on test would pick differently)."""
-    peak = {"zero_bias": 0.01, "random_bias": 0.03, "bn_init": 0.1}
+    peak = {"zero_bias": 0.01, "random_bias": 0.03, "folded": 0.003, "scale_only": 0.03,
+            "bn_init": 0.1}
     for run in range(params["runs"]):
         for arm, best in peak.items():
             gap = abs(np.log10(params["lr"] / best))
@@ -65,6 +66,7 @@ def test_each_arm_keeps_the_rate_best_on_validation(monkeypatch):
     assert result["lrs"] == [0.003, 0.01, 0.03, 0.1]
     arms = result["arms"]
     assert {a: arms[a]["lr"] for a in arms} == {"zero_bias": 0.01, "random_bias": 0.03,
+                                                "folded": 0.003, "scale_only": 0.03,
                                                 "bn_init": 0.1}
     for a in arms.values():
         assert a["selected_by"] == "validation"
@@ -120,6 +122,6 @@ def test_the_same_protocol_runs_on_cifar100_format_files(data_home, capsysbinary
                "--batch-size", "8", "--lrs", "0.01,0.1", "--json"])
     out = json.loads(capsysbinary.readouterr().out)
     assert rc == 0 and out["params"]["dataset"] == "cifar100"
-    assert set(out["arms"]) == {"zero_bias", "random_bias", "bn_init"}
+    assert set(out["arms"]) == {"zero_bias", "random_bias", "folded", "scale_only", "bn_init"}
     assert all(a["selected_by"] == "validation" and a["lr"] in (0.01, 0.1)
                for a in out["arms"].values())

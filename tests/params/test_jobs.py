@@ -58,7 +58,7 @@ def test_each_type_has_its_model_and_arms():
     for job_type, model in IMAGE_JOB_PARAMS.items():
         assert model.job_type == job_type
         assert {f.name for f in fields(model)} == shared | own[job_type]
-        assert model().arms == {"smart-init": 3, "concentration": 3, "jitter-noise": 2,
+        assert model().arms == {"smart-init": 5, "concentration": 3, "jitter-noise": 2,
                                 "affine-ablation": 2, "landscape": 2}[job_type]
 
 
@@ -95,7 +95,7 @@ def test_data_set_names_are_normalised(raw, want):
 
 
 @pytest.mark.parametrize(("raw", "words"), [
-    (3, "enter a data set name (digits, cifar10, cifar100, svhn or folder:NAME), got 3"),
+    (3, "enter a data set name (digits, glyphs, cifar10, cifar100, svhn or folder:NAME), got 3"),
     ("  ", "enter a data set name"), (None, "enter a data set name"),
     ("imagenet", "unknown dataset 'imagenet'"), ("../x", "unknown dataset"),
     ("folder:../x", "not a folder name"), ("folder:..", "not a folder name"),
@@ -110,25 +110,25 @@ def test_bad_data_set_names_are_refused(raw, words):
 
 
 def test_training_cap_each_side():
-    # epochs x runs x 3 arms x 10^7 images <= 2e9
+    # epochs x runs x 5 arms x 10^7 images <= 2e9
     big = {"max_train": 10_000_000, "runs": 1}
-    assert SmartInitParams(**big, epochs=66).epochs == 66
-    with pytest.raises(InputError, match=r"^epochs x runs x 3 arms x training images = "
-                                         r"2\.01e\+09 is over the cap of 2e\+09: lower "
+    assert SmartInitParams(**big, epochs=40).epochs == 40
+    with pytest.raises(InputError, match=r"^epochs x runs x 5 arms x training images = "
+                                         r"2\.05e\+09 is over the cap of 2e\+09: lower "
                                          r"epochs, runs or max_train$"):
-        SmartInitParams(**big, epochs=67)
+        SmartInitParams(**big, epochs=41)
     # 2 arms: 100 epochs fit, 101 do not
     assert JitterNoiseParams(**big, epochs=100).epochs == 100
     with pytest.raises(InputError, match="over the cap"):
         JitterNoiseParams(**big, epochs=101)
     # without max_train the data set's own training images count (CIFAR-10: 50000)
-    assert SmartInitParams(dataset="cifar10", epochs=1000, runs=13).train_size == 50_000
+    assert SmartInitParams(dataset="cifar10", epochs=1000, runs=8).train_size == 50_000
     with pytest.raises(InputError, match="over the cap"):
-        SmartInitParams(dataset="cifar10", epochs=1000, runs=14)
+        SmartInitParams(dataset="cifar10", epochs=1000, runs=9)
     # an image folder counts as the most it may hold (200000)
-    assert SmartInitParams(dataset="folder:x", epochs=1000, runs=3).train_size == 200_000
+    assert SmartInitParams(dataset="folder:x", epochs=400, runs=5).train_size == 200_000
     with pytest.raises(InputError, match="over the cap"):
-        SmartInitParams(dataset="folder:x", epochs=1000, runs=4)
+        SmartInitParams(dataset="folder:x", epochs=401, runs=5)
 
 
 def test_landscape_cap_counts_the_measurements():
