@@ -5,6 +5,9 @@ torchvision):
 
 * ``digits``: scikit-learn's bundled 8x8 digit images (1797 of them; always available). A
   fixed stratified split (seed 0) keeps 1/4 of each class for testing.
+* ``glyphs``: 36 classes of characters (digits and capitals) in colour at 32x32, made here
+  from matplotlib's fonts, the test set in fonts the training set never uses (always
+  available; :mod:`bnviz.data.glyphs` says why it is the hard offline task).
 * ``cifar10``: ``$BNVIZ_DATA/cifar-10-batches-py/data_batch_1..5`` and ``test_batch`` (the
   "CIFAR-10 python version" pickles).
 * ``cifar100``: ``$BNVIZ_DATA/cifar-100-python/train`` and ``test`` (fine labels).
@@ -42,7 +45,7 @@ __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "I
            "check_available", "cifar_batch_bytes", "count_folder_images", "data_dir",
            "load_image_data", "parse_dataset_name"]
 
-STANDARD_DATASETS: tuple[str, ...] = ("digits", "cifar10", "cifar100", "svhn")
+STANDARD_DATASETS: tuple[str, ...] = ("digits", "glyphs", "cifar10", "cifar100", "svhn")
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif",
                               ".tiff", ".ppm"})
 #: An image folder larger than this is refused (images are held in memory as uint8).
@@ -94,7 +97,7 @@ def data_dir() -> Path:
 
 
 def parse_dataset_name(name: object) -> str:
-    """Check a data set name (``digits``, ``cifar10``, ``cifar100``, ``svhn`` or
+    """Check a data set name (``digits``, ``glyphs``, ``cifar10``, ``cifar100``, ``svhn`` or
     ``folder:NAME``); returns it normalised. A folder name is one plain path component."""
     if not isinstance(name, str):
         raise DataError("dataset must be a name")
@@ -144,6 +147,8 @@ def load_image_data(name: str, image_size: int = 64, max_train: int = 0) -> Imag
     name = parse_dataset_name(name)
     if name == "digits":
         data = _digits()
+    elif name == "glyphs":
+        data = _glyphs()
     elif name == "cifar10":
         data = _cifar10(data_dir())
     elif name == "cifar100":
@@ -175,6 +180,13 @@ def _digits() -> ImageData:
         test[rng.permutation(idx)[: len(idx) // 4]] = True
     return ImageData("digits", x[~test], y[~test], x[test], y[test],
                      tuple(str(c) for c in range(10)), scale=16.0)
+
+
+def _glyphs() -> ImageData:
+    from bnviz.data.glyphs import GLYPH_CLASSES, glyph_arrays
+
+    x_train, y_train, x_test, y_test = glyph_arrays()
+    return ImageData("glyphs", x_train, y_train, x_test, y_test, GLYPH_CLASSES)
 
 
 # --------------------------------------------------------------------------- CIFAR

@@ -214,13 +214,14 @@ MAX_TRAINING_IMAGES = 2e9
 MAX_CONCENTRATION_PASSES = 2e8
 #: Training images of the standard data sets (digits: its fixed 3/4 split of 1797); an image
 #: folder counts as the most it may hold (MAX_FOLDER_IMAGES).
-TRAIN_SIZES: dict[str, int] = {"digits": 1352, "cifar10": 50_000, "cifar100": 50_000,
-                               "svhn": 73_257}
+TRAIN_SIZES: dict[str, int] = {"digits": 1352, "glyphs": 10_800, "cifar10": 50_000,
+                               "cifar100": 50_000, "svhn": 73_257}
 #: Test images of the standard data sets (evaluated after every epoch: part of a job's cost).
-TEST_SIZES: dict[str, int] = {"digits": 445, "cifar10": 10_000, "cifar100": 10_000,
-                              "svhn": 26_032}
+TEST_SIZES: dict[str, int] = {"digits": 445, "glyphs": 3_600, "cifar10": 10_000,
+                              "cifar100": 10_000, "svhn": 26_032}
 #: (channels, side, classes) of the standard data sets' images.
-IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "cifar10": (3, 32, 10),
+IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "glyphs": (3, 32, 36),
+                                                 "cifar10": (3, 32, 10),
                                                  "cifar100": (3, 32, 100), "svhn": (3, 32, 10)}
 
 #: The explorer's and ``bnviz figure9``'s networks: random weights, or trained first (Figure 9).
