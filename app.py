@@ -122,12 +122,23 @@ def add_request_guard(app: Dash) -> None:
     from dash.exceptions import CallbackException, InvalidCallbackReturnValue
     from flask import jsonify
 
-    from bnviz.service.guard import RequestGuard
+    from bnviz.service.guard import CallbackShape, RequestGuard
     from callbacks.explorer.training import ROUTE
+
+    def shapes() -> dict[str, CallbackShape]:
+        """Every registered output: its callback's inputs and states, and whether it runs in
+        the browser (Dash lists clientside callbacks without a server function)."""
+        def deps(items: list[dict]) -> tuple[tuple[str | None, str], ...]:
+            return tuple((None if str(d["id"]).startswith("{") else d["id"], d["property"])
+                         for d in items)
+
+        return {output: CallbackShape(deps(spec["inputs"]), deps(spec["state"]),
+                                      "callback" not in spec)
+                for output, spec in app.callback_map.items()}
 
     app.server.wsgi_app = RequestGuard(
         app.server.wsgi_app, app.config.routes_pathname_prefix + "_dash-update-component",
-        lambda: app.callback_map.keys(), state_paths=[ROUTE])
+        shapes, state_paths=[ROUTE])
 
     @app.server.errorhandler(CallbackException)
     def _request_does_not_match(exc: CallbackException):

@@ -25,7 +25,6 @@ client or key) and the error and log as the jobs page shows them (:mod:`bnviz.me
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -37,6 +36,7 @@ from bnviz.jobs.store import STATUSES, Job, open_store
 from bnviz.jobs.types import IMAGE_JOB_TYPES
 from bnviz.messages import brief, for_page, log_for_page
 from bnviz.service.clients import client_id, jobs_token, token_ok
+from bnviz.service.guard import strict_json
 
 __all__ = ["PREFIX", "add_jobs_api", "blueprint", "finite", "strict_json"]
 
@@ -108,19 +108,6 @@ def _require_token() -> None:
     if not token_ok(given):
         raise ApiError(401, "the token is not this server's",
                        {"WWW-Authenticate": 'Bearer realm="bnviz", error="invalid_token"'})
-
-
-def _refuse_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def strict_json(raw: bytes) -> Any:
-    """A request body's JSON: ValueError for anything else, NaN and Infinity included (a
-    client's numbers are finite), and for nesting too deep to parse."""
-    try:
-        return json.loads(raw, parse_constant=_refuse_json_constant)
-    except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError, too many digits
-        raise ValueError("the body is not valid JSON") from exc
 
 
 def _body() -> dict[str, Any]:

@@ -8,23 +8,25 @@ the dashboard.
   browser keeps), and ``max_body`` for every other route. A body without
   ``Content-Length`` (chunked) is read up to the cap and refused past it; it is never
   buffered whole.
-* A callback request that is not what Dash's client sends (not JSON, not an object, an
-  ``output`` that is no registered callback, ``inputs``/``state`` not lists of
-  ``{"id", "property"}`` items, a URL part of dcc.Location that is not text) gets ``400`` with
-  a one-line reason, instead of an exception (a 500) deep inside Dash's dispatch.
+* A callback request that is not what Dash's client sends (not JSON, JSON nested too deep to
+  parse, not an object, an ``output`` that is no registered callback or whose callback runs
+  in the browser, ``inputs``/``state`` not lists of ``{"id", "property"}`` items or not as
+  many as the callback declares, a URL part of dcc.Location that is not text) gets ``400``
+  with a one-line reason, instead of an exception (a 500) deep inside Dash's dispatch.
 
 Answers are JSON ``{"error": "..."}``. Nothing here imports Dash or Flask: the app passes the
-route and a function that lists the registered outputs.
+route and a function that describes the registered outputs (:class:`CallbackShape`).
+:func:`strict_json` is bnviz's one reader of a request's JSON (the jobs API uses it too).
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
-__all__ = ["RequestGuard", "check_callback_request"]
+__all__ = ["CallbackShape", "RequestGuard", "check_callback_request", "strict_json"]
 
 #: The body of anything but a callback: the pages send none larger than a few kB.
 DEFAULT_MAX_BODY = 64 * 1024
@@ -38,6 +40,29 @@ class BadRequest(ValueError):
     def __init__(self, status: int, reason: str):
         super().__init__(reason)
         self.status = status
+
+
+class CallbackShape(NamedTuple):
+    """What a registered output's callback takes: its inputs and states, each as (the
+    component id, or None for a pattern-matching id; the property), and whether it runs in
+    the browser (a clientside callback, which the server cannot answer)."""
+
+    inputs: tuple[tuple[str | None, str], ...]
+    state: tuple[tuple[str | None, str], ...]
+    clientside: bool = False
+
+
+def _refuse_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(raw: bytes | str) -> Any:
+    """A request body's JSON: ValueError for anything else, NaN and Infinity included (a
+    client's numbers are finite), and for nesting too deep to parse (RecursionError)."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_json_constant)
+    except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError, too many digits
+        raise ValueError("the body is not valid JSON") from exc
 
 
 #: dcc.Location's properties: text or nothing (Dash's page router reads them as strings).
@@ -57,22 +82,37 @@ def _is_dependency(item: Any) -> bool:
             and isinstance(item.get("id"), str | dict))
 
 
-def check_callback_request(body: Any, known_outputs: Iterable[str]) -> None:
+def check_callback_request(body: Any, outputs: Mapping[str, CallbackShape]) -> None:
     """Raise BadRequest (400) unless ``body`` has the shape of a Dash callback request for a
-    registered output."""
+    registered server-side output, with as many inputs and states as its callback takes."""
     if not isinstance(body, dict):
         raise BadRequest(400, "a callback request is a JSON object")
     output = body.get("output")
     if not isinstance(output, str):
         raise BadRequest(400, "a callback request names its output (a string)")
-    if output not in set(known_outputs):
+    shape = outputs.get(output)
+    if shape is None:
         raise BadRequest(400, "no callback has that output")
+    if shape.clientside:
+        raise BadRequest(400, "that output's callback runs in the browser, not here")
     if not isinstance(body.get("outputs"), dict | list):
         raise BadRequest(400, "a callback request lists its outputs")
     for key in ("inputs", "state"):
         value = body.get(key, [])
         if not isinstance(value, list) or not all(_is_dependency(v) for v in value):
             raise BadRequest(400, f"{key}: a list of {{id, property, value}} items")
+        expected = shape.inputs if key == "inputs" else shape.state
+        if len(value) != len(expected):
+            raise BadRequest(400, f"{key}: that callback takes {len(expected)}, got "
+                                  f"{len(value)}")
+        for item, (component, prop) in zip(value, expected, strict=True):
+            # Dash's callbacks (its page router too) read their arguments by position
+            given = item if isinstance(item, list) else [item]
+            listed = isinstance(item, list) and component is not None  # only ALL may list
+            if listed or any(x["property"] != prop or (
+                    x["id"] != component if component is not None
+                    else not isinstance(x["id"], dict)) for x in given):
+                raise BadRequest(400, f"{key}: not the ids and properties of that callback")
         for item in _flat(value):
             if item["property"] in LOCATION_PROPERTIES and \
                     not isinstance(item.get("value"), str | None):
@@ -86,7 +126,7 @@ class RequestGuard:
     """WSGI middleware (see the module docstring)."""
 
     def __init__(self, app: Callable, callback_path: str,
-                 known_outputs: Callable[[], Iterable[str]],
+                 known_outputs: Callable[[], Mapping[str, CallbackShape]],
                  max_body: int = DEFAULT_MAX_BODY,
                  max_callback_body: int = DEFAULT_MAX_CALLBACK_BODY,
                  state_paths: Iterable[str] = ()):
@@ -134,7 +174,7 @@ class RequestGuard:
             environ["wsgi.input"] = io.BytesIO(body)  # what we read, for the app to read
         if callback:
             try:
-                parsed = json.loads(body or b"")
-            except (ValueError, UnicodeDecodeError):
+                parsed = strict_json(body or b"")
+            except ValueError:
                 raise BadRequest(400, "a callback request is JSON") from None
             check_callback_request(parsed, self.known_outputs())

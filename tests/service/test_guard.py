@@ -10,10 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnviz.service.guard import RequestGuard
+from bnviz.service.guard import CallbackShape, RequestGuard
 
 CALLBACK = "/_dash-update-component"
-OUTPUTS = ("graph.figure", "..a.children...b.value..")
+#: Two server-side outputs taking an input "mu.value" and a pattern-matching ALL input, and a
+#: clientside one.
+_TAKES = ((("mu", "value"), (None, "value")), ())
+OUTPUTS = {"graph.figure": CallbackShape(*_TAKES),
+           "..a.children...b.value..": CallbackShape(*_TAKES),
+           "sink.children": CallbackShape(*_TAKES, clientside=True),
+           "router.children": CallbackShape((("_pages_location", "pathname"),), ())}
+_INPUTS = ('[{"id": "mu", "property": "value", "value": 0.5}, '
+           '[{"id": {"type": "p", "index": 1}, "property": "value"}]]')
 
 
 class _NoRead(io.RawIOBase):
@@ -48,7 +56,7 @@ def _guard(seen=None, **caps):
     return RequestGuard(_app([] if seen is None else seen), CALLBACK, lambda: OUTPUTS, **caps)
 
 
-def _valid(output=OUTPUTS[0]) -> bytes:
+def _valid(output="graph.figure") -> bytes:
     return json.dumps({"output": output, "outputs": {"id": "graph", "property": "figure"},
                        "inputs": [{"id": "mu", "property": "value", "value": 0.5},
                                   [{"id": {"type": "p", "index": 1}, "property": "value"}]],
@@ -84,7 +92,7 @@ def test_a_valid_callback_request_passes_with_its_body():
     seen: list = []
     status, out = _call(_guard(seen), CALLBACK, body=_valid())
     assert (status, out) == (200, b"ok") and seen == [_valid()]
-    status, _ = _call(_guard(), CALLBACK, body=_valid(OUTPUTS[1]))
+    status, _ = _call(_guard(), CALLBACK, body=_valid("..a.children...b.value.."))
     assert status == 200
     assert _call(_guard(), CALLBACK, method="GET", body=b"")[0] == 200  # not checked
 
@@ -97,10 +105,24 @@ def test_a_valid_callback_request_passes_with_its_body():
     (b'{"output": "graph.figure", "outputs": {}, "inputs": {}}', "inputs"),
     (b'{"output": "graph.figure", "outputs": {}, "inputs": [1]}', "inputs"),
     (b'{"output": "graph.figure", "outputs": {}, "inputs": [{"id": "a"}]}', "inputs"),
-    (b'{"output": "graph.figure", "outputs": {}, "inputs": [], "state": [{"property": "v"}]}',
-     "state"),
-    (b'{"output": "graph.figure", "outputs": {}, "inputs": [], "changedPropIds": [1]}',
-     "changedPropIds"),
+    (f'{{"output": "graph.figure", "outputs": {{}}, "inputs": {_INPUTS}, '
+     '"state": [{"property": "v"}]}'.encode(), "state"),
+    (f'{{"output": "graph.figure", "outputs": {{}}, "inputs": {_INPUTS}, '
+     '"changedPropIds": [1]}'.encode(), "changedPropIds"),
+    # issue 30: deep JSON, a clientside output, too few or too many, or other dependencies
+    (b"[" * 50_000 + b"]" * 50_000, "JSON"),
+    (b'{"output": "x", "outputs": {}, "inputs": [], "deep": ' + b"[" * 50_000 + b"]" * 50_000
+     + b"}", "JSON"),
+    (b'{"output": "sink.children", "outputs": {}, "inputs": []}', "runs in the browser"),
+    (b'{"output": "graph.figure", "outputs": {}, "inputs": []}', "takes 2, got 0"),
+    (f'{{"output": "graph.figure", "outputs": {{}}, "inputs": {_INPUTS}, "state": '
+     f'[{{"id": "mu", "property": "value"}}]}}'.encode(), "state: that callback takes 0"),
+    (b'{"output": "graph.figure", "outputs": {}, "inputs": [{"id": "sigma", "property": '
+     b'"value"}, []]}', "not the ids"),
+    (b'{"output": "graph.figure", "outputs": {}, "inputs": [[{"id": "mu", "property": '
+     b'"value"}], []]}', "not the ids"),  # a list where the callback takes one
+    (b'{"output": "graph.figure", "outputs": {}, "inputs": [{"id": "mu", "property": '
+     b'"value"}, [{"id": "p", "property": "value"}]]}', "not the ids"),  # not a pattern id
 ])
 def test_malformed_callback_requests_get_one_line_400(body, says):
     seen: list = []
@@ -137,10 +159,12 @@ def test_the_dashboard_answers_crafted_callback_requests_with_400_not_500():
 
 
 def test_a_url_part_that_is_not_text_is_a_400():
-    body = json.loads(_valid())
-    body["inputs"].append({"id": "_pages_location", "property": "pathname", "value": False})
-    status, out = _call(_guard(), CALLBACK, body=json.dumps(body).encode())
-    assert status == 400 and "pathname" in json.loads(out)["error"]
+    body = {"output": "router.children", "outputs": {}, "inputs": [
+        {"id": "_pages_location", "property": "pathname", "value": False}]}
+    for bad in (False, ["/jitter"], {"a": 1}):
+        body["inputs"][-1]["value"] = bad
+        status, out = _call(_guard(), CALLBACK, body=json.dumps(body).encode())
+        assert status == 400 and "pathname" in json.loads(out)["error"]
     body["inputs"][-1]["value"] = "/jitter"
     assert _call(_guard(), CALLBACK, body=json.dumps(body).encode())[0] == 200
 
