@@ -166,7 +166,7 @@ class Trainer:
         is not one (it comes from a browser) raises ValueError."""
         try:
             self._restore(state)
-        except (KeyError, TypeError, IndexError, AttributeError):
+        except (KeyError, TypeError, IndexError, AttributeError, OverflowError):
             raise ValueError("the training state is not readable") from None
 
     def _restore(self, state: dict) -> None:
@@ -176,13 +176,29 @@ class Trainer:
         with torch.no_grad():
             for p, v in zip(self.params, params, strict=True):
                 p.copy_(_unpack(v, p.shape))
+        steps = state["steps"]
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise ValueError("the training state's step count is not a whole number >= 0")
         opt = self.opt.state_dict()
-        opt["state"] = {
-            i: {k: (torch.tensor(float(v), dtype=torch.float32) if k == "step"
-                    else _unpack(v, self.params[i].shape)) for k, v in entry.items()}
-            for i, entry in enumerate(state["opt"]) if entry}
+        opt["state"] = {i: {k: self._moment(k, v, i, steps) for k, v in entry.items()}
+                        for i, entry in enumerate(state["opt"]) if entry}
         self.opt.load_state_dict(opt)
-        self.steps = int(state["steps"])
+        self.steps = steps
+
+    def _moment(self, key: str, value: object, index: int, steps: int) -> torch.Tensor:
+        """One optimiser buffer of a browser's state, checked: Adam's step count is the
+        trainer's (its bias correction divides by 1 - beta^step: a step of 0 or below with
+        moments divides by zero), its second moment is not negative (its square root)."""
+        if key == "step":
+            if isinstance(value, bool) or not isinstance(value, int | float) or \
+                    value != steps or steps < 1:
+                raise ValueError("the training state's optimiser step does not match its "
+                                 "steps")
+            return torch.tensor(float(steps), dtype=torch.float32)
+        moment = _unpack(value, self.params[index].shape)
+        if key == "exp_avg_sq" and bool((moment < 0).any()):
+            raise ValueError("the training state's second moments are negative")
+        return moment
 
     def network(self) -> Network:
         """The current weights as a network: ``bn``, or ``random_bias`` with the learned

@@ -13,6 +13,7 @@ and replaying a recorded frame draws that frame again.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
@@ -180,6 +181,15 @@ def test_steps_that_differ_between_modes_are_refused():
     lambda s: s["states"].pop("bn"),  # a mode missing
 
     lambda s: s.__setitem__("states", {"bn": 3}),
+    # issue 30: Adam's step count (its bias correction divides by 1 - beta^step) and its
+    # second moment (under a square root) from a browser
+    lambda s: [o.__setitem__("step", -1) for o in s["states"]["bn"]["opt"]],
+    lambda s: [o.__setitem__("step", 0) for o in s["states"]["bn"]["opt"]],
+    lambda s: [o.__setitem__("step", 1e308) for o in s["states"]["bn"]["opt"]],
+    lambda s: [o.__setitem__("step", "2") for o in s["states"]["bn"]["opt"]],
+    lambda s: s["states"]["bn"]["opt"][0].__setitem__("exp_avg_sq", base64.b64encode(
+        np.full(len(base64.b64decode(s["states"]["bn"]["opt"][0]["exp_avg_sq"])) // 8, -1.0,
+                "<f8").tobytes()).decode()),
 ])
 def test_a_crafted_state_is_refused_not_raised(broken):
     """The state comes from the browser: a mangled one is a one-line 400 (one state a mode
