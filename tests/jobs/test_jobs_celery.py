@@ -16,6 +16,7 @@ import pytest
 from bnviz.jobs.redis_store import RedisStore
 from bnviz.jobs.runner import run_job
 from bnviz.jobs.sqlite_store import SQLiteStore
+from bnviz.params.jobs import ARMS
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "1", "--runs", "1", "--width", "4"]
@@ -112,7 +113,7 @@ def test_celery_worker_runs_a_job_stored_in_redis(celery_env, celery_worker, job
     shown = json.loads(_cli(celery_env, "jobs", "show", job_id, "--json").stdout)
     assert shown["status"] == "succeeded" and shown["backend"] == "celery"
     assert shown["device"] == "cpu" and shown["error"] is None
-    assert {r["arm"] for r in shown["metrics"]} == {"zero_bias", "random_bias", "bn_init"}
+    assert {r["arm"] for r in shown["metrics"]} == set(ARMS["smart-init"])
     # the shared store is Redis (the broker's URL), not the SQLite file under BNVIZ_HOME
     store = RedisStore(celery_env["BNVIZ_BROKER_URL"])
     assert store.get(job_id).status == "succeeded"

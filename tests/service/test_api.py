@@ -26,7 +26,7 @@ import app as dashboard
 from bnviz import jobs
 from bnviz.jobs.store import open_store
 from bnviz.messages import TRACEBACK_HINT
-from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.params.jobs import ARMS, JOB_OPTIONS
 from bnviz.service.clients import client_id, trust_proxy
 from bnviz.service.guard import RequestGuard
 
@@ -103,7 +103,7 @@ def test_a_job_runs_to_its_end_through_the_api(inline_jobs, monkeypatch):
             break
         time.sleep(0.2)
     assert body["status"] == "succeeded", body["error"]
-    assert {row["arm"] for row in body["metrics"]} == {"zero_bias", "random_bias", "bn_init"}
+    assert {row["arm"] for row in body["metrics"]} == set(ARMS["smart-init"])
     assert len(body["log"]) == 5 and body["log"][-1].startswith("done in")
     assert body["summary"]["arms"]["bn_init"]["final"] is not None
 

@@ -19,6 +19,7 @@ from served import JOBS_REFRESH, free_port, post_callback
 
 from bnviz.jobs.sqlite_store import SQLiteStore
 from bnviz.jobs.store import pid_alive
+from bnviz.params.jobs import ARMS
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"]
@@ -115,7 +116,7 @@ def test_a_web_worker_killed_mid_request_is_replaced(server):
 def test_restarting_the_server_keeps_jobs_and_their_results(server, jobs_home):
     server.start()
     out = _cli(jobs_home, "jobs", "submit", "smart-init", "--epochs", "3", "--runs", "1",
-               "--width", "4", "--json")
+               "--width", "4", "--max-train", "400", "--json")
     assert out.returncode == 0, out.stderr
     job_id = json.loads(out.stdout)["id"]
     assert job_id in json.dumps(post_callback(server.base, JOBS_REFRESH)["response"])
@@ -126,7 +127,7 @@ def test_restarting_the_server_keeps_jobs_and_their_results(server, jobs_home):
     table = json.dumps(post_callback(server.base, JOBS_REFRESH)["response"]["jobs-table"])
     assert job_id in table and "succeeded" in table
     store = SQLiteStore(jobs_home / "jobs" / "jobs.sqlite")
-    assert len(store.metrics(job_id)) == 9  # 3 arms x 3 epochs, all kept
+    assert len(store.metrics(job_id)) == 3 * len(ARMS["smart-init"])  # every arm, 3 epochs
     assert store.get(job_id).summary["arms"]["bn_init"]["epoch"] == [1, 2, 3]
 
 
@@ -134,7 +135,7 @@ def test_a_killed_local_worker_loses_no_job(jobs_home):
     """SIGKILL of the local worker: the job process it started runs on (its own session)
     and finishes; the next submit starts a new worker, which runs the next job."""
     out = _cli(jobs_home, "jobs", "submit", "smart-init", "--epochs", "4", "--runs", "1",
-               "--width", "4", "--json")
+               "--width", "4", "--max-train", "400", "--json")
     job_id = json.loads(out.stdout)["id"]
     store = SQLiteStore(jobs_home / "jobs" / "jobs.sqlite")
     deadline = time.monotonic() + 90
@@ -146,7 +147,7 @@ def test_a_killed_local_worker_loses_no_job(jobs_home):
     os.kill(worker, signal.SIGKILL)
     waited = _cli(jobs_home, "jobs", "wait", job_id, "--timeout", "120")
     assert waited.returncode == 0 and "succeeded" in waited.stdout, waited.stdout
-    assert len(store.metrics(job_id)) == 12
+    assert len(store.metrics(job_id)) == 4 * len(ARMS["smart-init"])  # every arm, 4 epochs
     out = _cli(jobs_home, "jobs", "submit", "affine-ablation", "--epochs", "1", "--runs", "1",
                "--width", "4", "--json")
     second = json.loads(out.stdout)["id"]
