@@ -166,6 +166,24 @@ def add_training_route(app: Dash) -> None:
     register(app.server)
 
 
+def add_security_headers(app: Dash) -> None:
+    """CSP, frame-ancestors, nosniff and Referrer-Policy on every answer
+    (:mod:`bnviz.service.headers`); Dash's inline scripts are allowed by their hashes, known
+    once every callback is registered: Dash Pages registers its own clientside callback when
+    the server sets up, at the first request, so the policy is made then, once."""
+    from bnviz.service.headers import security_headers
+
+    made: list[dict[str, str]] = []
+
+    @app.server.after_request
+    def _security_headers(response):
+        if not made:
+            made.append(security_headers(app.csp_hashes()))
+        for name, value in made[0].items():
+            response.headers.setdefault(name, value)
+        return response
+
+
 def add_proxy_fix(app: Dash) -> None:
     """Behind the nginx stack (BNVIZ_BEHIND_PROXY=1), take the client's address from
     X-Forwarded-For (werkzeug's ProxyFix, one proxy): the per-client job limit counts real
@@ -259,6 +277,7 @@ add_memory_release(app)
 add_jobs_api(app)
 add_training_route(app)
 add_proxy_fix(app)
+add_security_headers(app)
 add_request_guard(app)
 warm_up(app)
 precompute_tour()

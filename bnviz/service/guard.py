@@ -26,6 +26,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from bnviz.service.headers import NGINX_ERROR_HEADERS
+
 __all__ = ["CallbackShape", "RequestGuard", "check_callback_request", "strict_json"]
 
 #: The body of anything but a callback: the pages send none larger than a few kB.
@@ -143,7 +145,7 @@ class RequestGuard:
                       413: "Content Too Large"}.get(exc.status, "Error")
             start_response(f"{exc.status} {reason}", [
                 ("Content-Type", "application/json"), ("Content-Length", str(len(payload))),
-                ("Connection", "close")])
+                ("Connection", "close"), *NGINX_ERROR_HEADERS.items()])
             return [payload]
         return self.app(environ, start_response)
 

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
+from bnviz.service.headers import NGINX_ERROR_HEADERS
 
 __all__ = ["ServeError", "Stack", "add_serve", "find_app_dir", "find_nginx",
            "render_nginx_conf", "run_serve"]
@@ -133,6 +134,10 @@ def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
         "JOBS_RATE": str(int(setting("BNVIZ_JOBS_RATE_PER_ADDRESS"))), "JOBS_BURST": "5",
         "CONNECTIONS_PER_ADDRESS": str(int(setting("BNVIZ_CONNECTIONS_PER_ADDRESS"))),
         "READ_TIMEOUT": str(int(setting("BNVIZ_WEB_TIMEOUT")) + 10),
+        # nginx's own answers: the browser headers of bnviz.service.headers (the app's own
+        # answers carry the dashboard's and pass through)
+        "SECURITY_HEADERS": " ".join(f"add_header {name} \"{value}\" always;"
+                                     for name, value in NGINX_ERROR_HEADERS.items()),
     }
     return re.sub(r"@([A-Z_]+)@", lambda m: values[m.group(1)], template)
 

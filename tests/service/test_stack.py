@@ -74,6 +74,10 @@ def test_serves_through_nginx_and_caches_dash_scripts(serving):
     base, *_ = serving
     status, headers, page = _request(base + "/")
     assert status == 200 and headers["Server"] == "nginx" and b"<title>bnviz</title>" in page
+    # the browser headers pass nginx once (issue 30): the app's policy, not a second copy
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert "sha256-" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"]
     script = page.split(b'src="', 1)[1].split(b'"', 1)[0].decode()  # first of Dash's scripts
     assert script.startswith("/_dash-component-suites/")
     first = _request(base + script)
@@ -123,6 +127,9 @@ def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
     status, headers, raw = _request(base + ROUTE, "POST", b"{" + b" " * (3 * 2 ** 20) + b"}")
     assert status == 413 and headers["Server"] == "nginx" and "training frames" in \
         json.loads(raw)["error"]
+    # nginx's own refusal carries the browser headers too
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"]
 
 
 def test_healthz_answers_while_the_dashboard_cannot(serving):
@@ -284,7 +291,7 @@ def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
     monkeypatch.setenv("BNVIZ_WEB_TIMEOUT", "90")
     text = stack.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
                                    access_log=False)
-    assert "@" not in text.replace("@too_", "")
+    assert "@" not in text.replace("@too_", "").replace("@unavailable", "")
     assert "rate=7r/s" in text and "burst=14 nodelay" in text and "rate=3r/m" in text
     assert "proxy_read_timeout 100s" in text and "listen 127.0.0.1:8050" in text
     conf = tmp_path / "nginx.conf"
