@@ -7,7 +7,7 @@ import os
 import dash
 import dash_bootstrap_components as dbc
 import torch
-from dash import Dash, html
+from dash import Dash, dcc, html
 
 # importing each page's callbacks module registers its callbacks
 import callbacks.density.callbacks  # noqa: F401
@@ -20,6 +20,7 @@ import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
 from callbacks.explorer.state import page_layout as explorer_layout
+from callbacks.jobs.ids import TOKEN_STORE
 from callbacks.lecture.state import initial_state as lecture_state
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
@@ -78,6 +79,8 @@ def create_app() -> Dash:
             + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
                                   className="btn btn-warning btn-sm ms-2",
                                   title="open this state in the lecture view (projector)"))]),
+        # the jobs token as the jobs page's field last held it, for this tab's every page
+        dcc.Store(id=TOKEN_STORE, storage_type="session"),
         dash.page_container,
     ])
     return app

@@ -8,14 +8,19 @@ controls become the job's parameters, and what to say while it runs and when it 
   parameters (queued, running or done, also after a restart) or starts one on the job worker,
   refusing with "the server is busy" at ``BNVIZ_MAX_RUNS`` and counting against the client's
   allowance (``BNVIZ_JOBS_PER_CLIENT``, the request's address as
-  :func:`bnviz.service.clients.request_client` names it); the job's id goes into the page's
-  store and polling starts. A refusal is one line in the page's alert.
+  :func:`bnviz.service.clients.request_client` names it); the job's id, with the tab's key to
+  cancel it (``"<id>.<key>"``, :func:`bnviz.service.clients.cancel_key`), goes into the page's
+  store and polling starts. A refusal is one line in the page's alert. Where the server has a
+  jobs token (``BNVIZ_JOBS_TOKEN``), starting needs it: the jobs page's token field, kept for
+  the browser tab in a store of every page (:data:`callbacks.jobs.ids.TOKEN_STORE`).
 * **poll** (the interval): the job as the store has it, from any web process: the progress bar
   (and its label), a status line, and, once it succeeded, the page's result value (from which
   the page draws). The store's value comes from the client: anything that is not the id of a
   job of this page's type stops polling; it never raises.
 * **cancel** (an optional button): the store's cancel flag, which the job's process sees at its
-  next progress report, whichever web process asks.
+  next progress report, whichever web process asks; only with the jobs token where the
+  server has one, else only with the key of the tab that started it (another tab, or a
+  crafted request naming a job ``GET /api/jobs`` lists, cannot cancel someone's run).
 * **resume**: the page's job and result stores are kept per browser tab (``layouts.common.
   KEPT``), so a page opened again (back from another page, a reload) polls its job again: a
   running job's progress goes on, a finished one's result is drawn again.
@@ -36,9 +41,21 @@ from dash import Input, Output, State, callback, html, no_update
 from bnviz import jobs
 from bnviz.jobs.results import has_result
 from bnviz.jobs.store import Job
-from bnviz.service.clients import request_client
+from bnviz.service.clients import (
+    cancel_key,
+    cancel_key_ok,
+    jobs_token,
+    request_client,
+    token_ok,
+)
+from callbacks.jobs.ids import TOKEN_STORE
 
-__all__ = ["BackgroundIds", "BackgroundRun", "one_line", "percent", "register_background"]
+__all__ = ["BackgroundIds", "BackgroundRun", "job_id_of", "one_line", "percent",
+           "register_background"]
+
+#: A start refused for the token.
+TOKEN_NEEDED = ("this server needs its jobs token to start a computation: enter it on the "
+                "Jobs page (it is kept for this browser tab)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,23 @@ def polling_off(job_id) -> bool:
     return not (isinstance(job_id, str) and bool(job_id))
 
 
+def job_id_of(value: object) -> str | None:
+    """The job id of a page's job store (``"<id>.<key>"``, or an id alone), None for what
+    is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    return value.split(".", 1)[0]
+
+
+def _may_cancel(value: object, token: object) -> bool:
+    """The jobs token where the server has one, else the key of the tab that started it."""
+    if jobs_token() is not None:
+        return token_ok(token)
+    job_id = job_id_of(value)
+    return job_id is not None and "." in value and cancel_key_ok(job_id,
+                                                                value.split(".", 1)[1])
+
+
 def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callable | None]:
     """Register the start, poll and cancel callbacks of ``run``; returns them (tests and the
     page module call them by name)."""
@@ -100,13 +134,19 @@ def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callabl
     @callback(Output(ids.job, "data"), Output(ids.poll, "disabled", allow_duplicate=True),
               Output(ids.message, "children", allow_duplicate=True),
               Output(ids.message, "is_open", allow_duplicate=True),
-              Input(ids.start, "n_clicks"), *run.controls, prevent_initial_call=True)
-    def start(_n_clicks, *controls):
+              Input(ids.start, "n_clicks"), State(TOKEN_STORE, "data"), *run.controls,
+              prevent_initial_call=True)
+    def _start(n_clicks, token, *controls):
+        return start(n_clicks, *controls, token=token)
+
+    def start(_n_clicks, *controls, token=None):
+        if not token_ok(token):
+            return no_update, no_update, TOKEN_NEEDED, True
         try:
             job = jobs.start_job(run.job_type, run.params(*controls), client=request_client())
         except (ValueError, TypeError, jobs.StoreError) as exc:  # bad input, the cap, no store
             return no_update, no_update, one_line(exc), True
-        return (job.id, False, *shown)
+        return (f"{job.id}.{cancel_key(job.id)}", False, *shown)
 
     callback(Output(ids.poll, "disabled", allow_duplicate=True), Input(ids.job, "data"),
              prevent_initial_call="initial_duplicate")(polling_off)
@@ -125,9 +165,9 @@ def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callabl
               Output(ids.poll, "disabled", allow_duplicate=True),
               Input(ids.poll, "n_intervals"), State(ids.job, "data"),
               prevent_initial_call=True)
-    def poll(_n_intervals, job_id):
+    def poll(_n_intervals, job_value):
         try:
-            job = jobs.get_job(job_id)
+            job = jobs.get_job(job_id_of(job_value))
         except ValueError:  # none, or a tampered store
             return answer(no_update, no_update, no_update, no_update, True)
         except jobs.StoreError as exc:
@@ -151,13 +191,20 @@ def register_background(run: BackgroundRun) -> tuple[Callable, Callable, Callabl
         return start, poll, None
 
     @callback(Output(ids.status, "children", allow_duplicate=True),
-              Input(ids.cancel, "n_clicks"), State(ids.job, "data"),
+              Input(ids.cancel, "n_clicks"), State(ids.job, "data"), State(TOKEN_STORE, "data"),
               prevent_initial_call=True)
-    def cancel(_n_clicks, job_id):
+    def _cancel(n_clicks, job_value, token):
+        return cancel(n_clicks, job_value, token=token)
+
+    def cancel(_n_clicks, job_value, token=None):
         try:
-            job = jobs.get_job(job_id)
+            job = jobs.get_job(job_id_of(job_value))
             if job is None or job.ended or job.type != run.job_type:
                 return "nothing to cancel"
+            if not _may_cancel(job_value, token):
+                return ("only the tab that started this run can cancel it" if jobs_token()
+                        is None else TOKEN_NEEDED.replace("start a computation",
+                                                          "cancel a run"))
             jobs.cancel_job(job.id)
         except (ValueError, KeyError, jobs.StoreError):
             return "nothing to cancel"

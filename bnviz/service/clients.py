@@ -6,10 +6,13 @@
   the nginx stack (``BNVIZ_BEHIND_PROXY=1``, :func:`trust_proxy`), the one nginx puts in
   ``X-Forwarded-For``. Without a proxy that header is ignored: any client could write it and
   take a fresh allowance with every request.
-* Submitting and cancelling jobs (the HTTP API, the jobs page) need ``BNVIZ_JOBS_TOKEN`` when
-  it is set (:func:`token_ok`); reading stays open. Unset, a local server is as before. The
-  token is read from the environment at every check, so a test or a restart with another
-  token needs no other change.
+* Submitting and cancelling jobs (the HTTP API, the jobs page, every page's background run)
+  need ``BNVIZ_JOBS_TOKEN`` when it is set (:func:`token_ok`); reading stays open. The token
+  is read from the environment at every check, so a test or a restart with another token
+  needs no other change. Without a token, a page's background run can be cancelled only by
+  the browser tab that started it: the start hands the tab a :func:`cancel_key` (an HMAC of
+  the job's id with this installation's secret, ``$BNVIZ_HOME/secret``, made once, 0600),
+  which a tab that did not start the job cannot make.
 
 Flask is imported only by :func:`request_client` and :func:`trust_proxy` (the web server's
 side); nothing here imports Dash.
@@ -22,8 +25,8 @@ import hmac
 import os
 from collections.abc import Callable
 
-__all__ = ["TOKEN_ENV", "behind_proxy", "client_id", "jobs_token", "request_client",
-           "token_ok", "trust_proxy"]
+__all__ = ["TOKEN_ENV", "behind_proxy", "cancel_key", "cancel_key_ok", "client_id",
+           "jobs_token", "request_client", "token_ok", "trust_proxy"]
 
 #: The environment variable holding the jobs token (not a numeric setting of bnviz.config).
 TOKEN_ENV = "BNVIZ_JOBS_TOKEN"
@@ -65,6 +68,42 @@ def token_ok(given: object) -> bool:
         return False
     return hmac.compare_digest(given.strip().encode("utf-8", "replace"),
                                token.encode("utf-8", "replace"))
+
+
+def _secret() -> bytes:
+    """This installation's random secret (32 bytes in ``$BNVIZ_HOME/secret``, 0600), made by
+    the first process that needs it; every web process and restart shares it."""
+    from bnviz.config import bnviz_home
+
+    path = bnviz_home() / "secret"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"secret.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(os.urandom(32).hex())
+    try:
+        os.link(tmp, path)  # the first writer wins; the others read its secret
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return bytes.fromhex(path.read_text().strip())
+
+
+def cancel_key(job_id: str) -> str:
+    """What a tab must show to cancel the job it started (no token set): 24 hex digits."""
+    return hmac.new(_secret(), job_id.encode("utf-8", "replace"), hashlib.sha256
+                    ).hexdigest()[:24]
+
+
+def cancel_key_ok(job_id: str, key: object) -> bool:
+    """Whether ``key`` is :func:`cancel_key` of ``job_id`` (constant-time compare)."""
+    return isinstance(key, str) and hmac.compare_digest(key.encode("utf-8", "replace"),
+                                                        cancel_key(job_id).encode())
 
 
 def behind_proxy() -> bool:

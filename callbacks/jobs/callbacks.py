@@ -60,6 +60,13 @@ def show_type_params(job_type):
             experiment_explanation(job_type))
 
 
+@callback(Output(ids.TOKEN_STORE, "data"), Input(ids.TOKEN, "value"),
+          prevent_initial_call=True)
+def keep_token(token):
+    """The token field, kept for the browser tab: every page's background runs send it."""
+    return token if isinstance(token, str) and len(token) <= 1000 else None
+
+
 def _open(reply: tuple) -> tuple:
     """Add the job list to a reply that opens a job: the dropdown keeps a value only when it
     is among its options."""

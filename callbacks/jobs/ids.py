@@ -29,3 +29,6 @@ TOKEN_ROW = "jobs-token-row"
 def progress_id(job_id: str) -> str:
     """The id of a job's progress bar in the table (browser tests find it by this)."""
     return f"jobs-progress-{job_id}"
+#: The jobs token as the jobs page's field last held it, kept for the browser tab (every page
+#: has this store, app.py): the other pages' background starts and cancels send it.
+TOKEN_STORE = "jobs-token-store"

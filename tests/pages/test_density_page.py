@@ -42,12 +42,14 @@ from bnviz.data.datasets import DATASETS, make_dataset
 from bnviz.jobs import store as store_module
 from bnviz.jobs.results import result_path
 from bnviz.jobs.store import Job, job_key, open_store, pid_alive
+from bnviz.service.clients import cancel_key
 from bnviz.views.density import (
     MAX_DENSITY_WORK,
     check_density_params,
     density_work,
     load_density,
 )
+from callbacks.background import job_id_of
 from callbacks.density import callbacks as cd
 from callbacks.density import ids
 from callbacks.density.figures import density_figure
@@ -67,11 +69,21 @@ ANNOTATION = re.compile(r"layer (\d+) \(max (\d+)\)")
 # --------------------------------------------------------------------------- helpers
 
 
+#: What each start put in the page's job store ("<id>.<cancel key>"), by job id: the tests
+#: name jobs by id, and cancel with the store's value as the tab does.
+STARTED: dict[str, str] = {}
+
+
 def compute(**over):
-    """The compute callback with the SMALL controls, some overridden."""
+    """The compute callback with the SMALL controls, some overridden; the job store's value
+    comes back as the job's id (the whole value in STARTED)."""
     c = {**SMALL, **over}
-    return cd.compute(1, c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
-                      c["eps"])
+    out = cd.compute(1, c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
+                     c["eps"])
+    if isinstance(out[0], str):
+        STARTED[job_id_of(out[0])] = out[0]
+        return (job_id_of(out[0]), *out[1:])
+    return out
 
 
 def params(**over) -> dict:
@@ -410,7 +422,7 @@ def test_cancel_stops_a_long_run_and_the_page_goes_on(jobs_home):
     key, poll_off, message, is_open = compute(**LONG)
     assert (poll_off, message, is_open) == (False, "", False)
     running = wait_running(key)
-    assert cd.cancel(1, key) == "cancelling..."
+    assert cd.cancel(1, STARTED[key]) == "cancelling..."
     assert wait_run(key).status == "cancelled"
     value, status, result, poll_off = cd.poll(1, key)
     assert (value, result, poll_off) == (0, no_update, True)
@@ -435,7 +447,7 @@ _CANCELLER = """
 import sys
 from callbacks.density import callbacks as cd
 print("ready", flush=True)
-print(cd.cancel(1, sys.stdin.readline().strip()), flush=True)
+print(cd.cancel(1, sys.stdin.readline().strip()), flush=True)  # the store's value
 """
 
 
@@ -447,7 +459,7 @@ def test_a_cancel_from_another_web_process_stops_the_job(jobs_home):
         assert other.stdout.readline().strip() == "ready"  # imported before the job starts
         key, *_ = compute(**LONG)
         wait_running(key)
-        other.stdin.write(key + "\n")
+        other.stdin.write(STARTED[key] + "\n")
         other.stdin.flush()
         assert other.stdout.readline().strip() == "cancelling..."
     finally:
@@ -460,7 +472,7 @@ def test_a_cancel_from_another_web_process_stops_the_job(jobs_home):
 def test_cancel_is_honoured_before_the_next_mode(gate):
     key, *_ = compute()
     assert gate.wait_entered() == 1
-    assert cd.cancel(1, key) == "cancelling..."
+    assert cd.cancel(1, STARTED[key]) == "cancelling..."
     gate.release()
     assert wait_run(key).status == "cancelled"
     assert gate.calls == 1  # the other two modes were never started
@@ -482,14 +494,14 @@ def test_cancel_without_a_job_says_so(inline_jobs, job):
 def test_cancel_after_the_run_finished_says_nothing_to_cancel(inline_jobs):
     key, *_ = compute()
     assert wait_run(key).status == "succeeded"
-    assert cd.cancel(1, key) == "nothing to cancel"
+    assert cd.cancel(1, STARTED[key]) == "nothing to cancel"
     assert jobs.get_job(key).status == "succeeded"
 
 
 def test_compute_right_after_cancel_computes(gate):
     key, *_ = compute()
     assert gate.wait_entered() == 1
-    cd.cancel(1, key)
+    cd.cancel(1, STARTED[key])
     again, *_ = compute()  # the lecturer changes their mind and clicks compute
     assert again != key  # the job being cancelled is not the one returned
     for _ in range(4):
@@ -593,7 +605,10 @@ def test_progress_of_a_job_in_another_process(jobs_home, monkeypatch):
     try:
         key = _claimed_by(other.pid, 0.4)
         assert cd.poll(1, key) == (40, "computing: 40% (3 modes)", no_update, False)
-        assert cd.cancel(1, key) == "cancelling..."  # any process can ask it to stop
+        # any process can ask it to stop, given the starting tab's key (issue 30)
+        assert cd.cancel(1, key) == "only the tab that started this run can cancel it"
+        assert not jobs.get_job(key).cancel_requested
+        assert cd.cancel(1, f"{key}.{cancel_key(key)}") == "cancelling..."
         assert jobs.get_job(key).cancel_requested
         # the process died before it stopped: the next reader ends the job
         os.kill(other.pid, signal.SIGKILL)
@@ -664,7 +679,7 @@ def test_a_killed_web_process_does_not_block_its_job(jobs_home):
     and the same settings started from another web process are that job, not a refusal."""
     web = python(_WEB_PROCESS, jobs_home)
     try:
-        key = web.stdout.readline().strip()
+        key = job_id_of(web.stdout.readline().strip())
         os.kill(web.pid, signal.SIGKILL)
         web.wait(10)
     finally:
@@ -761,3 +776,65 @@ def test_density_page_in_the_browser(dash_duo, jobs_home):
     expected = [f"layer {j} (max {counts[m, j - 1].max()})" for m in range(3) for j in (1, 3)]
     assert [t for t in _annotations(dash_duo) if t.startswith("layer")] == expected
     assert dash_duo.get_logs() == []
+
+
+# --------------------------------------------------------------------------- 8. who may write
+
+
+def test_with_a_jobs_token_start_and_cancel_need_it(jobs_home, monkeypatch):
+    """issue 30: with BNVIZ_JOBS_TOKEN set, the page's start and cancel are refused without
+    it (nothing is stored), in the callbacks and through the whole HTTP stack."""
+    import json
+
+    import app as dashboard
+    from callbacks.background import TOKEN_NEEDED
+
+    monkeypatch.setenv("BNVIZ_JOBS_TOKEN", "s3cret")
+    monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)  # nothing runs
+    c = SMALL
+    controls = (c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"], c["eps"])
+    for token in (None, "", "wrong"):
+        assert cd.compute(1, *controls, token=token) == (no_update, no_update, TOKEN_NEEDED,
+                                                         True)
+    assert jobs.list_jobs(10) == []
+    # a crafted request through the guard, Flask and Dash: the same refusal, nothing stored
+    deps = dashboard.server.test_client().get("/_dash-dependencies").get_json()
+    dep = next(d for d in deps if d["output"].startswith(f"..{ids.JOB}.data"))
+    values = [1, None, *controls]
+    body = {"output": dep["output"], "outputs": [
+        {"id": o.split(".")[0], "property": o.split(".")[1].split("@")[0]}
+        for o in dep["output"].strip(".").split("...")],
+        "inputs": [{"id": d["id"], "property": d["property"], "value": v}
+                   for d, v in zip(dep["inputs"], values, strict=False)],
+        "state": [{"id": d["id"], "property": d["property"], "value": v}
+                  for d, v in zip(dep["state"], values[len(dep["inputs"]):], strict=False)],
+        "changedPropIds": [f"{ids.COMPUTE}.n_clicks"]}
+    r = dashboard.server.test_client().post("/_dash-update-component", data=json.dumps(body),
+                                            content_type="application/json")
+    assert r.status_code == 200 and "jobs token" in r.get_data(as_text=True)
+    assert jobs.list_jobs(10) == []
+    # with the token: started; cancelled only with it
+    value, *_ = cd.compute(1, *controls, token="s3cret")
+    assert jobs.get_job(job_id_of(value)).status == "queued"
+    assert "jobs token" in cd.cancel(1, value)  # the tab's own key is not enough now
+    assert not jobs.get_job(job_id_of(value)).cancel_requested
+    assert cd.cancel(1, value, token="s3cret") == "cancelling..."
+
+
+def test_without_a_token_only_the_starting_tab_cancels(jobs_home, monkeypatch):
+    """issue 30: anyone can list the jobs (GET /api/jobs), but a run is cancelled only with
+    the key its start gave the tab: not with the bare id, another job's key or a made-up one."""
+    monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)
+    value, *_ = cd.compute(*[1], *(SMALL[k] for k in ("depth", "width", "dataset", "n",
+                                                      "seed", "grid", "eps")))
+    job_id, key = value.split(".")
+    other, *_ = compute(seed=3)
+    refused = "only the tab that started this run can cancel it"
+    for crafted in (job_id, f"{job_id}.", f"{job_id}.{'0' * 24}", f"{job_id}.{key[:-1]}",
+                    f"{job_id}.{STARTED[other].split('.')[1]}"):
+        assert cd.cancel(1, crafted) == refused, crafted
+    assert not jobs.get_job(job_id).cancel_requested
+    assert cd.cancel(1, value) == "cancelling..."
+    # the key survives a restart: it is made from the installation's secret, kept in the home
+    assert (jobs_home / "secret").stat().st_mode & 0o777 == 0o600
+    assert cancel_key(job_id) == key

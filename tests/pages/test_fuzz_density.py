@@ -29,6 +29,7 @@ from pagefuzz import (
 from bnviz import jobs
 from bnviz.data.datasets import DATASETS
 from bnviz.views.density import MAX_DENSITY_WORK, density_work
+from callbacks.background import job_id_of
 from callbacks.density import callbacks as cd
 
 
@@ -55,7 +56,7 @@ def test_density_requests_are_checked_and_capped(density_stub, c):
         assert out[0] is no_update and not density_stub
     else:
         p, = density_stub
-        assert out == (STUB_ID, False, "", False)
+        assert (job_id_of(out[0]), *out[1:]) == (STUB_ID, False, "", False)
         assert density_work(p["grid"], p["depth"], p["width"]) <= MAX_DENSITY_WORK
     if over_cap:  # refused with a message, before computing anything
         assert out[3] and not density_stub

@@ -37,6 +37,7 @@ from pagefuzz import (
 )
 
 from bnviz.data.datasets import DATASETS
+from callbacks.background import job_id_of
 from callbacks.jitter import callbacks as cj
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
@@ -93,7 +94,7 @@ def test_training_requests_are_checked(training_stub, c):
         assert out[0] is no_update and not training_stub
     else:  # started: every parameter is within the training caps
         p, = training_stub
-        assert out[0] == STUB_ID and out[1] is False
+        assert job_id_of(out[0]) == STUB_ID and out[1] is False
         assert 1 <= p["steps"] <= 5000 and 0 < p["lr"] <= 10 and math.isfinite(p["lr"])
         assert p["optimizer"] in ("adam", "sgd") and p["n"] <= 2000
         assert p["depth"] <= 6 and p["width"] <= 32 and p["batch_size"] <= p["n"]

@@ -155,8 +155,10 @@ def test_landscape_run_through_the_callbacks(cp, jobs_home):
     """A ``landscape-2d`` job on the real local worker, started, polled and shown."""
     from bnviz import jobs
     from bnviz.jobs.results import result_path
+    from callbacks.background import job_id_of
 
-    key, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)
+    value, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)
+    key = job_id_of(value)  # the store holds the id and the tab's key to cancel it
     assert poll_off is False and shown is False and len(key) == 12
     assert jobs.get_job(key).type == "landscape-2d"
     value, status, result = _wait_landscape(cp, key)
@@ -168,7 +170,7 @@ def test_landscape_run_through_the_callbacks(cp, jobs_home):
     assert len(ics["data"]) == 4 and ics["data"][0]["type"] == "bar"
     assert [t["type"] for t in maps["data"]] == ["heatmap", "scatter"] * 2
     # the same settings again: the stored run, at once
-    assert cp.start_landscape_run(2, 2, 8, 30, 0.1, True)[0] == key
+    assert job_id_of(cp.start_landscape_run(2, 2, 8, 30, 0.1, True)[0]) == key
     # a removed result is said, not raised
     result_path(key).unlink()
     assert cp.show_landscape(key)[3].startswith("the stored result is gone")
