@@ -33,6 +33,14 @@ def _cores() -> int:
     return max(2, os.cpu_count() or 1)
 
 
+def _half_memory_gb() -> float:
+    """Half of this machine's memory in GB (8 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 / 2
+    except (ValueError, OSError, AttributeError):
+        return 8.0
+
+
 @dataclass(frozen=True)
 class Setting:
     """One numeric setting: its kind ("int" or "float"), its default (a value or a function
@@ -79,6 +87,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_WEB_TIMEOUT", "int", 60, 1, 86_400, "seconds before a hung worker restarts"),
     Setting("BNVIZ_JOB_MAX_HOURS", "float", 2.0, 0.001, 10**6,
             "estimated hours of work one job may ask for"),
+    Setting("BNVIZ_JOB_MAX_GB", "float", _half_memory_gb, 0.01, 10**6,
+            "estimated GB of memory one job may use"),
     Setting("BNVIZ_JOBS_PER_CLIENT", "int", 3, 1, 100_000,
             "jobs one client may have queued or running"),
     Setting("BNVIZ_JOB_ATTEMPTS", "int", 3, 1, 100,

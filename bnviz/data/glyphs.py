@@ -106,7 +106,18 @@ def _colours(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return fg, bg
 
 
+#: Images composed at once: the float32 intermediates of a chunk stay near 60 MB (the whole
+#: set at once held about 1 GB for a moment, in every job process that loads it).
+_CHUNK = 2048
+
+
 def _images(rng: np.random.Generator, labels: np.ndarray, fonts: tuple[str, ...]) -> np.ndarray:
+    """uint8 (N, 3, S, S) images of ``labels``, composed a chunk at a time."""
+    return np.concatenate([_chunk(rng, labels[i:i + _CHUNK], fonts)
+                           for i in range(0, len(labels), _CHUNK)])
+
+
+def _chunk(rng: np.random.Generator, labels: np.ndarray, fonts: tuple[str, ...]) -> np.ndarray:
     n = len(labels)
     glyph = _masks(rng, labels, fonts)[:, None]
     stroke = _strokes(rng, n)[:, None]

@@ -18,7 +18,7 @@ from bnviz.data.imagedata import DataError, check_available, count_folder_images
 from bnviz.jobs.types import IMAGE_JOB_TYPES, ParamError, validate_params
 from bnviz.messages import brief
 from bnviz.params.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
-from bnviz.params.jobcost import check_job_hours, data_facts
+from bnviz.params.jobcost import check_job_hours, check_job_memory, data_facts
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS, JOB_FLAGS, JOB_OPTIONS, JobOption
 
 __all__ = ["ARMS", "JOB_TYPES", "MAX_CONCENTRATION_PASSES", "MAX_TRAINING_IMAGES",
@@ -62,9 +62,10 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
     except (DataError, OSError) as exc:
         raise ParamError(f"dataset: {exc}") from None
     values = asdict(params)
+    facts = data_facts(params.dataset, params.image_size, params.max_train, counts)
     try:
-        check_job_hours(job_type, values, [mode for mode, _ in ARMS[job_type].values()],
-                        data_facts(params.dataset, params.image_size, params.max_train, counts))
+        check_job_memory(job_type, values, facts)
+        check_job_hours(job_type, values, [mode for mode, _ in ARMS[job_type].values()], facts)
     except ValueError as exc:
         raise ParamError(str(exc)) from None
     return values

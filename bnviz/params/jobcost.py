@@ -43,13 +43,16 @@ class NetCost:
     """One image through a network, forward: ``macs`` multiply-adds, ``elements`` outputs of
     its conv layers (what each norm layer and activation touches), ``norms`` norm layers,
     ``weights`` conv and linear weight tensors, and ``prefix``: (macs, elements) of the
-    forward pass cut after each norm layer (how the frozen arms compute their statistics)."""
+    forward pass cut after each norm layer (how the frozen arms compute their statistics);
+    ``parameters`` its weights' entries, ``peak`` the outputs of its largest conv layer."""
 
     macs: float
     elements: float
     norms: int
     weights: int
     prefix: tuple[tuple[float, float], ...]
+    parameters: float = 0.0
+    peak: float = 0.0
 
 
 def _pooled(size: int, tracked: int) -> int:
@@ -113,14 +116,17 @@ def network_cost(arch: str, channels: int, size: int, width: int, classes: int) 
     """The forward cost of one ``size`` x ``size`` image of ``channels`` channels through the
     ``arch`` network of ``width`` with ``classes`` outputs (:class:`NetCost`)."""
     convs = _WALKS[arch](channels, size, width)
-    macs = elements = 0.0
+    macs = elements = parameters = peak = 0.0
     prefix = []
     for c_in, c_out, k, side in convs:
         macs += float(c_in) * c_out * k * k * side * side
         elements += float(c_out) * side * side
+        parameters += float(c_in) * c_out * k * k + c_out  # the norm layer's bias
+        peak = max(peak, float(c_out) * side * side)
         prefix.append((macs, elements))
-    return NetCost(macs + convs[-1][1] * classes, elements, len(convs), len(convs) + 1,
-                   tuple(prefix))
+    head = float(convs[-1][1]) * classes
+    return NetCost(macs + head, elements, len(convs), len(convs) + 1, tuple(prefix),
+                   parameters + head + classes, peak)
 
 
 # --------------------------------------------------------------------------- data
@@ -254,3 +260,58 @@ def check_job_hours(job_type: str, params: Mapping[str, Any], modes: Sequence[st
             f"this job would take about {_hours(seconds)} hours on a 2-core CPU server "
             f"(estimated before any work), over the cap of {cap:g} hours "
             f"(BNVIZ_JOB_MAX_HOURS): lower {LEVERS.get(job_type, TRAINING_LEVERS)}")
+
+
+# --------------------------------------------------------------------------- memory
+
+#: Bytes a job holds besides its data and network: the interpreter, torch and numpy loaded.
+BASE_BYTES = 0.6e9
+#: float32 bytes per weight: the weight, its gradient and SGD's momentum.
+PARAMETER_BYTES = 3 * 4
+#: float32 bytes per conv output element of a training image: autograd keeps the conv's, the
+#: norm layer's and the activation's outputs for the backward pass, and the gradient flows
+#: through one more.
+TRAIN_ELEMENT_BYTES = 4 * 4
+#: Images evaluated at once without gradients (bnviz.images.training.chunks), and the float32
+#: tensors of its largest layer alive at once: the conv's input and output, the norm layer's
+#: float32 copy and output, the activation's (fitted: peak RSS of resnet9 width 64 and the
+#: appendix CNN on glyphs, 2.16 and 1.31 GB, against 2.1 and 1.3 estimated).
+EVAL_CHUNK, EVAL_TENSORS = 512, 5
+#: Bytes per pixel of the data held: the uint8 images, their standardised float32 copy, and
+#: the float32 copy standardising makes on the way.
+PIXEL_BYTES = 1 + 4 + 4
+
+
+def job_memory_bytes(job_type: str, params: Mapping[str, Any],
+                     data: DataFacts | None = None) -> float:
+    """The most memory one process of the job holds (bytes): the libraries, the data, the
+    network with its gradient and momentum, and a training step's activations (a
+    mini-batch) or an evaluation chunk's, whichever is larger. Arms run one after another; a
+    DDP job runs ``gpus`` such processes. Against measured peaks (RSS of a job's process:
+    resnet9 at widths 16 and 64, the appendix CNN, resnet50 at width 16; digits and glyphs)
+    it is 0.75 to 1.33 times the truth: a bound on what a job may ask, not an accountant."""
+    p = params
+    data = data or data_facts(p["dataset"], p.get("image_size", 64), p.get("max_train", 0))
+    net = network_cost(p["arch"], data.channels, data.size, p["width"], data.classes)
+    pixels = (data.train + data.test) * data.channels * data.size ** 2
+    step = 0.0 if job_type == "concentration" else \
+        min(p["batch_size"], data.train) * TRAIN_ELEMENT_BYTES * net.elements
+    evaluate = EVAL_CHUNK * EVAL_TENSORS * 4 * net.peak
+    one = BASE_BYTES + PIXEL_BYTES * pixels + PARAMETER_BYTES * net.parameters + \
+        max(step, evaluate)
+    return one * max(int(p.get("gpus", 1) or 1), 1)
+
+
+def check_job_memory(job_type: str, params: Mapping[str, Any],
+                     data: DataFacts | None = None) -> None:
+    """Refuse (InputError, one line) a job whose memory estimate (:func:`job_memory_bytes`)
+    is over ``BNVIZ_JOB_MAX_GB``: about how much, the cap, and what to lower."""
+    cap = setting("BNVIZ_JOB_MAX_GB")
+    need = job_memory_bytes(job_type, params, data) / 2**30
+    if need > cap:
+        lower = "width, batch_size, max_train or image_size" if job_type != "concentration" \
+            else "width or image_size"
+        raise InputError(f"this job would need about {need:,.1f} GB of memory (estimated "
+                         f"before any work), over the cap of {cap:.3g} GB (BNVIZ_JOB_MAX_GB): "
+                         f"lower {lower}")
+

@@ -33,13 +33,14 @@ def _counted(arch: str, channels: int, size: int, width: int, classes: int):
     """(multiply-adds, conv output elements, conv layers, weight layers) of one image through
     the real model, counted by forward hooks."""
     model = build_model(arch, channels, classes, size, "zero_bias", width=width).eval()
-    seen = {"macs": 0, "elements": 0, "convs": 0, "weights": 0}
+    seen = {"macs": 0, "elements": 0, "convs": 0, "weights": 0, "peak": 0}
 
     def conv_hook(module, inputs, out) -> None:
         per_image = out[0].numel()
         k = module.kernel_size[0] * module.kernel_size[1]
         seen["macs"] += per_image * module.in_channels // module.groups * k
         seen["elements"] += per_image
+        seen["peak"] = max(seen["peak"], per_image)
         seen["convs"] += 1
         seen["weights"] += 1
 
@@ -71,6 +72,10 @@ def test_network_cost_counts_what_the_model_does(arch, channels, size, width, cl
     assert cost.norms == norms == seen["convs"]
     assert cost.weights == seen["weights"]
     assert cost.prefix[-1][1] == seen["elements"]
+    # the memory estimate's counts: every trainable entry of the model, and its largest layer
+    model = build_model(arch, channels, classes, size, "zero_bias", width=width)
+    assert cost.parameters == sum(p.numel() for p in model.parameters())
+    assert cost.peak == seen["peak"]
     assert all(a < b for (a, _), (b, _) in zip(cost.prefix, cost.prefix[1:], strict=False))
 
 
@@ -168,3 +173,51 @@ def test_the_cli_refuses_before_storing(tmp_home, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "BNVIZ_JOB_MAX_HOURS" in err
     assert list_jobs() == []
+
+
+# ---- memory (issue 30) ---------------------------------------------------------------------
+#: The probe's job: 1.5 billion weights (resnet50 at width 512), about 19 GB to train.
+HUGE = {"dataset": "digits", "arch": "resnet50", "width": 512, "epochs": 1, "runs": 1}
+
+
+def test_a_job_over_the_memory_cap_is_refused_before_it_is_stored(tmp_home, monkeypatch,
+                                                                   capsys):
+    from bnviz.cli import main
+    from bnviz.jobs import list_jobs
+
+    monkeypatch.setenv("BNVIZ_JOB_MAX_GB", "16")
+    with pytest.raises(ParamError, match=r"^this job would need about 19\.\d GB of memory "
+                                         r"\(estimated before any work\), over the cap of 16 GB "
+                                         r"\(BNVIZ_JOB_MAX_GB\): lower width"):
+        check_params("smart-init", HUGE)
+    args = ["jobs", "submit", "smart-init", *[f"--{k}={v}" for k, v in HUGE.items()]]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "BNVIZ_JOB_MAX_GB" in err
+    assert list_jobs() == []
+    # the same job at width 64 fits, and the cap is the setting's
+    assert check_params("smart-init", dict(HUGE, width=64))["width"] == 64
+    monkeypatch.setenv("BNVIZ_JOB_MAX_GB", "0.1")
+    with pytest.raises(ParamError, match="BNVIZ_JOB_MAX_GB"):
+        check_params("smart-init", {})
+
+
+def test_the_api_refuses_it_with_the_estimate(jobs_home, monkeypatch):
+    import app as dashboard
+
+    monkeypatch.setenv("BNVIZ_JOB_MAX_GB", "16")
+    r = dashboard.server.test_client().post("/api/jobs", json={"type": "smart-init",
+                                                               "params": HUGE})
+    assert r.status_code in (400, 422) and "GB of memory" in r.get_json()["error"]
+
+
+def test_memory_grows_with_what_a_job_holds():
+    from bnviz.params.jobcost import job_memory_bytes
+
+    base = {"dataset": "digits", "arch": "resnet9", "width": 16, "batch_size": 64}
+    one = job_memory_bytes("smart-init", base)
+    for more in ({"width": 64}, {"batch_size": 4096}, {"dataset": "glyphs"}, {"gpus": 2}):
+        assert job_memory_bytes("smart-init", base | more) > one, more
+    # two DDP processes hold twice one
+    assert job_memory_bytes("smart-init", base | {"gpus": 2}) == pytest.approx(2 * one)
+
