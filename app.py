@@ -88,12 +88,14 @@ def create_app() -> Dash:
 
 def add_health_route(app: Dash) -> None:
     """``GET /healthz``: JSON (status, version, device, job backend reachable); 200 while the
-    dashboard serves, even when the job backend is down (status "degraded")."""
-    from flask import jsonify
+    dashboard serves, even when the job backend is down (status "degraded"); the details
+    only with the jobs token where the server has one."""
+    from flask import jsonify, request
 
-    from bnviz.service.health import health
+    from bnviz.service.health import for_reader, health
 
-    app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(health()))
+    app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(
+        for_reader(health(), request.headers.get("Authorization"))))
 
 
 def add_memory_release(app: Dash, min_seconds: float = 0.25) -> None:

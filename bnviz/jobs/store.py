@@ -255,8 +255,9 @@ class JobStore(ABC):
             silent = now - (job.heartbeat or job.started or job.created) > stale
             if not (dead or silent):
                 continue
-            why = (f"process {job.pid} on {job.host} died" if dead else
-                   f"no heartbeat from {job.host} for {now - (job.heartbeat or now):.0f} s")
+            # the job's log is public (the jobs page, GET /api/jobs/<id>): no host, no pid
+            why = ("its process ended" if dead else
+                   f"no heartbeat for {now - (job.heartbeat or now):.0f} s")
             if self.requeue(job.id, f"the worker running this job stopped ({why})") == "queued":
                 requeued.append(job.id)
         return requeued

@@ -10,6 +10,11 @@ be reached (in 2 s), the disk has less than ``BNVIZ_MIN_FREE_MB`` free (new work
 exits when idle, so no worker is fine while nothing waits). ``problems`` says which, one line
 each. The answer is cheap (a count per status, one disk query): Docker polls it every 30 s.
 
+Where the server has a jobs token (``BNVIZ_JOBS_TOKEN``), an anonymous reader gets only the
+status, the queue's size and how many problems there are (:func:`for_reader`): the device,
+the version, the workers' names (host and process) and the problems' text (a store's error
+may name a path or a URL) need the token (``Authorization: Bearer <token>``).
+
 Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.service.health_app`),
 so that it never waits behind the dashboard's busy threads; there it also reports whether
 the dashboard's gunicorn accepts connections (``web``).
@@ -28,7 +33,7 @@ from urllib.parse import urlparse
 from bnviz import __version__
 from bnviz.config import bnviz_home, setting
 
-__all__ = ["STORE_TIMEOUT", "health"]
+__all__ = ["STORE_TIMEOUT", "for_reader", "health"]
 
 #: Seconds /healthz waits for the store's answer (a locked or unreachable store is reported,
 #: not waited for).
@@ -150,3 +155,18 @@ def health(web_socket: str | None = None) -> dict[str, Any]:
         problems.append("the dashboard's server does not accept connections")
     return {"status": "degraded" if problems else "ok", "problems": problems,
             "version": __version__, "device": device, "web": web, "jobs": jobs, "disk": disk}
+
+
+def for_reader(report: dict[str, Any], authorization: str | None) -> dict[str, Any]:
+    """:func:`health`'s report as this reader may see it: whole without a jobs token on the
+    server or with it in ``authorization`` (the request's header), else the public part."""
+    from bnviz.service.clients import jobs_token, token_ok
+
+    given = (authorization or "").strip()
+    if jobs_token() is None or (given[:7].lower() == "bearer " and token_ok(given[7:])):
+        return report
+    jobs = report.get("jobs", {})
+    return {"status": report["status"], "problems": len(report["problems"]),
+            "jobs": {"queued": jobs.get("queued"), "running": jobs.get("running")},
+            "details": "the server's jobs token (Authorization: Bearer) shows the details"}
+

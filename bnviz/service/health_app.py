@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bnviz.service.health import health
+from bnviz.service.health import for_reader, health
 
 __all__ = ["WEB_SOCKET_ENV", "app"]
 
@@ -44,5 +44,7 @@ def app(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
     if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
         return _answer(start_response, "405 METHOD NOT ALLOWED",
                        {"error": "only GET /healthz"}, [("Allow", "GET, HEAD")])
-    body = _answer(start_response, "200 OK", health(os.environ.get(WEB_SOCKET_ENV) or None))
+    report = for_reader(health(os.environ.get(WEB_SOCKET_ENV) or None),
+                        environ.get("HTTP_AUTHORIZATION"))
+    body = _answer(start_response, "200 OK", report)
     return [] if environ["REQUEST_METHOD"] == "HEAD" else body

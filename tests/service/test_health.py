@@ -107,7 +107,8 @@ def test_a_hanging_store_is_reported_not_waited_for(home: Path, monkeypatch) -> 
 # --------------------------------------------------------------------------- its own process
 
 
-def _call(path: str, method: str = "GET") -> tuple[str, dict, bytes]:
+def _call(path: str, method: str = "GET", authorization: str | None = None
+          ) -> tuple[str, dict, bytes]:
     """One request through bnviz.service.health_app's WSGI callable."""
     import io
 
@@ -118,8 +119,10 @@ def _call(path: str, method: str = "GET") -> tuple[str, dict, bytes]:
     def start_response(status: str, headers: list) -> None:
         seen["status"], seen["headers"] = status, dict(headers)
 
-    body = b"".join(app({"PATH_INFO": path, "REQUEST_METHOD": method,
-                         "wsgi.input": io.BytesIO()}, start_response))
+    environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
+    if authorization is not None:
+        environ["HTTP_AUTHORIZATION"] = authorization
+    body = b"".join(app(environ, start_response))
     return seen["status"], seen["headers"], body
 
 
@@ -151,3 +154,47 @@ def test_the_health_app_serves_nothing_else(home: Path) -> None:
     status, headers, body = _call("/healthz", "POST")
     assert status.startswith("405") and headers["Allow"] == "GET, HEAD"
     assert body == b'{"error": "only GET /healthz"}\n'
+
+
+def test_with_a_jobs_token_anonymous_readers_see_only_the_status(home: Path, monkeypatch):
+    """issue 30: nothing internal to anonymous readers (no host or pid in a worker's name,
+    no device, no store error's text); the token shows everything, in both /healthz."""
+    import json
+
+    import app as dashboard
+
+    store = open_store()
+    store.create("smart-init", {})
+    store.beat_worker("local@secret-host:4242", {"backend": "local", "running": 0})
+    monkeypatch.setenv("BNVIZ_JOBS_TOKEN", "s3cret")
+    flask = dashboard.server.test_client()
+    for auth in (None, "Bearer wrong", "s3cret", "Basic s3cret"):
+        headers = {} if auth is None else {"Authorization": auth}
+        for raw in (_call("/healthz", authorization=auth)[2],
+                    flask.get("/healthz", headers=headers).get_data()):
+            text = raw.decode()
+            report = json.loads(text)
+            assert report["status"] == "ok" and report["jobs"] == {"queued": 1, "running": 0}
+            assert report["problems"] == 0
+            assert "secret-host" not in text and "4242" not in text and "device" not in report
+    for raw in (_call("/healthz", authorization="Bearer s3cret")[2],
+                flask.get("/healthz", headers={"Authorization": "Bearer s3cret"}).get_data()):
+        report = json.loads(raw)
+        assert [w["name"] for w in report["jobs"]["workers"]] == ["local@secret-host:4242"]
+        assert "device" in report
+    monkeypatch.delenv("BNVIZ_JOBS_TOKEN")  # no token: a local server shows everything
+    assert "workers" in json.loads(_call("/healthz")[2])["jobs"]
+
+
+def test_a_lost_job_says_so_without_host_or_pid(home: Path):
+    """The job's log is public: the reaper's reason names neither the host nor the pid."""
+    from bnviz.jobs.job import HOST
+
+    store = open_store()
+    job = store.create("smart-init", {})
+    assert store.claim(job.id, 2**22 + 12345)  # no such process on this host
+    assert store.reap() == [job.id]
+    log = "\n".join(store.logs(job.id))
+    assert "its process ended" in log
+    assert HOST not in log and str(2**22 + 12345) not in log
+
