@@ -130,6 +130,10 @@ def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
     # nginx's own refusal carries the browser headers too
     assert headers["Content-Security-Policy"].startswith("default-src 'none'")
     assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"]
+    # an address too long for nginx is JSON too (issue 30: every /api answer)
+    status, headers, raw = _request(base + "/api/jobs?" + "x" * 20_000)
+    assert status == 414 and headers["Server"] == "nginx", (status, headers, raw[:300])
+    assert headers["Content-Type"] == "application/json" and json.loads(raw)["error"]
 
 
 def test_healthz_answers_while_the_dashboard_cannot(serving):
