@@ -104,6 +104,32 @@ def _check_port_free(host: str, port: int) -> None:
                              f"{exc.strerror or exc}") from None
 
 
+def _nginx_worker_ids() -> tuple[int, int]:
+    """(uid, gid) nginx's workers run as: this process's, or nobody's under root
+    (:func:`_user_line`)."""
+    if os.geteuid() == 0:
+        try:
+            nobody = pwd.getpwnam("nobody")
+            return nobody.pw_uid, nobody.pw_gid
+        except KeyError:
+            pass
+    return os.geteuid(), os.getegid()
+
+
+def private_socket_dir(run_dir: Path) -> Path:
+    """The directory of the stack's unix sockets: 0700 and owned by the user nginx's workers
+    run as, so that no other local user can reach gunicorn past nginx (its rate limits,
+    body caps and X-Forwarded-For, which the app trusts only behind this hop). gunicorn,
+    started by the same user (or root), creates its sockets there."""
+    path = run_dir / "sockets"
+    path.mkdir(mode=0o700)
+    os.chmod(path, 0o700)  # whatever the umask
+    uid, gid = _nginx_worker_ids()
+    if (uid, gid) != (os.geteuid(), os.getegid()):
+        os.chown(path, uid, gid)
+    return path
+
+
 def _user_line() -> str:
     """As root, nginx's workers drop to nobody (nginx makes its temp dirs theirs)."""
     if os.geteuid() != 0:
@@ -182,8 +208,9 @@ class Stack:
         self.run_dir = Path(tempfile.mkdtemp(prefix="bnviz-serve-"))
         # nginx's workers (nobody, under root) must reach the socket and the temp dirs
         os.chmod(self.run_dir, 0o755)
-        self.socket = self.run_dir / "gunicorn.sock"
-        self.health_socket = self.run_dir / "health.sock"
+        self.socket_dir = private_socket_dir(self.run_dir)
+        self.socket = self.socket_dir / "gunicorn.sock"
+        self.health_socket = self.socket_dir / "health.sock"
 
     # -- starting -------------------------------------------------------------------------
 

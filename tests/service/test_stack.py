@@ -185,6 +185,12 @@ def test_sigterm_to_the_group_stops_every_process(serving):
         assert part in line
     run_dir = Path(line.split("run directory ", 1)[1].rstrip(")"))
     assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 8  # serve, 4 masters, workers
+    # issue 30: gunicorn's sockets sit in a 0700 directory of the user nginx's workers run as
+    sockets = run_dir / "sockets"
+    assert sockets.stat().st_mode & 0o777 == 0o700
+    assert sockets.stat().st_uid == stack._nginx_worker_ids()[0]
+    assert sorted(p.name for p in sockets.iterdir()) == ["gunicorn.sock", "health.sock"]
+    assert not list(run_dir.glob("*.sock"))
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         code = proc.wait(60)
