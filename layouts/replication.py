@@ -12,6 +12,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.replication.entries import PAPER_TITLES
+from bnviz.replication.judges import smart_init_arm
 from bnviz.replication.report import (
     NOT_RUN,
     counts,
@@ -72,7 +73,7 @@ def _by_lr_table(ours: dict[str, Any]) -> dbc.Table:
         html.Td(f"{100 * v:.1f} %" if v is not None else "-", className="fw-bold"
                 if lr == ours[arm + "_lr"] else None)
         for lr, v in zip(ours["lrs"], ours.get(f"{arm}_by_lr") or [None] * len(ours["lrs"]),
-                         strict=True)]) for arm in ARMS])
+                         strict=True)]) for arm in ARMS if f"{arm}_lr" in ours])
     return dbc.Table([head, body], size="sm", bordered=True, className="small",
                      id=ids.SMART_INIT_BY_LR)
 
@@ -87,7 +88,7 @@ def _smart_init(outcome: dict[str, Any] | None) -> html.Div:
         html.P([html.B("Ours: "), smart_init_sentence(outcome), " ",
                 status_badge(outcome["status"]) if outcome else None],
                id=ids.SMART_INIT_TEXT)]
-    if ours is not None and ours.get("bn_init_curve"):
+    if ours is not None and ours.get(f"{smart_init_arm(ours)}_curve"):
         body += [loading(dcc.Graph(id=ids.SMART_INIT_GRAPH, figure=smart_init_figure(ours),
                                    style={"height": "300px"},
                                    config={"displayModeBar": False})),

@@ -35,6 +35,8 @@ def _quotes() -> list[tuple[str, str, list[str]]]:
     smart, noise, table = (o[k]["ours"] for k in ("bn-fig5-10-smart-init", "bn-sec5-noise",
                                                   "bn-table1-affine"))
     fig1 = o["bn-fig1-bn-vs-zero-bias"]["ours"]
+    ics, fig9, virtual = (o[k]["ours"] for k in ("santurkar-ics", "bn-fig9-tls-colour",
+                                                 "bn-sec5-virtual-batch"))
 
     def layers(key: str) -> np.ndarray:
         return np.array([[np.inf if v is None else v for v in row] for row in fig1[key]],
@@ -48,11 +50,18 @@ def _quotes() -> list[tuple[str, str, list[str]]]:
              f"over {fig1['seeds']} seeds", f"in {int(closer.sum())} of {closer.size} "
              "layer-seed cases beyond layer 1", f"0.{round(1000 * float(bn.mean())):03d} with BN"]),
         ("bn-fig5-10-smart-init", "Smart initialisation (Figures 5, 10): {status}.", [
-            f"reach {_pct(smart['bn_init'])} ± {_pct(smart['bn_init_std'])} % test accuracy",
+            f"{smart['runs']} seeds, {smart['epochs']} epochs",
+            "chosen from " + ", ".join(f"{lr:g}" for lr in smart["lrs"]),
+            f"reaches {_pct(smart['folded'])} ± {_pct(smart['folded_std'])} % test accuracy",
             f"zero bias {_pct(smart['zero_bias'])} ± {_pct(smart['zero_bias_std'])} %",
+            f"a difference of {100 * smart['folded_minus_zero_bias']:+.1f} ± "
+            f"{_pct(smart['folded_minus_zero_bias_se'])} points",
+            f"detect a difference of {_pct(smart['folded_detectable'])} points",
             f"random bias {_pct(smart['random_bias'])} ± {_pct(smart['random_bias_std'])} %",
-            f"after one epoch: {_pct(smart['bn_init_epoch1'])} % against "
-            f"{_pct(smart['zero_bias_epoch1'])} %", f"{smart['runs']} seeds"]),
+            f"scale only {_pct(smart['scale_only'])} ± {_pct(smart['scale_only_std'])} %",
+            f"frozen statistics {_pct(smart['bn_init'])} ± {_pct(smart['bn_init_std'])} %",
+            f"after one epoch: {_pct(smart['folded_epoch1'])} % against "
+            f"{_pct(smart['zero_bias_epoch1'])} %"]),
         ("bn-sec5-noise", "Section 5's extra BN noise: {status}", [
             f"{_pct(noise['bn_noise'])} ± {_pct(noise['bn_noise_std'])} % with noise against "
             f"{_pct(noise['bn'])} ± {_pct(noise['bn_std'])} % without",
@@ -62,6 +71,16 @@ def _quotes() -> list[tuple[str, str, list[str]]]:
             f"{_pct(table['affine'])} ± {_pct(table['affine_std'])} % with against "
             f"{_pct(table['no_affine'])} ± {_pct(table['no_affine_std'])} % without",
             "83.0 / 86.2 % on CIFAR-10", "50.0 / 54.8 % on CIFAR-100"]),
+        ("santurkar-ics", "Santurkar et al.'s internal covariate shift: {status}", [
+            f"ℓ2 {ics['ics_l2_bn']:.2f} against {ics['ics_l2_no_bn']:.2f}",
+            f"cosine {ics['ics_cos_bn']:.2f} against {ics['ics_cos_no_bn']:.2f}"]),
+        ("bn-fig9-tls-colour", "Figure 9: {status}.", [
+            f"median Spearman {fig9['median_spearman_layer4']:.2f} over 10 trained seeds"]),
+        ("bn-sec5-virtual-batch", "Virtual batches (section 5): {status}.", [
+            f"({virtual['statistics_matched'][0]:.2f} against {virtual['real_b_prime'][0]:.2f} "
+            "at B′ = 4 in |B| = 16",
+            f"{virtual['statistics_matched'][2]:.2f} against {virtual['real_b_prime'][2]:.2f} at "
+            "32 in 64)"]),
     ]
 
 

@@ -12,6 +12,7 @@ from dash.testing.wait import until
 from explorer_helpers import find, walk
 
 from app import app
+from bnviz.params.jobs import ARMS as JOB_ARMS
 from bnviz.replication.entries import entry_ids
 from bnviz.replication.report import smart_init_sentence
 from bnviz.replication.store import SHIPPED, read_outcomes, write_outcomes
@@ -103,7 +104,7 @@ def test_the_page_at_projector_sizes(dash_duo, size):
     legend = dash_duo.driver.execute_script(
         f"return [...document.querySelectorAll('#{ids.SMART_INIT_GRAPH} .legendtext')]"
         ".map(t => t.textContent)")
-    assert sorted(t.split(" (")[0] for t in legend) == ["bn_init", "random_bias", "zero_bias"]
+    assert sorted(t.split(" (")[0] for t in legend) == sorted(JOB_ARMS["smart-init"])
     # the navbar marks the debate page as the one this page belongs to
     active = dash_duo.driver.execute_script(
         "return document.querySelector('.navbar .nav-link.active').textContent")
