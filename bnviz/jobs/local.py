@@ -78,6 +78,11 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+#: Set (to 1) where a supervisor runs the local worker (``bnviz serve``): the other processes
+#: then start none, and a job queued meanwhile waits for the supervisor's worker.
+MANAGED_ENV = "BNVIZ_WORKER_MANAGED"
+
+
 def ensure_local_worker() -> int:
     """Start a detached local worker unless one runs or is starting; returns its pid.
 
@@ -88,6 +93,8 @@ def ensure_local_worker() -> int:
     pid = local_worker_pid()
     if pid is not None:
         return pid
+    if os.environ.get(MANAGED_ENV) == "1":
+        return -1  # the supervisor (re)starts it
     jobs_dir = _lock_path().parent
     with open(jobs_dir / "spawn.lock", "a+") as guard:
         fcntl.flock(guard, fcntl.LOCK_EX)

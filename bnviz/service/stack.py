@@ -17,8 +17,10 @@ Four processes under one small supervisor (this process):
 
 Every path nginx writes (pid, temp dirs, cache) lies in the run directory, logs go to
 stdout/stderr, so it runs unprivileged and as root alike. SIGTERM or SIGINT stops the three
-gracefully (nginx QUIT, the gunicorns and the worker TERM) and exits 0; a child that dies on its own
-stops the others and exits 1. Nothing here imports torch: the supervisor stays small.
+gracefully (nginx QUIT, the gunicorns and the worker TERM) and exits 0. A child that dies on
+its own is started again with backoff (:class:`~bnviz.service.restarts.RestartPolicy`); one
+that keeps dying stops the others and exits 1. Nothing here imports torch: the supervisor
+stays small.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
+from bnviz.jobs.local import MANAGED_ENV
 from bnviz.service.headers import NGINX_ERROR_HEADERS
+from bnviz.service.restarts import RestartPolicy
 
 __all__ = ["ServeError", "Stack", "add_serve", "find_app_dir", "find_nginx",
            "render_nginx_conf", "run_serve"]
@@ -225,28 +229,33 @@ class Stack:
         # gunicorn never sees); gunicorn is reached only through nginx, so the app takes the
         # client's address from X-Forwarded-For (BNVIZ_BEHIND_PROXY, bnviz.service.clients)
         env = dict(os.environ, BNVIZ_BIND=f"unix:{self.socket}", BNVIZ_ACCESS_LOG="0",
-                   BNVIZ_BEHIND_PROXY="1")
+                   BNVIZ_BEHIND_PROXY="1", **self._worker_env())
         self._spawn("gunicorn", [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
                                  "app:server"], env)
 
     def _start_health(self) -> None:
         # run from the run directory, where gunicorn finds no gunicorn.conf.py of the app's
-        env = dict(os.environ, BNVIZ_WEB_SOCKET=str(self.socket))
+        env = dict(os.environ, BNVIZ_WEB_SOCKET=str(self.socket), **self._worker_env())
         self._spawn("health", [sys.executable, "-m", "gunicorn", "--bind",
                                f"unix:{self.health_socket}", "--workers", "1", "--threads", "2",
                                "--worker-class", "gthread", "--timeout", "30",
                                "--no-control-socket", "bnviz.service.health_app:app"],
                     env, cwd=self.run_dir)
 
+    def _worker_env(self) -> dict[str, str]:
+        """The web processes start no local worker of their own where this stack runs one
+        (they would race its restart, and outlive the stack)."""
+        return {MANAGED_ENV: "1"} if self.worker else {}
+
     def _start_worker(self) -> None:
         if not os.environ.get("BNVIZ_BROKER_URL", "").strip():
             from bnviz.jobs.local import local_worker_pid
 
             pid = local_worker_pid()
-            if pid is not None:
-                _say(f"a local job worker already runs for this BNVIZ_HOME (pid {pid}): "
-                     "jobs go to it")
-                return
+            if pid is not None:  # not ours: it would outlive this stack's stop
+                raise ServeError(f"a local job worker this stack did not start runs for this "
+                                 f"BNVIZ_HOME (pid {pid}): stop it first (kill {pid}), or "
+                                 "serve with --no-worker")
         self._spawn("worker", [sys.executable, "-m", "bnviz", "worker", "--idle-exit", "0"])
 
     def _start_nginx(self) -> None:
@@ -276,11 +285,21 @@ class Stack:
                     proc.returncode = os.waitstatus_to_exitcode(status)
 
     def _died(self) -> str | None:
+        name = self._dead_child()
+        return None if name is None else f"{name} exited with code " \
+            f"{self.children[name].returncode}"
+
+    def _dead_child(self) -> str | None:
         self._reap()
-        for name, proc in self.children.items():
-            if proc.poll() is not None:
-                return f"{name} exited with code {proc.returncode}"
-        return None
+        return next((name for name, proc in self.children.items() if proc.poll() is not None),
+                    None)
+
+    def _restart(self, name: str) -> None:
+        """Start the dead child ``name`` again (a gunicorn binds its socket anew)."""
+        if name in ("gunicorn", "health"):
+            (self.socket if name == "gunicorn" else self.health_socket).unlink(missing_ok=True)
+        {"gunicorn": self._start_gunicorn, "health": self._start_health,
+         "worker": self._start_worker, "nginx": self._start_nginx}[name]()
 
     def start(self) -> None:
         """Start the gunicorns and the worker, wait until both gunicorns answer, then open the
@@ -322,15 +341,23 @@ class Stack:
         """Run until SIGTERM/SIGINT (exit 0) or until a child dies (exit 1)."""
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        code = 0
+        code, policy = 0, RestartPolicy()
         try:
             self.start()
             while not self.stopping:
-                died = self._died()
-                if died:
-                    _say(f"{died}: stopping")
-                    code = 1
-                    break
+                name = self._dead_child()
+                if name is not None:
+                    died = f"{name} exited with code {self.children[name].returncode}"
+                    wait = policy.delay(name, time.monotonic())
+                    if wait is None:
+                        _say(f"{died} {policy.limit} times within {policy.window:.0f} s: "
+                             "stopping")
+                        code = 1
+                        break
+                    _say(f"{died}: starting it again in {wait:g} s")
+                    time.sleep(wait)
+                    self._restart(name)
+                    continue
                 time.sleep(0.25)
         except ServeError as exc:
             if not self.stopping:  # a stop asked for while starting is a clean stop

@@ -174,6 +174,41 @@ def test_job_submissions_are_rate_limited(serving):
     assert _request(base + "/healthz")[0] == 200
 
 
+def test_a_killed_worker_is_started_again_and_runs_the_queued_job(serving):
+    """issue 30: kill -9 of the job worker: the stack starts it again (with backoff, said in
+    its log) and a job submitted through the API afterwards completes; the site stays up."""
+    base, proc, log = serving
+    line = _wait_serving_line(log)
+    worker = int(line.split("worker ", 1)[1].split(",")[0].split(";")[0])
+    os.kill(worker, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while "worker exited with code -9: starting it again" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()[-2000:]
+        time.sleep(0.1)
+    home = log.parent
+    env = _env(home, 0)
+    # the restarted worker holds the home's worker lock once it has imported torch; the job
+    # is submitted by the command line (nginx's strict limit on API writes is spent above)
+    probe = "from bnviz.jobs.local import local_worker_pid; print(local_worker_pid())"
+    deadline = time.monotonic() + 60
+    while subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True).stdout.strip() in ("None", str(worker)):
+        assert time.monotonic() < deadline, "the restarted worker never took its lock"
+        time.sleep(0.5)
+    out = subprocess.run([sys.executable, "-m", "bnviz", "jobs", "submit", "affine-ablation",
+                          "--epochs", "1", "--runs", "1", "--width", "4", "--max-train", "200",
+                          "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    job_id = json.loads(out.stdout)["id"]
+    deadline = time.monotonic() + 180
+    while (job := json.loads(_request(base + f"/api/jobs/{job_id}")[2]))["status"] in (
+            "queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.5)
+    assert job["status"] == "succeeded", job
+    assert proc.poll() is None and _request(base + "/healthz")[0] == 200
+
+
 def test_sigterm_to_the_group_stops_every_process(serving):
     """SIGTERM to the process group (what a terminal's Ctrl-C or a service manager sends):
     nginx, the gunicorns and the worker stop gracefully, serve exits 0, nothing is left; the run
@@ -309,3 +344,26 @@ def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
     check = subprocess.run([stack.find_nginx(), "-e", "stderr", "-p", str(tmp_path), "-c",
                             str(conf), "-t", "-q"], capture_output=True, text=True, timeout=30)
     assert check.returncode == 0, check.stderr
+
+
+def test_a_worker_this_stack_did_not_start_is_not_adopted(tmp_path):
+    """issue 30: a local worker already serving the home (started by `bnviz jobs submit`,
+    say) would outlive the stack's stop: serve refuses to start, naming it, and leaves it."""
+    home = tmp_path / "home"
+    env = _env(home, free_port())
+    worker = subprocess.Popen([sys.executable, "-m", "bnviz", "worker", "--idle-exit", "0"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    probe = "from bnviz.jobs.local import local_worker_pid; print(local_worker_pid())"
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                             text=True).stdout.strip() != str(worker.pid):
+            assert time.monotonic() < deadline and worker.poll() is None
+            time.sleep(0.3)
+        code, lines = _serve_fails(env)
+        assert code == 1 and any(f"did not start runs for this BNVIZ_HOME (pid {worker.pid})"
+                                 in line for line in lines), lines
+        assert worker.poll() is None  # left alone
+    finally:
+        stop_group(worker)
