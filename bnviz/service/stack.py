@@ -342,6 +342,7 @@ class Stack:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         code, policy = 0, RestartPolicy()
+        become_subreaper()
         try:
             self.start()
             while not self.stopping:
@@ -406,6 +407,14 @@ def _end_with_parent() -> None:
     unsupervised (Linux's PR_SET_PDEATHSIG; elsewhere nothing)."""
     if _PRCTL is not None:
         _PRCTL(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux's
+    PR_SET_CHILD_SUBREAPER): a job process whose worker was killed is handed to the stack,
+    whose :meth:`Stack._reap` collects it when it ends, instead of staying a zombie under a
+    PID 1 that reaps nothing. Returns whether it took effect."""
+    return _PRCTL is not None and _PRCTL(36, 1, 0, 0, 0) == 0  # 36: PR_SET_CHILD_SUBREAPER
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:

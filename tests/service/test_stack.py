@@ -367,3 +367,28 @@ def test_a_worker_this_stack_did_not_start_is_not_adopted(tmp_path):
         assert worker.poll() is None  # left alone
     finally:
         stop_group(worker)
+
+
+def test_the_stack_adopts_and_reaps_orphans():
+    """issue 30: a job process whose worker was killed goes on in its own session; under the
+    stack (a subreaper) it becomes the stack's child when its parent dies, and the stack's
+    reaping collects it when it ends: no zombie. Shown with a process that takes the same
+    role: its grandchild, orphaned, is re-parented to it and reaped."""
+    code = """
+import os, subprocess, sys, time
+from bnviz.service import stack
+assert stack.become_subreaper()
+middle = subprocess.Popen([sys.executable, "-c",
+    "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "
+    "'import time; time.sleep(1.5)'], start_new_session=True); print(p.pid, flush=True)"],
+    stdout=subprocess.PIPE, text=True)
+orphan = int(middle.stdout.readline())
+middle.wait()
+time.sleep(0.3)
+ppid = int(next(l for l in open(f"/proc/{orphan}/status") if l.startswith("PPid:")).split()[1])
+pid, status = os.waitpid(orphan, 0)  # the reaping Stack._reap does with waitpid(-1)
+print(ppid == os.getpid(), pid == orphan, os.path.exists(f"/proc/{orphan}"))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.split() == ["True", "True", "False"], out.stdout + out.stderr
