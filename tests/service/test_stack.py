@@ -22,7 +22,7 @@ import pytest
 from served import JOBS_REFRESH, free_port
 from stackrun import ROOT, group_pids, kill_group, start, stop_group, wait_answering
 
-from bnviz.service import stack
+from bnviz.service import nginx, stack
 
 pytestmark = pytest.mark.slow
 
@@ -223,7 +223,7 @@ def test_sigterm_to_the_group_stops_every_process(serving):
     # issue 30: gunicorn's sockets sit in a 0700 directory of the user nginx's workers run as
     sockets = run_dir / "sockets"
     assert sockets.stat().st_mode & 0o777 == 0o700
-    assert sockets.stat().st_uid == stack._nginx_worker_ids()[0]
+    assert sockets.stat().st_uid == nginx.nginx_worker_ids()[0]
     assert sorted(p.name for p in sockets.iterdir()) == ["gunicorn.sock", "health.sock"]
     assert not list(run_dir.glob("*.sock"))
     os.killpg(proc.pid, signal.SIGTERM)
@@ -334,7 +334,7 @@ def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
     monkeypatch.setenv("BNVIZ_RATE_PER_ADDRESS", "7")
     monkeypatch.setenv("BNVIZ_JOBS_RATE_PER_ADDRESS", "3")
     monkeypatch.setenv("BNVIZ_WEB_TIMEOUT", "90")
-    text = stack.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
+    text = nginx.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
                                    access_log=False)
     assert "@" not in text.replace("@too_", "").replace("@unavailable", "")
     assert "rate=7r/s" in text and "burst=14 nodelay" in text and "rate=3r/m" in text

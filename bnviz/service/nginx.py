@@ -1,0 +1,86 @@
+"""nginx's part of ``bnviz serve`` (:mod:`bnviz.service.stack`): its config, rendered from
+``nginx.conf.template`` with the settings, the user its workers run as, and the private
+directory of the unix sockets it reaches gunicorn by."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import resource
+from importlib import resources
+from pathlib import Path
+
+from bnviz.config import setting
+from bnviz.service.headers import NGINX_ERROR_HEADERS
+
+__all__ = ["listen_address", "nginx_worker_ids", "private_socket_dir", "render_nginx_conf"]
+
+
+def listen_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def nginx_worker_ids() -> tuple[int, int]:
+    """(uid, gid) nginx's workers run as: this process's, or nobody's under root
+    (:func:`_user_line`)."""
+    if os.geteuid() == 0:
+        try:
+            nobody = pwd.getpwnam("nobody")
+            return nobody.pw_uid, nobody.pw_gid
+        except KeyError:
+            pass
+    return os.geteuid(), os.getegid()
+
+
+def private_socket_dir(run_dir: Path) -> Path:
+    """The directory of the stack's unix sockets: 0700 and owned by the user nginx's workers
+    run as, so that no other local user can reach gunicorn past nginx (its rate limits,
+    body caps and X-Forwarded-For, which the app trusts only behind this hop). gunicorn,
+    started by the same user (or root), creates its sockets there."""
+    path = run_dir / "sockets"
+    path.mkdir(mode=0o700)
+    os.chmod(path, 0o700)  # whatever the umask
+    uid, gid = nginx_worker_ids()
+    if (uid, gid) != (os.geteuid(), os.getegid()):
+        os.chown(path, uid, gid)
+    return path
+
+
+def _user_line() -> str:
+    """As root, nginx's workers drop to nobody (nginx makes its temp dirs theirs)."""
+    if os.geteuid() != 0:
+        return ""
+    try:
+        nobody = pwd.getpwnam("nobody")
+        return f"user nobody {grp.getgrgid(nobody.pw_gid).gr_name};"
+    except KeyError:
+        return "user root root;"  # a system without nobody: nothing to drop to
+
+
+def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
+                      access_log: bool = True, health_socket: Path | None = None) -> str:
+    """nginx's config for this stack: the packaged template with its @NAME@ filled in from
+    the arguments and the settings (rate limits, time-outs). ``/healthz`` goes to
+    ``health_socket`` (default: the dashboard's ``socket_path``)."""
+    template = resources.files("bnviz.service").joinpath("nginx.conf.template").read_text()
+    rate = int(setting("BNVIZ_RATE_PER_ADDRESS"))
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    nofile = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
+    values = {
+        "RUN": str(run_dir), "SOCKET": str(socket_path), "LISTEN": listen_address(host, port),
+        "HEALTH_SOCKET": str(health_socket or socket_path),
+        "USER": _user_line(),
+        "ACCESS_LOG": "/dev/stdout" if access_log else "off",
+        "NOFILE": str(nofile), "CONNECTIONS": str(max(256, min(8192, nofile // 2))),
+        "RATE": str(rate), "BURST": str(2 * rate),
+        "JOBS_RATE": str(int(setting("BNVIZ_JOBS_RATE_PER_ADDRESS"))), "JOBS_BURST": "5",
+        "CONNECTIONS_PER_ADDRESS": str(int(setting("BNVIZ_CONNECTIONS_PER_ADDRESS"))),
+        "READ_TIMEOUT": str(int(setting("BNVIZ_WEB_TIMEOUT")) + 10),
+        # nginx's own answers: the browser headers of bnviz.service.headers (the app's own
+        # answers carry the dashboard's and pass through)
+        "SECURITY_HEADERS": " ".join(f"add_header {name} \"{value}\" always;"
+                                     for name, value in NGINX_ERROR_HEADERS.items()),
+    }
+    return re.sub(r"@([A-Z_]+)@", lambda m: values[m.group(1)], template)
