@@ -95,7 +95,8 @@ def test_jobs_metrics_and_logs_survive_a_restart(jobs_home: Path) -> None:
     assert details["params"] == params and details["device"] == "cpu"
     assert details["metrics"] == rows and details["log"] == lines
     assert details["summary"] == saved.summary
-    assert details["summary"]["arms"]["bn_init"]["final"] == 0.5
+    bn_init = list(ARMS["smart-init"]).index("bn_init")
+    assert details["summary"]["arms"]["bn_init"]["final"] == 0.25 * bn_init
 
 
 # --------------------------------------------------------------------------- embedded backend
@@ -121,7 +122,7 @@ def test_embedded_backend_end_to_end(home: Path) -> None:
     assert details["device"] and details["progress"] == 1.0
     assert details["params"] == check_params("smart-init", TINY_PARAMS)
     metrics = details["metrics"]
-    assert len(metrics) == 3 and {r["arm"] for r in metrics} == SMART_INIT_ARMS
+    assert len(metrics) == len(SMART_INIT_ARMS) and {r["arm"] for r in metrics} == SMART_INIT_ARMS
     for row in metrics:
         assert (row["run"], row["epoch"]) == (0, 1)
         assert 0.0 <= row["test_accuracy"] <= 1.0

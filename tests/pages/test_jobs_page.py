@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 from bnviz import jobs
 from bnviz.images.params import JOB_TYPES
 from bnviz.jobs.store import open_store
-from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.params.jobs import ARMS, JOB_OPTIONS
 from callbacks.jobs import callbacks as cj
 from callbacks.jobs import ids
 from callbacks.jobs.ids import progress_id
@@ -228,7 +228,7 @@ def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
     names = dash_duo.driver.execute_script(
         f"return document.querySelector('#{ids.GRAPH} .js-plotly-plot').data"
         ".filter(t => t.mode === 'lines+markers').map(t => t.name)")
-    assert names == ["zero_bias", "random_bias", "bn_init"]
+    assert names == list(ARMS["smart-init"])
     assert dash_duo.get_logs() == []
     # a link to the job opens it after a reload (the URL carries it)
     dash_duo.driver.get(f"{dash_duo.server_url}/jobs?job={job_id}")

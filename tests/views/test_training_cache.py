@@ -30,6 +30,7 @@ from bnviz.jobs.results import result_path
 from bnviz.jobs.store import Job, job_key, open_store
 from bnviz.jobs.types import ParamError
 from bnviz.views import training_cache as tc
+from callbacks.background import job_id_of
 from callbacks.jitter import callbacks as cj
 
 TRAIN_TIMEOUT = 90.0  # seconds for a training of a few hundred steps (and a job process start)
@@ -230,15 +231,16 @@ def test_save_uploaded_rejects_an_npy_file(tmp_home):
 
 def test_start_poll_and_trained_picture(inline_jobs):
     args = ("moons", 100, 2, 6, 0, 4, "80", "adam", "0.05")
-    job_id, disabled, msg, is_open = cj.start(1, *args)
+    value, disabled, msg, is_open = cj.start(1, *args)
+    job_id = job_id_of(value)  # the tab's store: the id and its key to cancel (issue 30)
     assert disabled is False and msg is no_update and is_open is no_update
     assert len(job_id) == 12 and jobs.get_job(job_id).type == "jitter-training"
     assert wait_done(job_id).status == "succeeded"
-    value, label, status, trained, poll_off = cj.poll(3, job_id)
+    value, label, status, trained, poll_off = cj.poll(3, value)
     assert (value, label, trained, poll_off) == (100, "100%", f"job:{job_id}", True)
     assert status.startswith("trained, training accuracy")
     # the same training again: the same job, done at once
-    assert cj.start(2, *args)[0] == job_id
+    assert job_id_of(cj.start(2, *args)[0]) == job_id
     fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, trained)[0]
     assert fig["layout"]["title"]["text"] == "|B| = 16, 8 mini-batches, after training"
     # save sends the job's result file
