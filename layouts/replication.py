@@ -12,7 +12,6 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.replication.entries import PAPER_TITLES
-from bnviz.replication.judges import smart_init_arm
 from bnviz.replication.report import (
     NOT_RUN,
     counts,
@@ -21,6 +20,7 @@ from bnviz.replication.report import (
     report,
     smart_init_sentence,
 )
+from bnviz.replication.smart_init import smart_init_arm
 from bnviz.replication.store import STATUSES, StoreError, read_outcomes
 from callbacks.replication import ids
 from callbacks.replication.figures import ARMS, smart_init_figure

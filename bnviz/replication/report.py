@@ -88,7 +88,7 @@ def smart_init_sentence(outcome: dict[str, Any] | None) -> str:
     numbers (the jobs page and the replication page say this beside the paper's claim)."""
     if outcome is None or outcome.get("ours") is None:
         return ("Our runs: none stored yet (bnviz replicate --run bn-fig5-10-smart-init).")
-    from bnviz.replication.judges import smart_init_arm
+    from bnviz.replication.smart_init import smart_init_arm
 
     o = outcome["ours"]
     arm = smart_init_arm(o)
@@ -128,7 +128,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
              "five papers it presents, beside what the paper says. Status: **reproduced**, "
              "**partly**, **inconclusive** (the interval of the difference holds both 0 and "
              "the paper's effect: the runs cannot tell) or **not reproduced**; each rule is in "
-             "`bnviz/replication/judges.py`. `bnviz replicate --run ID` reruns one entry.", "",
+             "`bnviz/replication/judges.py` (smart initialisation's in `smart_init.py`). "
+             "`bnviz replicate --run ID` reruns one entry.", "",
              f"**{summary_line(results)}.**", ""]
     smart = next((r for r in results if r["id"] == "bn-fig5-10-smart-init"), None)
     for key, title in PAPER_TITLES.items():

@@ -41,7 +41,7 @@ def test_every_entry_has_a_row_with_its_status():
 
 def _flipped(outcome: dict) -> dict:
     """The smart-initialisation outcome with its two arms' numbers swapped (and judged)."""
-    from bnviz.replication.judges import smart_init_status
+    from bnviz.replication.smart_init import smart_init_status
 
     o = copy.deepcopy(outcome)
     ours = o["ours"]

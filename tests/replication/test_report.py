@@ -18,6 +18,7 @@ from bnviz.cli import main
 from bnviz.replication import judges
 from bnviz.replication.entries import ENTRIES, PAPER_TITLES, entry_ids, run_entry
 from bnviz.replication.report import FIELDS, markdown, report
+from bnviz.replication.smart_init import smart_init_status
 from bnviz.replication.store import SHIPPED, STATUSES, StoreError, read_outcomes, write_outcomes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,7 +180,7 @@ def _smart(bn: float, zero: float, std: float = 0.01, bn1: float = 0.5, zero1: f
 ])
 def test_smart_init_judge(ours, status):
     """The folded arm decides where it exists (the frozen arm is kept, not judged)."""
-    assert judges.smart_init_status(ours) == status
+    assert smart_init_status(ours) == status
 
 
 def test_figure_judges_turn_with_their_numbers():
