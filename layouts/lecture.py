@@ -23,7 +23,7 @@ KEYS = (
     ("PageUp, ←", "previous step"),
     ("Tab to a slider, then ← →", "move that slider"),
     ("Home, End", "first, last step"),
-    ("1 … 15 (type the number)", "jump to that step"),
+    (f"1 … {len(TOUR)} (type the number)", "jump to that step"),
     ("p", "play the step's animation"),
     ("r", "reset the step (its own sliders)"),
     ("f", "full screen"),

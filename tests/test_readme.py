@@ -89,3 +89,24 @@ def test_the_examples_run_as_written(tmp_path):
         ran += 1
     assert ran >= 20 and skipped <= 16, (ran, skipped)
     assert (work / "out" / "f.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+
+
+def test_the_export_example_counts_what_the_export_writes():
+    """issue 31: the README said 30 pictures while the export writes one PNG and one SVG a
+    step (bnviz.lecture.slides.slide_files)."""
+    from bnviz.lecture.slides import FORMATS
+    from bnviz.lecture.tour import TOUR
+
+    line = next(x for x in (REPO / "README.md").read_text().splitlines()
+                if "lecture --export" in x and "pictures" in x)
+    assert (f"# {len(TOUR) * len(FORMATS)} pictures ({len(TOUR)} steps, "
+            f"{' and '.join(f.upper() for f in FORMATS)})") in line, line
+
+
+def test_the_lecture_help_names_every_step_as_a_jump():
+    from bnviz.lecture.tour import TOUR
+    from layouts.lecture import KEYS, help_panel
+
+    assert (f"1 … {len(TOUR)} (type the number)", "jump to that step") in KEYS
+    steps = help_panel().children[1].children.children[1].children
+    assert len(steps.children) == len(TOUR)
