@@ -156,6 +156,20 @@ def add_request_guard(app: Dash) -> None:
         return jsonify(error=f"the request does not match the callback: {exc}"[:200]), 400
 
 
+def add_busy_answer(app: Dash) -> None:
+    """A heavy computation the server had no turn for (bnviz.service.admission) and that no
+    page shows as its message: ``429`` with ``Retry-After``, JSON, never a 500."""
+    from flask import jsonify
+
+    from bnviz.service.admission import ServerBusy
+
+    @app.server.errorhandler(ServerBusy)
+    def _busy(exc: ServerBusy):
+        response = jsonify(error=str(exc))
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response, 429
+
+
 def add_jobs_api(app: Dash) -> None:
     """The jobs' JSON API under /api (bnviz.service.api): submit, list, show, cancel."""
     from bnviz.service.api import add_jobs_api as register
@@ -279,6 +293,7 @@ def precompute_tour() -> None:
 app = create_app()
 add_health_route(app)
 add_memory_release(app)
+add_busy_answer(app)
 add_jobs_api(app)
 add_training_route(app)
 add_proxy_fix(app)

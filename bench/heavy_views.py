@@ -17,6 +17,7 @@ from collections import Counter
 from load import _layout_values
 
 MESSAGES: Counter = Counter()  # the messages (a cap refused) the heavy views answered
+SIZES: Counter = Counter()  # the largest answer (bytes on the wire) of each outcome
 
 
 def _payload(deps: list, output: str, values: dict, layout: dict | None = None) -> dict:
@@ -90,6 +91,8 @@ def post(conn: http.client.HTTPConnection, body: dict) -> str:
     text = response.read()
     if response.status != 200:
         return f"HTTP {response.status}"
+    key = str(body.get("output", "?"))[:40]
+    SIZES[key] = max(SIZES[key], len(text))
     if response.getheader("Content-Encoding") == "gzip":  # nginx compresses, as for browsers
         text = gzip.decompress(text)
     shown = [str(p.get("children"))[:70] for p in json.loads(text)["response"].values()

@@ -22,10 +22,10 @@ requests in ``bench/heavy_views.py``) run behind that stack by default
 (``--no-stack``: bare gunicorn) and measure /healthz, probed every 0.5 s, alone and under load:
 
     .venv/bin/python bench/load.py --scenario slow [--clients 80] [--seconds 20]
-    .venv/bin/python bench/load.py --scenario heavy [--clients 20] [--seconds 20]
+    .venv/bin/python bench/load.py --scenario heavy [--clients 10] [--seconds 20]
 
 ``slow``: 80 connections trickle request headers, one byte every 1-2 s, never finishing;
-``heavy``: 20 clients POST the heaviest views at their caps (explorer, layers view, jitter,
+``heavy``: 10 clients POST the heaviest views at their caps (explorer, layers view, jitter,
 Figure 7, Ergen's training) back to back. Plain figures, no timed asserts.
 """
 
@@ -194,7 +194,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenario", choices=("hall", "slow", "heavy"), default="hall")
     ap.add_argument("--users", type=int, default=30)
-    ap.add_argument("--clients", type=int, default=None, help="slow: 80, heavy: 20")
+    ap.add_argument("--clients", type=int, default=None, help="slow: 80, heavy: 10")
     ap.add_argument("--seconds", type=float, default=None, help="hall: 30, slow/heavy: 20")
     ap.add_argument("--url", default=None, help="an already running server")
     ap.add_argument("--stack", action=argparse.BooleanOptionalAction, default=None,

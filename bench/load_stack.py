@@ -13,6 +13,7 @@ hall behind one NAT does: nginx's per-address limits apply, and 429s are counted
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import random
 import select
@@ -27,10 +28,11 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
-from heavy_views import MESSAGES, heavy_client, heavy_requests, post
-from load import _free_port
+from heavy_views import MESSAGES, SIZES, heavy_client, heavy_requests, post
+from load import _free_port, figure_request
 
 from tests.stackrun import start, stop_group
 
@@ -92,9 +94,11 @@ class Probe(threading.Thread):
     answer does not delay the next probe, as with Docker's HEALTHCHECK), until stopped;
     records each answer's latency and each failure (no answer within ``timeout``, refused)."""
 
-    def __init__(self, host: str, port: int, timeout: float):
+    def __init__(self, host: str, port: int, timeout: float,
+                 send: Callable[[http.client.HTTPConnection], None] | None = None):
         super().__init__(daemon=True)
         self.host, self.port, self.timeout = host, port, timeout
+        self.send = send or (lambda conn: conn.request("GET", "/healthz"))
         self.halt = threading.Event()
         self.latencies: list[float] = []
         self.failures: Counter = Counter()
@@ -104,7 +108,7 @@ class Probe(threading.Thread):
         t0 = time.perf_counter()
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
-            conn.request("GET", "/healthz")
+            self.send(conn)
             response = conn.getresponse()
             response.read()
             if response.status != 200:
@@ -296,8 +300,56 @@ def _slow(host: str, port: int, args) -> None:
     print_probes([("alone", alone), (f"{n} slow clients", loaded)])
 
 
+def _light_probes(base: str, host: str, port: int, timeout: float) -> dict[str, Probe]:
+    """The three light requests a person waits for while heavy work runs (issue 30): the
+    health check, the explorer page (``GET /``) and a default explorer step (the figure
+    callback with the default controls and a fresh mu each time, so no cache answers it)."""
+    payload, mu_i, _ = figure_request(base)
+    rng = random.Random(7)
+
+    def step(conn: http.client.HTTPConnection) -> None:
+        body = json.loads(json.dumps(payload))
+        body["inputs"][mu_i]["value"] = round(rng.uniform(0.0, 1.5), 6)
+        body["changedPropIds"] = [f"{body['inputs'][mu_i]['id']}.value"]
+        conn.request("POST", "/_dash-update-component", json.dumps(body).encode(),
+                     {"Content-Type": "application/json"})
+
+    return {"/healthz": Probe(host, port, timeout),
+            "GET /": Probe(host, port, timeout, lambda conn: conn.request("GET", "/")),
+            "explorer step (default)": Probe(host, port, timeout, step)}
+
+
+def _run_probes(probes: dict[str, Probe], seconds: float) -> dict[str, dict]:
+    for probe in probes.values():
+        probe.start()
+    time.sleep(seconds)
+    return {name: probe.stop() for name, probe in probes.items()}
+
+
+#: Issue 30's goals under heavy load: p90 of these light requests, in seconds.
+LIGHT_GOALS = {"/healthz": 1.0, "GET /": 2.0, "explorer step (default)": 2.0}
+
+
+def print_light(alone: dict[str, dict], loaded: dict[str, dict], clients: int) -> None:
+    print(f"{'light request':<28} {'load':>9} {'n':>5} {'median':>8} {'p90':>8} {'max':>8}  "
+          "failures")
+    verdicts = []
+    for name in alone:
+        for label, r in (("alone", alone[name]), (f"{clients} heavy", loaded[name])):
+            print(f"{name:<28} {label:>9} {r['n']:>5} {ms(r['median_ms'])} {ms(r['p90_ms'])} "
+                  f"{ms(r['max_ms'])}  "
+                  f"{', '.join(f'{k} x{v}' for k, v in r['failures'].items()) or 'none'}")
+        r = loaded[name]
+        ok = r["answered"] == r["n"] and r["p90_ms"] < 1000 * LIGHT_GOALS[name]
+        verdicts.append(f"{name} p90 < {LIGHT_GOALS[name]:g} s: {'met' if ok else 'NOT met'}"
+                        f" ({r['p90_ms'] / max(alone[name]['median_ms'], 1e-9):.1f}x its "
+                        "median alone)")
+    for line in verdicts:
+        print("goal,", line)
+
+
 def _heavy(base: str, host: str, port: int, args) -> None:
-    n = args.clients or 20
+    n = args.clients or 10
     kinds = heavy_requests(base)
     alone_rows: list = []
     conn = http.client.HTTPConnection(host, port, timeout=120)
@@ -310,7 +362,9 @@ def _heavy(base: str, host: str, port: int, args) -> None:
     conn.close()
     print_heavy(alone_rows, "heavy views alone")
     MESSAGES.clear()
-    alone = probe_for(host, port, min(args.seconds, 10), args.probe_timeout)
+    SIZES.clear()
+    alone = _run_probes(_light_probes(base, host, port, args.probe_timeout),
+                        min(args.seconds, 10))
     rows: list = []
     stop, halt = time.monotonic() + args.seconds, threading.Event()
     threads = [threading.Thread(target=heavy_client, daemon=True, args=(
@@ -318,7 +372,7 @@ def _heavy(base: str, host: str, port: int, args) -> None:
     for t in threads:
         t.start()
     try:
-        loaded = probe_for(host, port, args.seconds, args.probe_timeout)
+        loaded = _run_probes(_light_probes(base, host, port, args.probe_timeout), args.seconds)
         for t in threads:
             t.join()
     finally:
@@ -326,4 +380,7 @@ def _heavy(base: str, host: str, port: int, args) -> None:
     print_heavy(rows, f"{n} heavy clients, no pause")
     for text, count in MESSAGES.most_common(3):
         print(f"   message x{count}: {text}")
-    print_probes([("alone", alone), (f"{n} heavy clients", loaded)])
+    if SIZES:
+        print(f"largest answer: {max(SIZES.values()) / 1e6:.2f} MB on the wire ("
+              + ", ".join(f"{k} {v / 1e3:.0f} kB" for k, v in SIZES.most_common(3)) + ")")
+    print_light(alone, loaded, n)

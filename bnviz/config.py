@@ -33,6 +33,16 @@ def _cores() -> int:
     return max(2, os.cpu_count() or 1)
 
 
+def _cores_but_one() -> int:
+    """The cores this process may use, but one (at least 1): heavy page computations take
+    these, and the last core stays for light requests (bnviz.service.admission)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    return max(1, usable - 1)
+
+
 def _half_memory_gb() -> float:
     """Half of this machine's memory in GB (8 where the system does not say)."""
     try:
@@ -107,6 +117,14 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "job submissions and cancels a minute from one client address"),
     Setting("BNVIZ_CONNECTIONS_PER_ADDRESS", "int", 1000, 1, 1_000_000,
             "open connections from one client address"),
+    Setting("BNVIZ_HEAVY_SECONDS", "float", 0.5, 0, 10**6,
+            "estimated seconds from which a page's computation is heavy"),
+    Setting("BNVIZ_HEAVY_SLOTS", "int", _cores_but_one, 1, 1024,
+            "heavy computations the web processes run at once"),
+    Setting("BNVIZ_HEAVY_PER_CLIENT", "int", 1, 1, 1024,
+            "heavy computations one client address may run at once"),
+    Setting("BNVIZ_HEAVY_WAIT_SECONDS", "float", 20.0, 0, 3600,
+            "seconds a heavy computation waits for its turn before 'busy'"),
 )}
 
 

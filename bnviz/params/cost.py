@@ -25,11 +25,12 @@ from bnviz.params.caps import (
 )
 from bnviz.params.fields import InputError
 
-__all__ = ["CALIBRATION", "check_alpha", "check_bn_batch", "check_bn_batch_size",
+__all__ = ["CALIBRATION", "SECONDS_PER_FLOP", "SECONDS_PER_REGION", "always_heavy",
+           "check_alpha", "check_bn_batch", "check_bn_batch_size",
            "check_concentration_passes", "check_density_work", "check_landscape_work",
            "check_network_size", "check_partition_size", "check_training_images",
-           "concentration_passes", "density_work", "expected_regions", "landscape_work",
-           "training_images"]
+           "concentration_passes", "density_work", "expected_regions", "forward_seconds",
+           "landscape_work", "partition_seconds", "training_images"]
 
 #: Relative spread under which a BN batch counts as having none (SPEC.md: an eps for a zero
 #: sigma is <= 1e-12 relative).
@@ -228,3 +229,35 @@ def check_concentration_passes(images: int, samples: int, radii: int, runs: int,
     if work > MAX_CONCENTRATION_PASSES:
         raise InputError(f"images x samples x eps values x runs x {arms * 2} = {work:.3g} "
                          f"forward passes is over the cap of {MAX_CONCENTRATION_PASSES:.0e}")
+
+
+# ---- seconds, for the web's admission control (bnviz.service.admission) ------------------
+
+#: Seconds a page spends per estimated region of a partition (cutting it, its statistics and
+#: its figure), on one core of the 2-core machine: 28 ms for the explorer's depth 6 x 16
+#: (60,171 estimated regions), 1.4 s for the jitter page's 128 realisations of 3 x 16.
+SECONDS_PER_REGION = 2e-6
+#: Seconds per floating-point operation of a batched forward pass in torch on one core.
+SECONDS_PER_FLOP = 1e-10
+
+
+def partition_seconds(widths: Sequence[int], activation: str, mode: str, extent: float,
+                      region_cap: float) -> float:
+    """Estimated seconds of one partition (:func:`expected_regions` per layer, each capped
+    where the engine stops: ``region_cap``)."""
+    regions = expected_regions(widths, activation, mode, extent)
+    return SECONDS_PER_REGION * sum(min(r, region_cap) for r in regions)
+
+
+def forward_seconds(passes: float, widths: Sequence[int]) -> float:
+    """Estimated seconds of ``passes`` points (or batch rows) through layers of ``widths``
+    (2 inputs): 2 * sum of D_(l-1) D_l multiply-adds each."""
+    fan = [2, *widths]
+    flops = 2.0 * sum(a * b for a, b in zip(fan[:-1], fan[1:], strict=False))
+    return SECONDS_PER_FLOP * passes * flops
+
+
+def always_heavy(*_args: object, **_kwargs: object) -> float:
+    """The cost of a computation too varied to estimate (a training, the claims table):
+    always heavy, so it waits for its turn under load (and is cached once computed)."""
+    return float("inf")

@@ -87,13 +87,28 @@ def _process() -> tuple[cachetools.LRUCache, threading.Lock]:
         return _process_cache, _process_lock
 
 
-def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
+def _computed(fn: Callable, cost: Callable[..., float] | None, args: tuple, kwargs: dict
+              ) -> Any:
+    """``fn(*args, **kwargs)``, under the web's admission control when ``cost`` estimates its
+    seconds (:func:`bnviz.service.admission.admitted`: a heavy one waits for its turn)."""
+    if cost is None:
+        return fn(*args, **kwargs)
+    from bnviz.service.admission import admitted
+
+    with admitted(cost(*args, **kwargs)):
+        return fn(*args, **kwargs)
+
+
+def memoize(max_bytes: int | None = None, cost: Callable[..., float] | None = None
+            ) -> Callable[[F], F]:
     """Decorator: memoise a function of hashable arguments, thread-safe (web workers run
     several threads). By default its results go to the process's one byte-bounded cache
     (``BNVIZ_CACHE_MB`` for all memoised functions together; least recently used first out);
     ``max_bytes`` gives the function a cache of its own instead. ``fn.cache_info()`` and
     ``fn.cache_clear()`` work as functools.lru_cache's do (currsize and maxsize in bytes, of
-    the cache it uses; clear removes only this function's results)."""
+    the cache it uses; clear removes only this function's results). ``cost``: a function of
+    the same arguments estimating the seconds a computation takes (:mod:`bnviz.params.cost`);
+    a cache miss then runs under the web's admission control, a hit never waits."""
 
     def wrap(fn: F) -> F:
         if max_bytes is None:
@@ -113,7 +128,7 @@ def memoize(max_bytes: int | None = None) -> Callable[[F], F]:
                     return value
                 except KeyError:
                     stats["misses"] += 1
-            value = fn(*args, **kwargs)
+            value = _computed(fn, cost, args, kwargs)
             with lock:
                 try:
                     cache[key] = value
@@ -153,11 +168,12 @@ def shared_cache() -> diskcache.Cache:
         return cache
 
 
-def shared_memoize(name: str, expire: float | None = None) -> Callable[[F], F]:
+def shared_memoize(name: str, expire: float | None = None,
+                   cost: Callable[..., float] | None = None) -> Callable[[F], F]:
     """Decorator: memoise a function of hashable, picklable arguments in :func:`shared_cache`
     under ``name`` (bump it when the function's results change meaning). While one process
     computes a key, the others asking for it wait on a lock (diskcache's ``Lock``) and then
-    read the stored value: computed once per ``BNVIZ_HOME``."""
+    read the stored value: computed once per ``BNVIZ_HOME``. ``cost``: as :func:`memoize`'s."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
@@ -170,7 +186,7 @@ def shared_memoize(name: str, expire: float | None = None) -> Callable[[F], F]:
             with diskcache.Lock(cache, ("lock", key), expire=600):
                 value = cache.get(key, default=_MISSING)
                 if value is _MISSING:
-                    value = fn(*args, **kwargs)
+                    value = _computed(fn, cost, args, kwargs)
                     cache.set(key, value, expire=expire)
             return value
 

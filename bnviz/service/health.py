@@ -17,7 +17,8 @@ may name a path or a URL) need the token (``Authorization: Bearer <token>``).
 
 Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.service.health_app`),
 so that it never waits behind the dashboard's busy threads; there it also reports whether
-the dashboard's gunicorn accepts connections (``web``).
+the dashboard's gunicorn accepts connections and how long it takes to answer a light request
+(``web``, :class:`LightProbe`): over ``LIGHT_GOAL_SECONDS`` the status is "degraded".
 """
 
 from __future__ import annotations
@@ -127,6 +128,71 @@ def _web_accepting(socket_path: str, timeout: float = 1.0) -> bool:
         return False
 
 
+#: Seconds within which the dashboard must answer a light request (GET /_dash-layout), else
+#: /healthz says "degraded" (issue 30: heavy work once stalled the site while it said "ok").
+LIGHT_GOAL_SECONDS = 2.0
+#: Seconds between two light requests of the monitor.
+LIGHT_PROBE_EVERY = 2.0
+
+
+class LightProbe:
+    """Times a light request to the dashboard's gunicorn in a background thread, every
+    LIGHT_PROBE_EVERY s, so that /healthz answers at once from what it last saw: the last
+    answer's seconds, or how long the request in flight has waited so far."""
+
+    def __init__(self, socket_path: str):
+        self.socket_path = socket_path
+        self.started: float | None = None  # the request in flight, since (monotonic)
+        self.last: float | None = None  # the last answer's seconds (None: no answer yet)
+        self.failed = False
+        threading.Thread(target=self._run, name="bnviz-light-probe", daemon=True).start()
+
+    def _once(self) -> None:
+        import http.client
+
+        class _UnixConnection(http.client.HTTPConnection):
+            def connect(inner) -> None:  # noqa: N805 (the connection, not this probe)
+                inner.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                inner.sock.settimeout(inner.timeout)
+                inner.sock.connect(self.socket_path)
+
+        self.started = time.monotonic()
+        conn = _UnixConnection("localhost", timeout=60)
+        try:
+            conn.request("GET", "/_dash-layout")
+            response = conn.getresponse()
+            response.read()
+            self.failed = response.status >= 500
+        except OSError:
+            self.failed = True
+        finally:
+            conn.close()
+            self.last, self.started = time.monotonic() - self.started, None
+
+    def _run(self) -> None:
+        while True:
+            self._once()
+            time.sleep(LIGHT_PROBE_EVERY)
+
+    def seconds(self) -> float | None:
+        """The light request's latency as it now stands: the one in flight if it has waited
+        longer than the last answer took, else the last answer's."""
+        started = self.started
+        waiting = time.monotonic() - started if started is not None else 0.0
+        return max(waiting, self.last) if self.last is not None else (waiting or None)
+
+
+_probes: dict[str, LightProbe] = {}
+_probes_lock = threading.Lock()
+
+
+def _light_probe(socket_path: str) -> LightProbe:
+    with _probes_lock:
+        if socket_path not in _probes:
+            _probes[socket_path] = LightProbe(socket_path)
+        return _probes[socket_path]
+
+
 def health(web_socket: str | None = None) -> dict[str, Any]:
     """The JSON of ``/healthz`` (see the module docstring). ``web_socket``: asked from
     another process (:mod:`bnviz.service.health_app`), the dashboard's gunicorn socket, which
@@ -150,9 +216,19 @@ def health(web_socket: str | None = None) -> dict[str, Any]:
     if not disk["ok"]:
         problems.append(f"the disk is nearly full ({free:.0f} MB free, {need:.0f} MB kept "
                         "spare): new work is refused")
-    web = {"accepting": True if web_socket is None else _web_accepting(web_socket)}
+    web: dict[str, Any] = {"accepting": True if web_socket is None
+                           else _web_accepting(web_socket)}
     if not web["accepting"]:
         problems.append("the dashboard's server does not accept connections")
+    elif web_socket is not None:
+        light = _light_probe(web_socket)
+        seconds = light.seconds()
+        web["light_request_seconds"] = None if seconds is None else round(seconds, 3)
+        if seconds is not None and seconds > LIGHT_GOAL_SECONDS:
+            problems.append(f"the dashboard took {seconds:.1f} s to answer a light request "
+                            f"(more than {LIGHT_GOAL_SECONDS:g} s): it is overloaded")
+        elif light.failed:
+            problems.append("the dashboard failed a light request (GET /_dash-layout)")
     return {"status": "degraded" if problems else "ok", "problems": problems,
             "version": __version__, "device": device, "web": web, "jobs": jobs, "disk": disk}
 

@@ -23,6 +23,8 @@ from dash import (
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import ExplorerParams
+from bnviz.params.caps import EXPLORER_MAX_REGIONS
+from bnviz.params.cost import partition_seconds
 from bnviz.service.cache import memoize
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
@@ -56,7 +58,14 @@ from callbacks.projector import projected
 
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 
-@memoize()  # bounded by bytes (BNVIZ_CACHE_MB): one result at the caps is ~60 MB
+def _explore_seconds(settings: ExplorerParams, extra: tuple) -> float:
+    """The estimated seconds of :func:`_explore_cached` (bnviz.service.admission)."""
+    return partition_seconds((settings.width,) * settings.depth, settings.activation,
+                             settings.mode, settings.extent, EXPLORER_MAX_REGIONS)
+
+
+# bounded by bytes (BNVIZ_CACHE_MB): one result at the caps is ~60 MB
+@memoize(cost=_explore_seconds)
 def _explore_cached(settings: ExplorerParams, extra: tuple) -> tuple[ExplorerResult, float]:
     t0 = time.perf_counter()
     result = explore(settings, np.array(extra, dtype=np.float64).reshape(-1, 2) if extra
@@ -69,7 +78,7 @@ def run_explorer(settings: ExplorerParams, extra: list) -> tuple[ExplorerResult,
     return _explore_cached(key, tuple(tuple(p) for p in extra or ()))
 
 
-@memoize()
+@memoize(cost=_explore_seconds)
 def _figure9_cached(settings: ExplorerParams, extra: tuple) -> Figure9:
     """Figure 9's numbers for the shown layers (the explorer's result is cached itself)."""
     result, _ = run_explorer(settings, [list(p) for p in extra])

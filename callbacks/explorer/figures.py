@@ -33,11 +33,16 @@ from callbacks.plotting import (
     colourscale,
     line,
     panel_axes,
+    segments_image,
     sizes,
     typed_array,
 )
 
-__all__ = ["partition_figure", "region_fill", "small_multiples_figure",
+#: Line segments one figure sends as vectors, at most (~6 MB as float32 base64): past it
+#: the layers drawn for context go as pictures (issue 30: an answer's size is capped).
+MAX_VECTOR_SEGMENTS = 200_000
+
+__all__ = ["MAX_VECTOR_SEGMENTS", "partition_figure", "region_fill", "small_multiples_figure",
            "tls_figure", "unit_figure"]
 
 
@@ -188,13 +193,18 @@ def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, hi
     lp = part.layers[highlight - 1]
     traces: list[dict] = [region_fill(raster[highlight - 1], part.box, st["fill_opacity"],
                                       clickable)]
-    for j in range(highlight):
-        current = j == highlight - 1
-        traces.append(line(part.layers[j].facets,
-                           PARTITION.current if current else PARTITION.earlier,
-                           st["current"] if current else st["earlier"],
-                           PARTITION.current_name.format(layer=j + 1) if current
-                           else PARTITION.earlier_name, legend=current or j == 0))
+    pictures: list[dict] = []
+    earlier = [part.layers[j].facets for j in range(highlight - 1)]
+    if sum(map(len, earlier)) + len(lp.facets) > MAX_VECTOR_SEGMENTS and earlier:
+        # over the answer's budget: the earlier layers as one picture (a zoom blurs them)
+        pictures.append(segments_image(np.concatenate(earlier), part.box, PARTITION.earlier,
+                                       pixels=1200) | {"xref": "x", "yref": "y"})
+        earlier = [np.empty((0, 4))]
+    for j, facets in enumerate(earlier):
+        traces.append(line(facets, PARTITION.earlier, st["earlier"], PARTITION.earlier_name,
+                           legend=j == 0))
+    traces.append(line(lp.facets, PARTITION.current, st["current"],
+                       PARTITION.current_name.format(layer=highlight), legend=True))
     if target is not None and target[0] <= len(part.layers):
         tl = part.layers[target[0] - 1]
         traces.append(line(tl.facets[tl.facet_units == target[1]], PARTITION.target,
@@ -208,6 +218,7 @@ def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, hi
     x0, x1, y0, y1 = part.box
     text = title or PARTITION.title.format(layer=highlight, regions=len(lp.regions))
     return {"data": traces, "layout": {
+        "images": pictures,
         "margin": {"l": 30, "r": 10, "t": 40, "b": 30}, "plot_bgcolor": "white",
         "font": {"size": st["font"]}, "title": {"text": text, "x": 0.02},
         "xaxis": axis(x0, x1, constrain="domain"),
@@ -219,13 +230,18 @@ def partition_figure(part: Partition, raster: np.ndarray, points: np.ndarray, hi
 def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray,
                            projector: bool = False) -> Figure:
     """Figure 1 as in the paper: one row per setting (without / with BN), one column per layer;
-    in each panel that layer's facets are blue and the earlier layers' gray."""
+    in each panel that layer's facets are blue and the earlier layers' gray. The earlier
+    layers are one picture a panel (:func:`~callbacks.plotting.segments_image`): as lines,
+    each panel sent them again, 7 MB at depth 12 (issue 30); past MAX_VECTOR_SEGMENTS the
+    panel's own layer is a picture too."""
     st = sizes(projector)
     n_rows, n_cols = len(rows), max(len(p.layers) for _, p in rows)
     traces: list[dict] = []
     layout: dict[str, Any] = {"margin": {"l": 70, "r": 10, "t": 55, "b": 10},
                               "plot_bgcolor": "white", "font": {"size": st["font"]},
                               "showlegend": False, "annotations": []}
+    # over the answer's budget, each panel's own layer is a picture too
+    as_pictures = sum(len(lp.facets) for _, p in rows for lp in p.layers) > MAX_VECTOR_SEGMENTS
     gap = 0.02
     w = (1 - gap * (n_cols - 1)) / n_cols
     h = (1 - 0.06 * (n_rows - 1)) / n_rows
@@ -234,12 +250,19 @@ def small_multiples_figure(rows: list[tuple[str, Partition]], points: np.ndarray
         for c, lp in enumerate(part.layers):
             k = r * n_cols + c + 1
             ax, ay, xkey, ykey = panel_axes(k)
-            for j in range(c + 1):
-                current = j == c
-                traces.append(line(part.layers[j].facets,
-                                   PARTITION.current if current else PARTITION.earlier,
-                                   st["current"] if current else st["earlier"],
-                                   PARTITION.current_name.format(layer=j + 1), axes=(ax, ay)))
+            if c:  # the earlier layers as one picture: as lines, every panel sent them again
+                earlier = np.concatenate([part.layers[j].facets for j in range(c)])
+                if len(earlier):
+                    layout.setdefault("images", []).append(
+                        segments_image(earlier, part.box, PARTITION.earlier) |
+                        {"xref": ax, "yref": ay})
+            if as_pictures:
+                layout.setdefault("images", []).append(
+                    segments_image(lp.facets, part.box, PARTITION.current) |
+                    {"xref": ax, "yref": ay})
+            else:
+                traces.append(line(lp.facets, PARTITION.current, st["current"],
+                                   PARTITION.current_name.format(layer=c + 1), axes=(ax, ay)))
             traces += _data(points, None, st["marker"] * 0.6, axes=(ax, ay))
             dom_x = [c * (w + gap), c * (w + gap) + w]
             top = 1 - r * (h + 0.06)

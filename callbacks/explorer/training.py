@@ -33,6 +33,8 @@ from dash import Input, Output, clientside_callback
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import InputError, LiveFrameParams, parse
 from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
+from bnviz.params.cost import partition_seconds
+from bnviz.service.admission import ServerBusy, admitted
 from bnviz.views.trainer import live_step, training_data
 from callbacks.background import one_line
 from callbacks.explorer import ids
@@ -122,6 +124,14 @@ def _steps_done(states: object, modes: tuple[str, ...]) -> int | None:
     return steps
 
 
+def _frame_seconds(p: LiveFrameParams, modes: tuple[str, ...]) -> float:
+    """The estimated seconds of one frame: ~1 ms an optimiser step of these small networks,
+    and the frame's partition, per mode trained (bnviz.service.admission)."""
+    widths = (p.width,) * p.depth
+    return len(modes) * (1e-3 * p.steps + partition_seconds(
+        widths, p.activation, p.mode_of_partition, p.extent, EXPLORER_MAX_REGIONS))
+
+
 def frame_answer(body: object) -> tuple[int, dict]:
     """One frame of the player's run: (HTTP status, JSON answer) for a request body.
 
@@ -152,7 +162,11 @@ def frame_answer(body: object) -> tuple[int, dict]:
         return 422, {"error": f"paused at {done} steps, the most one run may train: reset to "
                               "start again"}
     try:
-        frames, states = live_step(p, data_seed, shift, modes, states, EXPLORER_MAX_REGIONS)
+        with admitted(_frame_seconds(p, modes)):
+            frames, states = live_step(p, data_seed, shift, modes, states,
+                                       EXPLORER_MAX_REGIONS)
+    except ServerBusy as exc:
+        return 429, {"error": one_line(exc), "retry_after": exc.retry_after}
     except InputError as exc:
         return 400, {"error": one_line(exc)}
     except ValueError as exc:  # a crafted or mangled state
@@ -197,8 +211,11 @@ def add_training_route(server) -> None:
             status, answer = 400, {"error": "a frame request is JSON"}
         else:
             status, answer = frame_answer(body)
-        return Response(json.dumps(finite(answer), separators=(",", ":")), status=status,
-                        mimetype="application/json")
+        response = Response(json.dumps(finite(answer), separators=(",", ":")),
+                            status=status, mimetype="application/json")
+        if status == 429:  # the server is busy (bnviz.service.admission)
+            response.headers["Retry-After"] = str(answer.get("retry_after", 5))
+        return response
 
     server.add_url_rule(ROUTE, "training_frame", frame, methods=["POST"],
                         provide_automatic_options=False)

@@ -14,6 +14,7 @@ from bnviz.papers.claims import all_claims
 from bnviz.papers.dannemann import MAX_POINTS, weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import load_landscape
+from bnviz.params.cost import always_heavy
 from bnviz.params.landscape import landscape_from_page
 from bnviz.service.cache import shared_memoize
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
@@ -36,7 +37,7 @@ from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
 
 
 # v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17)
-@shared_memoize("papers-claims-v2")
+@shared_memoize("papers-claims-v2", cost=always_heavy)
 def claims_json() -> tuple[dict, ...]:
     """The claims (~10 s), computed once per ``BNVIZ_HOME`` and read by every web process
     after (seeded: the same every time; bump the name when a claim changes)."""
@@ -291,7 +292,7 @@ def update_luo(distribution, batch, eta, zeta, printed_i2):
 
 # ---- Ergen et al.: whitening and the closed form ------------------------------------------
 
-@shared_memoize("papers-ergen-v1")
+@shared_memoize("papers-ergen-v1", cost=always_heavy)
 def _ergen(dataset: str, n: int, beta: float):
     """Ergen et al.'s training on one data set (seconds): computed once per ``BNVIZ_HOME``."""
     from bnviz.data.datasets import make_dataset
@@ -333,7 +334,7 @@ def update_ergen(dataset, n, beta):
             closed_form_figure(result), numbers, "", False)
 
 
-@shared_memoize("papers-luo-normalisations-v1")
+@shared_memoize("papers-luo-normalisations-v1", cost=always_heavy)
 def _normalisations(batch_size: int):
     """Luo et al.'s three trained networks for one batch size (seconds): computed once per
     ``BNVIZ_HOME``."""

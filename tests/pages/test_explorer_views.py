@@ -290,11 +290,44 @@ def test_small_multiples(mode, other):
             k = row * s.depth + c + 1
             ax = "x" if k == 1 else f"x{k}"  # plotly.js names the first axis x, not x1
             lines = [t for t in fig["data"] if t["xaxis"] == ax and t.get("mode") == "lines"]
-            assert len(lines) == c + 1
-            for j, tr in enumerate(lines):
-                want = part.layers[j].facets
-                got = segments_of(tr) if len(want) else np.zeros((0, 4))
-                assert got.shape == want.shape and np.allclose(got, want, atol=1e-5)
+            assert len(lines) == 1  # the panel's own layer as lines ...
+            want = part.layers[c].facets
+            got = segments_of(lines[0]) if len(want) else np.zeros((0, 4))
+            assert got.shape == want.shape and np.allclose(got, want, atol=1e-5)
+            # ... the earlier layers as one picture on the panel, that draws them
+            pictures = [im for im in lay_.get("images", []) if im["xref"] == ax]
+            assert len(pictures) == (1 if c else 0)
+            if c:
+                assert_picture_draws(pictures[0], np.concatenate(
+                    [part.layers[j].facets for j in range(c)]), part.box)
+
+
+def assert_picture_draws(image: dict, facets: np.ndarray, box) -> None:
+    """The layout image covers ``box`` and its opaque pixels are the segments': every pixel
+    lies within 1.5 pixels of a segment, and every segment's midpoint pixel is drawn."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    x0, x1, y0, y1 = box
+    assert (image["x"], image["y"], image["sizex"], image["sizey"]) == pytest.approx(
+        (x0, y1, x1 - x0, y1 - y0)) and image["sizing"] == "stretch"
+    png = Image.open(io.BytesIO(base64.b64decode(image["source"].split(",", 1)[1])))
+    drawn = np.asarray(png.convert("RGBA"))[..., 3] > 0
+    n = drawn.shape[0]
+    step = np.array([(x1 - x0) / (n - 1), (y1 - y0) / (n - 1)])
+    rows, cols = np.nonzero(drawn)
+    centres = np.column_stack([x0 + cols * step[0], y0 + (n - 1 - rows) * step[1]])
+    a, b = facets[:, :2], facets[:, 2:]
+    ab = b - a
+    t = np.clip(((centres[:, None] - a) * ab).sum(-1) / np.maximum((ab * ab).sum(-1), 1e-300),
+                0, 1)
+    gap = np.linalg.norm(centres[:, None] - (a + t[..., None] * ab), axis=-1).min(axis=1)
+    assert (gap <= 1.5 * step.max()).all()
+    mid = np.rint(((a + b) / 2 - (x0, y0)) / step).astype(int)
+    inside = ((mid >= 0) & (mid < n)).all(axis=1)
+    assert drawn[n - 1 - mid[inside, 1], mid[inside, 0]].all()
 
 
 def bn_forward_stats(s: ExplorerParams, layer: int, unit: int) -> tuple[float, float, float]:
@@ -420,3 +453,32 @@ def test_region_fill_is_the_highlighted_layers_raster():
     flat = raster[s.layer - 1]
     for v in np.unique(flat)[:50]:
         assert len(np.unique(z[flat == v])) == 1  # one colour per region
+
+
+def test_past_the_vector_budget_the_context_layers_are_pictures(monkeypatch):
+    """issue 30: an answer's size is capped. Past MAX_VECTOR_SEGMENTS the space view's earlier
+    layers, and the layers view's own layers too, are pictures that draw the same facets;
+    the highlighted layer stays lines (it is what a person zooms into)."""
+    import json
+
+    from callbacks.explorer import figures as cf
+
+    s = replace(SMALL, depth=3, layer=3)
+    result = explore(s)
+    part = result.partition
+    before = cf.partition_figure(part, result.raster, result.data.points, 3)
+    monkeypatch.setattr(cf, "MAX_VECTOR_SEGMENTS", 10)
+    after = cf.partition_figure(part, result.raster, result.data.points, 3)
+    (picture,) = after["layout"]["images"]
+    assert_picture_draws(picture, np.concatenate([lp.facets for lp in part.layers[:2]]),
+                         part.box)
+    lines = [t for t in after["data"] if t.get("mode") == "lines"]
+    assert [len(segments_of(t)) if t["x"] else 0 for t in lines][:2] == [
+        0, len(part.layers[2].facets)]
+    assert not before["layout"]["images"]
+    layers = cf.small_multiples_figure([("with BN", part)], result.data.points)
+    assert not [t for t in layers["data"] if t.get("mode") == "lines"]
+    assert len(layers["layout"]["images"]) == 2 * 3 - 1  # each panel's own + earlier ones
+    # a picture's size is bounded whatever the facets: 1200 x 1200 at one bit a pixel
+    assert len(picture["source"]) < 1200 * 1200 / 8 * 4 / 3 + 1000
+    assert len(json.dumps(after)) < len(json.dumps(before)) + len(picture["source"])

@@ -141,12 +141,72 @@ def test_the_health_app_checks_that_the_dashboard_accepts(home: Path, tmp_path: 
         status, headers, body = _call("/healthz")
         report = json.loads(body)
         assert status.startswith("200") and headers["Content-Type"] == "application/json"
-        assert report["status"] == "ok" and report["web"] == {"accepting": True}
+        assert report["status"] == "ok" and report["web"]["accepting"] is True
     path.unlink()
     report = json.loads(_call("/healthz")[2])
     assert report["status"] == "degraded" and report["web"] == {"accepting": False}
     assert report["problems"] == ["the dashboard's server does not accept connections"]
     assert _call("/healthz", "HEAD")[2] == b""
+
+
+def _dashboard(path: Path, delay: float, stop: threading.Event) -> threading.Thread:
+    """A stand-in for the dashboard's gunicorn on a unix socket: answers every request with
+    200 after ``delay`` seconds, one at a time, until ``stop``."""
+    import socket
+
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listening.bind(str(path))
+    listening.listen(8)
+    listening.settimeout(0.1)
+
+    def serve() -> None:
+        with listening:
+            while not stop.is_set():
+                try:
+                    conn, _ = listening.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    try:
+                        if not conn.recv(65536):  # a connect-only check (accepting)
+                            continue
+                        stop.wait(delay)
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                                     b"Connection: close\r\n\r\n{}")
+                    except OSError:
+                        continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("delay,status", [(0.0, "ok"), (4.0, "degraded")])
+def test_a_dashboard_slow_to_answer_a_light_request_is_degraded(home: Path, tmp_path: Path,
+                                                                delay: float, status: str):
+    """/healthz times a light request to the dashboard in the background (issue 30: heavy
+    work once stalled every page while /healthz said "ok") and answers at once itself."""
+    from bnviz.service.health import LIGHT_GOAL_SECONDS
+
+    stop = threading.Event()
+    path = tmp_path / f"dash-{delay:g}.sock"
+    server = _dashboard(path, delay, stop)
+    try:
+        health(str(path))  # starts the monitor
+        time.sleep(LIGHT_GOAL_SECONDS + 0.6)
+        t0 = time.monotonic()
+        report = health(str(path))
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        stop.set()
+        server.join(10)
+    assert report["status"] == status, report["problems"]
+    seconds = report["web"]["light_request_seconds"]
+    if status == "ok":
+        assert seconds is not None and seconds < 0.5 and report["problems"] == []
+    else:
+        assert seconds > LIGHT_GOAL_SECONDS
+        assert any("light request" in p for p in report["problems"])
 
 
 def test_the_health_app_serves_nothing_else(home: Path) -> None:

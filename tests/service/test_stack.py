@@ -138,24 +138,41 @@ def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
 
 def test_healthz_answers_while_the_dashboard_cannot(serving):
     """/healthz is served by its own process: with every process of the dashboard's gunicorn
-    stopped (SIGSTOP, as if all its threads were busy), /healthz still answers "ok" through
-    nginx while a page waits."""
+    stopped (SIGSTOP, as if all its threads were busy), /healthz still answers at once
+    through nginx while a page waits, and says "degraded" once the dashboard has not answered
+    a light request within 2 s (issue 30); "ok" again once the dashboard answers."""
+    from bnviz.service.health import LIGHT_GOAL_SECONDS, LIGHT_PROBE_EVERY
+
     base, proc, _ = serving
+
+    def report() -> dict:
+        t0 = time.monotonic()
+        with urllib.request.urlopen(base + "/healthz", timeout=10) as r:
+            answer = json.load(r)
+        assert time.monotonic() - t0 < 1.0
+        return answer
+
+    assert report()["status"] == "ok"
     dashboard = [pid for pid in group_pids(proc.pid)
                  if b"app:server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert dashboard
     for pid in dashboard:
         os.kill(pid, signal.SIGSTOP)
     try:
-        with urllib.request.urlopen(base + "/healthz", timeout=10) as r:
-            report = json.load(r)
-        assert report["status"] == "ok" and report["web"] == {"accepting": True}
         with pytest.raises((TimeoutError, urllib.error.URLError)):
             urllib.request.urlopen(base + "/", timeout=2)
+        time.sleep(LIGHT_GOAL_SECONDS + LIGHT_PROBE_EVERY)
+        stalled = report()
+        assert stalled["status"] == "degraded" and stalled["web"]["accepting"] is True
+        assert any("light request" in p for p in stalled["problems"]), stalled
     finally:
         for pid in dashboard:
             os.kill(pid, signal.SIGCONT)
     assert _request(base + "/")[0] == 200
+    deadline = time.monotonic() + 3 * LIGHT_PROBE_EVERY + 5
+    while report()["status"] != "ok":
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
 
 
 def test_job_submissions_are_rate_limited(serving):
