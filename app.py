@@ -16,6 +16,7 @@ import callbacks.explorer.training  # noqa: F401
 import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.lecture.callbacks  # noqa: F401
+import callbacks.lecture.presenter  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
@@ -59,6 +60,9 @@ def create_app() -> Dash:
                        layout=replication_layout.layout)
     dash.register_page("lecture", path="/lecture", name="Lecture",
                        layout=lambda **query: lecture_layout.layout(lecture_state(query)))
+    dash.register_page("presenter", path="/lecture/presenter", name="Lecture: presenter",
+                       layout=lambda **query: lecture_layout.presenter_layout(
+                           lecture_state(query)))
     app.layout = html.Div([
         dbc.NavbarSimple(
             # the subtitle only where it fits beside the links (at 1280 px it wrapped them)
@@ -74,7 +78,7 @@ def create_app() -> Dash:
                                               active="exact" if page["relative_path"] == "/"
                                               else "partial"))
                       for page in dash.page_registry.values()
-                      if page["module"] not in ("lecture", "replication")]
+                      if page["module"] not in ("lecture", "presenter", "replication")]
             # opens the lecture view at this page's state (assets/lecture.js sets where)
             + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
                                   className="btn btn-warning btn-sm ms-2",

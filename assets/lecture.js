@@ -200,7 +200,14 @@
         } else if (k === "f") {
             toggleFullScreen();
         } else if (k === "b" || k === ".") {
-            if (blank) { blank.hidden = false; }
+            const presenter = window.bnvizPresenter;
+            if (presenter && presenter.isPresenter()) { presenter.send("blank"); }
+            else if (blank) { blank.hidden = false; }  /* the presenter blanks the projector */
+        } else if (k === "v") {  /* the presenter view, in a window of its own */
+            const presenter = window.bnvizPresenter;
+            if (!(presenter && presenter.isPresenter())) {
+                window.open("/lecture/presenter" + window.location.search, "bnviz-presenter");
+            }
         } else if (k === "r") {
             stopPlaying();
             set("lecture-reset", {data: Date.now()});

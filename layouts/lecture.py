@@ -31,6 +31,8 @@ KEYS = (
     ("s", "split: the same weights without BN | with BN"),
     ("t", "light or dark theme"),
     ("q", "QR code of this state, for students' laptops"),
+    ("v", "presenter view (notes, next step, timer) in a second window; the projector "
+          "follows it"),
     ("?", "this list"),
 )
 
@@ -141,3 +143,37 @@ def layout(state: LectureState) -> html.Div:
         help_panel(),
         qr_panel(),
     ])
+
+
+def presenter_panel() -> html.Div:
+    """The presenter's side: the next step small, the notes, the timer and the step list
+    (callbacks.lecture.presenter fills them; assets/presenter.js runs the timer and sends
+    every change to the projector's window)."""
+    return html.Div(id=ids.PRESENTER, className="presenter-panel", children=[
+        dcc.Store(id=ids.BROADCAST),
+        html.Div(className="presenter-bar", children=[
+            html.Span(id=ids.CLOCK, className="presenter-clock", children="0:00"),
+            html.A("open the projector window", id=ids.PROJECTOR_LINK, href="/lecture",
+                   target="bnviz-projector", className="lecture-button presenter-open",
+                   title="the projector follows every step, slider, play and theme change "
+                         "made here"),
+        ]),
+        html.Div(id=ids.NOTES, className="presenter-notes"),
+        html.Div(className="presenter-next", children=[
+            html.Div(id=ids.NEXT_TITLE, className="presenter-next-title"),
+            html.Div(className="presenter-next-graph", children=loading(dcc.Graph(
+                id=ids.NEXT_GRAPH, config={"staticPlot": True, "displayModeBar": False},
+                style={"height": "100%", "width": "100%"}))),
+        ]),
+        html.Ol(id=ids.STEP_LIST, className="presenter-steps"),
+    ])
+
+
+def presenter_layout(state: LectureState) -> html.Div:
+    """/lecture/presenter: the lecture view (the same components and callbacks: its keys,
+    sliders and buttons work as there) with the presenter's panel beside it."""
+    page = layout(state)
+    main = next(child for child in page.children
+                if getattr(child, "className", None) == "lecture-main")
+    main.children = [*main.children, presenter_panel()]
+    return page

@@ -42,3 +42,12 @@ FIGURE = "lecture-figure"  # store: the server's figure; the graph shows it with
 SPLIT = "lecture-split"  # store: an input-space step without BN | with BN (the s key)
 SPLIT_BUTTON = "lecture-split-button"
 LINK_NOTE = "lecture-link-note"  # store: what the page's link had that was not used
+# the presenter view (/lecture/presenter): the lecture's components, and its own panel
+PRESENTER = "lecture-presenter"  # the presenter's panel; its presence marks the view
+NOTES = "lecture-notes"  # what to say, what to point at, what to ask
+NEXT_TITLE = "lecture-next-title"
+NEXT_GRAPH = "lecture-next-graph"  # the next step's picture, small
+CLOCK = "lecture-clock"  # elapsed and planned time (assets/presenter.js keeps it)
+STEP_LIST = "lecture-step-list"
+PROJECTOR_LINK = "lecture-projector-link"  # opens the projector's window
+BROADCAST = "lecture-broadcast"  # store: when the presenter last sent a change (presenter.js)

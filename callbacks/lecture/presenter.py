@@ -1,0 +1,92 @@
+"""The presenter view's own callbacks (/lecture/presenter, issue 31): the step's notes, the
+next step's picture and title, the step list, and the projector window's link.
+
+Everything else on that page is the lecture view's (callbacks.lecture.callbacks: the same ids,
+so its keys, sliders and buttons act as on the projector). The projector window follows the
+presenter through a BroadcastChannel between the two tabs (assets/presenter.js), with no
+server round trip; the timer runs in the browser too.
+"""
+
+from __future__ import annotations
+
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    html,
+    no_update,
+)
+
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.lecture.notes import notes_for, planned_minutes
+from bnviz.lecture.scenes import compute_scene
+from bnviz.lecture.tour import TOUR
+from bnviz.params import InputError
+from callbacks.lecture import ids
+from callbacks.lecture.figures import projected, scene_figure
+from callbacks.lecture.state import THEMES, step_for
+
+__all__ = ["presenter_panel"]
+
+
+def _notes(step: int, base: dict | None) -> list:
+    key = step_for(step, base).key
+    notes = notes_for(key)
+    if notes is None:
+        return [html.P("The explorer's own state: no notes. Press → for the tour.")]
+    return [html.P([html.B("Say "), notes.say]), html.P([html.B("Point at "), notes.point]),
+            html.P([html.B("Ask "), notes.ask]),
+            html.P(f"planned: {notes.minutes:g} min for this step, "
+                   f"{planned_minutes(step):g} of {planned_minutes(len(TOUR)):g} min by its "
+                   "end", className="presenter-planned", id="lecture-planned",
+                   **{"data-planned-seconds": str(int(60 * planned_minutes(step)))})]
+
+
+def _next_figure(step: int, base: dict | None, theme: str) -> dict:
+    """The next step's picture at its own settings, small (static: no hover, no toolbar)."""
+    figure = projected(scene_figure(compute_scene(step_for(step + 1, base))), theme)
+    layout = figure["layout"]
+    layout.update(margin={"l": 4, "r": 4, "t": 4, "b": 4}, showlegend=False, title=None)
+    layout["font"] = {**layout.get("font", {}), "size": 10}
+    layout.pop("annotations", None)
+    return figure
+
+
+@callback(Output(ids.NOTES, "children"), Output(ids.NEXT_TITLE, "children"),
+          Output(ids.NEXT_GRAPH, "figure"), Output(ids.STEP_LIST, "children"),
+          Input(ids.STEP, "data"), Input(ids.THEME, "data"), State(ids.BASE, "data"))
+def presenter_panel(step, theme, base):
+    """The presenter's panel for the step shown: its notes, the next step (title and
+    picture), and the tour's steps with this one marked."""
+    base = base if isinstance(base, dict) else None
+    theme = theme if theme in THEMES else "light"
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= len(TOUR):
+        return no_update, no_update, no_update, no_update
+    steps = [html.Li(s.title, className="current" if i == step else None,
+                     **({"aria-current": "step"} if i == step else {}))
+             for i, s in enumerate(TOUR, 1)]
+    if step == len(TOUR):
+        return _notes(step, base), "next: the end of the tour", {}, steps
+    try:
+        figure = _next_figure(step, base, theme)
+    except (InputError, PartitionTooLarge, ValueError):
+        figure = {}
+    return (_notes(step, base), f"next: {step + 1}. {TOUR[step].title}", figure, steps)
+
+
+@callback(Output(ids.PROJECTOR_LINK, "href"), Input(ids.QUERY, "data"))
+def projector_link(query):
+    """The projector window opens at the presenter's state."""
+    return "/lecture?" + query if isinstance(query, str) else "/lecture"
+
+
+# every change made on the presenter's page goes to the projector's window (presenter.js)
+clientside_callback(ClientsideFunction("presenter", "broadcast"),
+                    Output(ids.BROADCAST, "data"), Input(ids.STEP, "data"),
+                    *[Input(cid, "value") for cid in ids.SLIDERS.values()],
+                    Input(ids.THEME, "data"), Input(ids.SPLIT, "data"),
+                    Input(ids.RESET, "data"), Input(ids.PLAY, "n_clicks"),
+                    prevent_initial_call=True)

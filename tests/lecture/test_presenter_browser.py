@@ -1,0 +1,97 @@
+"""The presenter view (/lecture/presenter, issue 31) with the projector in a second window of
+the same browser (dash_duo, headless Chromium): a PageDown, a slider move and `t` made in the
+presenter change the projector; the presenter shows the notes and the next step."""
+
+from __future__ import annotations
+
+import pytest
+from dash.testing.wait import until
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+
+from app import app
+from bnviz.lecture.notes import NOTES
+from bnviz.lecture.tour import TOUR
+from callbacks.lecture import ids
+
+pytestmark = pytest.mark.browser
+
+TIMEOUT = 30
+
+
+def _js(driver, script: str, *args):
+    return driver.execute_script(script, *args)
+
+
+def _counter(driver) -> str:
+    return _js(driver, f"const c = document.getElementById('{ids.COUNTER}'); "
+                       "return c ? c.textContent : '';")
+
+
+def _slider_value(driver, cid: str) -> float | None:
+    value = _js(driver, f"const h = document.querySelector('#{cid} [role=slider]'); "
+                        "return h ? h.getAttribute('aria-valuenow') : null;")
+    return None if value is None else float(value)
+
+
+def _root_class(driver) -> str:
+    return _js(driver, f"return document.getElementById('{ids.ROOT}').className;")
+
+
+def test_the_projector_window_follows_the_presenter(dash_duo):
+    dash_duo.start_server(app)
+    driver = dash_duo.driver
+    driver.set_window_size(1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=1", timeout=TIMEOUT)
+    until(lambda: _counter(driver).startswith("1 /"), TIMEOUT)
+    projector = driver.current_window_handle
+    driver.switch_to.new_window("window")
+    presenter = driver.current_window_handle
+    driver.get(dash_duo.server_url + "/lecture/presenter?step=1")
+    until(lambda: _counter(driver).startswith("1 /"), TIMEOUT)
+
+    # the presenter shows the step's notes, the next step and the timer
+    until(lambda: NOTES[TOUR[0].key].say[:40] in dash_duo.find_element(f"#{ids.NOTES}").text,
+          TIMEOUT)
+    assert dash_duo.find_element(f"#{ids.NEXT_TITLE}").text == f"next: 2. {TOUR[1].title}"
+    until(lambda: _js(driver, f"const g = document.querySelector('#{ids.NEXT_GRAPH} "
+                              ".js-plotly-plot'); return !!(g && g.data && g.data.length);"),
+          TIMEOUT)
+    until(lambda: "planned" in dash_duo.find_element(f"#{ids.CLOCK}").text, 5)
+    current = dash_duo.find_element(f"#{ids.STEP_LIST} li.current").text
+    assert current == TOUR[0].title
+
+    # PageDown in the presenter: the projector shows step 2
+    ActionChains(driver).send_keys(Keys.PAGE_DOWN).perform()
+    until(lambda: _counter(driver).startswith("2 /"), TIMEOUT)
+    until(lambda: NOTES[TOUR[1].key].say[:40] in dash_duo.find_element(f"#{ids.NOTES}").text,
+          TIMEOUT)
+    driver.switch_to.window(projector)
+    until(lambda: _counter(driver).startswith("2 /"), TIMEOUT,
+          msg="the projector did not follow the presenter's PageDown")
+    assert not _js(driver, f"return !!document.getElementById('{ids.PRESENTER}');")
+    assert _js(driver, f"return !!document.getElementById('{ids.NOTES}');") is False
+    mu_before = _slider_value(driver, ids.MU)
+
+    # a slider moved in the presenter (keys on its handle): the projector's moves with it
+    driver.switch_to.window(presenter)
+    assert _slider_value(driver, ids.MU) == mu_before
+    _js(driver, f"document.querySelector('#{ids.MU} [role=slider]').focus();")
+    ActionChains(driver).send_keys(Keys.ARROW_RIGHT * 5).perform()
+    until(lambda: _slider_value(driver, ids.MU) != mu_before, TIMEOUT)
+    moved = _slider_value(driver, ids.MU)
+    assert _counter(driver).startswith("2 /")  # the arrows moved the slider, not the tour
+    driver.switch_to.window(projector)
+    until(lambda: _slider_value(driver, ids.MU) == pytest.approx(moved), TIMEOUT,
+          msg="the projector's mu slider did not follow")
+
+    # t in the presenter: the projector's theme changes
+    theme = _root_class(driver)
+    driver.switch_to.window(presenter)
+    dash_duo.find_element(f"#{ids.CLOCK}").click()  # the page, not a slider, has the keys
+    ActionChains(driver).send_keys("t").perform()
+    until(lambda: "lecture-dark" in _root_class(driver), TIMEOUT)
+    driver.switch_to.window(projector)
+    until(lambda: _root_class(driver) != theme and "lecture-dark" in _root_class(driver),
+          TIMEOUT, msg="the projector's theme did not follow")
+    assert _counter(driver).startswith("2 /")  # and it stayed on its step
