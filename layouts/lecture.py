@@ -125,13 +125,14 @@ def layout(state: LectureState) -> html.Div:
         dcc.Download(id=ids.DOWNLOAD),
         dcc.Interval(id=ids.TIMER, interval=100, disabled=True),
         header(),
-        html.Div(className="lecture-main", children=[
+        html.Div(id=ids.MAIN, className="lecture-main", children=[
             html.Div(id=ids.PLOT, className="lecture-plot", children=loading(dcc.Graph(
                 id=ids.GRAPH, className="lecture-graph", responsive=True,
                 style={"height": "100%", "width": "100%"},
                 config={"displaylogo": False, "displayModeBar": False}))),
             html.Div(className="lecture-dock", children=[
                 html.P(id=ids.CAPTION, className="lecture-caption"),
+                html.P(id=ids.READOUT, className="lecture-readout", **{"aria-live": "polite"}),
                 html.Div(state.message, id=ids.MESSAGE, className="lecture-message",
                          role="status"),
                 html.Div(id=ids.INFO, className="lecture-info", **{"aria-live": "polite"}),
@@ -173,7 +174,6 @@ def presenter_layout(state: LectureState) -> html.Div:
     """/lecture/presenter: the lecture view (the same components and callbacks: its keys,
     sliders and buttons work as there) with the presenter's panel beside it."""
     page = layout(state)
-    main = next(child for child in page.children
-                if getattr(child, "className", None) == "lecture-main")
+    main = next(child for child in page.children if getattr(child, "id", None) == ids.MAIN)
     main.children = [*main.children, presenter_panel()]
     return page

@@ -84,7 +84,8 @@ NOTES: dict[str, StepNotes] = {
     "slice": StepNotes(
         "A plane through three test digits cut through a conv net at its random start, "
         "without BN and with one mini-batch's BN statistics.",
-        "The title's near/far region densities: BN raises them only a little here.",
+        "The near/far region densities printed under the caption: BN raises them only a "
+        "little here.",
         "Why might a random conv net's regions already sit near images?", 2.0),
     "fig6": StepNotes(
         "Each thin line is the decision boundary under one mini-batch's statistics; the "

@@ -112,8 +112,8 @@ TOUR: tuple[TourStep, ...] = (
                                        layer=6), live=frozenset({"depth"})),
     TourStep("slice", "Figure 3 on real images: a slice of a conv net", _BN,
              "A plane through three test digits (dots), cut through the appendix CNN at its "
-             "random start, without BN and with one mini-batch's BN statistics. The title's "
-             "near/far region density: BN raises it only a little here; the Slices page cuts "
+             "random start, without BN and with one mini-batch's BN statistics. The near/far "
+             "region density printed with it: BN raises it only a little here; the Slices page cuts "
              "trained networks.",
              "slice", ExplorerParams(), live=frozenset()),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,

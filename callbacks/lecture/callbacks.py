@@ -24,7 +24,7 @@ from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import SLIDERS, TOUR
 from bnviz.params import InputError
 from callbacks.lecture import ids
-from callbacks.lecture.figures import projected, scene_figure
+from callbacks.lecture.figures import filled, is_wide, projected, readout, scene_figure
 from callbacks.lecture.state import (
     THEMES,
     lecture_query,
@@ -39,6 +39,8 @@ ANIMATIONS = {"mu": {"slider": ids.MU, "from": 0.0, "to": 1.0, "by": 0.04},
               "sigma": {"slider": ids.SIGMA, "from": -2.0, "to": 2.0, "by": 0.1},
               # the figure's own recorded frames (the training step), 120 ms each
               "frames": {"frames": True, "ms": 120}}
+#: The figure and its dock: beside it, or under a wide figure (callbacks.lecture.figures).
+MAIN, MAIN_WIDE = "lecture-main", "lecture-main lecture-wide"
 #: The plot's box after a refused value: the old picture is marked, not taken for the answer.
 STALE = "lecture-plot stale"
 
@@ -59,6 +61,7 @@ GHOSTED = ("space", "split")
     Output(ids.SPLIT_BUTTON, "disabled"),
     Output(ids.TIMER, "disabled", allow_duplicate=True),
     Output(ids.INFO, "children", allow_duplicate=True),
+    Output(ids.READOUT, "children"), Output(ids.MAIN, "className"),
     {name: Output(cid, "value") for name, cid in ids.SLIDERS.items()},
     {name: Output(cid, "disabled") for name, cid in ids.SLIDERS.items()},
     Input(ids.STEP, "data"), Input(ids.RESET, "data"),
@@ -90,7 +93,7 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
             values = {k: v for k, v in sliders.items()}
             scene = compute_scene(step_def, values["mu"], values["sigma"], values["batch"],
                                   values["depth"])
-        figure = projected(scene_figure(scene), theme)
+        figure, title = filled(projected(scene_figure(scene), theme))
         # assets/lecture.js keeps the partition from before a run of mu or sigma moves as a
         # ghost under the new one, while the rest of the state (the key) stays the same
         figure["layout"]["meta"] = {
@@ -100,8 +103,8 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
             and ctx.triggered_id in (ids.MU, ids.SIGMA)}
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update, no_update, no_update, no_update, str(exc), no_update, STALE,
-                no_update, no_update, no_update, no_update, no_update, keep_sliders,
-                keep_sliders)
+                no_update, no_update, no_update, no_update, no_update, no_update,
+                no_update, keep_sliders, keep_sliders)
     new_sliders = slider_values(scene.settings) if chosen else keep_sliders
     disabled = {name: name not in step_def.live for name in SLIDERS}
     note = "; ".join(filter(None, (scene.note, "gray sliders do not act on this step"
@@ -114,7 +117,8 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
                           split and step_def.scene == "split"), "lecture-plot",
             animation, animation is None,
             not splittable(step_for(step, base)), True if chosen else no_update, "",
-            new_sliders, disabled)
+            readout(scene, title), MAIN_WIDE if is_wide(figure) else MAIN, new_sliders,
+            disabled)
 
 
 def _number(v: float) -> str:

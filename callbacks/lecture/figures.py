@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from bnviz.lecture.scenes import Scene
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 from callbacks.density.figures import density_figure
@@ -30,7 +32,8 @@ from callbacks.papers.figures import (
 from callbacks.plotting import Figure
 from callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
-__all__ = ["FONT_PX", "THEME_COLOURS", "projected", "scene_figure", "side_by_side"]
+__all__ = ["FONT_PX", "THEME_COLOURS", "filled", "is_wide", "projected", "readout",
+           "scene_figure", "side_by_side"]
 
 
 def _space(result, fig9=None) -> Figure:
@@ -149,3 +152,74 @@ def scene_figure(scene: Scene) -> Figure:
     raise ValueError(f"unknown scene {kind!r}")
 
 
+
+
+def _plain(text: str) -> str:
+    """A plotly title as one line of text (its breaks and tags gone)."""
+    import re
+
+    text = re.sub(r"\s*(,?)\s*<br>\s*", lambda m: ", " if m.group(1) else " · ", text)
+    return re.sub(r"<[^>]+>", "", text).strip(" ·")
+
+
+def filled(fig: Figure) -> tuple[Figure, str]:
+    """The lecture's figure set to fill its box (issue 31: at 1280x720 the axes covered a
+    median of 33% of the screen): its title moves out of the plot (returned as text, for the
+    readout under the caption), and the margins start from a few pixels, plotly's automargin
+    growing them to what the tick labels, the legend and the panel titles need."""
+    lay = fig["layout"]
+    title = lay.get("title")
+    text = _plain(str(title.get("text") or "")) if isinstance(title, dict) else ""
+    lay["title"] = {"text": ""}
+    notes = [a for a in lay.get("annotations", []) if isinstance(a, dict)]
+    # panel titles over the top row: their lines of type
+    above = max((1 + str(a.get("text", "")).count("<br>") for a in notes
+                 if a.get("yanchor") == "bottom" and a.get("y", 0) >= 1), default=0)
+    # labels left of the panels in paper coordinates (the layers view's rows) keep the
+    # margin their figure made for them: automargin does not see annotations
+    left = lay.get("margin", {}).get("l", 4) if any(
+        a.get("xref") == "paper" and a.get("x", 0) < 0 for a in notes) else 4
+    lay["margin"] = {"l": left, "r": 4, "t": 12 + 26 * above if above else 2, "b": 2, "pad": 0,
+                     "autoexpand": True}
+    for key, axis in lay.items():  # x tick labels close under the axis: 6 px of height more
+        if key.startswith("xaxis") and isinstance(axis, dict) and "ticklabelstandoff" in axis:
+            lay[key] = {**axis, "ticklabelstandoff": 3}
+    return fig, text
+
+
+def _g(value: float) -> str:
+    """A number as the readout shows it: 3 significant digits, tiny values 0."""
+    return "0" if abs(value) < 5e-13 else f"{value:.3g}"
+
+
+def readout(scene: Scene, title: str) -> str:
+    """The line under the lecture's caption: what the figure's title said, and for the
+    input-space steps the values the step is about at the sliders' positions: μ and σ as
+    factors of BN's, the batch, the shown layer's regions and TLS error (eq. 9, summed over
+    its units), and the data's mean distance to the nearest boundary."""
+    s, kind = scene.settings, scene.step.scene
+    parts = [title] if title else []
+    if kind == "space":
+        part = scene.data.partition
+        lp = part.layers[min(s.layer, len(part.layers)) - 1]
+        tls = np.asarray(lp.stats.tls_error, dtype=np.float64)
+        parts = [f"layer {lp.layer}: {len(lp.regions)} regions",
+                 f"TLS Σ mean d² {_g(float(tls[np.isfinite(tls)].sum()))}",
+                 f"data to nearest boundary {_g(scene.data.mean_boundary_distance)}"]
+    if kind in ("space", "unit", "split", "layers"):
+        batch = "all" if s.batch_size is None else str(s.batch_size)
+        parts += [f"μ = {_g(s.mu_t)}·μ_BN", f"σ = {_g(s.sigma_s)}·σ_BN", f"|B| = {batch}"]
+    return " · ".join(parts)
+
+
+def is_wide(fig: Figure) -> bool:
+    """Whether the figure's panels make a row at least twice as wide as its columns are high
+    (two panels side by side, the layers view's rows): the lecture then docks its caption
+    and sliders under the figure, not beside it, so the panels can take the screen's width."""
+    lay = fig.get("layout", {})
+
+    def spans(prefix: str) -> int:
+        return len({tuple(v.get("domain", (0, 1))) for k, v in lay.items()
+                    if k.startswith(prefix) and isinstance(v, dict)}) or 1
+
+    return spans("xaxis") >= 2 * spans("yaxis")

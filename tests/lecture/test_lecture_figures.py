@@ -246,7 +246,7 @@ def _json(fig) -> str:
 
 NO_SLIDERS = {name: None for name in SLIDERS}
 (FIGURE, TITLE, COUNTER, CAPTION, MESSAGE, QUERY, PLOT, ANIMATION, PLAY_OFF, SPLIT_OFF,
- TIMER_OFF, INFO, VALUES, DISABLED) = range(14)
+ TIMER_OFF, INFO, READOUT, MAIN, VALUES, DISABLED) = range(16)
 
 
 def _show_step(number, theme="light", base=None, trigger=ids.STEP):
@@ -262,7 +262,19 @@ def _show_sliders(number, sliders, which="mu", theme="light", base=None):
 @pytest.mark.parametrize("step", TOUR, ids=KEYS)
 def test_choosing_a_step_sets_its_sliders(step):
     out = _show_step(step.number)
-    assert len(out) == 14
+    assert len(out) == 16
+    # two panels side by side, or the layers view's rows: the dock goes under the figure
+    assert (out[MAIN] == "lecture-main lecture-wide") == (
+        step.scene in ("layers", "split", "training", "unit", "ergen", "luo")
+        or bool(step.tls)), out[MAIN]
+    if step.scene == "space":  # the readout: the shown layer's regions, as the engine cut
+        from bnviz.lecture.scenes import compute_scene
+
+        part = compute_scene(step).data.partition
+        regions = len(part.layers[step.settings.layer - 1].regions)
+        assert f"layer {step.settings.layer}: {regions} regions" in out[READOUT]
+        assert "data to nearest boundary" in out[READOUT] and "μ = " in out[READOUT]
+    assert not out[FIGURE]["layout"]["title"]["text"]  # the title went to the readout
     assert out[INFO] == ""  # a new picture clears what a click found on the old one
     assert out[SPLIT_OFF] == (step.scene != "space" or step.tls)
     assert out[PLOT] == "lecture-plot"
