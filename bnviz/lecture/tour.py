@@ -113,8 +113,8 @@ TOUR: tuple[TourStep, ...] = (
     TourStep("slice", "Figure 3 on real images: a slice of a conv net", _BN,
              "A plane through three test digits (dots), cut through the appendix CNN at its "
              "random start, without BN and with one mini-batch's BN statistics. The near/far "
-             "region density printed with it: BN raises it only a little here; the Slices page cuts "
-             "trained networks.",
+             "region density printed with it: BN raises it only a little here; the Slices "
+             "page cuts trained networks.",
              "slice", ExplorerParams(), live=frozenset()),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
              "Each thin gray line is the decision boundary under one mini-batch's statistics; "

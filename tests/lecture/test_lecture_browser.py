@@ -57,6 +57,14 @@ for (const el of document.querySelectorAll('#lecture-graph .nsewdrag')) {
 return area / (vw * vh);"""
 
 
+def _settled_share(dash_duo) -> float:
+    """AXES_SHARE_JS once the graph has its final size (three equal readings in a row)."""
+    seen: list[float] = []
+    until(lambda: seen.append(_js(dash_duo, AXES_SHARE_JS)) or (
+        len(seen) > 2 and seen[-1] == seen[-2] == seen[-3]), TIMEOUT)
+    return seen[-1]
+
+
 def _js(dash_duo, script: str, *args):
     return dash_duo.driver.execute_script(script, *args)
 
@@ -140,10 +148,7 @@ def test_every_step_fits_a_projector(dash_duo, size):
         assert texts["texts"] > 0
         assert texts["overlaps"] == [], f"step {step}: {texts['overlaps'][:5]}"
         assert texts["outside"] == [], f"step {step}: {texts['outside'][:5]}"
-        seen: list[float] = []  # the axes' share once the graph has its final size
-        until(lambda: seen.append(_js(dash_duo, AXES_SHARE_JS)) or (
-            len(seen) > 2 and seen[-1] == seen[-2] == seen[-3]), TIMEOUT)
-        shares.append(seen[-1])
+        shares.append(_settled_share(dash_duo))
         if size == (1280, 720):  # the issue's requirement is at the projector's size
             assert texts["small"] == [], f"step {step}: {texts['small'][:5]}"
             small = [t for t in _js(dash_duo, FONT_SIZES_JS, ids.ROOT) if t[1] < 18]
