@@ -102,6 +102,25 @@
                 /* scatter traces draw in order, above the region fill: ghosts first */
                 return Object.assign({}, fig, {data: ghosts.concat(fig.data)});
             },
+            /* A click's marks on the plot (callbacks.lecture.callbacks.click_mark): the
+               point and its nearest folded hyperplane, over the figure; the last click's
+               marks go. */
+            mark: function (mark, fig) {
+                if (!fig || !fig.data) { return window.dash_clientside.no_update; }
+                const data = fig.data.filter(t => t.meta !== "mark");
+                if (mark && mark.point) {
+                    data.push({type: "scatter", mode: "lines", x: mark.x, y: mark.y,
+                               xaxis: mark.xaxis, yaxis: mark.yaxis, meta: "mark",
+                               name: mark.name, hoverinfo: "skip", showlegend: true,
+                               line: {color: "#cc79a7", width: 7}});
+                    data.push({type: "scatter", mode: "markers", x: [mark.point[0]],
+                               y: [mark.point[1]], xaxis: mark.xaxis, yaxis: mark.yaxis,
+                               meta: "mark", name: "clicked point", hoverinfo: "skip",
+                               showlegend: true, marker: {symbol: "x-thin-open", size: 22,
+                               color: "#cc79a7", line: {width: 4, color: "#cc79a7"}}});
+                }
+                return Object.assign({}, fig, {data: data});
+            },
             /* The play button sweeps the step's slider; each timer tick moves it one step
                (or plays the figure's frames: the training step). */
             play: function (_clicks, _ticks, anim, mu, sigma) {

@@ -119,6 +119,7 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.LINK),
         dcc.Store(id=ids.ANIMATION),
         dcc.Store(id=ids.CURSOR),
+        dcc.Store(id=ids.MARK),
         dcc.Store(id=ids.FIGURE),
         dcc.Store(id=ids.LINK_NOTE, data=state.message),
         html.Div(id=ids.SINK, hidden=True),

@@ -186,6 +186,9 @@ class TrainingStyle:
     partition of the last layer (earlier layers' facets in gray, the last layer's in blue),
     the decision boundary and the data by class; the previous frame's boundary as a ghost."""
 
+    #: the decision boundary: black (light in the dark theme), apart from both classes'
+    #: colours (vermillion was class 0's too)
+    boundary: str = BLACK
     ghost: str = "#c8c8c8"  # the previous frame's decision boundary
     ghost_name: str = "previous frame"
     frame_title: str = ("{mode} · step {step} · loss {loss:.3f} · {accuracy:.0%} · "

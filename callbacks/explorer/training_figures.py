@@ -87,7 +87,7 @@ def frame_figure(panels: list[dict], points: np.ndarray, labels: np.ndarray, box
             traces.append(line(panel["ghost"], TRAINING.ghost, st["current"] * 1.6,
                                TRAINING.ghost_name, first, (xa, ya)))
         if panel["boundary"] is not None:
-            traces.append(line(panel["boundary"], PARTITION.boundary, st["current"] * 1.3,
+            traces.append(line(panel["boundary"], TRAINING.boundary, st["current"] * 1.3,
                                PARTITION.boundary_name, first, (xa, ya)))
         for c, colour in enumerate(JITTER.class_colours):
             sel = labels == c

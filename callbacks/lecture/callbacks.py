@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import numpy as np
 from dash import (
     ClientsideFunction,
     Input,
@@ -23,6 +24,7 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import SLIDERS, TOUR
 from bnviz.params import InputError
+from bnviz.views.style import PARTITION
 from callbacks.lecture import ids
 from callbacks.lecture.figures import filled, is_wide, projected, readout, scene_figure
 from callbacks.lecture.state import (
@@ -122,28 +124,51 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
 
 
 def _number(v: float) -> str:
-    return f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+    """3 significant digits; what float64 rounding leaves of a zero (|v| < 1e-9) reads 0."""
+    return "0" if abs(v) < 1e-9 else f"{v:.3g}"
 
 
-def point_info(info, on_facet: bool) -> list:
-    """A click's findings for the dock: the region's code per layer, the nearest folded
-    hyperplane, and eq. 11 with the numbers at the point."""
+def _minus(v: float) -> str:
+    """" − 0.251" or " + 0.251": a subtraction of ``v`` written once, not "− -0.251"."""
+    return (" + " if v < 0 and _number(v) != "0" else " − ") + _number(abs(v))
+
+
+def point_info(info, on_facet: bool, panel: str | None = None) -> list:
+    """A click's findings for the dock: the panel clicked (the split), the region's code per
+    layer, the nearest folded hyperplane, and eq. 11 with the numbers at the point."""
     j, k = info.unit_layer, info.unit + 1
     z = "x" if j == 1 else f"z{j - 1}(x)"
     where = ("on it" if on_facet else f"{_number(info.distance)} away")
-    return [
+    return ([html.P(html.B(panel))] if panel else []) + [
         html.P(["(", _number(info.point[0]), ", ", _number(info.point[1]), "): region code ",
                 *[html.Span([html.Code(code, title=f"layer {i}: one bit per unit, 1 where "
                                                    "h > 0"), " "], className="text-nowrap")
                   for i, code in enumerate(info.codes, 1)]]),
         html.P(f"nearest folded hyperplane: layer {j}, unit {k}, {where}"),
-        html.P([f"eq. 11: h{j},{k} = (⟨w, {z}⟩ − μ)/σ = (", _number(info.projection), " − ",
-                _number(info.mu), ")/", _number(info.sigma), " = ",
+        html.P([f"eq. 11: h{j},{k} = (⟨w, {z}⟩ − μ)/σ = (", _number(info.projection),
+                _minus(info.mu), ")/", _number(info.sigma), " = ",
                 html.B(_number(info.pre_activation))]),
     ]
 
 
-@callback(Output(ids.INFO, "children"), Input(ids.CURSOR, "data"), State(ids.STEP, "data"),
+def click_mark(result, info, axes: tuple[str, str]) -> dict:
+    """What the graph marks for a click (assets/lecture.js, ``mark``): the point, and the
+    nearest folded hyperplane F_{j,k} (its facets as one polyline with breaks), on the
+    panel's axes."""
+    lp = result.partition.layers[info.unit_layer - 1]
+    facets = lp.facets[lp.facet_units == info.unit]
+    xs: list = []
+    ys: list = []
+    for x0, y0, x1, y1 in np.round(facets, 5).tolist():
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    return {"point": [round(info.point[0], 5), round(info.point[1], 5)], "x": xs, "y": ys,
+            "name": f"F{info.unit_layer},{info.unit + 1} (nearest)", "xaxis": axes[0],
+            "yaxis": axes[1]}
+
+
+@callback(Output(ids.INFO, "children"), Output(ids.MARK, "data"),
+          Input(ids.CURSOR, "data"), State(ids.STEP, "data"),
           {name: State(cid, "value") for name, cid in ids.SLIDERS.items()},
           State(ids.BASE, "data"), State(ids.SPLIT, "data"), prevent_initial_call=True)
 def inspect(click, step, sliders, base, split=False):
@@ -160,13 +185,19 @@ def inspect(click, step, sliders, base, split=False):
             return no_update
         scene = compute_scene(step_def, sliders["mu"], sliders["sigma"], sliders["batch"],
                               sliders["depth"])
-        result = scene.data if step_def.scene == "space" else \
-            scene.data[1 if click.get("panel") == "x2" else 0][1]
+        right = step_def.scene == "split" and click.get("panel") == "x2"
+        result = scene.data if step_def.scene == "space" else scene.data[int(right)][1]
         info = inspect_point(result, x, y)
     except (TypeError, KeyError, IndexError, ValueError, OverflowError, PartitionTooLarge):
-        return no_update  # not a click on a partition (only a crafted request sends one)
+        return no_update, no_update  # not a click on a partition (a crafted request)
     x0, x1, _, _ = result.partition.box
-    return point_info(info, info.on_facet(0.01 * (x1 - x0)))
+    panel = None
+    if step_def.scene == "split":
+        mode = scene.data[int(right)][0]
+        panel = f"{'right' if right else 'left'} panel: {PARTITION.row_label(mode)}"
+    axes = ("x2", "y2") if right else ("x", "y")
+    return (point_info(info, info.on_facet(0.01 * (x1 - x0)), panel),
+            click_mark(result, info, axes))
 
 
 @callback(Output(ids.QR, "src"), Output(ids.QR_URL, "children"),
@@ -239,3 +270,7 @@ clientside_callback(ClientsideFunction("lecture", "play"),
                     State(ids.ANIMATION, "data"), State(ids.MU, "value"),
                     State(ids.SIGMA, "value"), prevent_initial_call=True)
 
+clientside_callback(ClientsideFunction("lecture", "mark"),
+                    Output(ids.GRAPH, "figure", allow_duplicate=True),
+                    Input(ids.MARK, "data"), State(ids.GRAPH, "figure"),
+                    prevent_initial_call=True)

@@ -181,6 +181,11 @@ def filled(fig: Figure) -> tuple[Figure, str]:
         a.get("xref") == "paper" and a.get("x", 0) < 0 for a in notes) else 4
     lay["margin"] = {"l": left, "r": 4, "t": 12 + 26 * above if above else 2, "b": 2, "pad": 0,
                      "autoexpand": True}
+    # no hover labels on a projector (a resting mouse showed six-decimal coordinates); hover
+    # events still fire, so a click is still inspected (assets/cursor.js)
+    fig["data"] = [t if t.get("hoverinfo") == "skip" else
+                   {k: v for k, v in t.items() if k != "hovertemplate"} | {"hoverinfo": "none"}
+                   for t in fig["data"]]
     for key, axis in lay.items():  # x tick labels close under the axis: 6 px of height more
         if key.startswith("xaxis") and isinstance(axis, dict) and "ticklabelstandoff" in axis:
             lay[key] = {**axis, "ticklabelstandoff": 3}
@@ -206,6 +211,17 @@ def readout(scene: Scene, title: str) -> str:
         parts = [f"layer {lp.layer}: {len(lp.regions)} regions",
                  f"TLS Σ mean d² {_g(float(tls[np.isfinite(tls)].sum()))}",
                  f"data to nearest boundary {_g(scene.data.mean_boundary_distance)}"]
+    if kind == "training":  # the caption's distances, measured, at the first and last frame
+        runs = scene.data["runs"]
+        for at in (0, -1):
+            parts.append(f"step {next(iter(runs.values()))[at].step}: distance to the data "
+                         + ", ".join(f"{_g(frames[at].mean_distance)} "
+                                     + ("with BN" if mode == "bn" else "without")
+                                     for mode, frames in runs.items()))
+    if kind == "ergen":  # what the caption says, on screen
+        r = scene.data
+        parts.append(f"trained objective {r.objective:.6g} against the closed-form optimum "
+                     f"p* = {r.p_star:.6g} (relative gap {r.objective / r.p_star - 1:.1e})")
     if kind in ("space", "unit", "split", "layers"):
         batch = "all" if s.batch_size is None else str(s.batch_size)
         parts += [f"μ = {_g(s.mu_t)}·μ_BN", f"σ = {_g(s.sigma_s)}·σ_BN", f"|B| = {batch}"]

@@ -319,6 +319,14 @@ def test_click_inspects_and_s_splits(dash_duo):
     assert "region code" in text and "nearest folded hyperplane: layer" in text
     codes = [c.text for c in dash_duo.find_elements(f"#{ids.INFO} code")]
     assert len(codes) == 2 and all(set(c) <= {"0", "1"} and len(c) == 8 for c in codes)
+    # the plot marks the point and the nearest folded hyperplane the dock names
+    marks_js = ("const g = document.querySelector('#lecture-graph .js-plotly-plot'); "
+                "return g.data.filter(t => t.meta === 'mark').map(t => [t.name, t.xaxis]);")
+    marks = until(lambda: _js(dash_duo, marks_js), TIMEOUT)
+    name = marks[0][0]  # "F2,3 (nearest)"
+    j, k = name[1:].split(" ")[0].split(",")
+    assert f"nearest folded hyperplane: layer {j}, unit {k}" in text
+    assert marks[1] == ["clicked point", "x"]
     layout = _layout_report(dash_duo)
     assert layout["scroll"][1] <= layout["scroll"][3] and all(layout["sliders"])
     _press(dash_duo, "s")

@@ -10,6 +10,7 @@ import json
 from contextvars import copy_context
 from urllib.parse import parse_qs
 
+import numpy as np
 import plotly.io as pio
 import plotly.utils
 import pytest
@@ -409,3 +410,49 @@ def test_qr_callback():
     assert "cannot open it" in local_text[1].children
     png = base64.b64decode(src.split(",", 1)[1])
     assert [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))] == [url]
+
+
+@pytest.mark.parametrize("split,panel", [(False, None), (True, "x"), (True, "x2")])
+def test_a_click_marks_its_point_and_nearest_folded_hyperplane(split, panel):
+    """issue 31: the click's point and the nearest folded hyperplane F_{j,k} are marked on
+    the plot, on the panel clicked, and the split's panel is named; the marked facets are
+    F_{j,k}'s own, at the distance the dock prints."""
+
+    step = step_by_key("fig2b")
+    sliders = slider_values(step.settings)
+    click = {"points": [{"x": 0.4, "y": -0.7}], **({"panel": panel} if panel else {})}
+    info, mark = cl.inspect(click, step.number, sliders, None, split)
+    text = str(info)
+    scene = compute_scene(cl.step_for(step.number, None, split), sliders["mu"],
+                          sliders["sigma"], sliders["batch"], sliders["depth"])
+    right = panel == "x2"
+    result = scene.data if not split else scene.data[int(right)][1]
+    if split:
+        assert f"{'right' if right else 'left'} panel: " in text
+    assert (mark["xaxis"], mark["yaxis"]) == (("x2", "y2") if right else ("x", "y"))
+    assert mark["point"] == [0.4, -0.7]
+    j, k = (int(v) for v in mark["name"][1:].split(" ")[0].split(","))
+    assert f"nearest folded hyperplane: layer {j}, unit {k}" in text
+    lp = result.partition.layers[j - 1]
+    want = lp.facets[lp.facet_units == k - 1]
+    xs, ys = np.array(mark["x"], dtype=float), np.array(mark["y"], dtype=float)
+    got = np.column_stack([xs[0::3], ys[0::3], xs[1::3], ys[1::3]])
+    assert np.allclose(got, want, atol=1e-5) and np.isnan(xs[2::3]).all()
+    # the nearest facet of all: no other unit's folded hyperplane (layers 1..l) is closer
+    a, b = want[:, :2], want[:, 2:]
+    p = np.array([0.4, -0.7])
+    t = np.clip(((p - a) * (b - a)).sum(1) / ((b - a) ** 2).sum(1), 0, 1)
+    nearest = np.linalg.norm(p - (a + t[:, None] * (b - a)), axis=1).min()
+    for other in result.partition.layers[:step.settings.layer]:
+        a2, b2 = other.facets[:, :2], other.facets[:, 2:]
+        t2 = np.clip(((p - a2) * (b2 - a2)).sum(1) / np.maximum(((b2 - a2) ** 2).sum(1),
+                                                               1e-300), 0, 1)
+        assert np.linalg.norm(p - (a2 + t2[:, None] * (b2 - a2)), axis=1).min() >= \
+            nearest - 1e-9
+
+
+def test_numbers_in_the_dock_read_as_a_hall_reads_them():
+    assert cl._number(5.0e-16) == "0" and cl._number(-3e-12) == "0"
+    assert cl._number(0.251234) == "0.251" and cl._number(1234.5) == "1.23e+03"
+    assert cl._minus(-0.251) == " + 0.251" and cl._minus(0.251) == " − 0.251"
+    assert cl._minus(-1e-17) == " − 0"
