@@ -61,8 +61,8 @@ TOUR: tuple[TourStep, ...] = (
     TourStep("cor2", "Corollary 2: layer 1 is a central arrangement", _BN,
              "With BN every layer-1 line passes through the data's centroid: D₁ lines through "
              "one point make exactly 2·D₁ regions, wedges around it (some can be thin). "
-             "Press play: μ = t·μ_BN moves that point from the origin (t = 0, zero bias) to the centroid of these "
-             "data, moved off the origin (t = 1, BN).",
+             "Press play: μ = t·μ_BN moves that point from the origin (t = 0, zero bias) "
+             "to the centroid of these data, moved off the origin (t = 1, BN).",
              "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu",
              live=frozenset({"mu", "sigma", "batch"})),  # layer 1: depth changes nothing
     TourStep("fig2a", "Figure 2a: μ is a total-least-squares fit", _BN,
@@ -73,8 +73,8 @@ TOUR: tuple[TourStep, ...] = (
     TourStep("fig2b", "Figure 2b: μ translates a folded hyperplane", _BN,
              "The same unit in the input space: its folded hyperplane (orange) bends where "
              "layer 1's lines are. Moving μ slides it: a μ that brings the unit's hyperplane "
-             "closer to a point's layer-2 input brings the folded one closer to that point (Theorem "
-             "2, point by point).",
+             "closer to a point's layer-2 input brings the folded one closer to that point "
+             "(Theorem 2, point by point).",
              "space", replace(_FIG2, mu_t=0.3), animate="mu"),
     TourStep("fig2c", "Figure 2c: σ of layer 1 folds layer 2", _BN,
              "Now σ of layer 1 changes while layer 2 keeps BN's μ: layer 2's folded "
