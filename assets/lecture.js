@@ -7,52 +7,71 @@
         return m ? parseInt(m[1], 10) : 15;
     };
     const set = (id, props) => window.dash_clientside.set_props(id, props);
+    /* Animations keep their duration on a busy machine by dropping frames, not by slowing
+       down (issue 31: the training playback took 33 s instead of 3.7 s under load): their
+       progress follows the clock, at the speed `[` and `]` set (x0.25 ... x4); a frame that
+       is late is skipped. `p` pauses in the middle and plays on from there. */
+    const SPEEDS = [0.25, 0.5, 1, 2, 4];
+    let speed = 1;
+    function setSpeed(step) {
+        const i = Math.max(0, Math.min(SPEEDS.length - 1, SPEEDS.indexOf(speed) + step));
+        speed = SPEEDS[i];
+        const play = document.getElementById("lecture-play");
+        if (play) {
+            play.textContent = speed === 1 ? "play" : "play ×" + speed;
+            play.title = "play the step's animation (p); speed ×" + speed + " ([ slower, ] faster)";
+        }
+    }
+    /* The slider sweep: its progress (0..1), advanced by the time between two ticks. */
+    let sweep = null;  /* {progress, last, paused} */
     /* A new step, or a reset, stops the play button's sweep at once: a tick of it after the
        step changed would move the new step's slider. */
     const stopPlaying = () => {
         set("lecture-timer", {disabled: true});
-        stopFrames(false);
+        sweep = null;
+        stopFrames();
     };
     /* The training step's recorded frames (plotly frames of its figure): the play button
-       plays them, pauses them, and plays them again from the start once all were shown. */
+       plays them, pauses them, and plays them again from the start once all were shown.
+       Each tick shows the frame the clock has reached, once the last one is drawn. */
     const graphDiv = () => document.querySelector("#lecture-graph .js-plotly-plot");
-    function stopFrames(pause) {
-        const gd = graphDiv();
-        if (!gd) { return; }
-        gd.bnvizRun = (gd.bnvizRun || 0) + 1;  /* the animation's end is no longer ours */
-        gd.bnvizPaused = pause && !!gd.bnvizPlaying;
-        if (gd.bnvizPlaying && window.Plotly) {
-            gd.bnvizPlaying = false;
-            window.Plotly.animate(gd, [null], {frame: {duration: 0, redraw: false},
-                                               mode: "immediate"});
+    let frames = null;  /* {gd, position (frames, fractional), last, playing, drawing, ms} */
+    function stopFrames() {
+        if (frames) { frames.playing = false; }
+        frames = null;
+    }
+    function frameTick() {
+        const f = frames;
+        if (!f || !f.playing || f.gd !== graphDiv()) { return; }
+        const now = performance.now();
+        const n = (f.gd.layout && f.gd.layout.meta && f.gd.layout.meta.frames) || 0;
+        f.position += (now - f.last) * speed / f.ms;
+        f.last = now;
+        const index = Math.min(n - 1, Math.floor(f.position));
+        if (!f.drawing && index !== f.shown) {
+            f.drawing = true;
+            f.shown = index;
+            window.Plotly.animate(f.gd, [String(index)], {
+                frame: {duration: 0, redraw: true}, transition: {duration: 0},
+                mode: "immediate"}).then(() => { f.drawing = false; },
+                                         () => { f.drawing = false; });
         }
+        if (index >= n - 1) { f.playing = false; f.atEnd = true; return; }
+        window.requestAnimationFrame(frameTick);
     }
     function playFrames(ms) {
         const gd = graphDiv();
         if (!gd || !window.Plotly) { return; }
-        if (!gd.bnvizListening && gd.on) {
-            /* which frame is shown: the last one (the figure's layout.meta.frames says how
-               many) counts as the end, also in the last frame's own duration, before the
-               animation's promise says so: play there starts again, it does not pause */
-            gd.on("plotly_animatingframe", (e) => {
-                const n = (gd.layout && gd.layout.meta && gd.layout.meta.frames) || 0;
-                gd.bnvizAtEnd = n > 0 && Number(e && e.name) === n - 1;
-            });
-            gd.bnvizListening = true;
+        if (frames && frames.gd === gd && frames.playing) {  /* pause where it is */
+            frames.playing = false;
+            return;
         }
-        if (gd.bnvizPlaying && !gd.bnvizAtEnd) { stopFrames(true); return; }
-        const fromCurrent = !!gd.bnvizPaused && !gd.bnvizAtEnd;
-        const run = gd.bnvizRun = (gd.bnvizRun || 0) + 1;
-        gd.bnvizPlaying = true;
-        gd.bnvizPaused = false;
-        gd.bnvizAtEnd = false;
-        const ended = () => {
-            if (gd.bnvizRun === run) { gd.bnvizPlaying = false; }
-        };
-        window.Plotly.animate(gd, null, {
-            frame: {duration: ms, redraw: true}, transition: {duration: 0},
-            mode: "immediate", fromcurrent: fromCurrent,
-        }).then(ended, ended);
+        if (!frames || frames.gd !== gd || frames.atEnd) {  /* from the start */
+            frames = {gd: gd, position: 0, shown: -1, ms: ms, drawing: false};
+        }
+        frames.playing = true;
+        frames.last = performance.now();
+        window.requestAnimationFrame(frameTick);
     }
 
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
@@ -68,7 +87,7 @@
                 return window.dash_clientside.no_update;
             },
             toggleTheme: function (_clicks, theme) {
-                stopFrames(false);  /* the new theme's figure starts at its first frame */
+                stopFrames();  /* the new theme's figure starts at its first frame */
                 return theme === "dark" ? "light" : "dark";
             },
             themeClass: function (theme) {
@@ -127,21 +146,38 @@
                 const no = window.dash_clientside.no_update;
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 if (!anim) { return [no, no, true]; }
-                if (anim.frames) {  /* the figure's recorded frames: plotly.js plays them */
+                if (anim.frames) {  /* the figure's recorded frames: plotly.js draws them */
                     if (trig === "lecture-play") { playFrames(anim.ms); }
                     return [no, no, true];
                 }
                 const isMu = anim.slider === "lecture-mu";
-                const current = isMu ? mu : sigma;
-                let next;
+                const now = performance.now();
+                const at = (p) => Math.round((anim.from + p * (anim.to - anim.from)) * 1000)
+                    / 1000;
+                const out = (value, done) => isMu ? [value, no, done] : [no, value, done];
                 if (trig === "lecture-play") {
-                    next = anim.from;
-                } else {
-                    next = Math.round((current + anim.by) * 1000) / 1000;
-                    if (next > anim.to + 1e-9) { return [no, no, true]; }
+                    if (sweep && !sweep.paused) {  /* pause in the middle */
+                        sweep.paused = true;
+                        return [no, no, true];
+                    }
+                    if (sweep && sweep.paused) {  /* play on from there */
+                        sweep.paused = false;
+                        sweep.last = now;
+                        return [no, no, false];
+                    }
+                    sweep = {progress: 0, last: now, paused: false};
+                    return out(anim.from, false);
                 }
-                const done = next >= anim.to - 1e-9;
-                return isMu ? [next, no, done] : [no, next, done];
+                if (!sweep || sweep.paused) { return [no, no, true]; }
+                /* the nominal sweep: one `by` a 100 ms tick; late ticks skip values */
+                const seconds = 0.1 * (anim.to - anim.from) / anim.by;
+                sweep.progress += (now - sweep.last) / 1000 * speed / seconds;
+                sweep.last = now;
+                if (sweep.progress >= 1) {
+                    sweep = null;
+                    return out(anim.to, true);
+                }
+                return out(at(sweep.progress), false);
             },
         },
     });
@@ -230,6 +266,8 @@
         } else if (k === "r") {
             stopPlaying();
             set("lecture-reset", {data: Date.now()});
+        } else if (k === "[" || k === "]") {
+            setSpeed(k === "]" ? 1 : -1);
         } else if (k === "p") {
             const play = document.getElementById("lecture-play");
             if (play && !play.disabled) { play.click(); }

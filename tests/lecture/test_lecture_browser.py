@@ -358,6 +358,39 @@ def test_click_inspects_and_s_splits(dash_duo):
     assert dash_duo.get_logs() == []
 
 
+def test_p_pauses_and_plays_on_and_brackets_set_the_speed(dash_duo):
+    """issue 31: `p` in the middle of a sweep pauses it (mu stays), `p` again plays on from
+    there (not from 0); `]` and `[` set the speed, which the play button shows."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
+    _wait_step(dash_duo, 2)
+
+    def mu() -> float:
+        return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
+            "aria-valuenow"))
+
+    _press(dash_duo, "[")
+    _press(dash_duo, "[")  # x1/4: a 10 s sweep, time enough to pause it
+    assert dash_duo.find_element(f"#{ids.PLAY}").text == "play ×0.25"
+    _press(dash_duo, "p")
+    until(lambda: 0.1 < mu() < 0.9, TIMEOUT, msg="the animation did not start")
+    _press(dash_duo, "p")
+    paused = mu()
+    time.sleep(1.0)
+    assert mu() == paused and paused < 1.0, "p did not pause the sweep"
+    _press(dash_duo, "]")
+    _press(dash_duo, "]")
+    _press(dash_duo, "]")
+    _press(dash_duo, "]")  # x4
+    assert dash_duo.find_element(f"#{ids.PLAY}").text == "play ×4"
+    _press(dash_duo, "p")
+    until(lambda: mu() != paused, TIMEOUT, msg="p did not play on")
+    assert mu() > paused  # on from where it paused, not from 0
+    until(lambda: mu() == 1.0, TIMEOUT, msg="the sweep did not reach its end")
+    assert dash_duo.get_logs() == []
+
+
 def test_the_training_step_plays_its_frames_in_the_browser(dash_duo):
     """Issue 19's tour step: `p` plays the recorded frames (plotly.js, no request a frame)
     from step 0 to the run's last step, both panels moving; `p` again pauses, and plays on
