@@ -149,8 +149,24 @@ def data_controls(s: ExplorerParams) -> dbc.Card:
     ]), className="mb-2")
 
 
-def bn_controls(s: ExplorerParams) -> dbc.Card:
+def bn_sliders(s: ExplorerParams) -> dbc.Card:
+    """The mu and sigma sliders, right under the presets: on a 1280x720 screen they were
+    below the first screen (issue 31), and they are what the page is about."""
     log2_sigma = math.log2(s.sigma_s)
+    return dbc.Card(dbc.CardBody([
+        html.Div([dbc.Label("μ slider: μ = t · μ_BN", className="small"),
+                  _slider(ids.MU, 0.0, 1.5, 0.01, s.mu_t,
+                          {0: "0", 0.5: "0.5", 1: "BN", 1.5: "1.5"})]),
+        html.Div([dbc.Label("σ slider: σ = s · σ_BN", className="small"),
+                  _slider(ids.SIGMA, -2.0, 2.0, 0.05, log2_sigma,
+                          {-2: "¼", -1: "½", 0: "1", 1: "2", 2: "4"}, "sigmaFactor")]),
+        dbc.Button("animate μ from 0 to 1", id=ids.ANIMATE, size="sm", color="primary",
+                   outline=True),
+        dcc.Interval(id=ids.ANIMATE_TIMER, interval=120, disabled=True),
+    ]), className="mb-2")
+
+
+def bn_controls(s: ExplorerParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Batch normalization", className="text-muted"),
         _row("batch size", dbc.Input(id=ids.BATCH_SIZE, type="text", debounce=True, size="sm",
@@ -161,20 +177,11 @@ def bn_controls(s: ExplorerParams) -> dbc.Card:
                       debounce=True, size="sm"),
             dbc.Button("new batch", id=ids.NEW_BATCH, size="sm", color="secondary",
                        outline=True)], size="sm")),
-        html.Div([dbc.Label("μ slider: μ = t · μ_BN", className="small"),
-                  _slider(ids.MU, 0.0, 1.5, 0.01, s.mu_t,
-                          {0: "0", 0.5: "0.5", 1: "BN", 1.5: "1.5"})]),
-        html.Div([dbc.Label("σ slider: σ = s · σ_BN", className="small"),
-                  _slider(ids.SIGMA, -2.0, 2.0, 0.05, log2_sigma,
-                          {-2: "¼", -1: "½", 0: "1", 1: "2", 2: "4"}, "sigmaFactor")]),
-        _row("sliders act on", dbc.RadioItems(
+        _row("the μ and σ sliders act on", dbc.RadioItems(
             id=ids.SCOPE, value=s.scope, inline=True, className="small",
             options=[{"label": SCOPE_LABELS[k], "value": k} for k in SCOPE_LABELS])),
         _row("layer l", _int_input(ids.TARGET_LAYER, s.target_layer, 1, s.depth)),
         _row("unit k", _int_input(ids.TARGET_UNIT, s.target_unit + 1, 1, s.width)),
-        dbc.Button("animate μ from 0 to 1", id=ids.ANIMATE, size="sm", color="primary",
-                   outline=True),
-        dcc.Interval(id=ids.ANIMATE_TIMER, interval=120, disabled=True),
     ]), className="mb-2")
 
 
@@ -286,8 +293,9 @@ def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
         dcc.Store(id=ids.CURSOR),
         dbc.Container(fluid=True, children=[
             dbc.Row([
-                dbc.Col([presets(caption), network_controls(settings), data_controls(settings),
-                         bn_controls(settings), view_controls(settings, tls, projector)],
+                dbc.Col([presets(caption), bn_sliders(settings), network_controls(settings),
+                         data_controls(settings), bn_controls(settings),
+                         view_controls(settings, tls, projector)],
                         lg=3, className="controls mt-2"),
                 dbc.Col([
                     dbc.Alert(message, id=ids.MESSAGE, color="warning", is_open=bool(message),

@@ -125,7 +125,10 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
                className="small explain explain-scroll"),
         *[_param_control(spec) for spec in JOB_OPTIONS],
         _token_row(),
-        dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm", className="mt-1"),
+        # stuck to the window's bottom while the form runs below it: on a 1280x720 screen the
+        # submit button was under the first screen (issue 31)
+        html.Div(dbc.Button("submit", id=ids.SUBMIT, color="primary", size="sm"),
+                 className="submit-bar"),
         # pinned to the window's corner: the form is taller than a 1280x720 screen, and a
         # cancel or re-run is pressed far below it; the answer is seen wherever one is
         dbc.Alert(id=ids.MESSAGE, is_open=False, color="info", dismissable=True,
