@@ -22,8 +22,39 @@
             play.title = "play the step's animation (p); speed ×" + speed + " ([ slower, ] faster)";
         }
     }
+    /* Type size for big halls (+ and -): the dock's type and every font of the figure, as
+       a factor of the projector's 18 px (never under it). */
+    const TYPE_SCALES = [1, 1.15, 1.3, 1.5, 1.75];
+    let typeScale = 1;
+    function setTypeScale(step) {
+        const i = Math.max(0, Math.min(TYPE_SCALES.length - 1,
+                                       TYPE_SCALES.indexOf(typeScale) + step));
+        typeScale = TYPE_SCALES[i];
+        const root = document.getElementById("lecture-root");
+        if (root) { root.style.fontSize = (18 * typeScale) + "px"; }
+        set("lecture-type-scale", {data: typeScale});
+    }
+    function scaledType(fig, s) {
+        if (s === 1) { return fig; }
+        const copy = JSON.parse(JSON.stringify({layout: fig.layout, data: fig.data}));
+        const grow = (font) => {
+            if (font && typeof font.size === "number") { font.size = Math.round(font.size * s); }
+        };
+        const walk = (o, depth) => {
+            if (!o || typeof o !== "object" || depth > 4) { return; }
+            for (const k of Object.keys(o)) {
+                if (/font$/i.test(k)) { grow(o[k]); }
+                else if (typeof o[k] === "object") { walk(o[k], depth + 1); }
+            }
+        };
+        walk(copy.layout, 0);
+        copy.data.forEach((t) => walk({marker: t.marker, colorbar: t.colorbar,
+                                       textfont: t.textfont}, 0));
+        return Object.assign({}, fig, {layout: copy.layout, data: copy.data});
+    }
     /* The slider sweep: its progress (0..1), advanced by the time between two ticks. */
     let sweep = null;  /* {progress, last, paused} */
+    let playClicks = null;  /* the play button's n_clicks last seen */
     /* A new step, or a reset, stops the play button's sweep at once: a tick of it after the
        step changed would move the new step's slider. */
     const stopPlaying = () => {
@@ -102,8 +133,9 @@
             /* The server's figure, with a ghost of the partition from before mu or sigma
                started to move (dotted, faint, under the new lines) while only they move: the
                previous picture's ghost is kept, or its lines become the ghost. */
-            withGhost: function (fig, prev) {
+            withGhost: function (fig, scale, prev) {
                 if (!fig || !fig.layout) { return window.dash_clientside.no_update; }
+                fig = scaledType(fig, typeof scale === "number" ? scale : 1);
                 const meta = fig.layout.meta || {};
                 const prevMeta = (prev && prev.layout && prev.layout.meta) || {};
                 if (!meta.ghost || !prev || prevMeta.key !== meta.key) { return fig; }
@@ -142,9 +174,13 @@
             },
             /* The play button sweeps the step's slider; each timer tick moves it one step
                (or plays the figure's frames: the training step). */
-            play: function (_clicks, _ticks, anim, mu, sigma) {
+            play: function (clicks, _ticks, anim, mu, sigma) {
                 const no = window.dash_clientside.no_update;
-                const trig = window.dash_clientside.callback_context.triggered_id;
+                /* a click is a new n_clicks, whichever input Dash names as the trigger (a
+                   click and a tick of the timer can arrive in one call) */
+                const clicked = clicks !== playClicks;
+                playClicks = clicks;
+                const trig = clicked ? "lecture-play" : "lecture-timer";
                 if (!anim) { return [no, no, true]; }
                 if (anim.frames) {  /* the figure's recorded frames: plotly.js draws them */
                     if (trig === "lecture-play") { playFrames(anim.ms); }
@@ -266,6 +302,8 @@
         } else if (k === "r") {
             stopPlaying();
             set("lecture-reset", {data: Date.now()});
+        } else if (k === "+" || k === "=" || k === "-") {
+            setTypeScale(k === "-" ? -1 : 1);
         } else if (k === "[" || k === "]") {
             setSpeed(k === "]" ? 1 : -1);
         } else if (k === "p") {

@@ -238,7 +238,7 @@ def export_slides(clicks, theme):
 
 clientside_callback(ClientsideFunction("lecture", "withGhost"),
                     Output(ids.GRAPH, "figure"), Input(ids.FIGURE, "data"),
-                    State(ids.GRAPH, "figure"))
+                    Input(ids.TYPE_SCALE, "data"), State(ids.GRAPH, "figure"))
 clientside_callback(ClientsideFunction("lecture", "move"),
                     Output(ids.STEP, "data"),
                     Input(ids.PREV, "n_clicks"), Input(ids.NEXT, "n_clicks"),

@@ -39,6 +39,7 @@ QR_BUTTON = "lecture-qr-button"
 CURSOR = "lecture-cursor"  # store: a click's coordinates under the mouse (assets/cursor.js)
 MAIN = "lecture-main"  # the figure and its dock; class "lecture-main lecture-wide": dock under
 READOUT = "lecture-readout"  # the values the step is about, under the caption
+TYPE_SCALE = "lecture-type-scale"  # store: the type size factor the + and - keys set
 MARK = "lecture-mark"  # store: a click's point and nearest folded hyperplane, marked on the plot
 INFO = "lecture-info"  # what the click found: region code, nearest facet, eq. 11
 FIGURE = "lecture-figure"  # store: the server's figure; the graph shows it with the ghost

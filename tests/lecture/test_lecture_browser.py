@@ -391,6 +391,30 @@ def test_p_pauses_and_plays_on_and_brackets_set_the_speed(dash_duo):
     assert dash_duo.get_logs() == []
 
 
+def test_plus_and_minus_set_the_type_size(dash_duo):
+    """issue 31: + makes the dock's type and the figure's fonts larger, for a big hall; -
+    brings them back, never under the projector's 18 px; a new step keeps the size."""
+    dash_duo.start_server(app)
+    _viewport(dash_duo, 1280, 720)
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
+    _wait_step(dash_duo, 2)
+    font = ("const g = document.querySelector('#lecture-graph .js-plotly-plot'); "
+            "return [g.layout.font.size, parseFloat(getComputedStyle(document.getElementById("
+            f"'{ids.CAPTION}')).fontSize)];")
+    assert _js(dash_duo, font) == [18, 18]
+    _press(dash_duo, "+")
+    _press(dash_duo, "+")
+    until(lambda: _js(dash_duo, font) == [round(18 * 1.3), pytest.approx(18 * 1.3, abs=0.1)],
+          TIMEOUT)
+    _press(dash_duo, Keys.PAGE_DOWN)
+    _wait_step(dash_duo, 3)
+    until(lambda: _js(dash_duo, font)[0] == round(18 * 1.3), TIMEOUT)
+    for _ in range(4):
+        _press(dash_duo, "-")
+    until(lambda: _js(dash_duo, font) == [18, 18], TIMEOUT)
+    assert dash_duo.get_logs() == []
+
+
 def test_the_training_step_plays_its_frames_in_the_browser(dash_duo):
     """Issue 19's tour step: `p` plays the recorded frames (plotly.js, no request a frame)
     from step 0 to the run's last step, both panels moving; `p` again pauses, and plays on
