@@ -9,11 +9,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from bnviz.views.style import DARK_GRAY, LIGHT_GRAY
+from bnviz.views.style import BLUE, DARK_GRAY, LIGHT_GRAY, VERMILLION
 from callbacks.plotting import Figure
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "projected", "wrap_title"]
 
+#: The dark theme's blue and vermillion: 6.3:1 and 6.7:1 on its plot background (#1b1b1b).
+DARK_THEME_BLUE, DARK_THEME_VERMILLION = "#4fa3e0", "#ff7a3d"
 #: The smallest type on a projector at 1280x720 (issue 16).
 FONT_PX = 18
 #: Per theme: page background, plot background, text, axis lines; and the colours that
@@ -24,7 +26,10 @@ THEME_COLOURS: dict[str, dict[str, Any]] = {
     "dark": {"paper": "#111111", "plot": "#1b1b1b", "text": "#f2f2f2", "line": "#bbbbbb",
              "swap": {"#000000": "#f2f2f2", "black": "#f2f2f2", "#000": "#f2f2f2",
                       "white": "#111111", "#ffffff": "#111111",
-                      DARK_GRAY.lower(): LIGHT_GRAY}},
+                      DARK_GRAY.lower(): LIGHT_GRAY,
+                      # lines and markers at >= 4.5:1 on the dark plot (issue 31): the
+                      # palette's blue (3.3:1) and vermillion (4.45:1), lightened
+                      BLUE.lower(): DARK_THEME_BLUE, VERMILLION.lower(): DARK_THEME_VERMILLION}},
 }
 
 
@@ -59,6 +64,12 @@ def projected(fig: Figure, theme: str = "light", title_chars: int = 70) -> Figur
                 if isinstance(t[part].get("line"), dict):
                     t[part]["line"] = {**t[part]["line"],
                                        "color": _swap(t[part]["line"].get("color"), swap)}
+        # a white-to-black scale (Figure 3's facet counts) runs black-to-white on the dark
+        # theme: few facets dark like the page, many light (white boxes with black bars
+        # before, issue 31)
+        scale = t.get("colorscale")
+        if swap and isinstance(scale, list) and scale and str(scale[0][1]).lower() in _WHITE:
+            t["reversescale"] = not t.get("reversescale", False)
         # colour bars in the lower part of the right margin: the legend takes the upper
         for holder in (t, t.get("marker")):
             if isinstance(holder, dict) and isinstance(holder.get("colorbar"), dict):

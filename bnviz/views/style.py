@@ -60,8 +60,8 @@ REGION_PALETTE = (
 
 
 def mode_label(mode: str) -> str:
-    """A network mode as views print it: "zero_bias" -> "zero bias"."""
-    return mode.replace("_", " ")
+    """A network mode as views print it: "zero_bias" -> "zero bias", "bn" -> "BN"."""
+    return "BN" if mode == "bn" else mode.replace("_", " ")
 
 
 @dataclass(frozen=True)

@@ -456,3 +456,41 @@ def test_numbers_in_the_dock_read_as_a_hall_reads_them():
     assert cl._number(0.251234) == "0.251" and cl._number(1234.5) == "1.23e+03"
     assert cl._minus(-0.251) == " + 0.251" and cl._minus(0.251) == " − 0.251"
     assert cl._minus(-1e-17) == " − 0"
+
+
+def _luminance(colour: str) -> float:
+    """WCAG 2 relative luminance of a #rrggbb colour."""
+    h = colour.lstrip("#")
+    channels = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@pytest.mark.parametrize("step", TOUR, ids=lambda s: s.key)
+def test_the_dark_theme_keeps_lines_markers_and_text_at_4_5_to_1(figures, step):
+    """issue 31: the dark theme is designed, not inverted: every line and marker colour
+    (#rrggbb) of every trace, and the text, stand at >= 4.5:1 on the plot's background.
+    Exempt: the ghost (faint on purpose), and colours from a colour scale."""
+    fig = figures[step.key]["dark"]
+    background = fig["layout"]["plot_bgcolor"]
+    assert _contrast(fig["layout"]["font"]["color"], background) >= 4.5
+    low = []
+    for trace in fig["data"]:
+        if trace.get("meta") == "ghost" or trace.get("type") in ("heatmap", "contour"):
+            continue
+        marker = trace.get("marker") or {}
+        edge = marker.get("line") or {}
+        for part in ("line", "marker"):
+            # a marker shows by its fill or, hollow (filled with the background), its outline
+            colours = [(trace.get(part) or {}).get("color")] + (
+                [edge.get("color")] if part == "marker" and edge.get("width", 1) else [])
+            colours = [c for c in colours if isinstance(c, str) and len(c) == 7
+                       and c.startswith("#")]
+            if colours and max(_contrast(c, background) for c in colours) < 4.5:
+                low.append((trace.get("name"), part, colours))
+    assert low == [], low

@@ -319,10 +319,10 @@ def test_compute_poll_show_end_to_end(jobs_home):
     assert printed == maxima  # 'layer L (max M)' with M the panel's largest count
     # each row's name, on two lines where it has two words
     assert [t for t in texts if not ANNOTATION.fullmatch(t)] == [
-        m.replace("_", "<br>") for m in MODES]
+        "BN" if m == "bn" else m.replace("_", "<br>") for m in MODES]
 
     lines = ratio["data"]
-    assert [t["name"] for t in lines] == [m.replace("_", " ") for m in MODES]
+    assert [t["name"] for t in lines] == ["BN" if m == "bn" else m.replace("_", " ") for m in MODES]
     assert len({t["line"]["color"] for t in lines}) == 3
     assert np.abs(data_distance(48, data) - 0.15).min() > 1e-6  # no ties at the radius
     expected = np_near_ratios(counts, data, 0.15)

@@ -165,7 +165,7 @@ def test_density_picture_and_figure_share_the_description():
             for layer, c in zip(r.layers, r.counts, strict=True)]
     assert titles == want
     picture = density_picture(r, data, "bn")
-    assert [ax.get_title() for ax in picture.axes] == [f"bn, {t}" for t in want]
+    assert [ax.get_title() for ax in picture.axes] == [f"BN, {t}" for t in want]
     for ax in picture.axes:
         cmap = ax.images[0].get_cmap()
         assert to_hex(cmap(0.0)) == style.DENSITY.counts[0][1]
