@@ -214,17 +214,27 @@ def test_clicker_keys_move_the_tour(dash_duo):
     assert dash_duo.get_logs() == []
 
 
-def test_play_animates_and_r_resets(dash_duo):
-    """Step 2's play button sweeps mu from 0 to the BN mean, redrawing as it goes; r puts
-    the step's own mu back."""
+def _open_step_2(dash_duo) -> None:
+    """A fresh server, the viewport 1280x720, the tour at step 2 (mu animated from 0)."""
     dash_duo.start_server(app)
     _viewport(dash_duo, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
     _wait_step(dash_duo, 2)
 
+
+def _mu(dash_duo) -> float:
+    """The lecture's mu slider as its handle reports it."""
+    return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
+        "aria-valuenow"))
+
+
+def test_play_animates_and_r_resets(dash_duo):
+    """Step 2's play button sweeps mu from 0 to the BN mean, redrawing as it goes; r puts
+    the step's own mu back."""
+    _open_step_2(dash_duo)
+
     def mu() -> float:
-        return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
-            "aria-valuenow"))
+        return _mu(dash_duo)
 
     def lines() -> list[str]:
         return _js(dash_duo, "const g = document.querySelector('#lecture-graph "
@@ -361,14 +371,10 @@ def test_click_inspects_and_s_splits(dash_duo):
 def test_p_pauses_and_plays_on_and_brackets_set_the_speed(dash_duo):
     """issue 31: `p` in the middle of a sweep pauses it (mu stays), `p` again plays on from
     there (not from 0); `]` and `[` set the speed, which the play button shows."""
-    dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
-    dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
-    _wait_step(dash_duo, 2)
+    _open_step_2(dash_duo)
 
     def mu() -> float:
-        return float(dash_duo.find_element(f"#{ids.MU} [role=slider]").get_attribute(
-            "aria-valuenow"))
+        return _mu(dash_duo)
 
     _press(dash_duo, "[")
     _press(dash_duo, "[")  # x1/4: a 10 s sweep, time enough to pause it

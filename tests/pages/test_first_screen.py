@@ -31,14 +31,15 @@ def _viewport(driver, width: int, height: int) -> None:
     driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
 
 
-@pytest.mark.parametrize("path,element", [
-    ("/", explorer_ids.MU), ("/", explorer_ids.SIGMA), ("/jobs", jobs_ids.SUBMIT)])
-def test_on_the_first_screen_at_1280x720(dash_duo, path, element):
+def test_on_the_first_screen_at_1280x720(dash_duo):
     from app import app
 
     dash_duo.start_server(app)
     _viewport(dash_duo.driver, 1280, 720)
-    dash_duo.driver.get(dash_duo.server_url + path)
-    dash_duo.wait_for_element(f"#{element}", timeout=20)
-    until(lambda: dash_duo.driver.execute_script(ON_FIRST_SCREEN, element) == "ok", 10,
-          msg=f"{element}: {dash_duo.driver.execute_script(ON_FIRST_SCREEN, element)}")
+    for path, element in (("/", explorer_ids.MU), ("/", explorer_ids.SIGMA),
+                          ("/jobs", jobs_ids.SUBMIT)):
+        dash_duo.driver.get(dash_duo.server_url + path)
+        dash_duo.wait_for_element(f"#{element}", timeout=20)
+        until(lambda e=element: dash_duo.driver.execute_script(ON_FIRST_SCREEN, e) == "ok", 10,
+              msg=f"{path} {element}: "
+                  f"{dash_duo.driver.execute_script(ON_FIRST_SCREEN, element)}")
