@@ -64,8 +64,21 @@ def disagreement_curve(sizes: list[int], areas: list[float], current: int,
     return {"data": data,
             "layout": {"margin": {"l": 45, "r": 10, "t": 40, "b": 35}, "showlegend": False,
                        "title": {"text": JITTER.curve_title, "font": {"size": 12}},
-                       "xaxis": {"type": "log", "title": {"text": JITTER.curve_x}},
+                       # the batch sizes are powers of 2: ticks at every other one, labelled
+                       # in full (plotly's log ticks read "2 5 10 2 5 100", issue 31)
+                       "xaxis": {"type": "log", "title": {"text": JITTER.curve_x},
+                                 "tickvals": _power_ticks(sizes),
+                                 "ticktext": [str(v) for v in _power_ticks(sizes)]},
                        "yaxis": {"title": {"text": JITTER.curve_y}, "rangemode": "tozero"}}}
+
+
+def _power_ticks(sizes: list[int]) -> list[int]:
+    """Every other power of 2 from the smallest batch size to the largest (at most 6)."""
+    if not sizes:
+        return []
+    lo, hi = max(1, min(sizes)), max(sizes)
+    ticks = [2 ** k for k in range(int(np.log2(lo)), int(np.log2(hi)) + 1)]
+    return ticks[::2] if len(ticks) > 6 else ticks
 
 
 def margins_figure(margins: np.ndarray) -> Figure:

@@ -176,3 +176,17 @@ def test_update_figure7():
     assert isinstance(fig, dict) and len(fig["data"]) == 3 * 2 * 3
     fig, msg = cj.update_figure7("5", 5, 3, 16, *net_args)
     assert fig is no_update and "3 layers" in msg.children
+
+
+def test_the_batch_size_axis_is_labelled_in_powers_of_2():
+    """issue 31: the curve's log axis read "2 5 10 2 5 100"; its ticks are now batch sizes,
+    powers of 2 from the smallest to the largest, each labelled in full."""
+    from callbacks.jitter.figures import disagreement_curve
+
+    sizes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    axis = disagreement_curve(sizes, [1.0 / s for s in sizes], 16)["layout"]["xaxis"]
+    assert axis["type"] == "log"
+    assert axis["tickvals"] == [2, 8, 32, 128, 512]
+    assert axis["ticktext"] == ["2", "8", "32", "128", "512"]
+    small = disagreement_curve([4, 8, 16], [0.3, 0.2, 0.1], 8)["layout"]["xaxis"]
+    assert small["tickvals"] == [4, 8, 16] and small["ticktext"] == ["4", "8", "16"]
