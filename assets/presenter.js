@@ -11,17 +11,21 @@
     const isPresenter = () => !!document.getElementById("lecture-presenter");
     const set = (id, props) => window.dash_clientside.set_props(id, props);
 
-    /* a slider the lecturer touched in the last moments: its changes are sent */
+    /* a slider the lecturer touched in the last moments: its changes are sent (a drag's
+       end counts from its release) */
     let userSlid = 0;
+    let dragging = false;
     ["pointerdown", "keydown"].forEach(function (kind) {
         document.addEventListener(kind, function (e) {
-            if (e.target && e.target.closest && e.target.closest(".lecture-slider")) {
-                userSlid = Date.now();
-            }
+            const onSlider = !!(e.target && e.target.closest &&
+                                e.target.closest(".lecture-slider"));
+            if (onSlider) { userSlid = Date.now(); }
+            if (kind === "pointerdown") { dragging = onSlider; }
         }, true);
     });
     document.addEventListener("pointerup", function () {
-        if (userSlid) { userSlid = Date.now(); }
+        if (dragging) { userSlid = Date.now(); }
+        dragging = false;
     }, true);
 
     function send(kind, value) {

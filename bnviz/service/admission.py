@@ -108,7 +108,7 @@ def _release(fds: list[int]) -> None:
 
 
 def heavy_in_process() -> int:
-    """This process's heavy requests, running or waiting (for /healthz's details, tests)."""
+    """This process's heavy requests, running or waiting (the per-process bound's count)."""
     return _process_heavy
 
 

@@ -164,37 +164,19 @@ def all_slots_taken(bounds):
 
 
 def _explorer_body(depth: int, width: int, mu: float) -> str:
-    import app as dashboard
+    """The explorer's figure callback as the browser sends it, its controls at these
+    settings (the page's own control values, callbacks.explorer.state.control_values)."""
+    from bnviz.params import ExplorerParams
     from callbacks.explorer import ids
+    from callbacks.explorer.state import CONTROLS, control_values
     from tests.service.test_http_crafted import DEPENDENCIES, _body
 
     dep = next(d for d in DEPENDENCIES if f"{ids.GRAPH_SPACE}.figure" in d["output"])
-    client = dashboard.server.test_client()
-    layout = {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            props = node.get("props", {})
-            if isinstance(props.get("id"), str):
-                layout[props["id"]] = props
-            for v in props.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    from callbacks.explorer.state import page_layout
-    walk(json.loads(json.dumps(page_layout(), default=lambda o: o.to_plotly_json())))
+    values = control_values(ExplorerParams(depth=depth, width=width, mu_t=mu, layer=1))
+    by_id = {CONTROLS[name]: value for name, value in values.items()}
     body = _body(dep)
     for item in body["inputs"] + body["state"]:
-        item["value"] = layout.get(item["id"], {}).get(item["property"])
-        if item["id"] == ids.DEPTH:
-            item["value"] = depth
-        if item["id"] == ids.WIDTH:
-            item["value"] = width
-        if item["id"] == ids.MU:
-            item["value"] = mu
-    assert client  # the app is imported
+        item["value"] = by_id.get(item["id"])
     return json.dumps(body)
 
 
