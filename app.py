@@ -16,6 +16,7 @@ import callbacks.explorer.training  # noqa: F401
 import callbacks.jitter.callbacks  # noqa: F401
 import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.lecture.callbacks  # noqa: F401
+import callbacks.lecture.prefetch  # noqa: F401
 import callbacks.lecture.presenter  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401

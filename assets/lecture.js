@@ -105,14 +105,54 @@
         window.requestAnimationFrame(frameTick);
     }
 
+    /* The next step, prepared by the server while the lecturer talks (callbacks/lecture/
+       prefetch.py): a step key shows it at once, and the server's answer for the same
+       state (its meta.state) is not drawn again. */
+    let prefetched = null;  /* the PREFETCH store's data */
+    let shownKey = null;  /* "step|theme|split" of the state shown */
+    function showPrefetched(step) {
+        const pf = prefetched;
+        if (!pf || pf.step !== step || pf.from !== shownKey) { return false; }
+        /* the text and the dock's place first, so that the graph is drawn once, at its
+           final size (drawn in the same update, plotly.js would draw at the old size, then
+           again); then the figure straight to the graph (no callback between) */
+        set("lecture-main", {className: pf.main});
+        set("lecture-title", {children: pf.title});
+        set("lecture-counter", {children: pf.counter});
+        set("lecture-caption", {children: pf.caption});
+        set("lecture-readout", {children: pf.readout});
+        set("lecture-message", {children: pf.note});
+        set("lecture-info", {children: ""});
+        window.requestAnimationFrame(function () {
+            set("lecture-graph", {figure: window.dash_clientside.lecture.withGhost(
+                pf.figure, typeScale, null)});
+        });
+        return true;
+    }
+
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
         lecture: {
+            /* The step, theme and split of the state shown, from its query; unchanged
+               while only a slider moves (the next step is drawn at its own settings). */
+            prefetchKey: function (query, last) {
+                if (typeof query !== "string") { return window.dash_clientside.no_update; }
+                const q = new URLSearchParams(query);
+                const key = [q.get("step") || "1", q.get("theme") === "dark" ? "dark" : "light",
+                             q.get("split") === "1" ? "1" : "0"].join("|");
+                shownKey = key;
+                return key === last ? window.dash_clientside.no_update : key;
+            },
+            keepPrefetch: function (pf) {
+                prefetched = (pf && pf.figure) ? pf : null;
+                return window.dash_clientside.no_update;
+            },
             /* The previous or next step from the buttons (0 is the explorer's state). */
             move: function (_prev, _next, step) {
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 const s = typeof step === "number" ? step : 1;
                 const n = N_STEPS();
                 stopPlaying();
+                if (trig === "lecture-next" && s < n) { showPrefetched(s + 1); }
                 if (trig === "lecture-next") { return Math.min(n, s + 1); }
                 if (trig === "lecture-prev") { return Math.max(1, s - 1); }
                 return window.dash_clientside.no_update;
@@ -135,9 +175,17 @@
                previous picture's ghost is kept, or its lines become the ghost. */
             withGhost: function (fig, scale, prev) {
                 if (!fig || !fig.layout) { return window.dash_clientside.no_update; }
-                fig = scaledType(fig, typeof scale === "number" ? scale : 1);
+                scale = typeof scale === "number" ? scale : 1;
                 const meta = fig.layout.meta || {};
                 const prevMeta = (prev && prev.layout && prev.layout.meta) || {};
+                /* the state already drawn (from the prefetch), at this type size */
+                if (meta.state && meta.state === prevMeta.state && prevMeta.scale === scale &&
+                        !meta.ghost) {
+                    return window.dash_clientside.no_update;
+                }
+                fig = scaledType(fig, scale);
+                fig = Object.assign({}, fig, {layout: Object.assign({}, fig.layout, {
+                    meta: Object.assign({}, meta, {scale: scale})})});
                 if (!meta.ghost || !prev || prevMeta.key !== meta.key) { return fig; }
                 let ghosts = prev.data.filter(t => t.meta === "ghost");
                 if (!ghosts.length) {
@@ -233,9 +281,15 @@
     function go(step) {
         const n = N_STEPS();
         stopPlaying();
+        const shown = currentStep();
         pending = Math.max(1, Math.min(n, step));
+        if (pending === shown + 1) { showPrefetched(pending); }
         set("lecture-step", {data: pending});
     }
+    /* go: a step, as the keys do; prepared: the step prepared for the next key (tests) */
+    window.bnvizLecture = {go: go, prepared: function () {
+        return prefetched && prefetched.from === shownKey ? prefetched.step : null;
+    }};
     function jump() {
         if (digits) { go(parseInt(digits, 10)); }
         digits = "";

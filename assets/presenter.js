@@ -64,7 +64,8 @@
             const m = e.data || {};
             if (isPresenter() || !document.getElementById("lecture-root")) { return; }
             if (m.kind === "step" && Number.isInteger(m.value)) {
-                set("lecture-step", {data: m.value});
+                if (window.bnvizLecture) { window.bnvizLecture.go(m.value); }
+                else { set("lecture-step", {data: m.value}); }
             } else if (m.kind === "slider" && m.value && /^lecture-(mu|sigma|batch|depth)$/
                        .test(m.value.id) && typeof m.value.value === "number") {
                 set(m.value.id, {value: m.value.value});

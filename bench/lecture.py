@@ -6,8 +6,10 @@ Serves the real dashboard with werkzeug on a loopback port in this process (as
 bench/explorer.py does, whose browser and timing helpers it uses) and opens it in headless
 Chromium at 1280x720:
 
-* tour: PageDown from step 1 to the last, twice (``--passes``), each time from the key's
-  dispatch to the lecture graph's next ``plotly_afterplot``; the steps are precomputed first
+* tour: PageDown from step 1 to the last, twice (``--passes``) with ``--dwell`` seconds on
+  each step first (the next step is prepared in the browser meanwhile), then once straight
+  through (the baseline: nothing prepared), each time from the key's dispatch to the
+  lecture graph's next ``plotly_afterplot``; the steps are precomputed first
   (``bnviz.lecture.scenes.precompute_tour``, as a server does at start);
 * slider: ``--steps`` arrow-key steps of the mu slider at the explorer's default state opened
   in the lecture view (``/lecture?step=0``), keydown -> afterplot, then the same on the
@@ -22,7 +24,7 @@ process per core, ``--no-hog`` skips it), as on a lecture laptop that shares its
 records; the load average is printed with each. Goals (issues 16, 31): a tour step p90
 under 300 ms, a slider step median under 120 ms (quiet), the playback under 1.5x its nominal
 duration with the hog, export under 10 s. It only prints. Run:
-``.venv/bin/python bench/lecture.py [--steps 30] [--passes 2] [--no-hog]``.
+``.venv/bin/python bench/lecture.py [--steps 30] [--passes 2] [--dwell 1.5] [--no-hog]``.
 """
 
 from __future__ import annotations
@@ -63,13 +65,16 @@ document.body.dispatchEvent(new KeyboardEvent('keydown', {key: key, bubbles: tru
 """
 
 
-def tour_pass(driver, base: str) -> list[float]:
+def tour_pass(driver, base: str, dwell: float) -> list[float]:
+    """PageDown through the tour, ``dwell`` seconds on each step before the key (a lecturer
+    talks for minutes; the next step is prepared meanwhile); 0 clicks straight through."""
     driver.get(base + "/lecture?step=1")
     explorer_bench.wait_for(lambda: driver.execute_script(explorer_bench.LISTEN, ids.GRAPH),
                             60, "the lecture graph")
     time.sleep(0.5)
     out = []
     for step in range(2, len(TOUR) + 1):
+        time.sleep(dwell)
         r = driver.execute_async_script(PAGE_KEY, ids.GRAPH, "PageDown")
         if not r["counter"].startswith(f"{step} /"):
             raise RuntimeError(f"expected step {step}, the page shows {r['counter']}")
@@ -140,10 +145,12 @@ def measure(driver, base: str, args, label: str) -> None:
     from bnviz.lecture.slides import slides_zip
 
     print(f"\n==== {label}: load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    for p in range(args.passes):
-        ms = tour_pass(driver, base)
+    for p, dwell in enumerate([args.dwell] * args.passes + [0.0]):
+        ms = tour_pass(driver, base, dwell)
         worst = max(range(len(ms)), key=lambda i: ms[i])
-        print(f"tour pass {p + 1}: PageDown -> step drawn, steps 2-{len(TOUR)}")
+        how = (f"{dwell:g} s on each step first" if dwell else
+               "straight through, no time to prepare the next step (the baseline)")
+        print(f"tour pass {p + 1}, {how}: PageDown -> step drawn, steps 2-{len(TOUR)}")
         print(explorer_bench.line("step appears", ms))
         print(f"  p90 {explorer_bench.pct(ms, 0.9):.0f} ms; slowest: step {worst + 2} "
               f"({TOUR[worst + 1].key}) {ms[worst]:.0f} ms; over 300 ms: "
@@ -170,6 +177,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30, help="mu slider steps per page")
     parser.add_argument("--passes", type=int, default=2, help="passes through the tour")
+    parser.add_argument("--dwell", type=float, default=1.5,
+                        help="seconds on each step before the next key")
     parser.add_argument("--hog", action=argparse.BooleanOptionalAction, default=True,
                         help="measure again beside a CPU hog")
     args = parser.parse_args()

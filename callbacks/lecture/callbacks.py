@@ -47,7 +47,27 @@ MAIN, MAIN_WIDE = "lecture-main", "lecture-main lecture-wide"
 STALE = "lecture-plot stale"
 
 
-def _counter(step: int) -> str:
+def drawn(scene, step: int, theme: str, query: str, ghost: bool = False) -> tuple[dict, str]:
+    """The step's figure for the graph, and its title. Its ``meta`` names the state drawn
+    (``state``: the lecture query), so that the browser draws a state it already drew from
+    the next-step prefetch only once; and the ``key`` within which assets/lecture.js keeps
+    the partition from before a run of mu or sigma moves as a ghost under the new one."""
+    figure, title = filled(projected(scene_figure(scene), theme))
+    figure["layout"]["meta"] = {
+        **figure["layout"].get("meta", {}),  # (a training step's frame count)
+        "key": f"{step}|{scene.settings.depth}|{scene.settings.batch_size}|{theme}",
+        "state": query, "ghost": ghost}
+    return figure, title
+
+
+def step_note(scene, step_def) -> str:
+    """The line under the caption: what the scene notes, and that gray sliders are idle."""
+    idle = any(name not in step_def.live for name in SLIDERS)
+    return "; ".join(filter(None, (scene.note, "gray sliders do not act on this step"
+                                   if idle else "")))
+
+
+def counter(step: int) -> str:
     return "explorer" if step == 0 else f"{step} / {len(TOUR)}"
 
 
@@ -95,28 +115,23 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
             values = {k: v for k, v in sliders.items()}
             scene = compute_scene(step_def, values["mu"], values["sigma"], values["batch"],
                                   values["depth"])
-        figure, title = filled(projected(scene_figure(scene), theme))
-        # assets/lecture.js keeps the partition from before a run of mu or sigma moves as a
-        # ghost under the new one, while the rest of the state (the key) stays the same
-        figure["layout"]["meta"] = {
-            **figure["layout"].get("meta", {}),  # (a training step's frame count)
-            "key": f"{step}|{scene.settings.depth}|{scene.settings.batch_size}|{theme}",
-            "ghost": step_def.scene in GHOSTED and not chosen
-            and ctx.triggered_id in (ids.MU, ids.SIGMA)}
+        query = lecture_query(step, step_def, scene.settings, theme, base,
+                              split and step_def.scene == "split")
+        figure, title = drawn(scene, step, theme, query,
+                              ghost=step_def.scene in GHOSTED and not chosen
+                              and ctx.triggered_id in (ids.MU, ids.SIGMA))
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update, no_update, no_update, no_update, str(exc), no_update, STALE,
                 no_update, no_update, no_update, no_update, no_update, no_update,
                 no_update, keep_sliders, keep_sliders)
     new_sliders = slider_values(scene.settings) if chosen else keep_sliders
     disabled = {name: name not in step_def.live for name in SLIDERS}
-    note = "; ".join(filter(None, (scene.note, "gray sliders do not act on this step"
-                                   if any(disabled.values()) else "")))
+    note = step_note(scene, step_def)
     if first and isinstance(link_note, str) and link_note:
         note = f"{link_note} {note}".strip()
     animation = ANIMATIONS.get(step_def.animate)
-    return (figure, step_def.title, _counter(step), step_def.caption, note,
-            lecture_query(step, step_def, scene.settings, theme, base,
-                          split and step_def.scene == "split"), "lecture-plot",
+    return (figure, step_def.title, counter(step), step_def.caption, note,
+            query, "lecture-plot",
             animation, animation is None,
             not splittable(step_for(step, base)), True if chosen else no_update, "",
             readout(scene, title), MAIN_WIDE if is_wide(figure) else MAIN, new_sliders,

@@ -55,3 +55,7 @@ CLOCK = "lecture-clock"  # elapsed and planned time (assets/presenter.js keeps i
 STEP_LIST = "lecture-step-list"
 PROJECTOR_LINK = "lecture-projector-link"  # opens the projector's window
 BROADCAST = "lecture-broadcast"  # store: when the presenter last sent a change (presenter.js)
+# the next step prepared in the browser before the click (callbacks/lecture/prefetch.py)
+PREFETCH_KEY = "lecture-prefetch-key"  # store: "step|theme|split" of the state shown
+PREFETCH = "lecture-prefetch"  # store: the next step's figure, title, caption, readout
+PREFETCH_SINK = "lecture-prefetch-sink"
