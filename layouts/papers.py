@@ -15,45 +15,53 @@ ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")
 DJ_EXAMPLE = [{"x1": 1.0, "x2": 1.0, "y": 2.0}, {"x1": 1.0, "x2": 2.0, "y": 5.0},
               {"x1": 2.0, "x2": 3.0, "y": 13.0}]
 
-#: Each disagreement in two sentences, with where the page (or the dashboard) shows it.
+#: Each disagreement in two sentences (Markdown, math as inline TeX: the page renders it with
+#: MathJax), with where the page (or the dashboard) shows it.
 DISAGREEMENTS = [
     ("Does BN give a better initialisation?",
      "Santurkar et al.'s Lemma 4.5 says the nearest BN optimum is at least as close to any "
      "initialisation as a standard optimum is. Dannemann & Junike's three-point example "
-     "shows the opposite: at W0 = W* the BN loss still has a gradient, and the BN optima lie "
-     "4.24 away (squared distance).",
+     "shows the opposite: at $W_0 = W^*$ the BN loss still has a gradient, and the BN optima "
+     "lie 4.24 away (squared distance).",
      "#dannemann", "the weight plane below"),
     ("How tight is Santurkar et al.'s gradient bound?",
-     "Theorem 4.1 is printed as an inequality with 1/sqrt(m). With BN's biased sigma the "
-     "statement is an equality with 1/m, and the printed bound is violated (it can be "
+     r"Theorem 4.1 is printed as an inequality with $1/\sqrt{m}$. With BN's biased $\sigma$ "
+     "the statement is an equality with $1/m$, and the printed bound is violated (it can be "
      "negative).",
      "#claims", "claims santurkar-thm41 and santurkar-thm41-as-printed"),
     ("Is BN's mean a fit to the data or an optimisation device?",
-     "The BN paper shows that mu is the total-least-squares fit of each layer's hyperplanes "
-     "to the batch (Theorem 1), so BN moves the partition onto the data. Santurkar et al. "
-     "explain BN by a smoother loss landscape and find no reduction of internal covariate "
-     "shift.",
+     r"The BN paper shows that $\mu$ is the total-least-squares fit of each layer's "
+     "hyperplanes to the batch (Theorem 1), so BN moves the partition onto the data. "
+     "Santurkar et al. explain BN by a smoother loss landscape and find no reduction of "
+     "internal covariate shift.",
      "#santurkar", "the landscape and ICS view below"),
     ("Is mini-batch noise a regulariser?",
-     "Luo et al. write BN as population normalisation plus gamma decay of strength 3/(4M) "
-     "for a linear unit; that is a leading-order result (the exact gap at M = 16 is 1.9 % "
-     "larger). The BN paper instead shows the noise as jitter of the decision boundary, "
-     "and adds noise on purpose to gain accuracy.",
+     r"Luo et al. write BN as population normalisation plus $\gamma$ decay of strength "
+     "$3/(4M)$ for a linear unit; that is a leading-order result (the exact gap at $M = 16$ "
+     "is 1.9 % larger). The BN paper instead shows the noise as jitter of the decision "
+     "boundary, and adds noise on purpose to gain accuracy.",
      "#luo", "the regularisation view below, and the jitter page (Figures 6, 7)"),
-    ("What do BN's gamma and beta mean?",
-     "Ergen et al. normalise by the l2 norm over the batch, not the standard deviation, so "
-     "their gamma is sqrt(n) times a usual BN gamma. The BN paper fixes gamma = 1, beta = 0 "
-     "for its geometry and measures the learnable ones in an ablation (Table 1).",
+    ("What do BN's γ and β mean?",
+     r"Ergen et al. normalise by the $\ell_2$ norm over the batch, not the standard "
+     r"deviation, so their $\gamma$ is $\sqrt{n}$ times a usual BN $\gamma$. The BN paper "
+     r"fixes $\gamma = 1$, $\beta = 0$ for its geometry and measures the learnable ones in an "
+     "ablation (Table 1).",
      "#ergen", "the convex view below, and the affine-ablation job"),
 ]
+
+
+def math_text(text: str, **kwargs) -> dcc.Markdown:
+    """Markdown whose ``$...$`` is TeX, typeset by the MathJax that Dash bundles (served from
+    this origin, like every other script: the content security policy needs nothing more)."""
+    return dcc.Markdown(text, mathjax=True, **kwargs)
 
 
 def _claims_section() -> html.Div:
     return html.Div(id="claims", children=[
         html.H5("Claims, checked now", className="mt-3"),
-        html.P("Each closed-form statement is recomputed independently (autograd, Monte "
-               "Carlo, a numerical minimiser, the exact partition) when the page first "
-               "loads; the same table is `python -m bnviz claims --json`.",
+        html.P(["Each closed-form statement is recomputed independently (autograd, Monte "
+                "Carlo, a numerical minimiser, the exact partition) when the page first "
+                "loads; the same table is ", html.Code("python -m bnviz claims --json"), "."],
                className="small text-muted"),
         dcc.Store(id=ids.CLAIMS_REQUEST, data="all"),
         loading(html.Div(id=ids.CLAIMS)),
@@ -83,8 +91,11 @@ def _our_runs(entries: tuple[str, ...], outcomes: dict) -> list:
 
 
 def _disagreements_section(outcomes: dict) -> html.Div:
-    items = [html.Li([html.B(title + " "), text, " ", html.A(f"See {where}.", href=href),
-                      *_our_runs(entries, outcomes)], className="mb-2")
+    """Each disagreement: its title and what our runs found, then its two sentences (their
+    math typeset) and the link to where the page shows it."""
+    items = [html.Li([html.B(title), *_our_runs(entries, outcomes),
+                      math_text(f"{text} [See {where}.]({href})", className="disagreement")],
+                     className="mb-2")
              for (title, text, href, where), entries in zip(DISAGREEMENTS,
                                                              DISAGREEMENT_ENTRIES, strict=True)]
     return html.Div([html.H5("Where they disagree", className="mt-4"),
@@ -200,14 +211,17 @@ def _luo_section() -> html.Div:
                      html.Div(id=ids.LUO_NUMBERS, className="small"),
                      graph(ids.LUO_COMPARE, "30vh"),
                      html.Div(id=ids.LUO_COMPARE_NUMBERS, className="small"),
-                html.P("Top: μ_B and σ_B over 20,000 batches of M draws, against the Gaussian "
-                       "model N(μ_P, σ_P²/M) and N(σ_P, σ_P²(ρ+2)/(4M)), ρ the excess "
-                       "kurtosis (dashed: the printed variance without σ_P²). Left: the "
-                       "excess of BN's loss over population normalisation for a linear "
-                       "unit, E_B[(γh − γBN_B(h))²/2], against ζγ² with ζ = 3/(4M). Right: "
-                       "eq. 6 integrated (solve_ivp) from γ = 0.5, R = 0.1, L = 1; BN's fixed "
-                       "point is γ0 = 1/(1+2ζ), stable for η_eff below 2(1+2ζ).",
-                       className="small explain"),
+                math_text(r"Top: $\mu_B$ and $\sigma_B$ over 20,000 batches of $M$ draws, "
+                          r"against the Gaussian model $\mathcal{N}(\mu_P, \sigma_P^2/M)$ and "
+                          r"$\mathcal{N}(\sigma_P, \sigma_P^2(\rho+2)/(4M))$, $\rho$ the excess "
+                          r"kurtosis (dashed: the printed variance without $\sigma_P^2$). Left: "
+                          "the excess of BN's loss over population normalisation for a linear "
+                          r"unit, $\mathbb{E}_B[(\gamma h - \gamma\,\mathrm{BN}_B(h))^2/2]$, "
+                          r"against $\zeta\gamma^2$ with $\zeta = 3/(4M)$. Right: eq. 6 "
+                          r"integrated (`solve_ivp`) from $\gamma = 0.5$, $R = 0.1$, $L = 1$; "
+                          r"BN's fixed point is $\gamma_0 = 1/(1+2\zeta)$, stable for "
+                          r"$\eta_{\mathrm{eff}}$ below $2(1+2\zeta)$.",
+                          className="small explain"),
                  ])
 
 

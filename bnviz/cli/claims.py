@@ -26,8 +26,8 @@ def add_claims(sub: argparse._SubParsersAction) -> None:
 
 
 def run_claims(args: argparse.Namespace) -> bytes:
-    """``{"claims": [{id, paper, statement, paper_value, computed, holds, how, view}]}``, or
-    a table: one line per claim, then how it was computed."""
+    """``{"claims": [{id, paper, statement, statement_tex, paper_value, computed, holds,
+    how, view}]}``, or a table: one line per claim, then how it was computed."""
     from bnviz.cli.progress import progress_bar
     from bnviz.device import pick_device
     from bnviz.papers.claims import run_claims as check_claims

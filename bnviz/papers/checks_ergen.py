@@ -29,4 +29,10 @@ def ergen_closed_form(device: torch.device, *, steps: int = 3000) -> Claim:
                  {"objective": r.objective, "rank": r.feature_rank}, holds,
                  "full-batch Adam (3000 steps, float64) on 24 blobs in 3 classes, beta = 0.7; "
                  "within 0.1 % of p* (never below it), rank at 5 % of the largest singular "
-                 "value", "/papers#ergen")
+                 "value", "/papers#ergen",
+                 statement_tex=r"With BN ($\ell_2$ normalisation) and "
+                 r"$\operatorname{Range}(A) = \mathbb{R}^n$, the regularised squared loss has "
+                 r"the optimum $p^* = \sum_{j:\,\lVert y_j\rVert > \beta} (\beta\lVert y_j\rVert "
+                 r"- \beta^2/2)$, at $\gamma^* = \lVert y_j - \bar y_j\rVert/\lVert y_j\rVert$, "
+                 r"$\alpha^* = \mathbf{1}^\top y_j/(\sqrt{n}\,\lVert y_j\rVert)$; the last "
+                 r"hidden features have rank $\#\{j : \lVert y_j\rVert > \beta\}$")

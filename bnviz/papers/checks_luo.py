@@ -35,7 +35,10 @@ def luo_gamma_decay_gap(device: torch.device, *, simulated_batch: int = 16) -> C
                  f"Monte Carlo over {k} batches of 16 (seed 3), h a member of its batch, biased "
                  f"sigma: within 3 % of 3/(4M) and within 4 standard errors ({se:.1e}) of the "
                  f"exact 1 - E[sigma_B] = {exact:.6f} (+{100 * (exact / paper - 1):.1f} %: "
-                 "3/(4M) drops O(1/M^2))", "/papers#luo")
+                 "3/(4M) drops O(1/M^2))", "/papers#luo",
+                 statement_tex=r"BN = population normalisation + $\gamma$ decay: for "
+                 r"$h \sim \mathcal{N}(0, 1)$, $\mathbb{E}_B[(h - \mathrm{BN}_B(h))^2/2] = "
+                 r"3/(4M)$ (to leading order in $1/M$), at $M = 16$")
 
 
 def luo_sgd_generalisation(device: torch.device, *, simulated_noise: float = 0.25) -> Claim:
@@ -66,7 +69,11 @@ def luo_sgd_generalisation(device: torch.device, *, simulated_noise: float = 0.2
                  paper, computed, holds,
                  f"simulation: N = {n} inputs, P = alpha N samples, min-norm least squares, "
                  f"{reps} repetitions (seed 11); within 4 standard errors or 3 % (finite N)",
-                 "/papers#luo")
+                 "/papers#luo",
+                 statement_tex=r"Generalisation error of a linear student trained by SGD, "
+                 r"teacher noise $S = 0.25$: $\epsilon = 1 - \alpha + \alpha S/(1 - \alpha)$ "
+                 r"($\alpha < 1$), $S/(\alpha - 1)$ ($\alpha > 1$), for "
+                 r"$\alpha = 0.5, 1.5, 2, 3$")
 
 
 def luo_sigma_variance_printed(device: torch.device, *, distribution: str = "gaussian"
@@ -86,7 +93,9 @@ def luo_sigma_variance_printed(device: torch.device, *, distribution: str = "gau
                  abs(computed - s.sigma_var_printed) <= 4 * se,
                  f"Monte Carlo of 40,000 Gaussian batches of 256 with sigma_P = 2 (seed 5): "
                  f"{computed:.5f}, the corrected sigma_P^2 (rho+2)/(4M) = "
-                 f"{s.sigma_var_model:.5f}", "/papers#luo")
+                 f"{s.sigma_var_model:.5f}", "/papers#luo",
+                 statement_tex=r"$\sigma_B \sim \mathcal{N}(\sigma_P, (\rho + 2)/(4M))$ as "
+                 r"printed (section 2); the variance misses a factor $\sigma_P^2$")
 
 
 def luo_i2_printed(device: torch.device, *, printed: bool = True) -> Claim:
@@ -110,4 +119,6 @@ def luo_i2_printed(device: torch.device, *, printed: bool = True) -> Claim:
                  abs(computed - as_printed) <= 4 * se,
                  f"Monte Carlo of <delta^2>, delta = 1{{s>0}}(relu(t) - s), at gamma = 0.7, "
                  f"R = 0 ({n} draws, seed 9); the corrected I2 = {corrected:.5f}",
-                 "/papers#luo")
+                 "/papers#luo",
+                 statement_tex=r"Eq. 15 as printed: $I_2 = \gamma^2/2 + (\pi R + 2R\sqrt{1-R^2} "
+                 r"+ 2\arcsin R)/(4\pi) - 2\gamma J(R)$; the leading $\pi R$ should be $\pi$")

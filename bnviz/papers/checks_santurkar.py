@@ -41,7 +41,10 @@ def dannemann_gradient(device: torch.device, *, unbiased: bool = False,
                  all(abs(c - p) <= 0.005 for c, p in zip(computed, paper, strict=True)),
                  "autograd of C^ = sum of squared errors at (1, 3); agrees with the printed two "
                  "decimals; with torch's default unbiased sigma it would be "
-                 f"({unbiased[0]:.5f}, {unbiased[1]:.5f})", "/papers#dannemann")
+                 f"({unbiased[0]:.5f}, {unbiased[1]:.5f})", "/papers#dannemann",
+                 statement_tex=r"Example 3.2: at $W^* = (1, 3)$, the minimiser of $C$, the BN "
+                 r"loss $\hat C$ has a non-zero gradient, so $W^*$ is not a BN optimum (biased "
+                 r"$\sigma$, $\gamma = 1$, $\beta = 0$)")
 
 
 def dannemann_lemma45(device: torch.device, *, w0: tuple[float, float] = (1.0, 3.0)) -> Claim:
@@ -76,7 +79,11 @@ def dannemann_lemma45(device: torch.device, *, w0: tuple[float, float] = (1.0, 3
                  0.0, lhs, lhs <= 1e-9,
                  "the BN minima are a ray (C^ is scale invariant): its direction by minimising "
                  f"C^ over the angle ({d[0]:.6f}, {d[1]:.6f}), then the squared distance of W0 "
-                 "to the ray; the lemma fails (72/17)", "/papers#dannemann")
+                 "to the ray; the lemma fails (72/17)", "/papers#dannemann",
+                 statement_tex=r"Lemma 4.5 (as quoted by Dannemann & Junike): "
+                 r"$\lVert W_0 - \hat W^*\rVert^2 \le \lVert W_0 - W^*\rVert^2 - "
+                 r"(\lVert W^*\rVert^2 - \langle W^*, W_0\rangle)^2/\lVert W^*\rVert^2$; at "
+                 r"$W_0 = W^* = (1, 3)$ the right side is $0$")
 
 
 # ---- Santurkar et al. -----------------------------------------------------------------------
@@ -112,7 +119,11 @@ def santurkar_thm41(device: torch.device, *, correction: int = 0) -> Claim:
                  "- <g, y^>^2/m), an equality (the paper prints <= with 1/sqrt(m) on the last "
                  "term)", rhs_m, lhs, math.isclose(lhs, rhs_m, rel_tol=1e-10),
                  "autograd through BN (biased sigma) for y = (0, 1, 2, 5), loss <(1, 2, 3, 4), z>:"
-                 " both sides 6/49; rtol 1e-10", "/papers#santurkar")
+                 " both sides 6/49; rtol 1e-10", "/papers#santurkar",
+                 statement_tex=r"Theorem 4.1 with $1/m$: $\lVert\nabla_y \hat L\rVert^2 = "
+                 r"(\gamma^2/\sigma^2)\bigl(\lVert g\rVert^2 - \langle \mathbf{1}, g\rangle^2/m "
+                 r"- \langle g, \hat y\rangle^2/m\bigr)$, an equality (the paper prints $\le$ "
+                 r"with $1/\sqrt{m}$ on the last term)")
 
 
 def santurkar_thm41_printed(device: torch.device, *, printed_power: float = 0.5) -> Claim:
@@ -125,4 +136,7 @@ def santurkar_thm41_printed(device: torch.device, *, printed_power: float = 0.5)
                  lhs <= rhs_printed + 1e-12 * abs(rhs_printed),  # float64 rounding only
                  "the same unit: the printed bound is -58/49, below the true 6/49 (it is even "
                  "negative); the error is the step from eq. 8 to eq. 9, ||y^||^2 = m not sqrt(m)",
-                 "/papers#santurkar")
+                 "/papers#santurkar",
+                 statement_tex=r"Theorem 4.1 as printed: $\lVert\nabla_y \hat L\rVert^2 \le "
+                 r"(\gamma^2/\sigma^2)\bigl(\lVert g\rVert^2 - \langle \mathbf{1}, g\rangle^2/m "
+                 r"- \langle g, \hat y\rangle^2/\sqrt{m}\bigr)$")

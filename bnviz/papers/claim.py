@@ -4,7 +4,7 @@ the table of all of them in :mod:`bnviz.papers.claims`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,11 @@ F64 = torch.float64
 @dataclass(frozen=True)
 class Claim:
     """One statement, the value the paper states (or its formula gives) and the value computed
-    independently; ``how`` says how and with which tolerance, ``view`` where the page shows it."""
+    independently; ``how`` says how and with which tolerance, ``view`` where the page shows it.
+
+    ``statement`` is plain text (the command line's table); ``statement_tex`` is the same
+    sentence in Markdown with inline TeX math between ``$`` signs (the debate page's table
+    renders it with MathJax). It is keyword-only, so it follows ``view`` in the checks."""
 
     id: str
     paper: str
@@ -31,11 +35,13 @@ class Claim:
     holds: bool
     how: str
     view: str = "/papers"
+    statement_tex: str = field(kw_only=True)
 
     def as_json(self) -> dict:
         return {"id": self.id, "paper": self.paper, "statement": self.statement,
-                "paper_value": self.paper_value, "computed": self.computed,
-                "holds": bool(self.holds), "how": self.how, "view": self.view}
+                "statement_tex": self.statement_tex, "paper_value": self.paper_value,
+                "computed": self.computed, "holds": bool(self.holds), "how": self.how,
+                "view": self.view}
 
 
 def as_floats(t: torch.Tensor | np.ndarray) -> list[float]:

@@ -33,11 +33,12 @@ from callbacks.papers.figures import (
     whitening_figure,
 )
 from callbacks.parsing import finite_number, whole_number
-from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS
+from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS, math_text
 
 
-# v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17)
-@shared_memoize("papers-claims-v2", cost=always_heavy)
+# v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17); v3: each
+# claim's statement_tex (issue 31)
+@shared_memoize("papers-claims-v3", cost=always_heavy)
 def claims_json() -> tuple[dict, ...]:
     """The claims (~10 s), computed once per ``BNVIZ_HOME`` and read by every web process
     after (seeded: the same every time; bump the name when a claim changes)."""
@@ -61,7 +62,8 @@ def claims_table(claims: tuple[dict, ...]) -> dbc.Table:
     rows = [html.Tr([
         html.Td(html.Code(c["id"]), id=f"claim-{c['id']}"),
         html.Td(c["paper"].split(",")[0]),
-        html.Td([c["statement"], html.Div(c["how"], className="text-muted")]),
+        html.Td([math_text(c["statement_tex"], className="claim-statement"),
+                 html.Div(c["how"], className="text-muted")]),
         html.Td(_value(c["paper_value"])),
         html.Td(_value(c["computed"])),
         html.Td("holds" if c["holds"] else "does not hold",

@@ -346,3 +346,66 @@ def test_papers_page_in_a_browser(dash_duo, tmp_home):
         "return g.data.find(t => t.name === 'with BN').x.length;")
     assert steps_drawn == 25
     assert dash_duo.get_logs() == []
+
+
+def test_the_page_text_keeps_no_ascii_math():
+    """The debate page's prose: math is Markdown with TeX (balanced $, typeset by MathJax),
+    the command is code, and no plain string keeps ASCII math or a literal backtick."""
+    from dash import dcc
+    from explorer_helpers import walk
+
+    from layouts.papers import layout
+
+    tree = layout()
+    markdown = [c for c in walk(tree) if isinstance(c, dcc.Markdown)]
+    assert len(markdown) >= 6  # the five disagreements and Luo et al.'s explanation
+    for m in markdown:
+        assert m.mathjax is True and m.children.count("$") % 2 == 0, m.children
+        assert "$" in m.children, m.children
+    plain = [c for c in walk(tree)
+             if isinstance(c, str) and c not in {m.children for m in markdown}]
+    for text in plain:
+        assert not re.search(r"`|sqrt\(|σ_P²|μ_B|E_B\[|\$", text), text
+    for m in markdown:  # TeX's \sigma, not sigma
+        text = m.children.replace("`solve_ivp`", "")
+        assert not re.search(r"`|sqrt\(|(?<!\\)\b(?:sigma|mu|gamma|beta|l2)\b", text), text
+    assert "python -m bnviz claims --json" in plain
+
+
+@pytest.mark.browser
+def test_the_math_is_typeset_under_the_policy(dash_duo, tmp_home):
+    """MathJax (Dash's own copy, served from this origin) typesets every claim's statement,
+    the disagreements and Luo et al.'s explanation under the content security policy: no
+    "$" or backtick is left to read, no TeX error, no policy violation in the console."""
+    from app import app
+
+    dash_duo.driver.set_window_size(1280, 720)
+    dash_duo.start_server(app)
+    dash_duo.driver.get(dash_duo.server_url + "/papers")
+    until(lambda: len(dash_duo.find_elements(".claims-table tbody tr")) == 12, TIMEOUT,
+          msg="the claims table did not appear")
+    typeset = ("return [...document.querySelectorAll('.claims-table tbody tr')].map("
+               "r => r.children[2].querySelectorAll('mjx-container').length)")
+    until(lambda: all(n > 0 for n in dash_duo.driver.execute_script(typeset)), TIMEOUT,
+          msg="MathJax did not typeset every claim's statement")
+    until(lambda: dash_duo.driver.execute_script(
+        "return [...document.querySelectorAll('.disagreement, #luo .explain')].every("
+        "e => e.querySelector('mjx-container'))"), TIMEOUT,
+          msg="MathJax did not typeset the disagreements and Luo et al.'s explanation")
+    cells, errors, prose = dash_duo.driver.execute_script(
+        "const t = document.querySelector('.claims-table');"
+        "return [[...t.querySelectorAll('td')].map(c => c.innerText),"
+        " document.querySelectorAll('[data-mjx-error], mjx-merror').length,"
+        " [...document.querySelectorAll('.disagreement, #luo .explain, #claims > p')]"
+        "  .map(e => e.innerText)];")
+    assert len(cells) == 12 * 6 and errors == 0
+    for text in cells + prose:
+        assert "$" not in text and "`" not in text, text
+    assert any("python -m bnviz claims --json" in text for text in prose)
+    until(lambda: dash_duo.driver.execute_script(  # every view drawn: the whole page's log
+        "return document.querySelectorAll('._dash-loading').length === 0 && "
+        "document.querySelector('#eg-rank') !== null"), TIMEOUT,
+          msg="the page's views were not all drawn")
+    logs = dash_duo.get_logs()
+    assert [e for e in logs if "Content Security Policy" in e.get("message", "")] == []
+    assert logs == []

@@ -44,7 +44,8 @@ REQUIRED = ("bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "bn-prop2-va
 MUST_FAIL = ("santurkar-thm41-as-printed", "dannemann-lemma45",
              "luo-sigma-b-variance-as-printed", "luo-i2-as-printed")
 ALSO_HOLD = ("ergen-closed-form",)
-JSON_KEYS = {"id", "paper", "statement", "paper_value", "computed", "holds", "how", "view"}
+JSON_KEYS = {"id", "paper", "statement", "statement_tex", "paper_value", "computed",
+             "holds", "how", "view"}
 #: Claims without randomness: the CLI must reproduce the in-process values.
 DETERMINISTIC = ("bn-thm1-tls-minimiser", "bn-cor2-central-arrangement", "dannemann-gradient",
                  "dannemann-lemma45", "santurkar-thm41", "santurkar-thm41-as-printed")
@@ -90,6 +91,7 @@ def test_cli_json_lists_every_claim_with_the_documented_keys(claims: dict[str, C
         assert isinstance(item["holds"], bool)
         assert item["paper"] in PAPERS.values()
         assert item["statement"] and item["how"] and item["view"].startswith("/")
+        assert item["statement_tex"] == claims[item["id"]].statement_tex
     by_id = {item["id"]: item for item in items}
     for cid, claim in claims.items():
         assert by_id[cid]["holds"] == claim.holds, cid
@@ -604,3 +606,45 @@ def test_ergen_closed_form_claim(claims: dict[str, Claim]) -> None:
     assert c.paper_value["p_star"] == pytest.approx(want, rel=1e-12)
     assert want <= c.computed["objective"] <= want * 1.001
     assert c.computed["rank"] == c.paper_value["rank"] == 3 and c.holds is True
+
+
+# ------------------------------------------------------------------ 11. the statements in TeX
+
+#: ASCII spellings of math that the TeX statement must not keep (outside or inside $...$).
+ASCII_MATH = re.compile(r"sqrt\(|\|\||<=|\^T\b|_\(|~|(?<![\\\w])"
+                        r"(?:sigma|gamma|beta|alpha|rho|phi|mu|pi|eps|sum|grad|arcsin)\b")
+
+
+def _math_and_prose(tex: str) -> tuple[list[str], str]:
+    """The inline math segments of a Markdown statement, and the prose around them; an odd
+    number of ``$`` (an unclosed segment) fails here."""
+    assert "$$" not in tex and "\\$" not in tex, tex  # inline math only, no escaped $
+    parts = tex.split("$")
+    assert len(parts) % 2 == 1, f"unbalanced $ in {tex!r}"
+    return parts[1::2], " ".join(parts[0::2])
+
+
+@pytest.mark.parametrize("cid", claim_ids())
+def test_statement_tex_is_the_statement_with_its_math_typeset(
+        claims: dict[str, Claim], cid: str) -> None:
+    """Every claim's statement_tex (the page's table: Markdown, TeX between $ signs) has
+    balanced, non-empty math, keeps no ASCII math, and says what the plain statement says:
+    the same numbers, and no word in its prose that the plain statement lacks."""
+    claim = claims[cid]
+    tex, plain = claim.statement_tex, claim.statement
+    assert isinstance(tex, str) and tex.strip() and tex != plain
+    math, prose = _math_and_prose(tex)
+    assert math, f"{cid}: no math"
+    for segment in math:
+        assert segment.strip() and segment == segment.strip(), (cid, segment)
+        assert segment.count("{") == segment.count("}"), (cid, segment)
+        assert segment.count("(") == segment.count(")"), (cid, segment)
+    assert any("\\" in m or "^" in m or "_" in m for m in math), cid  # TeX, not plain words
+    assert not ASCII_MATH.search(tex), (cid, ASCII_MATH.search(tex))
+    # Markdown would turn these into emphasis, code or HTML in the prose
+    assert not re.search(r"[*_`<>\\]", prose), (cid, prose)
+    number = re.compile(r"\d+(?:\.\d+)?")
+    assert set(number.findall(tex)) == set(number.findall(plain)), cid
+    words = re.compile(r"[A-Za-z]{3,}")
+    assert set(words.findall(prose)) <= set(words.findall(plain)), cid
+
