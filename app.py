@@ -18,6 +18,7 @@ import callbacks.jobs.callbacks  # noqa: F401
 import callbacks.lecture.callbacks  # noqa: F401
 import callbacks.lecture.prefetch  # noqa: F401
 import callbacks.lecture.presenter  # noqa: F401
+import callbacks.lecture.snapshots  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting

@@ -130,8 +130,49 @@
         return true;
     }
 
+    /* Named snapshots (n): the state shown (its query) under a name, kept in the URL's
+       `snaps` beside the state (callbacks/lecture/snapshots.py lists them). */
+    let shownQuery = null;
+    let snapshots = {items: [], max: 12};
+    function snapsPart(items) {
+        if (!items.length) { return ""; }
+        return new URLSearchParams({snaps: JSON.stringify(
+            items.map(s => [s.name, s.query]))}).toString();
+    }
+    function saveSnapshot() {
+        if (typeof shownQuery !== "string") { return; }
+        const title = (document.getElementById("lecture-title") || {}).textContent || "";
+        const counter = (document.getElementById("lecture-counter") || {}).textContent || "";
+        const suggested = (counter.split("/")[0].trim() + " " + title).trim().slice(0, 40);
+        const name = window.prompt("Name this snapshot (the step list and the link keep it):",
+                                   suggested);
+        if (name === null) { return; }
+        const items = snapshots.items.filter(s => s.query !== shownQuery)
+            .concat([{name: name.trim().slice(0, 40) || suggested, query: shownQuery}])
+            .slice(-snapshots.max);
+        const data = {items: items, max: snapshots.max};
+        set("lecture-snapshots", {data: data});
+        const presenter = window.bnvizPresenter;
+        if (presenter && presenter.isPresenter()) { presenter.send("snapshots", data); }
+    }
+    /* Open a state of this lecture without reloading the page: Dash's location component
+       follows the browser's history (popstate). */
+    function navigate(url) {
+        window.history.pushState(null, "", url);
+        window.dispatchEvent(new PopStateEvent("popstate", {state: null}));
+    }
+
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
         lecture: {
+            /* The URL: the state shown and the snapshots. */
+            writeUrl: function (query, snaps) {
+                if (snaps && Array.isArray(snaps.items)) { snapshots = snaps; }
+                if (typeof query !== "string") { return window.dash_clientside.no_update; }
+                shownQuery = query;
+                const keep = snapsPart(snapshots.items);
+                return window.dash_clientside.bnviz.replaceUrl(
+                    query + (keep ? (query ? "&" : "") + keep : ""));
+            },
             /* The step, theme and split of the state shown, from its query; unchanged
                while only a slider moves (the next step is drawn at its own settings). */
             prefetchKey: function (query, last) {
@@ -287,9 +328,8 @@
         set("lecture-step", {data: pending});
     }
     /* go: a step, as the keys do; prepared: the step prepared for the next key (tests) */
-    window.bnvizLecture = {go: go, prepared: function () {
-        return prefetched && prefetched.from === shownKey ? prefetched.step : null;
-    }};
+    window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {go: go, prepared: () =>
+        prefetched && prefetched.from === shownKey ? prefetched.step : null});
     function jump() {
         if (digits) { go(parseInt(digits, 10)); }
         digits = "";
@@ -353,6 +393,8 @@
             if (!(presenter && presenter.isPresenter())) {
                 window.open("/lecture/presenter" + window.location.search, "bnviz-presenter");
             }
+        } else if (k === "n") {
+            saveSnapshot();
         } else if (k === "r") {
             stopPlaying();
             set("lecture-reset", {data: Date.now()});
@@ -383,6 +425,23 @@
             }
         }
     }, true);
+
+    /* A snapshot's link opens its state in this page (and, from the presenter, in the
+       projector's window too). */
+    document.addEventListener("click", function (e) {
+        const a = e.target && e.target.closest && e.target.closest("a.lecture-snapshot");
+        if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) { return; }
+        e.preventDefault();
+        const keep = snapsPart(snapshots.items);
+        const query = a.getAttribute("data-query");
+        const presenter = window.bnvizPresenter;
+        if (presenter && presenter.isPresenter()) {
+            presenter.send("goto", {query: query, keep: keep});
+        }
+        stopPlaying();
+        navigate(window.location.pathname + "?" + query + (keep ? "&" + keep : ""));
+    }, true);
+    window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {navigate: navigate});
 
     /* After a drag with the mouse a slider gives its focus back, so that a clicker's arrow
        keys move the tour, not that slider. */

@@ -78,6 +78,13 @@
             } else if (m.kind === "play") {
                 const play = document.getElementById("lecture-play");
                 if (play && !play.disabled) { play.click(); }
+            } else if (m.kind === "snapshots" && m.value && Array.isArray(m.value.items)) {
+                set("lecture-snapshots", {data: m.value});
+            } else if (m.kind === "goto" && m.value && typeof m.value.query === "string" &&
+                       window.bnvizLecture && window.bnvizLecture.navigate) {
+                const keep = typeof m.value.keep === "string" ? m.value.keep : "";
+                window.bnvizLecture.navigate("/lecture?" + m.value.query +
+                                             (keep ? "&" + keep : ""));
             } else if (m.kind === "blank") {
                 const blank = document.getElementById("lecture-blank");
                 if (blank) { blank.hidden = !blank.hidden; }

@@ -14,7 +14,7 @@ from dash import dcc, html
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
 from callbacks.lecture import ids
-from callbacks.lecture.state import LectureState
+from callbacks.lecture.state import MAX_SNAPSHOTS, LectureState
 from layouts.common import loading
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
@@ -28,6 +28,7 @@ KEYS = (
     ("[  ]", "animation slower, faster (×¼ … ×4)"),
     ("+  -", "larger, smaller type (from 18 px to ×1.75)"),
     ("r", "reset the step (its own sliders)"),
+    ("n", "keep the state shown as a named snapshot (listed here; the link keeps it)"),
     ("f", "full screen"),
     ("b", "blank the screen (any key brings it back)"),
     ("s", "split: the same weights without BN | with BN"),
@@ -90,7 +91,8 @@ def header() -> html.Div:
 
 def help_panel() -> dbc.Modal:
     rows = [html.Tr([html.Td(html.Kbd(k)), html.Td(v)]) for k, v in KEYS]
-    steps = html.Ol([html.Li(s.title) for s in TOUR], className="lecture-steps")
+    steps = html.Div([html.Ol([html.Li(s.title) for s in TOUR], className="lecture-steps"),
+                      html.Div(id=ids.SNAPSHOT_LIST)])
     return dbc.Modal(id=ids.HELP, is_open=False, size="xl", className="lecture-modal",
                      children=[dbc.ModalHeader(dbc.ModalTitle("Keys (a clicker sends the "
                                                               "first two)")),
@@ -125,6 +127,8 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.TYPE_SCALE, data=1),
         dcc.Store(id=ids.FIGURE),
         dcc.Store(id=ids.LINK_NOTE, data=state.message),
+        dcc.Store(id=ids.SNAPSHOTS, data={"items": list(state.snapshots),
+                                          "max": MAX_SNAPSHOTS}),
         dcc.Store(id=ids.PREFETCH_KEY),
         dcc.Store(id=ids.PREFETCH),
         html.Div(id=ids.SINK, hidden=True),
@@ -174,6 +178,7 @@ def presenter_panel() -> html.Div:
                 style={"height": "100%", "width": "100%"}))),
         ]),
         html.Ol(id=ids.STEP_LIST, className="presenter-steps"),
+        html.Div(id=ids.PRESENTER_SNAPSHOTS, className="presenter-snapshots"),
     ])
 
 

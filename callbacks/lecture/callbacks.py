@@ -274,9 +274,7 @@ clientside_callback(ClientsideFunction("lecture", "toggle"),
                     State(ids.QR_PANEL, "is_open"), prevent_initial_call=True)
 clientside_callback(ClientsideFunction("lecture", "link"),
                     Output(ids.LINK, "data"), Input(ids.QUERY, "data"))
-clientside_callback(ClientsideFunction("bnviz", "replaceUrl"),
-                    Output(ids.SINK, "children"), Input(ids.QUERY, "data"),
-                    prevent_initial_call=True)
+# the URL is written by callbacks/lecture/snapshots.py (the state shown and the snapshots)
 clientside_callback(ClientsideFunction("lecture", "play"),
                     Output(ids.MU, "value", allow_duplicate=True),
                     Output(ids.SIGMA, "value", allow_duplicate=True),

@@ -59,3 +59,8 @@ BROADCAST = "lecture-broadcast"  # store: when the presenter last sent a change 
 PREFETCH_KEY = "lecture-prefetch-key"  # store: "step|theme|split" of the state shown
 PREFETCH = "lecture-prefetch"  # store: the next step's figure, title, caption, readout
 PREFETCH_SINK = "lecture-prefetch-sink"
+# named snapshots (the n key; callbacks/lecture/snapshots.py)
+SNAPSHOTS = "lecture-snapshots"  # store: {"items": [{"name", "query"}, ...], "max": n}
+SNAPSHOT_LIST = "lecture-snapshot-list"  # in the keys panel (?)
+PRESENTER_SNAPSHOTS = "lecture-presenter-snapshots"  # under the presenter's step list
+SNAPSHOT_LINK = "lecture-snapshot"  # class of a snapshot's link (assets/lecture.js)

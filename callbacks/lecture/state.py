@@ -9,18 +9,25 @@ Nothing here registers a callback.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR, TourStep
 from bnviz.params import ExplorerParams, InputError
 
-__all__ = ["LectureState", "THEMES", "explorer_step", "initial_state", "lecture_query",
-           "slider_values", "step_for"]
+__all__ = ["LectureState", "MAX_SNAPSHOTS", "THEMES", "explorer_step", "initial_state",
+           "lecture_query", "parse_snapshots", "slider_values", "snapshots_query", "step_for"]
 
 THEMES = ("light", "dark")
+#: Named snapshots a lecture keeps (the ``n`` key; the URL's ``snaps``), and a name's length.
+MAX_SNAPSHOTS = 12
+MAX_SNAPSHOT_NAME = 40
+#: The longest snapshot query kept (a tour step's is under 100 characters; the explorer's
+#: state, step 0, carries its settings).
+MAX_SNAPSHOT_QUERY = 600
 EXPLORER_VIEWS = ("space", "layers", "unit")
 
 
@@ -32,6 +39,7 @@ class LectureState:
     base: dict | None  # step 0: the explorer's settings (its query) and view
     message: str
     split: bool = False  # an input-space step shown without BN | with BN, side by side
+    snapshots: tuple = ()  # named states: ({"name", "query"}, ...), the oldest first
 
 
 def explorer_step(base: dict | None) -> TourStep:
@@ -115,8 +123,56 @@ def initial_state(query: dict) -> LectureState:
             sliders = slider_values(settings)
         except InputError as exc:
             message.append(f"The link's sliders were not used ({exc}).")
+    snapshots, problem = parse_snapshots(query.get("snaps"))
+    if problem:
+        message.append(problem)
     return LectureState(step, sliders, theme, base, " ".join(message),
-                        split=query.get("split") == "1")
+                        split=query.get("split") == "1", snapshots=snapshots)
+
+
+def _snapshot(item: object) -> dict | None:
+    """One ``[name, query]`` pair of a link as ``{"name", "query"}``, or None when it is not a
+    short printable name and the query of a state this page can show."""
+    if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, str)
+                                                              for v in item)):
+        return None
+    name, query = item[0].strip(), item[1]
+    if not name or len(name) > MAX_SNAPSHOT_NAME or not name.isprintable() or \
+            len(query) > MAX_SNAPSHOT_QUERY or "snaps" in parse_qs(query):
+        return None
+    parsed = parse_qs(query, keep_blank_values=True)
+    if "step" not in parsed or initial_state(parsed).message:
+        return None
+    return {"name": name, "query": query}
+
+
+def parse_snapshots(raw: object) -> tuple[tuple[dict, ...], str]:
+    """The named snapshots of a link's ``snaps`` (JSON: ``[[name, query], ...]``, as
+    :func:`snapshots_query` writes it), and what was not used; each query is checked as a
+    lecture link is (:func:`initial_state`)."""
+    if raw is None or raw == "":
+        return (), ""
+    raw = raw[-1] if isinstance(raw, list) and raw else raw
+    try:
+        items = json.loads(raw) if isinstance(raw, str) and len(raw) < 20_000 else None
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        return (), "The link's snapshots were not used (not a list of [name, query] pairs)."
+    kept = [s for s in map(_snapshot, items[-MAX_SNAPSHOTS:]) if s is not None]
+    dropped = len(items) - len(kept)
+    return tuple(kept), (f"{dropped} of the link's snapshots were not used (at most "
+                         f"{MAX_SNAPSHOTS}, each a name of 1-{MAX_SNAPSHOT_NAME} characters "
+                         "and a state of this tour)." if dropped else "")
+
+
+def snapshots_query(snapshots: object) -> str:
+    """The URL query part that keeps the snapshots (``snaps=...``), or "" for none."""
+    items = [[s["name"], s["query"]] for s in snapshots or ()
+             if isinstance(s, dict) and isinstance(s.get("name"), str)
+             and isinstance(s.get("query"), str)]
+    return urlencode({"snaps": json.dumps(items, separators=(",", ":"), ensure_ascii=False)}
+                     ) if items else ""
 
 
 def lecture_query(step: int, step_def: TourStep, settings: ExplorerParams, theme: str,

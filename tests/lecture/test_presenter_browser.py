@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from dash.testing.wait import until
+from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -21,6 +22,14 @@ TIMEOUT = 30
 
 def _js(driver, script: str, *args):
     return driver.execute_script(script, *args)
+
+
+def _prompt(driver):
+    """The page's open prompt, or None while there is none yet."""
+    try:
+        return driver.switch_to.alert
+    except NoAlertPresentException:
+        return None
 
 
 def _counter(driver) -> str:
@@ -95,3 +104,28 @@ def test_the_projector_window_follows_the_presenter(dash_duo):
     until(lambda: _root_class(driver) != theme and "lecture-dark" in _root_class(driver),
           TIMEOUT, msg="the projector's theme did not follow")
     assert _counter(driver).startswith("2 /")  # and it stayed on its step
+
+    # n in the presenter names the state (step 2, mu moved, dark): the projector's list has
+    # it; PageDown twice, then the snapshot's link in the presenter's list opens that state
+    # in both windows
+    driver.switch_to.window(presenter)
+    ActionChains(driver).send_keys("n").perform()
+    until(lambda: _prompt(driver), TIMEOUT, msg="n did not ask for a name")
+    driver.switch_to.alert.send_keys("mu moved")
+    driver.switch_to.alert.accept()
+    link = dash_duo.wait_for_element(f"#{ids.PRESENTER_SNAPSHOTS} a.{ids.SNAPSHOT_LINK}",
+                                     TIMEOUT)
+    assert link.text == "mu moved"
+    ActionChains(driver).send_keys(Keys.PAGE_DOWN, Keys.PAGE_DOWN).perform()
+    until(lambda: _counter(driver).startswith("4 /"), TIMEOUT)
+    driver.switch_to.window(projector)
+    until(lambda: _counter(driver).startswith("4 /"), TIMEOUT)
+    until(lambda: "mu+moved" in _js(driver, "return location.search;"), TIMEOUT,
+          msg="the projector's link did not get the presenter's snapshot")
+    driver.switch_to.window(presenter)
+    dash_duo.find_element(f"#{ids.PRESENTER_SNAPSHOTS} a.{ids.SNAPSHOT_LINK}").click()
+    until(lambda: _counter(driver).startswith("2 /"), TIMEOUT)
+    driver.switch_to.window(projector)
+    until(lambda: _counter(driver).startswith("2 /") and _slider_value(driver, ids.MU)
+          == pytest.approx(moved) and "lecture-dark" in _root_class(driver), TIMEOUT,
+          msg="the projector did not open the presenter's snapshot")
