@@ -22,16 +22,8 @@ import callbacks.lecture.snapshots  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
-from callbacks.explorer.state import page_layout as explorer_layout
 from callbacks.jobs.ids import TOKEN_STORE
-from callbacks.lecture.state import initial_state as lecture_state
-from layouts import density as density_layout
-from layouts import jitter as jitter_layout
-from layouts import jobs as jobs_layout
-from layouts import lecture as lecture_layout
-from layouts import papers as papers_layout
-from layouts import replication as replication_layout
-from layouts import slice as slice_layout
+from layouts.registry import register_pages
 
 
 def configure_torch() -> None:
@@ -46,25 +38,7 @@ def create_app() -> Dash:
     configure_torch()
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
                suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
-    dash.register_page("explorer", path="/", name="Partition explorer",
-                       layout=explorer_layout)
-    dash.register_page("jitter", path="/jitter", name="Jitter (Fig. 6, 7)",
-                       layout=jitter_layout.layout)
-    dash.register_page("density", path="/density", name="Density (Fig. 3)",
-                       layout=density_layout.layout)
-    dash.register_page("jobs", path="/jobs", name="Jobs (Fig. 4, 5, 10)",
-                       layout=jobs_layout.layout)
-    dash.register_page("slice", path="/slice", name="Slices",
-                       layout=slice_layout.layout)
-    dash.register_page("papers", path="/papers", name="The debate (4 papers)",
-                       layout=papers_layout.layout)
-    dash.register_page("replication", path="/papers/replication", name="What reproduces",
-                       layout=replication_layout.layout)
-    dash.register_page("lecture", path="/lecture", name="Lecture",
-                       layout=lambda **query: lecture_layout.layout(lecture_state(query)))
-    dash.register_page("presenter", path="/lecture/presenter", name="Lecture: presenter",
-                       layout=lambda **query: lecture_layout.presenter_layout(
-                           lecture_state(query)))
+    register_pages()  # each layouts/<page>.py declares its PAGES
     app.layout = html.Div([
         dbc.NavbarSimple(
             # the subtitle only where it fits beside the links (at 1280 px it wrapped them)
@@ -79,8 +53,7 @@ def create_app() -> Dash:
             children=[dbc.NavItem(dbc.NavLink(page["name"], href=page["relative_path"],
                                               active="exact" if page["relative_path"] == "/"
                                               else "partial"))
-                      for page in dash.page_registry.values()
-                      if page["module"] not in ("lecture", "presenter", "replication")]
+                      for page in dash.page_registry.values() if page.get("nav", True)]
             # opens the lecture view at this page's state (assets/lecture.js sets where)
             + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
                                   className="btn btn-warning btn-sm ms-2",
@@ -229,8 +202,8 @@ def warm_up(app: Dash) -> None:
 
     * Dash's one-time server setup (the callback map, the pages' registry): the request
       guard knows every output from the first request on;
-    * every page's layout through the page router's callback, and /healthz (its job store
-      and broker modules);
+    * every page's layout (each page's layout function, as the router calls it), and /healthz
+      (its job store and broker modules);
     * the parameter models' validators (pydantic);
     * torch.func's first call, which imports torch._dynamo (gunicorn.conf.py imports that in
       the master, so a worker inherits it; without gunicorn this costs 2-3 s once);
@@ -238,7 +211,6 @@ def warm_up(app: Dash) -> None:
       loaded from numba's cache in 0.5 s, compiled once per machine; the vectorised cut until
       then, so no page waits for the compiler).
     """
-    import json
     import warnings
 
     import torch
@@ -251,16 +223,8 @@ def warm_up(app: Dash) -> None:
     client.get(prefix + "_dash-dependencies")
     client.get(prefix + "_dash-layout")
     client.get("/healthz")
-    router = ".._pages_content.children..._pages_store.data.."
-    for page in dash.page_registry.values():
-        client.post(prefix + "_dash-update-component", data=json.dumps({
-            "output": router, "outputs": [{"id": "_pages_content", "property": "children"},
-                                          {"id": "_pages_store", "property": "data"}],
-            "inputs": [{"id": "_pages_location", "property": "pathname",
-                        "value": page["relative_path"]},
-                       {"id": "_pages_location", "property": "search", "value": ""}],
-            "state": [], "changedPropIds": ["_pages_location.pathname"]}),
-            content_type="application/json")
+    for page in dash.page_registry.values():  # each page's layout, as its URL builds it
+        page["layout"]()
     for model in (params.BNStatsParams, params.DensityPageParams, params.DensityParams,
                   params.ExplorerParams, params.JitterParams, params.LandscapeParams,
                   params.PartitionParams, params.TrainingJobParams, params.TrainingParams,

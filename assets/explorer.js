@@ -19,8 +19,10 @@ document.addEventListener("click", function (e) {
     rememberSearch();
     e.preventDefault();
     e.stopPropagation();
+    /* Dash's location component follows the browser's history: a popstate after the push
+       (the public event; no private one of Dash's) */
     window.history.pushState({}, "", to.pathname + kept);
-    window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
+    window.dispatchEvent(new PopStateEvent("popstate", {state: {}}));
     window.scrollTo(0, 0);
 }, true);
 window.dash_clientside = Object.assign({}, window.dash_clientside, {

@@ -59,3 +59,7 @@ def layout(**_query) -> dbc.Container:
             html.P(EXPLAIN, className="small explain"),
         ], lg=9),
     ])])
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/density", "name": "Density (Fig. 3)", "order": 2, "layout": layout},)

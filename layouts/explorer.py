@@ -18,12 +18,12 @@ from bnviz.params.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids
+from callbacks.explorer.state import initial_state
 from layouts.common import graph
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
 WEIGHT_LABELS = {"random": "random", "trained": "trained (Figure 9)"}
-VIEWS = ("space", "layers", "unit", "training")
 
 EXPLANATIONS = {
     "space": [
@@ -306,3 +306,13 @@ def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
             ]),
         ]),
     ])
+
+
+def page_layout(**query) -> html.Div:
+    """The explorer page for a URL query (Dash Pages passes the query as keyword arguments;
+    callbacks.explorer.state reads it)."""
+    return layout(*initial_state(query))
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/", "name": "Partition explorer", "order": 0, "layout": page_layout},)

@@ -122,3 +122,7 @@ def layout(**_query) -> dbc.Container:
                  graph(ids.CURVE, "28vh", displayModeBar=False),
                  graph(ids.MARGINS, "28vh", displayModeBar=False)], lg=3),
     ])])
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/jitter", "name": "Jitter (Fig. 6, 7)", "order": 1, "layout": layout},)

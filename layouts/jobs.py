@@ -175,3 +175,7 @@ def layout(job: str | None = None, **_query) -> dbc.Container:
             ], lg=9),
         ]),
     ])
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/jobs", "name": "Jobs (Fig. 4, 5, 10)", "order": 3, "layout": layout},)

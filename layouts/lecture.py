@@ -14,7 +14,7 @@ from dash import dcc, html
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
 from callbacks.lecture import ids
-from callbacks.lecture.state import MAX_SNAPSHOTS, LectureState
+from callbacks.lecture.state import MAX_SNAPSHOTS, LectureState, initial_state
 from layouts.common import loading
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
@@ -28,14 +28,13 @@ KEYS = (
     ("[  ]", "animation slower, faster (×¼ … ×4)"),
     ("+  -", "larger, smaller type (from 18 px to ×1.75)"),
     ("r", "reset the step (its own sliders)"),
-    ("n", "keep the state shown as a named snapshot (listed here; the link keeps it)"),
+    ("n", "keep this state as a named snapshot (listed here)"),
     ("f", "full screen"),
     ("b", "blank the screen (any key brings it back)"),
     ("s", "split: the same weights without BN | with BN"),
     ("t", "light or dark theme"),
     ("q", "QR code of this state, for students' laptops"),
-    ("v", "presenter view (notes, next step, timer) in a second window; the projector "
-          "follows it"),
+    ("v", "presenter view (notes, next step, timer); the projector follows it"),
     ("?", "this list"),
 )
 
@@ -98,8 +97,8 @@ def help_panel() -> dbc.Modal:
                                                               "first two)")),
                                dbc.ModalBody(dbc.Row([
                                    dbc.Col(html.Table(html.Tbody(rows),
-                                                      className="table table-sm"), md=6),
-                                   dbc.Col(steps, md=6)]))])
+                                                      className="table table-sm"), md=7),
+                                   dbc.Col(steps, md=5)]))])
 
 
 def qr_panel() -> dbc.Modal:
@@ -189,3 +188,21 @@ def presenter_layout(state: LectureState) -> html.Div:
     main = next(child for child in page.children if getattr(child, "id", None) == ids.MAIN)
     main.children = [*main.children, presenter_panel()]
     return page
+
+
+def page_layout(**query) -> html.Div:
+    """/lecture for a URL query (callbacks.lecture.state reads it)."""
+    return layout(initial_state(query))
+
+
+def presenter_page_layout(**query) -> html.Div:
+    """/lecture/presenter for a URL query."""
+    return presenter_layout(initial_state(query))
+
+
+#: The lecture's two pages (layouts.registry registers them); the navbar's "Lecture ▸" button
+#: opens the first at the page's state, so neither is a navbar link.
+PAGES = ({"path": "/lecture", "name": "Lecture", "order": 7, "layout": page_layout,
+          "nav": False},
+         {"path": "/lecture/presenter", "name": "Lecture: presenter", "order": 8,
+          "layout": presenter_page_layout, "nav": False, "module": "presenter"})

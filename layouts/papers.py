@@ -289,3 +289,7 @@ def layout(**_query) -> dbc.Container:
         _luo_section(),
         _ergen_section(),
     ])
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/papers", "name": "The debate (4 papers)", "order": 5, "layout": layout},)

@@ -119,3 +119,8 @@ def layout(**_query) -> dbc.Container:
         html.Div([_paper_table(title, [r for r in results if r["paper"] == title])
                   for title in PAPER_TITLES.values()], id=ids.TABLE),
     ], fluid=True, className="replication-page")
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/papers/replication", "name": "What reproduces", "order": 6,
+           "layout": layout, "nav": False},)

@@ -97,3 +97,7 @@ def layout(**_query) -> dbc.Container:
             ], className="g-1"),
         ], lg=9),
     ])])
+
+
+#: The page (layouts.registry registers it).
+PAGES = ({"path": "/slice", "name": "Slices", "order": 4, "layout": layout},)

@@ -2,8 +2,8 @@
 
 The page's full state lives in its URL query (``ExplorerParams.to_query`` plus the view),
 written with ``history.replaceState`` so that sliders never trigger a page reload, and read
-back by :func:`page_layout` when a shared link is opened. The added points (clicks, CSV
-uploads) are checked here too. Nothing here registers a callback.
+back by :func:`layouts.explorer.page_layout` when a shared link is opened. The added points
+(clicks, CSV uploads) are checked here too. Nothing here registers a callback.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from bnviz.views.explorer import (
 )
 from callbacks.explorer import ids
 from callbacks.parsing import finite_number, shown_name
-from layouts import explorer as explorer_layout
 
 #: Points kept in a shareable URL (more are kept in the page, not in the link).
 MAX_URL_POINTS = 300
 MAX_UPLOAD_BYTES = 1_000_000
+
+#: The explorer's views (the URL's ``view``).
+VIEWS = ("space", "layers", "unit", "training")
 
 CONTROLS = {
     "depth": ids.DEPTH, "width": ids.WIDTH, "activation": ids.ACTIVATION, "alpha": ids.ALPHA,
@@ -129,7 +131,7 @@ def initial_state(query: dict) -> tuple:
         settings = ExplorerParams()
         message.append(f"The link's settings were not used ({exc}).")
     view = query.get("view", "space")
-    if view not in explorer_layout.VIEWS:
+    if view not in VIEWS:
         message.append(f"The link's view {str(view)[:20]!r} is unknown; showing the input "
                        "space.")
         view = "space"
@@ -144,11 +146,6 @@ def initial_state(query: dict) -> tuple:
     caption = preset_caption(preset.key if preset else None, control_values(settings), view)
     return (settings, view, tls, projector, extra, " ".join(message), caption,
             preset.key if preset else None)
-
-
-def page_layout(**query):
-    """The explorer page for a URL query (Dash Pages passes the query as keyword arguments)."""
-    return explorer_layout.layout(*initial_state(query))
 
 
 def query_string(settings: ExplorerParams, view: str, tls: bool, projector: bool,

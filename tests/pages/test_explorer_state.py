@@ -27,7 +27,7 @@ from bnviz.views.explorer import PRESETS, InputError
 from callbacks.explorer import callbacks as ce
 from callbacks.explorer import ids
 from callbacks.explorer import state as es
-from layouts import explorer as lay
+from layouts.explorer import page_layout
 
 # --------------------------------------------------------------------------- controls
 
@@ -70,7 +70,7 @@ points_st = st.lists(st.tuples(st.floats(-3, 3), st.floats(-3, 3)).map(list), ma
 
 
 @settings(max_examples=40, deadline=None)
-@given(valid_settings, st.sampled_from(lay.VIEWS), st.booleans(), st.booleans(), points_st)
+@given(valid_settings, st.sampled_from(es.VIEWS), st.booleans(), st.booleans(), points_st)
 def test_url_round_trip(s, view, tls, projector, pts):
     q = es.query_string(s, view, tls, projector, pts)
     s2, view2, tls2, projector2, pts2, message, caption, preset = url_state(q)
@@ -120,9 +120,9 @@ def test_tampered_url_gives_defaults_and_a_message(query):
     if what is None:
         assert "settings" not in message and "points" not in message
         assert tls is False and projector is False
-    assert view in lay.VIEWS
+    assert view in es.VIEWS
     assert view == ("unit" if "view=unit" in query else "space")
-    page = es.page_layout(**raw)
+    page = page_layout(**raw)
     assert isinstance(page, html.Div)
     alert = find(page, ids.MESSAGE)
     assert alert.children == message and alert.is_open is bool(message)
@@ -131,7 +131,7 @@ def test_tampered_url_gives_defaults_and_a_message(query):
 def test_page_layout_places_the_state_in_the_controls():
     s = replace(SMALL, sigma_s=2.0, target_unit=3, batch_size=10, mu_t=0.25)
     q = es.query_string(s, "layers", True, True, [[1.5, -0.5]])
-    page = es.page_layout(**flat_query(q) | {"preset": "fig9"})
+    page = page_layout(**flat_query(q) | {"preset": "fig9"})
     assert page.className == "projector"
     assert find(page, ids.DEPTH).value == 3 and find(page, ids.WIDTH).value == 5
     assert find(page, ids.SIGMA).value == pytest.approx(1.0)
@@ -145,7 +145,7 @@ def test_page_layout_places_the_state_in_the_controls():
     caption = find(page, ids.CAPTION).children
     assert caption.startswith(PRESETS["fig9"].caption) and "Changed since: depth, width" in caption
     assert find(page, ids.MESSAGE).is_open is False
-    assert es.page_layout().__class__ is html.Div
+    assert page_layout().__class__ is html.Div
 
 
 def test_tampered_view_gets_a_message():
@@ -156,7 +156,7 @@ def test_tampered_view_gets_a_message():
 def test_repeated_query_keys_do_not_raise(query):
     from dash._pages import _parse_query_string
 
-    page = es.page_layout(**_parse_query_string("?" + query))
+    page = page_layout(**_parse_query_string("?" + query))
     assert isinstance(page, html.Div)
 
 
@@ -199,7 +199,7 @@ def test_the_caption_follows_the_preset(key):
 
 
 def test_layout_has_one_button_per_preset():
-    page = es.page_layout()
+    page = page_layout()
     keys = [c.id["key"] for c in walk(page)
             if isinstance(getattr(c, "id", None), dict) and c.id.get("type") == ids.PRESET]
     assert keys == list(PRESETS)

@@ -51,6 +51,7 @@ from callbacks.explorer import state as es
 from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import jobs as jobs_layout
+from layouts.explorer import page_layout
 
 LIM = EXPLORER_LIMITS
 
@@ -311,7 +312,7 @@ def url_queries(draw) -> dict:
 @FUZZ
 @given(query=url_queries())
 def test_tampered_url_still_renders_the_explorer(query):
-    page = es.page_layout(**query)
+    page = page_layout(**query)
     assert isinstance(page, html.Div) and page.id == EIDS.ROOT
     alert = alert_of(page, EIDS.MESSAGE)
     assert alert.is_open == bool(alert.children)
@@ -414,7 +415,7 @@ LONG = "x" * 2000
 
 
 @pytest.mark.parametrize("shown", [
-    lambda: alert_of(es.page_layout(activation=LONG), EIDS.MESSAGE).children,
+    lambda: alert_of(page_layout(activation=LONG), EIDS.MESSAGE).children,
     lambda: ce.update_views({**VALID_CONTROLS, "batch_size": LONG}, [], "space", 0, 0)[4],
     lambda: upload(data_url(("h" * 2000 + "\n1,2\n").encode()), "p.csv", [])[1],
 ], ids=["explorer-url", "explorer-control", "csv-header"])
