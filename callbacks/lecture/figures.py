@@ -182,14 +182,23 @@ def filled(fig: Figure) -> tuple[Figure, str]:
     lay["margin"] = {"l": left, "r": 4, "t": 12 + 26 * above if above else 2, "b": 2, "pad": 0,
                      "autoexpand": True}
     # no hover labels on a projector (a resting mouse showed six-decimal coordinates); hover
-    # events still fire, so a click is still inspected (assets/cursor.js)
+    # events still fire, so a click is still inspected (assets/cursor.js). The invisible
+    # markers that only carry a hover label (Figure 9's facet midpoints) go: drawing them cost
+    # a busy laptop 60 ms of Figure 9's step, for nothing seen
     fig["data"] = [t if t.get("hoverinfo") == "skip" else
                    {k: v for k, v in t.items() if k != "hovertemplate"} | {"hoverinfo": "none"}
-                   for t in fig["data"]]
+                   for t in fig["data"] if not _hover_only(t)]
     for key, axis in lay.items():  # x tick labels close under the axis: 6 px of height more
         if key.startswith("xaxis") and isinstance(axis, dict) and "ticklabelstandoff" in axis:
             lay[key] = {**axis, "ticklabelstandoff": 3}
     return fig, text
+
+
+def _hover_only(trace: dict) -> bool:
+    """An invisible marker trace whose only use is a hover label."""
+    marker = trace.get("marker") or {}
+    return trace.get("mode") == "markers" and marker.get("opacity") == 0 and \
+        "hovertemplate" in trace and not trace.get("showlegend", False)
 
 
 def _g(value: float) -> str:
