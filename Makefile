@@ -9,19 +9,34 @@ PY := $(VENV)/bin/python
 check-python:
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v < (3, 14) else "bnviz needs Python 3.11 to 3.13 (found %d.%d): set PYTHON=python3.11, e.g. make run PYTHON=python3.11" % v)'
 
+# The locks are complete for torch's CPU-only build (PyPI's torch for Linux brings ~20 CUDA
+# packages they do not list): it comes from PyTorch's CPU index where that answers (5 s), else
+# from pip's own sources, e.g. a local torch-2.13.0+cpu wheel through pip's find-links, as on
+# machines without that index. `make run TORCH_INDEX=` never asks it.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_SOURCE = $$($(PY) -c 'import sys, urllib.request as r; r.urlopen(sys.argv[1] + "/torch/", timeout=5); print("--extra-index-url", sys.argv[1])' '$(TORCH_INDEX)' 2>/dev/null)
+# The environment is exactly the lock (installed with --no-deps), so a lock that misses a
+# package fails here, in one line, instead of pip fetching it unpinned.
+PIP_CHECK = @$(PY) -m pip check > /dev/null || { $(PY) -m pip check; echo "bnviz: the lock is not complete here (above); its torch is the CPU build: from $(TORCH_INDEX) or a local wheel (README, Installing)"; exit 1; }
+
 # Stamps: (re)install a pinned lock when it or pyproject changes, then the bnviz package itself
 # (editable, no dependencies: the lock has them all). `run` needs the runtime lock; `test` the
-# test lock, a superset (its urllib3 is older, for selenium), which also satisfies `run`.
+# test lock, a superset (its urllib3 is older, for selenium), which also satisfies `run`: a venv
+# `make test` made keeps the test lock when `run` reinstalls (RUN_LOCK). Both locks hold every
+# extra (web, onnx, geo, video; the test lock also test).
+RUN_LOCK = $(if $(wildcard $(VENV)/.installed-test),requirements-test.txt,requirements.txt)
 $(VENV)/.installed: requirements.txt pyproject.toml | check-python
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps $(TORCH_SOURCE) -r $(RUN_LOCK)
 	$(PY) -m pip install --no-deps --no-build-isolation -e .
+	$(PIP_CHECK)
 	touch $@
 
 $(VENV)/.installed-test: requirements-test.txt requirements.txt pyproject.toml | check-python
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -r requirements-test.txt
+	$(PY) -m pip install --no-deps $(TORCH_SOURCE) -r requirements-test.txt
 	$(PY) -m pip install --no-deps --no-build-isolation -e .
+	$(PIP_CHECK)
 	touch $@ $(VENV)/.installed
 
 # Compiled bytecode for the project's own modules, as `pip install` writes it for every
@@ -34,9 +49,9 @@ bytecode: $(VENV)/.installed
 
 # The embedded single-machine default: gunicorn (threads and processes, gunicorn.conf.py), not
 # Flask's development server, on BNVIZ_HOST:BNVIZ_PORT (127.0.0.1:8050), no server to install.
+# `bnviz serve --no-nginx` is the same command outside a checkout (an installed wheel).
 run: $(VENV)/.installed bytecode
-	BNVIZ_BIND=$${BNVIZ_HOST:-127.0.0.1}:$${BNVIZ_PORT:-8050} $(VENV)/bin/gunicorn \
-	    -c gunicorn.conf.py app:server
+	$(PY) -m bnviz serve --no-nginx
 
 # The production stack on this machine, what the container runs (`bnviz serve`): nginx on
 # BNVIZ_HOST:BNVIZ_PORT (127.0.0.1:8050) buffering in front of gunicorn on a unix socket, and
@@ -68,14 +83,24 @@ replication-docs: $(VENV)/.installed
 
 # Regenerate the pinned locks from pyproject.toml (needs the package index; CI never runs it).
 # Runtime and test locks are resolved separately: selenium's urllib3<2 stays in the test lock.
-# torch's local version tag (+cpu) is dropped: the pin is torch==2.13.0, whichever build.
-COMPILE = $(VENV)/bin/pip-compile --quiet --allow-unsafe --strip-extras --no-emit-index-url \
-	--no-emit-find-links
+# Resolved, like the installs, against torch's CPU build (TORCH_SOURCE: the CPU index, else a
+# local wheel), so that neither lists CUDA packages; its local version tag (+cpu) is dropped:
+# the pin is torch==2.13.0, which the CPU index (or the local wheel) answers with the CPU build.
+# Each lock opens with what it is complete for.
+COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --allow-unsafe \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(TORCH_SOURCE)
+EXTRAS = --extra web --extra onnx --extra geo --extra video
 lock: $(VENV)/.installed-test
 	$(PY) -m pip install -q pip-tools
-	$(COMPILE) --extra web --extra onnx -o requirements.txt pyproject.toml
-	$(COMPILE) --extra web --extra onnx --extra test -o requirements-test.txt pyproject.toml
+	$(COMPILE) $(EXTRAS) -o requirements.txt pyproject.toml
+	$(COMPILE) $(EXTRAS) --extra test -o requirements-test.txt pyproject.toml
 	sed -i 's/^torch==2\.13\.0+cpu/torch==2.13.0/' requirements.txt requirements-test.txt
+	for f in requirements.txt requirements-test.txt; do { printf '%s\n' \
+	    '# Complete for CPython 3.11 on Linux x86_64 with torch'"'"'s CPU-only build (no CUDA' \
+	    '# packages): pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu' \
+	    '# -r THIS_FILE (what make run and make test do; a local torch-2.13.0+cpu wheel through' \
+	    '# --find-links serves too). A GPU: README, Installing.'; cat $$f; } > $$f.new \
+	    && mv $$f.new $$f; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -22,6 +22,7 @@ import callbacks.lecture.snapshots  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
+from bnviz.service.webapp import assets_dir
 from callbacks.jobs.ids import TOKEN_STORE
 from layouts.registry import register_pages
 
@@ -36,8 +37,10 @@ def configure_torch() -> None:
 
 def create_app() -> Dash:
     configure_torch()
+    # Bootstrap 5.3 CSS is vendored in assets/: beside app.py in a checkout, in
+    # <prefix>/share/bnviz/assets once installed from the wheel (bnviz.service.webapp)
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
-               suppress_callback_exceptions=True)  # Bootstrap 5.3 CSS is vendored in assets/
+               assets_folder=str(assets_dir(__file__)), suppress_callback_exceptions=True)
     register_pages()  # each layouts/<page>.py declares its PAGES
     app.layout = html.Div([
         dbc.NavbarSimple(

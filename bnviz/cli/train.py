@@ -11,8 +11,9 @@ random_bias``), so that ``bnviz partition --weights FILE`` with the same ``--dat
 ``--n``, ``--seed``, ``--activation``, ``--alpha`` and ``--extent`` gives the last frame's
 counts; a frame over the region cap stops the run, and what was recorded is still printed
 (with ``"stopped"``: why) and written; ``--movie FILE.gif``
-(or .mp4: H.264 by imageio-ffmpeg's ffmpeg, else the PATH's) writes the frames as an
-animation for slides.
+(or .mp4: H.264 by the ``video`` extra's ffmpeg, imageio-ffmpeg's, else the PATH's; without
+either, one line naming ``pip install 'bnviz[video]'``, before any training) writes the
+frames as an animation for slides.
 
 Options are checked by :class:`bnviz.params.live.LiveTrainingParams` before torch is loaded.
 """
@@ -80,11 +81,10 @@ def _check_files(args: argparse.Namespace) -> None:
     check_output_path("--save-weights", args.save_weights, (".npz",))
     check_output_path("--movie", args.movie, MOVIE_SUFFIXES)
     if args.movie is not None and args.movie.suffix.lower() == ".mp4":
-        from bnviz.views.video import ffmpeg
+        from bnviz.views.video import NO_FFMPEG, ffmpeg
 
         if ffmpeg() is None:
-            raise CLIError("--movie: an .mp4 needs ffmpeg (none on the PATH, and the "
-                           "imageio-ffmpeg package has none for this machine): write a .gif")
+            raise CLIError(f"--movie: {NO_FFMPEG}")
 
 
 def run_train(args: argparse.Namespace) -> bytes:

@@ -2,6 +2,10 @@
 JSON (``--format json-full``) and the geometry files (``--geometry FILE``: ``.npz``,
 ``.parquet``, ``.geojson``).
 
+GeoParquet needs pyarrow, the ``geo`` extra (``pip install 'bnviz[geo]'``): without it a
+``.parquet`` is refused with that one line (:class:`~bnviz.extras.MissingExtra`), before any
+work where the caller asks :func:`require_writer` first.
+
 Memory stays bounded at any size: vertices go from the engine's numpy arrays to the output
 without a Python object per vertex (orjson writes numpy arrays itself; the npz and Parquet
 writers take whole arrays; GeoJSON rings are numpy slices).
@@ -18,11 +22,12 @@ import orjson
 
 from bnviz.core.crossings import RTOL
 from bnviz.core.partition import Partition, Polygons
+from bnviz.extras import require
 from bnviz.params.caps import GEOMETRY_SUFFIXES
 
 __all__ = ["GEOMETRY_SUFFIXES", "full_json", "partition_summary",
            "partition_to_dict",
-           "polygons_to_list", "write_geometry"]
+           "polygons_to_list", "require_writer", "write_geometry"]
 
 _JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 
@@ -201,9 +206,10 @@ def _parquet(part: Partition, path: Path) -> None:
     """GeoParquet 1.0: one row per region of each layer (``layer``, ``region``, ``code``,
     ``area``, ``geometry`` as WKB polygons), the ``geo`` metadata naming the geometry column
     (no CRS: the input plane)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
     import shapely
+
+    pa = require("pyarrow", "GeoParquet", "geo")
+    pq = require("pyarrow.parquet", "GeoParquet", "geo")
 
     layer, region, codes, area, polygons = _region_table(part)
     x0, x1, y0, y1 = part.box
@@ -239,9 +245,18 @@ def _geojson(part: Partition, path: Path) -> None:
                                   option=_JSON_OPTIONS))
 
 
+def require_writer(path: Path) -> None:
+    """The package the format of ``path`` needs is installed, else MissingExtra (one line
+    naming the pip command): asked before the work whose result goes to ``path``."""
+    if path.suffix.lower() == ".parquet":
+        require("pyarrow.parquet", "GeoParquet", "geo")
+
+
 def write_geometry(part: Partition, path: Path) -> Path:
     """Write every layer's regions to ``path``, in the format its suffix names
-    (:data:`GEOMETRY_SUFFIXES`; checked by the CLI before any work)."""
+    (:data:`GEOMETRY_SUFFIXES`; checked by the CLI before any work). MissingExtra when the
+    format's optional package is not installed (:func:`require_writer`)."""
+    require_writer(path)
     writers = {".npz": _npz, ".parquet": _parquet, ".geojson": _geojson}
     writers[path.suffix.lower()](part, path)
     return path

@@ -3,7 +3,9 @@
 Four processes under one small supervisor (this process):
 
 * **gunicorn** (``gunicorn -c gunicorn.conf.py app:server``) on a unix socket in a private
-  run directory: the dashboard, its workers warmed up before they accept a request;
+  run directory: the dashboard, its workers warmed up before they accept a request; the
+  dashboard's files are the checkout's in the current folder, else the installed wheel's
+  (:mod:`bnviz.service.webapp`), so ``pip install 'bnviz[web]'`` serves from any folder;
 * a second, small **gunicorn** for ``/healthz`` alone (:mod:`bnviz.service.health_app`, one
   worker, two threads), so that the health check never waits behind the dashboard's busy
   threads (with 20 clients on heavy views it did: 13 s median);
@@ -21,6 +23,10 @@ gracefully (nginx QUIT, the gunicorns and the worker TERM) and exits 0. A child 
 its own is started again with backoff (:class:`~bnviz.service.restarts.RestartPolicy`); one
 that keeps dying stops the others and exits 1. Nothing here imports torch: the supervisor
 stays small.
+
+``bnviz serve --no-nginx`` is what ``make run`` runs: gunicorn alone on
+``BNVIZ_HOST:BNVIZ_PORT`` (this process becomes it), without nginx or a supervised worker (a
+web process starts the local worker when a job is queued).
 """
 
 from __future__ import annotations
@@ -40,12 +46,14 @@ from pathlib import Path
 
 from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
+from bnviz.extras import MissingExtra
 from bnviz.jobs.local import MANAGED_ENV
 from bnviz.service.nginx import listen_address, private_socket_dir, render_nginx_conf
 from bnviz.service.restarts import RestartPolicy
+from bnviz.service.webapp import WebFiles, find_web_files, gunicorn_argv, require_web_extra
 
-__all__ = ["ServeError", "Stack", "add_serve", "become_subreaper", "find_app_dir",
-           "find_nginx", "run_serve"]
+__all__ = ["ServeError", "Stack", "add_serve", "become_subreaper", "find_nginx", "find_web",
+           "run_serve"]
 
 #: Where Debian's nginx lives when /usr/sbin is not on PATH (a plain user's shell).
 DEBIAN_NGINX = "/usr/sbin/nginx"
@@ -76,14 +84,15 @@ def find_nginx() -> str:
     return found
 
 
-def find_app_dir() -> Path:
-    """The directory of ``app.py`` and ``gunicorn.conf.py``: the current one (the container's
-    /app), else the checkout this bnviz package lives in (an editable install)."""
-    for candidate in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        if (candidate / "app.py").is_file() and (candidate / "gunicorn.conf.py").is_file():
-            return candidate
-    raise ServeError("app.py and gunicorn.conf.py not found: run bnviz serve from the "
-                     "repository's root (the container's /app)")
+def find_web() -> WebFiles:
+    """The dashboard to serve, its packages installed (:mod:`bnviz.service.webapp`): the
+    checkout in the current folder (the container's /app), else the checkout this bnviz
+    package lives in (an editable install), else the installed wheel's files."""
+    try:
+        require_web_extra()
+        return find_web_files()
+    except (MissingExtra, FileNotFoundError) as exc:
+        raise ServeError(str(exc)) from None
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -130,10 +139,9 @@ class Stack:
     """nginx, gunicorn and the job worker, started in that order of readiness and stopped
     together (see the module docstring)."""
 
-    def __init__(self, host: str, port: int, worker: bool = True):
-        self.host, self.port, self.worker = host, port, worker
+    def __init__(self, host: str, port: int, web: WebFiles, worker: bool = True):
+        self.host, self.port, self.web, self.worker = host, port, web, worker
         self.nginx = find_nginx()
-        self.app_dir = find_app_dir()
         self.children: dict[str, subprocess.Popen] = {}
         self.stopping = False
         self.run_dir = Path(tempfile.mkdtemp(prefix="bnviz-serve-"))
@@ -147,7 +155,7 @@ class Stack:
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
                cwd: Path | None = None) -> None:
-        self.children[name] = subprocess.Popen(argv, cwd=cwd or self.app_dir, env=env,
+        self.children[name] = subprocess.Popen(argv, cwd=cwd or self.web.app_dir, env=env,
                                                stdin=subprocess.DEVNULL,
                                                preexec_fn=_end_with_parent)
 
@@ -157,8 +165,7 @@ class Stack:
         # client's address from X-Forwarded-For (BNVIZ_BEHIND_PROXY, bnviz.service.clients)
         env = dict(os.environ, BNVIZ_BIND=f"unix:{self.socket}", BNVIZ_ACCESS_LOG="0",
                    BNVIZ_BEHIND_PROXY="1", **self._worker_env())
-        self._spawn("gunicorn", [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-                                 "app:server"], env)
+        self._spawn("gunicorn", gunicorn_argv(self.web), env)
 
     def _start_health(self) -> None:
         # run from the run directory, where gunicorn finds no gunicorn.conf.py of the app's
@@ -357,18 +364,32 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help=summary("serve"))
     p.add_argument("--no-worker", action="store_true",
                    help="no job worker (it runs elsewhere, e.g. compose's worker service)")
+    p.add_argument("--no-nginx", action="store_true",
+                   help="gunicorn alone on BNVIZ_HOST:BNVIZ_PORT, what make run runs: no nginx "
+                        "in front, no supervised job worker")
+
+
+def _become_gunicorn(web: WebFiles, host: str, port: int) -> None:
+    """``--no-nginx``: this process becomes the dashboard's gunicorn on host:port."""
+    os.chdir(web.app_dir)
+    argv = gunicorn_argv(web)
+    os.execve(argv[0], argv, dict(os.environ, BNVIZ_BIND=listen_address(host, port)))
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """``bnviz serve``: exit 0 after a clean stop, 1 when a part failed, 2 when the stack
-    cannot start (missing nginx, a bad setting, a port in use): one line each."""
+    cannot start (missing nginx or the web extra, a bad setting, a port in use): one line
+    each."""
     host = os.environ.get("BNVIZ_HOST", "").strip() or "127.0.0.1"
     try:
         for s in SETTINGS.values():
             s.read()
         port = int(setting("BNVIZ_PORT"))
+        web = find_web()
         _check_port_free(host, port)
-        stack = Stack(host, port, worker=not args.no_worker)
+        if args.no_nginx:
+            _become_gunicorn(web, host, port)
+        stack = Stack(host, port, web, worker=not args.no_worker)
     except (ServeError, SettingError) as exc:
         _say(str(exc))
         return 2

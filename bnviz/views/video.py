@@ -1,5 +1,9 @@
 """MP4 movies (``bnviz train --movie run.mp4``): H.264 written by ffmpeg, with no heavy import
-here, so that the command line can check for ffmpeg before it loads torch or matplotlib."""
+here, so that the command line can check for ffmpeg before it loads torch or matplotlib.
+
+The ffmpeg is the one the ``video`` extra's imageio-ffmpeg wheel ships (built with libx264),
+else the PATH's; without either an MP4 is refused with :data:`NO_FFMPEG`, one line naming the
+pip command (a GIF needs neither)."""
 
 from __future__ import annotations
 
@@ -7,12 +11,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["encode_mp4", "ffmpeg"]
+from bnviz.extras import MissingExtra, pip_command
+
+__all__ = ["NO_FFMPEG", "encode_mp4", "ffmpeg"]
+
+#: Why there is no MP4, in one line.
+NO_FFMPEG = (f"an MP4 needs ffmpeg: {pip_command('video')} (or put ffmpeg on the PATH), or "
+             "write a .gif")
 
 
 def ffmpeg() -> str | None:
-    """The ffmpeg to write an MP4 with: the one the imageio-ffmpeg wheel ships (a
-    dependency, built with libx264), else the PATH's; None without either."""
+    """The ffmpeg to write an MP4 with: the one the imageio-ffmpeg wheel ships (the ``video``
+    extra), else the PATH's; None without either."""
     try:
         import imageio_ffmpeg
 
@@ -23,10 +33,11 @@ def ffmpeg() -> str | None:
 
 def encode_mp4(pngs: list[bytes], fps: int, path: Path) -> None:
     """PNG pictures as an H.264 MP4 (yuv420p, even sizes: what slides and browsers play).
-    OSError (one line) when there is no ffmpeg or it fails (say, one without libx264)."""
+    MissingExtra (:data:`NO_FFMPEG`) when there is no ffmpeg; OSError (one line) when it
+    fails (say, one without libx264)."""
     exe = ffmpeg()
     if exe is None:
-        raise OSError("no ffmpeg: write a .gif")
+        raise MissingExtra(NO_FFMPEG, name="imageio_ffmpeg")
     run = subprocess.run([exe, "-y", "-loglevel", "error", "-f", "image2pipe", "-framerate",
                           str(fps), "-i", "-", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
                           "-c:v", "libx264", "-pix_fmt", "yuv420p", str(path)],
