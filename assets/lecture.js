@@ -116,6 +116,7 @@
         /* the text and the dock's place first, so that the graph is drawn once, at its
            final size (drawn in the same update, plotly.js would draw at the old size, then
            again); then the figure straight to the graph (no callback between) */
+        set("lecture-drawn", {data: pf.figure.layout.meta.state});  /* the server skips it */
         set("lecture-main", {className: pf.main});
         set("lecture-title", {children: pf.title});
         set("lecture-counter", {children: pf.counter});

@@ -130,6 +130,7 @@ def layout(state: LectureState) -> html.Div:
                                           "max": MAX_SNAPSHOTS}),
         dcc.Store(id=ids.PREFETCH_KEY),
         dcc.Store(id=ids.PREFETCH),
+        dcc.Store(id=ids.DRAWN),
         html.Div(id=ids.SINK, hidden=True),
         html.Div(id=ids.PREFETCH_SINK, hidden=True),
         dcc.Download(id=ids.DOWNLOAD),

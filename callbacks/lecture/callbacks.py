@@ -86,18 +86,21 @@ GHOSTED = ("space", "split")
     Output(ids.READOUT, "children"), Output(ids.MAIN, "className"),
     {name: Output(cid, "value") for name, cid in ids.SLIDERS.items()},
     {name: Output(cid, "disabled") for name, cid in ids.SLIDERS.items()},
+    Output(ids.DRAWN, "data"),
     Input(ids.STEP, "data"), Input(ids.RESET, "data"),
     {name: Input(cid, "value") for name, cid in ids.SLIDERS.items()},
     Input(ids.THEME, "data"), Input(ids.SPLIT, "data"), State(ids.BASE, "data"),
-    State(ids.LINK_NOTE, "data"),
+    State(ids.LINK_NOTE, "data"), State(ids.DRAWN, "data"),
     prevent_initial_call="initial_duplicate",
 )
-def show(step, _reset, sliders, theme, split, base, link_note=None):
+def show(step, _reset, sliders, theme, split, base, link_note=None, drawn_state=None):
     """Draw the step: at its own settings when it was chosen (or reset), the sliders set to
     them; else at the sliders. The page's first answer draws the explorer's state as it
     came (its batch size need not be a power of 2) and says what its link had that was not
     used. A bad value (only a crafted request sends one) keeps the picture, marked stale,
-    with a message."""
+    with a message. A step the browser already drew from the prefetch (``drawn_state``, set
+    with the step: callbacks/lecture/prefetch.py) is not drawn again: its figure, readout and
+    the dock's place are not sent; the store is emptied by every answer."""
     theme = theme if theme in THEMES else "light"
     base = base if isinstance(base, dict) else None
     keep_sliders = {name: no_update for name in SLIDERS}
@@ -117,25 +120,27 @@ def show(step, _reset, sliders, theme, split, base, link_note=None):
                                   values["depth"])
         query = lecture_query(step, step_def, scene.settings, theme, base,
                               split and step_def.scene == "split")
-        figure, title = drawn(scene, step, theme, query,
-                              ghost=step_def.scene in GHOSTED and not chosen
-                              and ctx.triggered_id in (ids.MU, ids.SIGMA))
+        shown = chosen and isinstance(drawn_state, str) and drawn_state == query
+        if not shown:
+            figure, title = drawn(scene, step, theme, query,
+                                  ghost=step_def.scene in GHOSTED and not chosen
+                                  and ctx.triggered_id in (ids.MU, ids.SIGMA))
     except (InputError, PartitionTooLarge, ValueError) as exc:
         return (no_update, no_update, no_update, no_update, str(exc), no_update, STALE,
                 no_update, no_update, no_update, no_update, no_update, no_update,
-                no_update, keep_sliders, keep_sliders)
+                no_update, keep_sliders, keep_sliders, None)
     new_sliders = slider_values(scene.settings) if chosen else keep_sliders
     disabled = {name: name not in step_def.live for name in SLIDERS}
     note = step_note(scene, step_def)
     if first and isinstance(link_note, str) and link_note:
         note = f"{link_note} {note}".strip()
     animation = ANIMATIONS.get(step_def.animate)
-    return (figure, step_def.title, counter(step), step_def.caption, note,
-            query, "lecture-plot",
-            animation, animation is None,
+    return (no_update if shown else figure, step_def.title, counter(step), step_def.caption,
+            note, query, "lecture-plot", animation, animation is None,
             not splittable(step_for(step, base)), True if chosen else no_update, "",
-            readout(scene, title), MAIN_WIDE if is_wide(figure) else MAIN, new_sliders,
-            disabled)
+            no_update if shown else readout(scene, title),
+            no_update if shown else MAIN_WIDE if is_wide(figure) else MAIN, new_sliders,
+            disabled, None)
 
 
 def _number(v: float) -> str:

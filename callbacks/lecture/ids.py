@@ -59,6 +59,7 @@ BROADCAST = "lecture-broadcast"  # store: when the presenter last sent a change 
 PREFETCH_KEY = "lecture-prefetch-key"  # store: "step|theme|split" of the state shown
 PREFETCH = "lecture-prefetch"  # store: the next step's figure, title, caption, readout
 PREFETCH_SINK = "lecture-prefetch-sink"
+DRAWN = "lecture-drawn"  # store: the state the graph shows from the prefetch (show empties it)
 # named snapshots (the n key; callbacks/lecture/snapshots.py)
 SNAPSHOTS = "lecture-snapshots"  # store: {"items": [{"name", "query"}, ...], "max": n}
 SNAPSHOT_LIST = "lecture-snapshot-list"  # in the keys panel (?)

@@ -247,7 +247,7 @@ def _json(fig) -> str:
 
 NO_SLIDERS = {name: None for name in SLIDERS}
 (FIGURE, TITLE, COUNTER, CAPTION, MESSAGE, QUERY, PLOT, ANIMATION, PLAY_OFF, SPLIT_OFF,
- TIMER_OFF, INFO, READOUT, MAIN, VALUES, DISABLED) = range(16)
+ TIMER_OFF, INFO, READOUT, MAIN, VALUES, DISABLED, DRAWN) = range(17)
 
 
 def _show_step(number, theme="light", base=None, trigger=ids.STEP):
@@ -263,7 +263,7 @@ def _show_sliders(number, sliders, which="mu", theme="light", base=None):
 @pytest.mark.parametrize("step", TOUR, ids=KEYS)
 def test_choosing_a_step_sets_its_sliders(step):
     out = _show_step(step.number)
-    assert len(out) == 16
+    assert len(out) == 17 and out[DRAWN] is None  # the prefetch's mark, emptied
     # two panels side by side, or the layers view's rows: the dock goes under the figure
     assert (out[MAIN] == "lecture-main lecture-wide") == (
         step.scene in ("layers", "split", "training", "unit", "ergen", "luo")

@@ -23,11 +23,11 @@ from callbacks.lecture.prefetch import prefetch_next
 NO_SLIDERS = {name: None for name in SLIDERS}
 
 
-def _show_chosen(step: int, theme: str, split: bool):
+def _show_chosen(step: int, theme: str, split: bool, drawn_state: str | None = None):
     def inner():
         context_value.set(AttributeDict(triggered_inputs=[{"prop_id": f"{ids.STEP}.data",
                                                            "value": None}]))
-        return cl.show(step, None, NO_SLIDERS, theme, split, None)
+        return cl.show(step, None, NO_SLIDERS, theme, split, None, None, drawn_state)
     return copy_context().run(inner)
 
 
@@ -55,3 +55,16 @@ def test_the_prefetch_is_what_show_draws_next(step, theme, split):
                                  "x|light|0", "²|light|0", "9999|light|0", "2|light|0|1"])
 def test_nothing_after_the_last_step_or_for_a_crafted_key(key):
     assert prefetch_next(key, None) is no_update
+
+
+@pytest.mark.parametrize("step", [2, 6, 13], ids=["cor2", "fig9", "fig7"])
+def test_a_step_drawn_from_the_prefetch_is_not_sent_again(step):
+    pf = prefetch_next(f"{step - 1}|light|0", None)
+    out = _show_chosen(step, "light", False, pf["figure"]["layout"]["meta"]["state"])
+    # no figure, readout or dock's place: the browser shows the prefetch's; the rest comes
+    assert out[0] is no_update and out[12] is no_update and out[13] is no_update
+    assert out[2] == pf["counter"] and out[5] == pf["figure"]["layout"]["meta"]["state"]
+    assert out[16] is None  # the mark is used once
+    # another state drawn (a slider moved since, a stale mark): the figure is sent
+    other = _show_chosen(step, "light", False, "step=1")
+    assert _json(other[0]) == _json(pf["figure"]) and other[16] is None
