@@ -22,6 +22,7 @@ import callbacks.lecture.snapshots  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
+from bnviz.service.background import start_kernel_loading, start_tour_precompute
 from bnviz.service.webapp import assets_dir
 from callbacks.jobs.ids import TOKEN_STORE
 from layouts.registry import register_pages
@@ -219,7 +220,6 @@ def warm_up(app: Dash) -> None:
     import torch
 
     from bnviz import params
-    from bnviz.core import kernels
 
     client = app.server.test_client()
     prefix = app.config.routes_pathname_prefix
@@ -228,39 +228,21 @@ def warm_up(app: Dash) -> None:
     client.get("/healthz")
     for page in dash.page_registry.values():  # each page's layout, as its URL builds it
         page["layout"]()
-    for model in (params.BNStatsParams, params.DensityPageParams, params.DensityParams,
-                  params.ExplorerParams, params.JitterParams, params.LandscapeParams,
-                  params.PartitionParams, params.TrainingJobParams, params.TrainingParams,
-                  *params.IMAGE_JOB_PARAMS.values()):
-        try:
-            params.parse(model, {})
-        except params.InputError:  # a model with required fields: its validator is built
-            pass
+    params.warm_validators()  # every parameter model's validator
     x = torch.zeros(2, dtype=torch.float64)
     with warnings.catch_warnings():  # torch's own use of torch.jit.script, deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.func.hessian(lambda v: (v * v).sum())(x)  # forward and reverse transforms
         torch.func.vmap(torch.func.grad_and_value(lambda v: (v * v).sum()))(x.reshape(1, 2))
-    kernels.start_loading()
+    start_kernel_loading()
 
 
 def precompute_tour() -> None:
-    """Compute every lecture tour step in a background thread of this process (a few
-    seconds; the papers' trained networks once per BNVIZ_HOME), so that each step answers
-    from memory within the 300 ms a hall can wait (issue 16); BNVIZ_PRECOMPUTE_TOUR=0 skips
-    it (the steps are then computed when first shown)."""
-    import threading
-
-    from bnviz.lecture.scenes import precompute_tour as compute
-
-    def run() -> None:
-        try:
-            compute()
-        except Exception:  # a step that fails here is computed (and reported) when shown
-            app.server.logger.exception("precomputing the lecture tour failed")
-
-    if setting("BNVIZ_PRECOMPUTE_TOUR"):
-        threading.Thread(target=run, name="bnviz-tour", daemon=True).start()
+    """Compute every lecture tour step in a background thread of this process
+    (bnviz.service.background, where a web process's threads start), so that each step
+    answers from memory within the 300 ms a hall can wait (issue 16); BNVIZ_PRECOMPUTE_TOUR=0
+    skips it (the steps are then computed when first shown)."""
+    start_tour_precompute(app.server.logger.exception)
 
 
 app = create_app()

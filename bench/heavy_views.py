@@ -14,7 +14,7 @@ import time
 import urllib.request
 from collections import Counter
 
-from load import _layout_values
+from loadkit import layout_values
 
 MESSAGES: Counter = Counter()  # the messages (a cap refused) the heavy views answered
 SIZES: Counter = Counter()  # the largest answer (bytes on the wire) of each outcome
@@ -47,7 +47,7 @@ def heavy_requests(base: str) -> dict:
 
     with urllib.request.urlopen(base + "/_dash-dependencies", timeout=30) as r:
         deps = json.load(r)
-    layout = _layout_values()
+    layout = layout_values()
     seed = lambda rng: rng.randrange(2**31 - 1)  # noqa: E731
 
     def explorer(rng, **over):

@@ -36,68 +36,14 @@ import http.client
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _layout_values() -> dict[str, dict]:
-    """id -> {prop: value} of the explorer page's components (its default state)."""
-    from callbacks.explorer.state import page_layout
-
-    found: dict[str, dict] = {}
-
-    def walk(node) -> None:
-        if isinstance(node, list | tuple):
-            for child in node:
-                walk(child)
-            return
-        if not hasattr(node, "to_plotly_json"):
-            return
-        props = node.to_plotly_json()["props"]
-        if isinstance(props.get("id"), str):
-            found[props["id"]] = props
-        walk(props.get("children"))
-
-    walk(page_layout())
-    return found
-
-
-def figure_request(base: str) -> tuple[dict, int, int]:
-    """The explorer's figure callback as the browser sends it, with default values; returns
-    (payload, index of the mu input, index of the sigma input)."""
-    from callbacks.explorer import ids
-
-    with urllib.request.urlopen(base + "/_dash-dependencies", timeout=30) as r:
-        deps = json.load(r)
-    dep = next(d for d in deps if f"{ids.GRAPH_SPACE}.figure" in d["output"])
-    values = _layout_values()
-
-    def item(spec: dict) -> dict:
-        return {"id": spec["id"], "property": spec["property"],
-                "value": values.get(spec["id"], {}).get(spec["property"])}
-
-    outputs = [{"id": o.split(".")[0], "property": o.split(".")[1]}
-               for o in dep["output"].strip(".").split("...")]
-    payload = {"output": dep["output"], "outputs": outputs,
-               "inputs": [item(i) for i in dep["inputs"]],
-               "state": [item(s) for s in dep["state"]], "changedPropIds": []}
-    ids_in = [i["id"] for i in dep["inputs"]]
-    return payload, ids_in.index(ids.MU), ids_in.index(ids.SIGMA)
+from loadkit import ROOT, figure_request, free_port
 
 
 def _user(host: str, port: int, payload: dict, mu_i: int, sigma_i: int, seed: int,
@@ -167,7 +113,7 @@ def run_users(base: str, users: int, seconds: float, shared: bool) -> dict:
 
 
 def _serve(workers: str | None, threads: str | None) -> tuple[str, subprocess.Popen]:
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, BNVIZ_BIND=f"127.0.0.1:{port}", BNVIZ_ACCESS_LOG="0",
                BNVIZ_HOME=os.environ.get("BNVIZ_HOME", str(ROOT / ".bench-home")))
     if workers:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from heavy_views import MESSAGES, SIZES, heavy_client, heavy_requests, post
-from load import _free_port, figure_request
+from loadkit import figure_request, free_port
 
 from tests.stackrun import start, stop_group
 
@@ -47,7 +47,7 @@ def start_server(stack: bool, home: Path, workers: str | None = None,
                  ) -> tuple[str, subprocess.Popen, Path]:
     """``bnviz serve --no-worker`` (stack) or bare gunicorn on a free loopback port, in its own
     process group; returns (base URL, process, its log) once /healthz answers."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, BNVIZ_HOME=str(home), BNVIZ_HOST="127.0.0.1",
                BNVIZ_PORT=str(port))
     for name, value in (("BNVIZ_WEB_WORKERS", workers), ("BNVIZ_WEB_THREADS", threads),

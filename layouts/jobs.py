@@ -58,14 +58,14 @@ def experiment_explanation(job_type: str) -> list:
     (smart initialisation: the numbers, from the stored outcome; the others: the status),
     with a link to the entry in the replication report."""
     from bnviz.replication.report import format_ours, smart_init_sentence
-    from bnviz.replication.store import StoreError, read_outcomes
+    from bnviz.replication.store import OutcomesError, read_outcomes
 
     if not isinstance(job_type, str) or job_type not in EXPLAIN:
         return []
     entry = REPLICATION_ENTRY[job_type]
     try:
         outcome = read_outcomes().get(entry)
-    except StoreError:
+    except OutcomesError:
         outcome = None
     if job_type == "smart-init":
         ours = smart_init_sentence(outcome)

@@ -13,8 +13,9 @@ from dash import dcc, html
 
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
+from bnviz.params.caps import LECTURE_MAX_SNAPSHOTS
 from callbacks.lecture import ids
-from callbacks.lecture.state import MAX_SNAPSHOTS, LectureState, initial_state
+from callbacks.lecture.state import LectureState, initial_state
 from layouts.common import loading
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
@@ -127,7 +128,7 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.FIGURE),
         dcc.Store(id=ids.LINK_NOTE, data=state.message),
         dcc.Store(id=ids.SNAPSHOTS, data={"items": list(state.snapshots),
-                                          "max": MAX_SNAPSHOTS}),
+                                          "max": LECTURE_MAX_SNAPSHOTS}),
         dcc.Store(id=ids.PREFETCH_KEY),
         dcc.Store(id=ids.PREFETCH),
         dcc.Store(id=ids.DRAWN),

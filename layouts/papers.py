@@ -254,11 +254,11 @@ def _ergen_section() -> html.Div:
 
 def stored_outcomes() -> tuple[dict, str | None]:
     """The replication report's stored outcomes, and what was wrong reading them (or None)."""
-    from bnviz.replication.store import StoreError, read_outcomes
+    from bnviz.replication.store import OutcomesError, read_outcomes
 
     try:
         return read_outcomes(), None
-    except StoreError as exc:
+    except OutcomesError as exc:
         return {}, str(exc)
 
 

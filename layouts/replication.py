@@ -21,7 +21,7 @@ from bnviz.replication.report import (
     smart_init_sentence,
 )
 from bnviz.replication.smart_init import smart_init_arm
-from bnviz.replication.store import STATUSES, StoreError, read_outcomes
+from bnviz.replication.store import STATUSES, OutcomesError, read_outcomes
 from callbacks.replication import ids
 from callbacks.replication.figures import ARMS, smart_init_figure
 from layouts.common import loading
@@ -101,7 +101,7 @@ def _smart_init(outcome: dict[str, Any] | None) -> html.Div:
 def layout(**_query) -> dbc.Container:
     try:
         outcomes, problem = read_outcomes(), None
-    except StoreError as exc:  # the shipped file damaged: say so, show what can be shown
+    except OutcomesError as exc:  # the shipped file damaged: say so, show what can be shown
         outcomes, problem = {}, str(exc)
     results = report(outcomes)
     smart = outcomes.get(SMART_INIT_ID)

@@ -8,8 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from bnviz.data.imagedata import STANDARD_DATASETS
-from bnviz.params.caps import ARCHS, SLICE_LIMITS
-from bnviz.slices.uploads import MAX_UPLOAD_BYTES
+from bnviz.params.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
 from callbacks.slice import ids
 from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input, run_controls
 
@@ -35,7 +34,7 @@ def controls() -> dbc.Card:
         labelled_row("job", dbc.Select(id=ids.SOURCE, size="sm", **PERSIST)),
         html.Details([
             html.Summary("or upload a network", className="small"),
-            dcc.Upload(id=ids.UPLOAD, max_size=MAX_UPLOAD_BYTES, className="upload-box small",
+            dcc.Upload(id=ids.UPLOAD, max_size=SLICE_MAX_UPLOAD_BYTES, className="upload-box small",
                        children=html.Div(".onnx, or .safetensors of a bnviz architecture")),
             html.Div(dbc.Row([dbc.Col(dbc.Select(id=ids.UPLOAD_ARCH, size="sm", value=ARCHS[0],
                                         options=[{"label": a, "value": a} for a in ARCHS]),

@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 
 from bnviz import jobs
 from bnviz.images.networks import ARCHS
+from bnviz.jobs.registry import get_job_type
 from bnviz.jobs.store import Job
-from bnviz.jobs.types import get_job_type
 
 #: The job id the stubs answer with.
 STUB_ID = "5" * 12

@@ -3,7 +3,7 @@ a numpy forward pass that never calls bnviz, z_0 = x, h_l = (W_l z_{l-1} - mu_l)
 mu, sigma from ``layer_statistics`` (checked in test_network.py), z_l = a(h_l); ``ref_affine``
 gives every h_l's affine map in a region from its activation code alone, so the partition's
 polygons, codes, facets and decision boundary are checked against the network itself
-(SPEC.md's "Claims that must hold exactly")."""
+(docs/conventions.md, "Exact claims")."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ def add_replicate(sub: argparse._SubParsersAction) -> None:
 
 
 def run_replicate(args: argparse.Namespace) -> bytes:
+    from bnviz.cli import execute
     from bnviz.replication.entries import entry_ids, run_entry
     from bnviz.replication.report import markdown, report, table
     from bnviz.replication.store import read_outcomes, write_outcomes
@@ -48,7 +49,7 @@ def run_replicate(args: argparse.Namespace) -> bytes:
         outputs: dict = {}
         for i, entry_id in enumerate(todo, 1):
             print(f"[{i}/{len(todo)}] {entry_id} ...", file=sys.stderr, flush=True)
-            outcome = run_entry(entry_id, outputs)
+            outcome = run_entry(entry_id, execute, outputs)
             write_outcomes([outcome], args.store)  # one by one: a stop keeps those done
             print(f"      {outcome['status']} ({outcome['seconds']} s)", file=sys.stderr,
                   flush=True)

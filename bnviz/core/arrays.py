@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bnviz.core.ops import Ops
+
 if TYPE_CHECKING:
     import torch
 
@@ -40,24 +42,6 @@ __all__ = ["NUMPY", "NUMPY_MAX_WORK", "NumpyOps", "Ops", "TorchOps", "device_typ
 #: 1.4 s).  On a GPU, torch once a layer's cut is big enough to pay for the GPU's per-call
 #: latency (a guess, untested here: no GPU).
 NUMPY_MAX_WORK: dict[str, float] = {"cpu": float("inf"), "cuda": 50_000}
-
-
-class Ops:
-    """The operations the engine needs whose spelling differs between numpy and torch."""
-
-    name: str
-    block: int | None
-    float64: Any
-    int64: Any
-    int32: Any
-    int8: Any
-    bool: Any
-
-    def asarray(self, x: Any, dtype: Any = None) -> Any:
-        raise NotImplementedError
-
-    def numpy(self, x: Any) -> np.ndarray:
-        raise NotImplementedError
 
 
 #: GEMMs below this many multiply-adds run as they are (OpenBLAS keeps them on one thread).

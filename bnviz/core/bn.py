@@ -1,4 +1,4 @@
-"""The one BN forward and the one set of BN statistics (BN paper eq. 3-4; SPEC.md conventions).
+"""The one BN forward and the one set of BN statistics (BN paper eq. 3-4; docs/conventions.md).
 
 For a unit with pre-activations u_1..u_|B| over the batch B, BN uses (eq. 3)
 
@@ -14,7 +14,8 @@ flows through mu and sigma as in torch's own training-mode ``batch_norm``), or n
 dims, float64 when given float64, on the device of its input: one implementation, two array
 libraries.
 
-A zero sigma (every batch point gives the same u) leaves BN's division undefined.  SPEC.md:
+A zero sigma (every batch point gives the same u) leaves BN's division undefined.
+docs/conventions.md:
 "no eps in the exact geometry; where an eps is needed for a zero sigma, say so and keep it
 <= 1e-12 relative".  The one floor used everywhere (:func:`floored_sigma`) is
 
@@ -52,8 +53,8 @@ __all__ = [
     "floored_sigma",
 ]
 
-#: Relative floor on a zero BN standard deviation (SPEC.md: an eps only where sigma is 0, and
-#: <= 1e-12 relative to the unit's scale, here its root mean square over the batch).
+#: Relative floor on a zero BN standard deviation (docs/conventions.md: an eps only where
+#: sigma is 0, and <= 1e-12 relative to the unit's scale, here its root mean square over the batch).
 SIGMA_FLOOR_REL = 1e-12
 
 Dims = int | tuple[int, ...] | list[int]
@@ -70,8 +71,9 @@ def batch_moments(u: torch.Tensor | np.ndarray, dim: Dims = 0, keepdim: bool = F
     mean and var for an array).
 
     The variance divides by n - ``correction``: 0 (the default) is BN's biased variance,
-    1 the unbiased one (SPEC.md pitfall: torch's ``var`` defaults to 1).  ``dim`` may be a
-    tuple (an image channel: batch and spatial dims); other dims are kept as batch dims.
+    1 the unbiased one (docs/conventions.md, Pitfalls: torch's ``var`` defaults to 1).
+    ``dim`` may be a tuple (an image channel: batch and spatial dims); other dims are kept as
+    batch dims.
     """
     if _is_tensor(u):
         import torch

@@ -49,13 +49,14 @@ import math
 from typing import Any
 
 from bnviz.core import kernels
-from bnviz.core.arrays import NUMPY, Ops, single_thread_matmul
+from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, Ops, device_type, single_thread_matmul
 from bnviz.core.crossings import RTOL, Cuts, find_cuts
 from bnviz.core.degenerate import ANGLE_TOL, NewPoints, vertex_faces
 from bnviz.core.limits import MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import PACK, Mesh, group_first, lexsort, pack_local, ragged_arange, starts
 
 __all__ = ["ANGLE_TOL", "COMPILED_MAX_GEMM", "COMPILED_MAX_WORK", "WORK_PER_REGION",
+           "compiled_kernels", "compiled_max_work",
            "NumericalBreakdown", "layer_step", "refusal"]
 
 #: Work allowed per region of the cap in one layer's cut, counted in (line, line) pairs tried
@@ -100,8 +101,9 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     """
     ops = mesh.ops
     r = mesh.n_regions
-    if compiled and ops is NUMPY and r * w.shape[0] <= COMPILED_MAX_WORK and _compiled():
-        return _compiled_step(mesh, w, mu, sigma, slope, box, max_regions)
+    engine = compiled_kernels(ops, r * w.shape[0]) if compiled else None
+    if engine is not None:
+        return _compiled_step(engine, mesh, w, mu, sigma, slope, box, max_regions)
     # d/dx, d/dy, offset of W z
     planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
     if mu.shape[0] == 1:  # one realisation: broadcast rather than gather per polygon
@@ -200,18 +202,35 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     return new_mesh, facets, cuts.pair_unit, pair_poly
 
 
-def _compiled() -> Any:
-    """:mod:`bnviz.core.compiled_network` when this process has its kernels loaded
-    (:mod:`bnviz.core.kernels`), else None: the vectorised cut then, the same partition."""
+def compiled_kernels(ops: Ops, work: float) -> Any:
+    """The engine's one choice between its two cuts, for a cut of ``work`` (regions x units
+    of a layer; the regions alone for the head's boundary; 0 for a network's first layers)
+    whose mesh ``ops`` holds: :mod:`bnviz.core.compiled_network` when the compiled kernels
+    cut it, else None (the vectorised cut: the same partition, tests/engine_cases.py).
+
+    The kernels cut when numpy holds the mesh (on the CPU at every size; on a GPU while the
+    mesh is small, :func:`bnviz.core.arrays.ops_for`), ``work`` is within
+    :data:`COMPILED_MAX_WORK` (every size, measured) and this process has them loaded
+    (:func:`bnviz.core.kernels.ready`: a server or a job's process loads them in the
+    background, a one-shot command never).  Every caller asks here (tests/test_architecture.py
+    checks that nothing else reads ``kernels.ready``)."""
+    if ops is not NUMPY or work > COMPILED_MAX_WORK:
+        return None
     return kernels.ready()
 
 
-def _compiled_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
+def compiled_max_work(device: Any) -> int:
+    """The largest layer work :func:`compiled_kernels` gives the kernels on ``device``: the
+    same rule as a bound, for the compiled call that cuts a network's first layers in one go
+    (:func:`bnviz.core.compiled_network.cut_network` stops at the first layer past it)."""
+    return int(min(COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(device_type(device), 0), 1 << 62))
+
+
+def _compiled_step(compiled: Any, mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
                    box: tuple[float, float, float, float], max_regions: int
                    ) -> tuple[Mesh, Any, Any, Any]:
-    """The layer cut by the compiled kernels (small meshes on numpy,
+    """The layer cut by the compiled kernels (``compiled``: :func:`compiled_kernels`' module,
     :func:`bnviz.core.compiled_network.cut_layer`), refused as above."""
-    compiled = _compiled()
     work_cap = WORK_PER_REGION * max_regions
     aff = mesh.aff
     r = aff.shape[1]

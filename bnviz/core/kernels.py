@@ -1,5 +1,7 @@
-"""When the exact engine cuts with its compiled kernels (numba), and when with its vectorised
-numpy cut: the same partition either way (tests/engine_cases.py compares them).
+"""Whether this process has the exact engine's compiled kernels (numba), and loading them:
+the engine cuts with them, rather than with its vectorised numpy cut, only once they are
+loaded (the one choice: :func:`bnviz.core.cut.compiled_kernels`); the same partition either
+way (tests/engine_cases.py compares them).
 
 Measured on this project's 2-core machine (``bench/partition.py --engine compiled|numpy``, in
 one process): the compiled cut takes 0.3 ms at 16x3 against the vectorised cut's 1.4 ms, and
@@ -7,11 +9,12 @@ the two are equal from 128x4 on (180 ms).  But a process pays to have the kernel
 0.2 s to import numba, 0.2-0.4 s to load the cached kernels, and on a machine where they were
 never compiled, 25 s (here) to several minutes (a loaded machine) to compile them.  So:
 
-* a process that serves many cuts (a web worker, a job's process) calls :func:`start_loading`
-  when it starts (never before a fork: a forked child would inherit a half-held import): the
-  kernels load, or compile once per machine, in a background thread, one process at a time
-  (a lock file), and until they are :func:`ready` every cut takes the vectorised path.  No
-  page waits for the compiler;
+* a process that serves many cuts (a web worker, a job's process) loads them in a background
+  thread when it starts (:func:`bnviz.service.background.start_kernel_loading`, which runs
+  :func:`load_quietly`; never before a fork: a forked child would inherit a half-held
+  import): the kernels load, or compile once per machine, one process at a time (a lock
+  file), and until they are :func:`ready` every cut takes the vectorised path.  No page
+  waits for the compiler;
 * a one-shot command (``bnviz partition``, ``figure9``) never imports numba: the vectorised
   cut is done long before numba would be;
 * what has no vectorised path (an image slice's cut with given pre-activations, its max-pool
@@ -27,11 +30,11 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["ready", "require", "start_loading"]
+__all__ = ["load_quietly", "ready", "require"]
 
+#: Held while this process loads the kernels: :func:`require` waits on a background load.
 _lock = threading.Lock()
 _module: ModuleType | None = None
-_thread: threading.Thread | None = None
 _error: BaseException | None = None
 
 
@@ -59,10 +62,13 @@ def _cached() -> bool:
 
 def _load(note: bool) -> ModuleType:
     """Import the kernels and run each once for the types the engine passes (compiling them
-    where numba's cache does not have them), one process at a time."""
+    where numba's cache does not have them), one process at a time; the caller holds
+    ``_lock``."""
     global _module
     import fcntl
 
+    if _module is not None:
+        return _module
     with open(_lock_path(), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process compiling: wait, then load
         try:
@@ -78,33 +84,22 @@ def _load(note: bool) -> ModuleType:
     return compiled_network
 
 
-def _background() -> None:
+def load_quietly() -> None:
+    """Load (or compile) the kernels here, saying nothing: what a background thread runs
+    (:func:`bnviz.service.background.start_kernel_loading`).  A failure is kept, not raised:
+    the vectorised cut goes on, and :func:`require` reports it."""
     global _error
     try:
-        _load(note=False)
-    except BaseException as exc:  # the vectorised cut goes on; require() reports it
+        with _lock:
+            _load(note=False)
+    except BaseException as exc:  # noqa: BLE001 - kept for require(); cuts go on vectorised
         _error = exc
 
 
-def start_loading() -> None:
-    """Load (or compile) the kernels in a background thread of this process; returns at once.
-    Call again after a fork: threads do not survive it."""
-    global _thread
-    with _lock:
-        if _module is not None or (_thread is not None and _thread.is_alive()):
-            return
-        _thread = threading.Thread(target=_background, name="bnviz-kernels", daemon=True)
-        _thread.start()
-
-
 def require() -> ModuleType:
-    """The kernels, now: waits for a background load, else loads them here (saying so on
-    stderr when they must be compiled first)."""
-    with _lock:
-        thread = _thread
-    if thread is not None:
-        thread.join()
+    """The kernels, now: waits for a background load (it holds the lock), else loads them
+    here (saying so on stderr when they must be compiled first)."""
     if _module is not None:
         return _module
     with _lock:
-        return _module or _load(note=True)
+        return _load(note=True)

@@ -1,6 +1,6 @@
 """Network descriptions and the BN statistics that place their hyperplanes.
 
-Conventions are those of SPEC.md: layer l maps z_{l-1} to z_l = a(h_l) with
+Conventions are those of docs/conventions.md: layer l maps z_{l-1} to z_l = a(h_l) with
 
 * ``bn``:          h_l = (W_l z_{l-1} - mu_l) / sigma_l, mu_l and the *biased* standard
                    deviation sigma_l of W_l z_{l-1} over an explicit batch (BN paper eq. 3-4);
@@ -27,7 +27,7 @@ import numpy as np
 
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 from bnviz.core.overrides import BNOverrides, LayerOverride, slider_overrides
-from bnviz.params.caps import ACTIVATIONS, MODES
+from bnviz.params.caps import ACTIVATIONS, MAX_NETWORK_FILE_BYTES, MAX_PARAMETER, MODES
 
 __all__ = [
     "ACTIVATIONS",
@@ -47,7 +47,8 @@ __all__ = [
 
 
 def negative_slope(activation: str, alpha: float = 0.1) -> float:
-    """Slope of a(u) for u < 0: ReLU 0, leaky-ReLU alpha, absolute value -1 (SPEC.md)."""
+    """Slope of a(u) for u < 0: ReLU 0, leaky-ReLU alpha, absolute value -1
+    (docs/conventions.md)."""
     if activation == "relu":
         return 0.0
     if activation == "leaky_relu":
@@ -57,10 +58,6 @@ def negative_slope(activation: str, alpha: float = 0.1) -> float:
     if activation == "abs":
         return -1.0
     raise ValueError(f"unknown activation {activation!r}; choose from {', '.join(ACTIVATIONS)}")
-
-
-#: Largest |entry| accepted in weights and biases (keeps float64 statistics finite).
-MAX_PARAMETER = 1e6
 
 
 def _as_matrix(a: np.ndarray, name: str) -> np.ndarray:
@@ -103,7 +100,7 @@ class Head:
 
 @dataclass(frozen=True)
 class Network:
-    """A fully connected network on 2D inputs (SPEC.md conventions).
+    """A fully connected network on 2D inputs (docs/conventions.md).
 
     ``weights[l-1]`` is W_l of shape (D_l, D_{l-1}) with D_0 = 2.  ``biases`` (the c_l of the
     ``random_bias`` mode) must be given for that mode and are ignored by the others.
@@ -195,10 +192,9 @@ def random_network(
     return Network(tuple(weights), activation, alpha, mode, tuple(biases), head)
 
 
-#: The arrays a network file may hold, and their total size once decompressed (a network of
-#: MAX_WIDTH x MAX_DEPTH in float64 is ~8 MB): a small compressed file cannot expand to GBs.
+#: The arrays a network file may hold (their total size once decompressed: the cap
+#: MAX_NETWORK_FILE_BYTES of bnviz.params.caps).
 _NETWORK_ARRAY = re.compile(r"W[1-9][0-9]{0,2}|c[1-9][0-9]{0,2}|head_W|head_b")
-MAX_NETWORK_FILE_BYTES = 64_000_000
 
 
 def load_network(
@@ -255,7 +251,7 @@ def load_network(
 
 
 def select_batch(points: np.ndarray, batch_size: int | None, seed: int = 0) -> np.ndarray:
-    """The explicit batch that defines mu and sigma (SPEC.md).
+    """The explicit batch that defines mu and sigma (docs/conventions.md).
 
     ``None`` (or a size >= n) is the whole data set, i.e. test-time statistics; otherwise a
     mini-batch of ``batch_size`` distinct points drawn with ``seed``: same seed, same batch.
@@ -316,7 +312,7 @@ def layer_statistics(
     for i, w in enumerate(net.weights):
         layer = i + 1
         u = z @ w.T  # (|B|, D_l)
-        mean, var = batch_moments(u)  # eq. 3, biased (divide by |B|), SPEC.md pitfall
+        mean, var = batch_moments(u)  # eq. 3, biased (divide by |B|), docs/conventions.md, Pitfalls
         std = np.sqrt(var)
         if not (np.isfinite(mean).all() and np.isfinite(std).all()):
             raise ValueError(f"layer {layer}: the batch statistics overflow float64 "

@@ -2,17 +2,26 @@
 a partition is (:class:`Polygons`, :class:`LayerPartition`, :class:`Partition`) and the driver
 that cuts the input box layer after layer.
 
-One pass per layer, vectorised over every region and every unit at once: the partition
-Omega_{1|l-1} is kept as convex polygons with each polygon's exact affine map
-(:class:`bnviz.core.mesh.Mesh`); :func:`bnviz.core.crossings.find_cuts` finds the layer's lines
-that cross each polygon and their chords (the facets), :func:`bnviz.core.cut.layer_step` builds
-the faces of Omega_{1|l}.  The tolerances are documented there (on the line: RTOL = 1e-10 of
-the terms' scale; no region is ever dropped by an area threshold).
+Each layer's cut is made by one of two engines, chosen in one place
+(:func:`bnviz.core.cut.compiled_kernels`), and both give the same partition, region for region
+(tests/engine_cases.py):
 
-Each layer is cut with numpy or torch (:mod:`bnviz.core.arrays`): numpy while the mesh is
-small or the device is the CPU (a small cut is hundreds of tiny array operations, where
-torch's dispatch cost dominated: 6 ms at 16x3 against 1.3 ms now), torch on the GPU that
-:func:`bnviz.device.pick_device` chose once the mesh is big.  Same partition either way.
+* the compiled kernels (numba: :mod:`bnviz.core.compiled_network`, :mod:`bnviz.core.clipping`),
+  the default wherever numpy holds the mesh (the CPU at every size, measured faster from 8x2 to
+  128x6; a GPU while the mesh is small) once the process has them loaded
+  (:mod:`bnviz.core.kernels`: a server and a job's process load them in the background); a
+  network's first, small layers are cut in one compiled call;
+* the vectorised cut (:func:`bnviz.core.crossings.find_cuts` finds the lines that cross each
+  polygon and their chords, the facets; :func:`bnviz.core.cut.layer_step` builds the faces of
+  Omega_{1|l}), vectorised over every region and unit at once, on numpy or torch
+  (:mod:`bnviz.core.arrays`): what a one-shot command runs (it never imports numba), what a
+  server runs until its kernels are loaded, what a big mesh on a GPU runs on torch, and what
+  :func:`decision_boundaries` runs for K realisations at once.
+
+The partition Omega_{1|l-1} is kept as convex polygons with each polygon's exact affine map
+(:class:`bnviz.core.mesh.Mesh`).  The tolerances are documented in :mod:`bnviz.core.crossings`
+(on the line: RTOL = 1e-10 of the terms' scale; no region is ever dropped by an area
+threshold).
 """
 
 from __future__ import annotations
@@ -25,9 +34,15 @@ from typing import Any
 import numpy as np
 
 from bnviz.core import cut
-from bnviz.core.arrays import NUMPY, NUMPY_MAX_WORK, device_type, ops_for
+from bnviz.core.arrays import device_type, ops_for
 from bnviz.core.crossings import find_cuts
-from bnviz.core.cut import WORK_PER_REGION, _compiled, layer_step, refusal
+from bnviz.core.cut import (
+    WORK_PER_REGION,
+    compiled_kernels,
+    compiled_max_work,
+    layer_step,
+    refusal,
+)
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import Mesh, box_mesh
 from bnviz.core.network import BNOverrides, LayerStatistics, Network, layer_statistics
@@ -153,9 +168,9 @@ def _head_cuts(mesh: Mesh, net: Network, box) -> tuple[Any, Any]:
     wd, bd = net.head.decision_function()
     planes = mesh.aff @ ops.asarray(wd, ops.float64)  # (3, R)
     planes[2] += bd
-    if ops is NUMPY and mesh.n_regions <= cut.COMPILED_MAX_WORK and _compiled():
-        # the compiled chords (bnviz.core.clipping.chords), as find_cuts finds them
-        _, pair_ptr, _, _, chords = _compiled().chords(
+    engine = compiled_kernels(ops, mesh.n_regions)
+    if engine is not None:  # the compiled chords (bnviz.core.clipping.chords), as find_cuts
+        _, pair_ptr, _, _, chords = engine.chords(
             mesh.ptr, mesh.verts, np.ascontiguousarray(planes[:, :, None]),
             max(abs(box[0]), abs(box[1])), max(abs(box[2]), abs(box[3])))
         return chords, np.repeat(np.arange(len(pair_ptr) - 1), np.diff(pair_ptr))
@@ -182,7 +197,7 @@ def _step(mesh: Mesh, dev: Any, w: np.ndarray, mu: Any, sigma: Any, slope: float
     return out
 
 
-def _compiled_layers(net: Network, stats: list[LayerStatistics],
+def _compiled_layers(engine: Any, net: Network, stats: list[LayerStatistics],
                      box: tuple[float, float, float, float], dev: Any,
                      max_regions: int) -> tuple[list[LayerPartition], Mesh | None]:
     """The first layers whose meshes are small (:func:`bnviz.core.cut.layer_step` would cut
@@ -190,12 +205,12 @@ def _compiled_layers(net: Network, stats: list[LayerStatistics],
     (:func:`bnviz.core.compiled_network.cut_network`): their LayerPartitions and the mesh to
     go on from (None when no layer was that small)."""
     (status, count, done, offsets, ptr_cat, verts_cat, packed_cat, facets_cat, units_cat,
-     parents_cat, aff, group) = _compiled().cut_network(
+     parents_cat, aff, group) = engine.cut_network(
         *box, np.concatenate([w.ravel() for w in net.weights]),
         np.array(net.widths, np.int64), np.concatenate([st.mu for st in stats]),
         np.concatenate([st.sigma for st in stats]), float(net.negative_slope),
         int(max_regions), int(WORK_PER_REGION * max_regions),
-        int(min(cut.COMPILED_MAX_WORK, NUMPY_MAX_WORK.get(device_type(dev), 0), 1 << 62)),
+        compiled_max_work(dev),
         int(min(cut.COMPILED_MAX_GEMM, 1 << 62)))
     if status:
         raise PartitionTooLarge(
@@ -226,7 +241,8 @@ def compute_partition(
 ) -> Partition:
     """Exact partition Omega_{1|l} of ``box`` for every layer l, with facets and statistics.
 
-    ``batch`` is the explicit batch whose statistics define mu and sigma (SPEC.md).  Raises
+    ``batch`` is the explicit batch whose statistics define mu and sigma
+    (docs/conventions.md).  Raises
     :class:`PartitionTooLarge` when a layer's partition exceeds ``max_regions`` regions.
     Small meshes are cut with numpy whatever the device (:mod:`bnviz.core.arrays`).
     """
@@ -241,8 +257,9 @@ def compute_partition(
         stats = layer_statistics(net, batch, overrides)
     slope = net.negative_slope
     layers, mesh = [], None
-    if ops_for(dev, 0) is NUMPY and _compiled():  # the first, small layers: one compiled call
-        layers, mesh = _compiled_layers(net, stats, box, dev, max_regions)
+    engine = compiled_kernels(ops_for(dev, 0), 0)
+    if engine is not None:  # the first, small layers: one compiled call
+        layers, mesh = _compiled_layers(engine, net, stats, box, dev, max_regions)
     if len(layers) == len(stats) and net.head is None:  # all cut by the compiled call
         return Partition(box, net.widths, layers, None, time.perf_counter() - t0, str(dev))
     if mesh is None:

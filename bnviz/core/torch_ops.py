@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from bnviz.core.arrays import Ops
+from bnviz.core.ops import Ops
 
 __all__ = ["TorchOps"]
 

@@ -49,6 +49,7 @@ from types import MappingProxyType
 import numpy as np
 
 from bnviz.messages import brief
+from bnviz.params.caps import DATASETS, MAX_COORDINATE, MAX_NOISE, MAX_POINTS
 
 __all__ = [
     "DATASETS",
@@ -67,17 +68,8 @@ __all__ = [
     "star_vertices",
 ]
 
-DATASETS: tuple[str, ...] = ("star", "moons", "circles", "blobs", "spiral", "gaussian")
-
-#: Largest number of points a data set may have.
-MAX_POINTS = 1_000_000
-#: Largest |coordinate| accepted: far beyond any input box, small enough that the float64
-#: statistics of a batch (squares of W x) cannot overflow.
-MAX_COORDINATE = 1e6
 #: Generated points lie in ``[-DATA_BOUND, DATA_BOUND]^2``.
 DATA_BOUND = 2.5
-#: Largest accepted ``noise`` (standard deviation of the positional jitter).
-MAX_NOISE = 1.0
 
 STAR_OUTER_RADIUS = 1.0
 STAR_INNER_RADIUS = 0.4

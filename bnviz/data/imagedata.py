@@ -40,6 +40,7 @@ import numpy as np
 
 from bnviz.config import bnviz_home
 from bnviz.messages import brief
+from bnviz.params.caps import MAX_FOLDER_IMAGES
 
 __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "ImageData",
            "check_available", "cifar_batch_bytes", "count_folder_images", "data_dir",
@@ -48,8 +49,6 @@ __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "I
 STANDARD_DATASETS: tuple[str, ...] = ("digits", "glyphs", "cifar10", "cifar100", "svhn")
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif",
                               ".tiff", ".ppm"})
-#: An image folder larger than this is refused (images are held in memory as uint8).
-MAX_FOLDER_IMAGES = 200_000
 _FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 

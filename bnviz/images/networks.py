@@ -3,7 +3,7 @@ and the CNN of the BN paper's appendix D (BN with leaky-ReLU), and a ResNet50 fo
 ImageNet-scale folders.
 
 Every normalisation layer is a :class:`ModeNorm`, which sets the pre-activation in one of the
-BN paper's ways (section 3.3; SPEC.md conventions), per channel:
+BN paper's ways (section 3.3; docs/conventions.md), per channel:
 
 * ``bn``: h = (u - mu_B) / sigma_B with the batch mean and BIASED std (eq. 3) while training,
   running averages of them at test time; optional learnable gamma, beta (``affine``: Table 1).
@@ -46,7 +46,7 @@ NORM_MODES: tuple[str, ...] = ("bn", "noisy_bn", "frozen", "zero_bias", "random_
                                "folded", "scale_only")
 #: The modes that add a learnable bias and nothing else: u + b (a plain network's layer).
 BIAS_MODES: tuple[str, ...] = ("zero_bias", "random_bias", "folded", "scale_only")
-#: leaky-ReLU slope of appendix D's networks (SPEC.md's default alpha).
+#: leaky-ReLU slope of appendix D's networks (docs/conventions.md's default alpha).
 NEGATIVE_SLOPE = 0.1
 
 
@@ -111,7 +111,7 @@ class ModeNorm(nn.Module):
                 raise RuntimeError("frozen statistics used before calibrate_frozen()")
             mu, var = self.running_mean, self.running_var
         elif self.training:
-            mu, var = batch_moments(x, dims)  # biased (eq. 3; SPEC pitfalls)
+            mu, var = batch_moments(x, dims)  # biased (eq. 3; docs/conventions.md, Pitfalls)
             with torch.no_grad():
                 self.running_mean.lerp_(mu, self.momentum)
                 self.running_var.lerp_(var, self.momentum)

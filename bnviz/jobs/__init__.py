@@ -12,7 +12,7 @@ This module is the one entry point the CLI and the pages use:
   once and reused, also after a restart (a queued, running or succeeded job of the same key is
   returned; a succeeded one whose result file is gone is computed again), and at most
   :func:`max_runs` jobs may be queued or running when a page starts a new one
-  (:class:`ServerBusy`, whose message the page shows);
+  (:class:`QueueFull`, whose message the page shows);
 * list, show, cancel (from any process: the store's cancel flag), re-run and wait.
 
 A submission from a client (the HTTP API, a page: ``client``, an opaque id of its address)
@@ -34,22 +34,23 @@ from typing import Any
 from bnviz.config import setting
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
 from bnviz.jobs.local import ensure_local_worker
+from bnviz.jobs.registry import get_job_type
 from bnviz.jobs.results import has_result
 from bnviz.jobs.store import (
     ENDED,
     ClientBusy,
     Job,
     JobStore,
-    ServerBusy,
+    QueueFull,
     StoreError,
     check_job_id,
     job_key,
     open_store,
 )
-from bnviz.jobs.types import Cancelled, ParamError, get_job_type
+from bnviz.jobs.types import Cancelled, ParamError
 from bnviz.service.disk import DiskFull, check_free_disk
 
-__all__ = ["Cancelled", "ClientBusy", "DiskFull", "Job", "ParamError", "ServerBusy", "StoreError",
+__all__ = ["Cancelled", "ClientBusy", "DiskFull", "Job", "ParamError", "QueueFull", "StoreError",
            "backend", "cancel_job", "get_job", "job_details", "jobs_per_client", "list_jobs",
            "max_runs", "reap", "redispatch", "rerun_job", "start_job", "submit_job", "wait_job"]
 
@@ -121,7 +122,7 @@ def submit_job(job_type: str, params: dict[str, Any], rerun_of: str | None = Non
 
 def start_job(job_type: str, params: dict[str, Any], client: str | None = None) -> Job:
     """What a page's button does: the job of these parameters, reused or new (see the module
-    docstring). ParamError on bad parameters, ServerBusy at the cap (ClientBusy at the
+    docstring). ParamError on bad parameters, QueueFull at the cap (ClientBusy at the
     client's), DiskFull when the disk is nearly full."""
     spec = get_job_type(job_type)
     checked = spec.check(params)

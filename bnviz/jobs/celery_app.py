@@ -20,22 +20,21 @@ No job is lost (at least once, with the store as the judge of who runs a job):
 * each worker reaps every REAP_SECONDS (:func:`bnviz.jobs.reap`): a job whose worker died
   (no heartbeat) is queued again and sent again; a duplicate message finds the job claimed
   (``run_job`` claims queued jobs only) and does nothing.
+
+This module is the app as both sides need it (its broker, its settings, the task's name):
+:mod:`bnviz.jobs` sends with it.  The worker's side (the task's body, the reaper thread,
+``worker_main``) is :mod:`bnviz.jobs.celery_worker`, which calls :mod:`bnviz.jobs` back; kept
+apart, neither imports the other in a circle.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from functools import cache
 
-from bnviz.jobs.store import HOST
-
-__all__ = ["REAP_SECONDS", "TASK_NAME", "broker_url", "celery_app", "run_celery_worker"]
+__all__ = ["TASK_NAME", "broker_url", "celery_app"]
 
 TASK_NAME = "bnviz.run_job"
-#: How often each worker looks for jobs whose worker was lost.
-REAP_SECONDS = 10.0
 
 
 def broker_url() -> str | None:
@@ -45,7 +44,8 @@ def broker_url() -> str | None:
 
 @cache
 def celery_app(url: str):
-    """The Celery app for a broker URL (one per process)."""
+    """The Celery app for a broker URL (one per process); a worker registers the task on it
+    (:func:`bnviz.jobs.celery_worker.run_celery_worker`), a sender sends by name."""
     from celery import Celery
 
     app = Celery("bnviz", broker=url)
@@ -55,54 +55,4 @@ def celery_app(url: str):
         task_reject_on_worker_lost=True, broker_connection_retry_on_startup=True,
         broker_connection_timeout=5, worker_hijack_root_logger=False,
         task_default_queue="bnviz")
-
-    @app.task(name=TASK_NAME)
-    def run_job_task(job_id: str) -> str:
-        from bnviz.jobs import redispatch
-        from bnviz.jobs.runner import run_job
-
-        status = run_job(job_id)
-        if status == "queued":  # stopped by a warm shutdown: another worker resumes it
-            redispatch(job_id)
-        return status
-
     return app
-
-
-def _reaper(stop: threading.Event) -> None:
-    """Every REAP_SECONDS: say this worker is alive (``/healthz`` counts the workers that
-    beat) and queue again the jobs whose worker was lost."""
-    from bnviz.jobs import reap
-    from bnviz.jobs.store import StoreError, open_store
-
-    while True:
-        try:
-            open_store().beat_worker(f"celery@{HOST}:{os.getpid()}",
-                                     {"backend": "celery", "host": HOST, "pid": os.getpid()})
-            reap()
-        except StoreError as exc:
-            print(f"bnviz worker: {exc}", file=sys.stderr, flush=True)
-        if stop.wait(REAP_SECONDS):
-            return
-
-
-def _on_shutdown(**_: object) -> None:
-    from bnviz.jobs.runner import STOPPING
-
-    STOPPING.set()
-
-
-def run_celery_worker(concurrency: int = 1) -> None:
-    """Start a Celery worker for the configured broker (blocks)."""
-    url = broker_url()
-    if url is None:
-        raise ValueError("BNVIZ_BROKER_URL is not set")
-    from celery.signals import worker_shutting_down
-
-    pool = "solo" if concurrency == 1 else "prefork"
-    worker_shutting_down.connect(_on_shutdown, weak=False)
-    threading.Thread(target=_reaper, args=(threading.Event(),), daemon=True,
-                     name="bnviz-reaper").start()
-    celery_app(url).worker_main(["worker", f"--pool={pool}", f"--concurrency={concurrency}",
-                                 "--loglevel=INFO", "-Q", "bnviz", "-n", f"bnviz@{HOST}",
-                                 "--without-gossip", "--without-mingle"])

@@ -29,7 +29,8 @@ from typing import Any
 
 from bnviz.cli.commands import summary
 from bnviz.cli.progress import add_quiet
-from bnviz.jobs.types import IMAGE_JOB_TYPES, get_job_type
+from bnviz.jobs.registry import get_job_type
+from bnviz.jobs.types import IMAGE_JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
 
 __all__ = ["add_commands"]
@@ -191,7 +192,8 @@ def _run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
 
 def run_worker(args: argparse.Namespace) -> tuple[bytes, int]:
     from bnviz.config import check_settings
-    from bnviz.jobs.celery_app import broker_url, run_celery_worker
+    from bnviz.jobs.celery_app import broker_url
+    from bnviz.jobs.celery_worker import run_celery_worker
     from bnviz.jobs.local import LocalWorker
 
     check_settings()  # a bad setting stops the worker at its start, in one line

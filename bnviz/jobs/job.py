@@ -18,7 +18,7 @@ from bnviz.config import setting
 from bnviz.messages import brief
 
 __all__ = ["ACTIVE", "ENDED", "FIELDS", "HOST", "JOB_ID", "JSON_FIELDS", "MAX_LOG_LINES",
-           "REUSABLE", "STATUSES", "ClientBusy", "Job", "ServerBusy", "StoreError",
+           "REUSABLE", "STATUSES", "ClientBusy", "Job", "QueueFull", "StoreError",
            "check_job_id", "job_key", "pid_alive", "stale_seconds"]
 
 STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -37,7 +37,7 @@ class StoreError(RuntimeError):
     """The job store cannot be reached or read: a message for the user."""
 
 
-class ServerBusy(ValueError):
+class QueueFull(ValueError):
     """As many jobs as the server allows are queued or running; the message says so."""
 
     def __init__(self, active: int):
@@ -46,7 +46,7 @@ class ServerBusy(ValueError):
         self.active = active
 
 
-class ClientBusy(ServerBusy):
+class ClientBusy(QueueFull):
     """This client has as many jobs queued or running as one client may."""
 
     def __init__(self, active: int):

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
-from bnviz.jobs import store as base
-from bnviz.jobs.store import ACTIVE, FIELDS, REUSABLE, STATUSES, Job, JobStore, StoreError
+from bnviz.jobs import job as records
+from bnviz.jobs.job import ACTIVE, FIELDS, REUSABLE, STATUSES, Job, StoreError
+from bnviz.jobs.jobstore import JobStore
 
 __all__ = ["RedisStore"]
 
@@ -209,7 +210,7 @@ class RedisStore(JobStore):
     def add_log(self, job_id: str, line: str) -> None:
         pipe = self._redis.pipeline()
         pipe.rpush(self._key(job_id, "log"), line)
-        pipe.ltrim(self._key(job_id, "log"), -base.MAX_LOG_LINES, -1)
+        pipe.ltrim(self._key(job_id, "log"), -records.MAX_LOG_LINES, -1)
         self._call(pipe.execute)
 
     def logs(self, job_id: str, tail: int = 200) -> list[str]:

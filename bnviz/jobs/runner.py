@@ -37,9 +37,10 @@ import torch
 
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
+from bnviz.jobs.registry import get_job_type
 from bnviz.jobs.results import checkpoint_path, write_network, write_result
 from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
-from bnviz.jobs.types import Cancelled, DistInfo, Interrupted, ParamError, get_job_type
+from bnviz.jobs.types import Cancelled, DistInfo, Interrupted, ParamError
 
 __all__ = ["CANCEL_CHECK_SECONDS", "HEARTBEAT_SECONDS", "PROGRESS_SECONDS", "STOPPING",
            "StoreContext", "run_job"]
@@ -204,11 +205,11 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
     """Run a job to its end in this process; returns its final status ("queued" when the
     worker is stopping and the job went back to the queue). ``claim=False`` when the
     caller (the local worker) has already claimed it."""
-    from bnviz.core import kernels
+    from bnviz.service.background import start_kernel_loading
 
     # in the process that computes (a runner process, a Celery pool child: after any fork),
     # the partitions a job draws cut with the vectorised path until the kernels are loaded
-    kernels.start_loading()
+    start_kernel_loading()
     store = store or open_store()
     job = store.get(job_id)
     if job is None:

@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bnviz.config import setting
-from bnviz.jobs import store as base
-from bnviz.jobs.store import (
+from bnviz.jobs import job as records
+from bnviz.jobs.job import (
     ACTIVE,
     FIELDS,
     JSON_FIELDS,
     REUSABLE,
     STATUSES,
     Job,
-    JobStore,
     StoreError,
 )
+from bnviz.jobs.jobstore import JobStore
 
 T = TypeVar("T")
 
@@ -237,7 +237,7 @@ class SQLiteStore(JobStore):
                    (job_id, time.time(), line), write=True)
         self._exec("DELETE FROM logs WHERE job_id = ? AND seq <= (SELECT seq FROM logs WHERE "
                    "job_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                   (job_id, job_id, base.MAX_LOG_LINES), write=True)
+                   (job_id, job_id, records.MAX_LOG_LINES), write=True)
 
     def logs(self, job_id: str, tail: int = 200) -> list[str]:
         if tail <= 0:

@@ -12,17 +12,15 @@ A job type (:class:`JobType`) is three functions and one flag:
   (``ctx.save_result``, :mod:`bnviz.jobs.results`). A page reuses a succeeded job of the same
   parameters only while its result file is there.
 
-The types live beside the code they run and are imported only when a job of that type is
-checked or run (:func:`get_job_type`): the image experiments (:mod:`bnviz.images.experiments`),
-the density page's Figure 3 run (:mod:`bnviz.views.density`), the debate page's 2D landscape
-run of Santurkar et al. (:mod:`bnviz.papers.landscape`) and the jitter page's training
-(:mod:`bnviz.views.training_cache`). Nothing here imports torch.
+The types live beside the code they run, which imports this module for its vocabulary; the
+table of every type (:func:`bnviz.jobs.registry.get_job_type`) is a module of its own, the
+one that imports them, so that nothing here imports a job's code back (no import cycle).
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,19 +30,11 @@ from bnviz.messages import brief
 from bnviz.params.fields import InputError, parse
 from bnviz.params.jobs import IMAGE_JOB_PARAMS
 
-__all__ = ["IMAGE_JOB_TYPES", "PAGE_JOB_TYPES", "Cancelled", "DistInfo", "Interrupted",
-           "JobContext", "JobType", "ParamError", "RecordingContext", "all_job_types",
-           "get_job_type", "validate_params"]
+__all__ = ["IMAGE_JOB_TYPES", "Cancelled", "DistInfo", "Interrupted", "JobContext", "JobType",
+           "ParamError", "RecordingContext", "validate_params"]
 
 #: The image experiments: one parameter model each (:mod:`bnviz.params.jobs`).
 IMAGE_JOB_TYPES: tuple[str, ...] = tuple(IMAGE_JOB_PARAMS)
-#: The jobs the pages start (a name -> the module that defines it, as ``module:ATTRIBUTE``).
-PAGE_JOB_TYPES: dict[str, str] = {
-    "density": "bnviz.views.density:DENSITY_JOB",
-    "landscape-2d": "bnviz.papers.landscape:LANDSCAPE_2D_JOB",
-    "jitter-training": "bnviz.views.training_cache:TRAINING_JOB",
-    "slice": "bnviz.slices.job:SLICE_JOB",
-}
 
 
 class Cancelled(Exception):
@@ -160,23 +150,6 @@ class JobType:
     run: Callable[[dict[str, Any], JobContext, DistInfo], dict[str, Any]]
     summarise: Callable[[list[dict[str, Any]]], dict[str, Any]] = lambda rows: {}
     result: bool = False
-
-
-def all_job_types() -> tuple[str, ...]:
-    """Every job type's name (nothing imported)."""
-    return (*IMAGE_JOB_TYPES, *PAGE_JOB_TYPES)
-
-
-def get_job_type(name: object) -> JobType:
-    """The job type called ``name`` (ParamError for any other value), its module imported."""
-    if name in IMAGE_JOB_TYPES:
-        from bnviz.images.experiments import image_job_type
-
-        return image_job_type(str(name))
-    if isinstance(name, str) and name in PAGE_JOB_TYPES:
-        module, attribute = PAGE_JOB_TYPES[name].split(":")
-        return getattr(importlib.import_module(module), attribute)
-    raise ParamError(f"unknown job type {brief(name)}: one of {', '.join(all_job_types())}")
 
 
 def validate_params(schema: type, raw: object, what: str | None,

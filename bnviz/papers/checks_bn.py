@@ -114,7 +114,7 @@ def bn_prop2_variance(device: torch.device, *, correction: int = 0,
     """Proposition 2 (eq. 13) for iid inputs, against a Monte Carlo of 40,000 batches in the
     Figure 7 setup: var(mu) = <w^2, m rho> / |B|, and BN's biased sigma^2 with mean
     (|B|-1)/|B| s^2 and variance ((|B|-1)/|B|)^2 (phi^4 - s^4 (|B|-3)/(|B|-1)) / |B| (eq. 13
-    as printed is the variance of the unbiased sample variance; SPEC.md).
+    as printed is the variance of the unbiased sample variance; docs/conventions.md).
 
     ``correction`` (1: the unbiased sigma^2 in the Monte Carlo) or a ``batch_size`` that the
     formulas do not assume give the check a wrong input: it then fails (tests)."""

@@ -1,6 +1,6 @@
 """Luo et al.'s claims on BN as a regulariser, checked numerically: the gamma-decay strength
 3/(4M), the generalisation error of a linear student, and two printed formulas that do not hold
-(var(sigma_B) without sigma_P^2, and I2 with pi R) (SPEC.md, "Pitfalls")."""
+(var(sigma_B) without sigma_P^2, and I2 with pi R) (docs/conventions.md, "Pitfalls")."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Each claim is computed independently of the formula it checks (autograd against 
 form, Monte Carlo against an expectation, a numerical minimiser against an argmin, the exact
 partition engine against a region count), in float64, with a fixed seed and a stated
 tolerance.  Where a paper's printed formula is wrong, the printed version is reported as not
-holding, next to the corrected one (SPEC.md, "Pitfalls").
+holding, next to the corrected one (docs/conventions.md, "Pitfalls").
 
     python -m bnviz claims --json
 """

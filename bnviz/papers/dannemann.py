@@ -26,13 +26,12 @@ import numpy as np
 import torch
 
 from bnviz.core.bn import batch_statistics, bn_forward
+from bnviz.params.caps import DANNEMANN_MAX_POINTS
 
 __all__ = ["WeightPlane", "bn_loss", "weight_plane"]
 
 #: Grid of the contour plots (a small 2D picture: n^2 loss evaluations, one batched call).
 GRID = 121
-#: Cap on the data points a user may give (one neuron: a tiny problem whatever the size).
-MAX_POINTS = 50
 
 
 @dataclass(frozen=True)
@@ -86,8 +85,8 @@ def weight_plane(points: np.ndarray, labels: np.ndarray, w0: np.ndarray,
     x = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
     w0 = np.asarray(w0, dtype=np.float64).reshape(2)
-    if not 3 <= len(x) <= MAX_POINTS or len(y) != len(x):
-        raise ValueError(f"give 3 to {MAX_POINTS} points, each with a label")
+    if not 3 <= len(x) <= DANNEMANN_MAX_POINTS or len(y) != len(x):
+        raise ValueError(f"give 3 to {DANNEMANN_MAX_POINTS} points, each with a label")
     if not (np.isfinite(x).all() and np.isfinite(y).all() and np.isfinite(w0).all()):
         raise ValueError("points, labels and W0 must be finite numbers")
     ddof = 1 if unbiased else 0

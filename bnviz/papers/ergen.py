@@ -37,10 +37,10 @@ import numpy as np
 import torch
 
 from bnviz.core.bn import batch_statistics, bn_forward
+from bnviz.params.caps import ERGEN_MAX_POINTS
 
 __all__ = ["ErgenResult", "closed_form", "ergen_experiment", "whiten"]
 
-MAX_POINTS = 60
 RANK_TOLERANCE = 0.05
 ACTIVE_FRACTION = 0.1
 
@@ -89,7 +89,7 @@ class ErgenResult:
 def _ergen_bn(h: torch.Tensor, gamma: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
     """Ergen et al.'s BN, gamma (h - mu) / ||h - mu|| + alpha / sqrt(n): the one BN forward
     (eq. 3-4) with ||h - mu|| = sqrt(n) sigma (biased), so their gamma is sqrt(n) times a
-    usual BN gamma (SPEC.md pitfalls)."""
+    usual BN gamma (docs/conventions.md, Pitfalls)."""
     root_n = math.sqrt(h.shape[0])
     mu, sigma = batch_statistics(h)
     return bn_forward(h, mu, root_n * sigma, gamma, alpha / root_n)
@@ -118,8 +118,8 @@ def ergen_experiment(points: np.ndarray, labels: np.ndarray, beta: float = 0.5,
     x = np.asarray(points, dtype=np.float64)
     lab = np.asarray(labels).astype(np.int64)
     n = x.shape[0]
-    if not 4 <= n <= MAX_POINTS:
-        raise ValueError(f"give 4 to {MAX_POINTS} points")
+    if not 4 <= n <= ERGEN_MAX_POINTS:
+        raise ValueError(f"give 4 to {ERGEN_MAX_POINTS} points")
     if not (0 < beta <= 10 and 2 <= hidden <= 64 and 100 <= steps <= 20_000):
         raise ValueError("beta in (0, 10], hidden units 2 to 64, steps 100 to 20000")
     classes = np.unique(lab)

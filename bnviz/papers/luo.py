@@ -3,7 +3,8 @@ gap, and the (gamma, R, L) learning dynamics of a teacher-student ReLU unit.
 
 * Section 2: mu_B ~ N(mu_P, sigma_P^2 / M) and sigma_B ~ N(sigma_P, sigma_P^2 (rho + 2) / (4M))
   with rho the EXCESS kurtosis.  The paper prints var(sigma_B) = (rho + 2)/(4M), missing the
-  factor sigma_P^2 (SPEC.md pitfalls); both are returned so the view shows the difference.
+  factor sigma_P^2 (docs/conventions.md, Pitfalls); both are returned so the view shows the
+  difference.
 * Eq. 3: BN = population normalisation + gamma decay zeta gamma^2.  For a linear unit and
   h ~ N(0, 1), E_B[(h - BN_B(h))^2 / 2] = 3/(4M) to leading order in 1/M (h a member of its
   batch, biased sigma); with gamma, the gap scales as gamma^2.

@@ -10,6 +10,7 @@ control or option and the allowed range.  No torch is imported here.
 """
 
 import importlib
+import pkgutil
 from typing import TYPE_CHECKING, Any
 
 #: Each public name and the submodule that defines it.  They are imported on first use
@@ -29,7 +30,21 @@ __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityPar
            "ExplorerParams", "InputError", "JitterParams", "LandscapeParams",
            "LiveFrameParams", "LiveTrainingParams", "NoisyBN",
            "PartitionParams", "SlicePageParams", "SliceParams", "TrainingJobParams",
-           "TrainingParams", "default_layers", "one_line", "parse"]
+           "TrainingParams", "default_layers", "one_line", "parse", "warm_validators"]
+
+
+def warm_validators() -> tuple[type, ...]:
+    """Build every parameter model's validator now (every module of this package imported,
+    each model of :data:`bnviz.params.fields.MODELS` given its validator): what a server's
+    ``warm_up`` calls before its first request, so that no two request threads race to build
+    one.  Returns the models (tests/test_architecture.py checks that they are all of them)."""
+    from bnviz.params import fields
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    for model in fields.MODELS:
+        fields.validator(model)
+    return tuple(fields.MODELS)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,12 +4,15 @@ The pages, the command line (and later the job submission and an HTTP API) read 
 through the parameter models of :mod:`bnviz.params`; the engine keeps its runtime region caps
 (:data:`MAX_REGIONS`, :data:`EXPLORER_MAX_REGIONS`, :data:`JITTER_MAX_REGIONS`) as the final
 guard.  Nothing here imports torch, so ``bnviz --help`` and argument errors stay fast.
+
+This module imports nothing of bnviz: it is the bottom of the dependency graph, so that every
+layer (the engine in :mod:`bnviz.core` and the data sets in :mod:`bnviz.data` included)
+reads its caps from here without depending on the parameter models above it
+(tests/test_architecture.py checks both, and that no ``MAX_*`` cap on user input is defined
+anywhere else).
 """
 
 from __future__ import annotations
-
-from bnviz.data.datasets import DATASETS, MAX_POINTS
-from bnviz.data.imagedata import MAX_FOLDER_IMAGES
 
 __all__ = [
     "ACTIVATIONS",
@@ -18,23 +21,37 @@ __all__ = [
     "BN_SLICE_MODES",
     "DATASETS",
     "DENSITY_LIMITS",
+    "DANNEMANN_MAX_POINTS",
     "DENSITY_PAGE_LIMITS",
+    "ERGEN_MAX_POINTS",
+    "EXPLORER_MAX_UPLOAD_BYTES",
+    "EXPLORER_MAX_URL_POINTS",
     "EXPLORER_LIMITS",
     "EXPLORER_MAX_REGIONS",
     "FIGURE7_LIMITS",
+    "GEOMETRY_SUFFIXES",
     "IMAGE_JOB_LIMITS",
     "IMAGE_SHAPES",
     "JITTER_LIMITS",
+    "JITTER_MAX_NETWORK_BYTES",
     "JITTER_MAX_REGIONS",
     "LANDSCAPE_LIMITS",
     "LEARNING_RATE",
+    "LECTURE_MAX_SNAPSHOTS",
+    "LECTURE_MAX_SNAPSHOT_NAME",
+    "LECTURE_MAX_SNAPSHOT_QUERY",
     "MAX_CONCENTRATION_PASSES",
+    "MAX_COORDINATE",
     "MAX_DENSITY_WORK",
     "MAX_DEPTH",
     "MAX_ELEMENTS",
     "MAX_EXTENT",
+    "MAX_EXTRA_POINTS",
     "MAX_FOLDER_IMAGES",
     "MAX_LANDSCAPE_WORK",
+    "MAX_NETWORK_FILE_BYTES",
+    "MAX_NOISE",
+    "MAX_PARAMETER",
     "MAX_POINTS",
     "MAX_REGIONS",
     "MAX_SAMPLES",
@@ -44,11 +61,13 @@ __all__ = [
     "MAX_WIDTH",
     "MIN_SAMPLES",
     "SLICE_LIMITS",
+    "SLICE_MAX_FILE_BYTES",
     "SLICE_MAX_OPS",
     "SLICE_MAX_TENSOR_UNITS",
     "SLICE_MAX_TOTAL_UNITS",
     "SLICE_MAX_REGIONS",
     "SLICE_MAX_TOTAL_REGIONS",
+    "SLICE_MAX_UPLOAD_BYTES",
     "SLICE_PAGE_MAX_REGIONS",
     "MODES",
     "OPTIMIZERS",
@@ -61,11 +80,14 @@ __all__ = [
     "TRAIN_STEPS_PER_FRAME",
     "TEST_SIZES",
     "TRAIN_SIZES",
+    "WEIGHTS",
 ]
 
 # ---- choices ----------------------------------------------------------------------------
 #: a(u) = u for u > 0, alpha * u otherwise: ReLU (alpha 0), leaky ReLU, absolute value (-1).
 ACTIVATIONS: tuple[str, ...] = ("relu", "leaky_relu", "abs")
+#: The 2D data sets (:func:`bnviz.data.datasets.make_dataset`).
+DATASETS: tuple[str, ...] = ("star", "moons", "circles", "blobs", "spiral", "gaussian")
 #: How h_l is set (BN paper section 3.3): BN statistics, no bias, or a random bias.
 MODES: tuple[str, ...] = ("bn", "zero_bias", "random_bias")
 #: What the explorer's mu and sigma sliders act on.
@@ -80,6 +102,23 @@ BATCH_ALL: tuple[str, ...] = ("", "all", "none", "full")
 #: Seeds must fit torch's int64 (the command line); the pages keep to 31 bits.
 SEED_MAX = 2**63 - 1
 PAGE_SEED_MAX = 2**31 - 1
+
+# ---- data and networks from users (any caller) -----------------------------------------
+#: Largest number of points a data set may have (generated, uploaded or read from a file).
+MAX_POINTS = 1_000_000
+#: Largest |coordinate| accepted: far beyond any input box, small enough that the float64
+#: statistics of a batch (squares of W x) cannot overflow.
+MAX_COORDINATE = 1e6
+#: Largest accepted ``noise`` of a generated data set (std of the positional jitter).
+MAX_NOISE = 1.0
+#: Largest |entry| accepted in a network's weights and biases (keeps float64 statistics
+#: finite).
+MAX_PARAMETER = 1e6
+#: A network file's arrays once decompressed (a network of MAX_WIDTH x MAX_DEPTH in float64
+#: is ~8 MB): a small compressed file cannot expand to GBs.
+MAX_NETWORK_FILE_BYTES = 64_000_000
+#: An image folder larger than this is refused (images are held in memory as uint8).
+MAX_FOLDER_IMAGES = 200_000
 
 # ---- the exact partition (any caller) -----------------------------------------------------
 #: The exact partition grows with width and depth (up to ~width^(2*depth) regions in theory,
@@ -112,6 +151,12 @@ EXPLORER_LIMITS: dict[str, tuple[float, float]] = {
 }
 #: Regions of one layer above which an explorer request stops with a message.
 EXPLORER_MAX_REGIONS = 60_000
+#: Points a user may add by clicking or uploading.
+MAX_EXTRA_POINTS = 2000
+#: Added points kept in a shareable URL (more are kept in the page, not in the link).
+EXPLORER_MAX_URL_POINTS = 300
+#: The explorer's point-file upload (decoded bytes).
+EXPLORER_MAX_UPLOAD_BYTES = 1_000_000
 
 # ---- decision-boundary jitter (Figure 6) ----------------------------------------------------
 #: (lowest, highest) of each setting; they also bound what one request may cost.
@@ -126,6 +171,8 @@ JITTER_LIMITS: dict[str, tuple[int, int]] = {
 #: Regions of all K realisations together above which a jitter request stops (with the work
 #: cap of bnviz.core.partition, one layer at the cap takes about 1-2 s on a 2-core CPU).
 JITTER_MAX_REGIONS = 300_000
+#: The jitter page's network upload: its networks (<= 6 layers of 32 units) take ~50 kB.
+JITTER_MAX_NETWORK_BYTES = 1_000_000
 #: Learning rates of the training (exclusive of 0, inclusive of 10).
 LEARNING_RATE: tuple[float, float] = (0.0, 10.0)
 
@@ -199,6 +246,13 @@ LANDSCAPE_LIMITS: dict[str, tuple[float, float]] = {
 #: about 2e11 float64 flops, a minute or two on 2 cores.
 MAX_LANDSCAPE_WORK = 3e10
 
+# ---- the other papers (the debate page) ----------------------------------------------------
+#: Data points a user may give Dannemann et al.'s one-neuron weight plane (a tiny problem
+#: whatever the size: a small picture of n^2 loss evaluations).
+DANNEMANN_MAX_POINTS = 50
+#: Data points of Ergen et al.'s closed form against training (one training per request).
+ERGEN_MAX_POINTS = 60
+
 # ---- the image experiments (jobs) ----------------------------------------------------------
 IMAGE_JOB_LIMITS: dict[str, tuple[float, float]] = {
     "width": (1, 512), "epochs": (1, 1000), "runs": (1, 50), "batch_size": (2, 4096),
@@ -247,7 +301,20 @@ SLICE_MAX_TOTAL_REGIONS = 2_000_000
 SLICE_MAX_TENSOR_UNITS = 2**18
 SLICE_MAX_TOTAL_UNITS = 2**21
 SLICE_MAX_OPS = 512
+#: The largest network file a slice reads (ONNX or safetensors; a slice's network is small).
+SLICE_MAX_FILE_BYTES = 512 * 2**20
+#: The largest network file the /slice page takes (the page's upload box and the request
+#: guard refuse larger bodies first).
+SLICE_MAX_UPLOAD_BYTES = 32 * 2**20
 #: Regions of one network's slice a /slice page job may cut (about 30 s on the 2-core machine
 #: a network, and what a browser still draws).
 SLICE_PAGE_MAX_REGIONS = 150_000
 BN_SLICE_MODES: tuple[str, ...] = ("eval", "train")
+
+# The lecture's named snapshots (a link's ``snaps``, callbacks/lecture/state.py)
+#: Snapshots a lecture keeps (the newest), and a name's length.
+LECTURE_MAX_SNAPSHOTS = 12
+LECTURE_MAX_SNAPSHOT_NAME = 40
+#: The longest snapshot query kept (a tour step's is under 100 characters; the explorer's
+#: state, step 0, carries its settings).
+LECTURE_MAX_SNAPSHOT_QUERY = 600

@@ -32,8 +32,8 @@ __all__ = ["CALIBRATION", "SECONDS_PER_FLOP", "SECONDS_PER_REGION", "always_heav
            "concentration_passes", "density_work", "expected_regions", "forward_seconds",
            "landscape_work", "partition_seconds", "training_images"]
 
-#: Relative spread under which a BN batch counts as having none (SPEC.md: an eps for a zero
-#: sigma is <= 1e-12 relative).
+#: Relative spread under which a BN batch counts as having none (docs/conventions.md: an eps
+#: for a zero sigma is <= 1e-12 relative).
 _NO_SPREAD_REL = 1e-12
 
 #: bn: sqrt(R_l) <= a * S_l with S_l = sum_{j <= l} D_j h^(j-1), per activation (a, h).

@@ -28,9 +28,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from bnviz.messages import brief
 from bnviz.params.caps import BATCH_ALL
 
-__all__ = ["InputError", "choice", "count_or_all", "described", "int_list", "one_line",
-           "params_dataclass", "parse", "quote", "real", "real_value", "reals", "whole",
-           "whole_or_none", "whole_value"]
+__all__ = ["MODELS", "InputError", "choice", "count_or_all", "described", "int_list",
+           "one_line", "params_dataclass", "parse", "quote", "real", "real_value", "reals",
+           "validator", "whole", "whole_or_none", "whole_value"]
 
 T = TypeVar("T")
 #: Validation context key: values are raw (text from a page or a URL), convert them laxly.
@@ -272,8 +272,16 @@ def one_line(error: ValidationError, labels: Mapping[str, str] | None = None) ->
     return f"{label_of(field, labels)}{inner}: {text}" if field else text
 
 
+#: Every parameter model, in the order their modules defined them (:func:`params_dataclass`
+#: adds each): what :func:`bnviz.params.warm_validators` builds before a server's first
+#: request.
+MODELS: list[type] = []
+
+
 @functools.cache
-def _adapter(model: type) -> TypeAdapter:
+def validator(model: type) -> TypeAdapter:
+    """The model's validator, built once per process (pydantic builds it on first use: 10-50
+    ms, which concurrent first requests would otherwise race to do)."""
     return TypeAdapter(model)
 
 
@@ -290,7 +298,7 @@ def parse(model: type[T], raw: object, labels: Mapping[str, str] | None = None, 
         raise InputError(f"expected named settings, got {quote(raw)}")
     values = {k: v for k, v in raw.items() if isinstance(k, str)}
     try:
-        return _adapter(model).validate_python(values, context={RAW: lax})
+        return validator(model).validate_python(values, context={RAW: lax})
     except ValidationError as exc:
         raise InputError(one_line(exc, labels)) from None
 
@@ -310,6 +318,7 @@ def params_dataclass(cls: type[T]) -> type[T]:
             raise InputError(one_line(exc)) from None
 
     cls.__init__ = __init__
+    MODELS.append(cls)
     return cls
 
 

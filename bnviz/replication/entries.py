@@ -1,8 +1,10 @@
 """The replication report's entries: every figure, table and closed-form claim of the five
 papers that bnviz shows, each with the bnviz command(s) whose output is ``ours``.
 
-An entry runs its commands in this process (:func:`bnviz.cli.execute`: exactly what the
-command line prints), reads ``ours`` from their JSON and judges it
+An entry runs its commands in this process (the command line's own runner,
+:func:`bnviz.cli.execute`: exactly what the command line prints, handed in by ``bnviz
+replicate``, so that this package does not import the command line that imports it), reads
+``ours`` from their JSON and judges it
 (:mod:`bnviz.replication.judges`; the closed-form claims by ``bnviz claims``' own check).
 :func:`run_entry` returns the outcome that :mod:`bnviz.replication.store` keeps.
 """
@@ -14,7 +16,7 @@ import json
 import math
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,13 +208,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def run_entry(entry_id: str, outputs_by_command: dict[str, Any] | None = None
-              ) -> dict[str, Any]:
-    """Run one entry's commands now (on :func:`bnviz.device.pick_device`'s device;
-    ``BNVIZ_DEVICE`` chooses) and return its outcome (``id, paper, result, paper_value,
-    ours, status, command, ran_at, seconds, device``).  ``outputs_by_command`` keeps each
-    command's output for the next entries of one rerun (two entries may read one run)."""
-    from bnviz.cli import execute
+def run_entry(entry_id: str, execute: Callable[[Sequence[str]], bytes],
+              outputs_by_command: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one entry's commands now with ``execute`` (:func:`bnviz.cli.execute`: a command's
+    argv -> what it prints), on :func:`bnviz.device.pick_device`'s device (``BNVIZ_DEVICE``
+    chooses), and return its outcome (``id, paper, result, paper_value, ours, status,
+    command, ran_at, seconds, device``).  ``outputs_by_command`` keeps each command's output
+    for the next entries of one rerun (two entries may read one run)."""
     from bnviz.device import pick_device
 
     entry = _entry(entry_id)

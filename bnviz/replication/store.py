@@ -24,7 +24,7 @@ from typing import Any
 
 from bnviz.config import bnviz_home
 
-__all__ = ["SHIPPED", "STATUSES", "StoreError", "home_store", "read_outcomes",
+__all__ = ["SHIPPED", "STATUSES", "OutcomesError", "home_store", "read_outcomes",
            "write_outcomes"]
 
 #: The outcomes shipped with the code.
@@ -33,7 +33,7 @@ SHIPPED = Path(__file__).with_name("outcomes.json")
 STATUSES: tuple[str, ...] = ("reproduced", "partly", "inconclusive", "not reproduced")
 
 
-class StoreError(ValueError):
+class OutcomesError(ValueError):
     """An outcomes file that cannot be read or written (one sentence, no traceback)."""
 
 
@@ -48,24 +48,24 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
     except (FileNotFoundError, NotADirectoryError):  # nothing stored there (yet)
         return {}
     except (OSError, ValueError) as exc:
-        raise StoreError(f"cannot read the stored outcomes {path}: {exc}") from None
+        raise OutcomesError(f"cannot read the stored outcomes {path}: {exc}") from None
     outcomes = raw.get("results") if isinstance(raw, dict) else None
     if not isinstance(outcomes, list) or not all(isinstance(o, dict) and "id" in o
                                                  for o in outcomes):
-        raise StoreError(f"{path} is not an outcomes file ({{\"results\": [{{\"id\": ...}}]}})")
+        raise OutcomesError(f"{path} is not an outcomes file ({{\"results\": [{{\"id\": ...}}]}})")
     return {str(o["id"]): o for o in outcomes}
 
 
 def read_outcomes(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """Outcomes by id: those of ``path`` alone when given, else this machine's reruns over
     the shipped ones.  A damaged home file is skipped (the shipped outcomes stand) rather
-    than hiding the whole report; a damaged given file raises :class:`StoreError`."""
+    than hiding the whole report; a damaged given file raises :class:`OutcomesError`."""
     if path is not None:
         return _read(path)
     outcomes = _read(SHIPPED)
     try:
         outcomes.update(_read(home_store()))
-    except StoreError:
+    except OutcomesError:
         pass
     return outcomes
 
@@ -86,5 +86,5 @@ def write_outcomes(new: list[dict[str, Any]], path: Path | None = None) -> Path:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        raise StoreError(f"cannot write the outcomes to {path}: {exc.strerror or exc}") from None
+        raise OutcomesError(f"cannot write the outcomes to {path}: {exc.strerror or exc}") from None
     return path

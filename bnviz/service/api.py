@@ -130,7 +130,7 @@ def _body() -> dict[str, Any]:
 
 def _busy(exc: Exception) -> ApiError:
     """The exceptions of bnviz.jobs that are the server's state, not the request's fault."""
-    if isinstance(exc, jobs.ServerBusy):  # ClientBusy too
+    if isinstance(exc, jobs.QueueFull):  # ClientBusy too
         return ApiError(429, str(exc), {"Retry-After": str(RETRY_BUSY)})
     if isinstance(exc, jobs.DiskFull):
         return ApiError(503, str(exc), {"Retry-After": str(RETRY_DISK)})
@@ -196,7 +196,7 @@ def _submit() -> Response:
         raise ApiError(400, f"\"params\" must be a JSON object, got {brief(params)}")
     try:
         job = jobs.submit_job(job_type, params, client=client_id(request.remote_addr))
-    except (jobs.ServerBusy, jobs.DiskFull, jobs.StoreError) as exc:
+    except (jobs.QueueFull, jobs.DiskFull, jobs.StoreError) as exc:
         raise _busy(exc) from None
     except ValueError as exc:  # ParamError: the one line naming the parameter
         raise ApiError(400, for_page(str(exc))) from None

@@ -16,7 +16,8 @@ the dashboard.
 
 Answers are JSON ``{"error": "..."}``. Nothing here imports Dash or Flask: the app passes the
 route and a function that describes the registered outputs (:class:`CallbackShape`).
-:func:`strict_json` is bnviz's one reader of a request's JSON (the jobs API uses it too).
+:func:`strict_json` is bnviz's one reader of JSON from outside (the jobs API, the live
+training's frames and the slice page's uploaded networks use it too).
 """
 
 from __future__ import annotations
@@ -59,12 +60,15 @@ def _refuse_json_constant(name: str) -> Any:
 
 
 def strict_json(raw: bytes | str) -> Any:
-    """A request body's JSON: ValueError for anything else, NaN and Infinity included (a
-    client's numbers are finite), and for nesting too deep to parse (RecursionError)."""
+    """JSON from outside (a request's body, an uploaded file's metadata): ValueError for
+    anything else, NaN and Infinity included (a client's numbers are finite), and for nesting
+    too deep to parse (a RecursionError, which no caller's ``except ValueError`` would catch:
+    the 500 of issue 30).  bnviz's one reader of JSON it did not write itself
+    (tests/test_architecture.py checks that nothing else calls ``json.loads``)."""
     try:
         return json.loads(raw, parse_constant=_refuse_json_constant)
     except (ValueError, RecursionError) as exc:  # also UnicodeDecodeError, too many digits
-        raise ValueError("the body is not valid JSON") from exc
+        raise ValueError("not valid JSON") from exc
 
 
 #: dcc.Location's properties: text or nothing (Dash's page router reads them as strings).

@@ -13,7 +13,8 @@ the linear part to the three coefficient planes d/da, d/db, offset; the bias to 
 
 BN (BN paper eq. 3-4) runs in one of two modes: ``eval`` with the running statistics, ``train``
 with the statistics of a given mini-batch, computed layer by layer with the earlier layers in
-train mode too (:func:`batch_statistics`: the mean and the BIASED variance, SPEC.md).  Either
+train mode too (:func:`batch_statistics`: the mean and the BIASED variance,
+docs/conventions.md).  Either
 way the network the slice cuts is affine in BN's input, h = gamma (u - mu) / sigma + beta with
 sigma = sqrt(var + eps) (floored as :func:`bnviz.core.bn.floored_sigma` floors every sigma).
 """

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from bnviz.params.caps import SLICE_MAX_FILE_BYTES
 from bnviz.slices.graph import Op, SliceNet, check_size
 
 __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]
@@ -23,8 +24,6 @@ MIN_OPSET = 13
 SUPPORTED = ("Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "AveragePool",
              "GlobalAveragePool", "GlobalMaxPool", "Add", "Gemm", "MatMul", "Flatten",
              "Reshape", "Identity", "Dropout", "Constant")
-#: The largest file read (bytes): a network for a slice is small.
-MAX_BYTES = 512 * 2**20
 
 
 def _onnx() -> Any:
@@ -61,9 +60,9 @@ def _load(path: Path) -> SliceNet:
         size = Path(path).stat().st_size
     except OSError as exc:
         raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    if size > MAX_BYTES:
-        raise ValueError(f"{path}: {size / 2**20:.0f} MB, over the {MAX_BYTES // 2**20} MB "
-                         "read for a slice")
+    if size > SLICE_MAX_FILE_BYTES:
+        raise ValueError(f"{path}: {size / 2**20:.0f} MB, over the "
+                         f"{SLICE_MAX_FILE_BYTES // 2**20} MB read for a slice")
     try:
         model = onnx.load_model(str(path), load_external_data=False)
     except Exception as exc:  # the parser's many errors: one line

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from bnviz.images.networks import BIAS_MODES, Bottleneck, ModeNorm, Residual, build_model
+from bnviz.service.guard import strict_json
 from bnviz.slices.graph import Op, SliceNet
 
 __all__ = ["load_network", "save_network", "slice_net"]
@@ -76,11 +77,13 @@ def load_network(path: Path, arch: str | None = None, size: int | None = None
     """The network in ``path`` (eval mode) and its build arguments; one-line ValueError for a
     file that is not one (nothing of it is loaded then)."""
     tensors, meta = _read(path)
-    try:
-        build = {k: json.loads(meta[k]) for k in BUILD_KEYS} if all(
-            k in meta for k in BUILD_KEYS) else _inferred(tensors, arch, size)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"{path}: unreadable metadata ({exc})") from None
+    if all(k in meta for k in BUILD_KEYS):
+        try:  # an uploaded file's metadata: bnviz's one reader of outside JSON (deep too)
+            build = {k: strict_json(meta[k]) for k in BUILD_KEYS}
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: unreadable metadata ({exc})") from None
+    else:
+        build = _inferred(tensors, arch, size)
     if arch is not None and build["arch"] != arch:
         raise ValueError(f"{path} holds a {build['arch']}, not a {arch}")
     _check_build(build, path)

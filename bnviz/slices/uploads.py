@@ -11,15 +11,12 @@ import re
 from pathlib import Path
 
 from bnviz.config import bnviz_home
-from bnviz.params.caps import ARCHS
+from bnviz.params.caps import ARCHS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.service.disk import keep_checked, touch
 from bnviz.slices.graph import SliceNet
 
-__all__ = ["MAX_UPLOAD_BYTES", "open_upload", "save_upload"]
+__all__ = ["open_upload", "save_upload"]
 
-#: The largest network file the page takes (a slice's network is small; the page's upload
-#: box and the request guard refuse larger bodies first).
-MAX_UPLOAD_BYTES = 32 * 2**20
 _REFERENCE = re.compile(r"up-([0-9a-f]{24})")
 
 
@@ -37,8 +34,8 @@ def save_upload(data: bytes, filename: str, arch: str | None = None) -> tuple[st
     Returns its reference and the network; ValueError (one line) for a file that does not
     fit, and then nothing is kept."""
     name = str(filename or "").lower()
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"the file is over {MAX_UPLOAD_BYTES // 2**20} MB")
+    if len(data) > SLICE_MAX_UPLOAD_BYTES:
+        raise ValueError(f"the file is over {SLICE_MAX_UPLOAD_BYTES // 2**20} MB")
     if name.endswith(".onnx"):
         arch = None
     elif name.endswith(".safetensors"):

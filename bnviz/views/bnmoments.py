@@ -2,7 +2,7 @@
 exact finite-population moments, and Luo et al.'s Gaussian model.
 
 For one unit with pre-activation u = <w, z> (the BN paper's W_l z_{l-1}, one coordinate), a
-mini-batch B of size |B| = B gives BN's statistics (SPEC.md, BN paper eq. 3; computed by
+mini-batch B of size |B| = B gives BN's statistics (docs/conventions.md, BN paper eq. 3; computed by
 :func:`bnviz.core.bn.batch_moments`)
 
     mu      = (1/B) sum_{i in B} u_i,
@@ -27,7 +27,7 @@ var(mu) = s_N^2 / B * (N-B)/(N-1) with s_N^2 the training set's biased variance.
 
 Luo et al. ("Towards understanding regularization in batch normalization", section 2) model
 mu_B and sigma_B as Gaussians; :func:`luo_moments` gives their model, with the corrections
-listed in SPEC.md, side by side with the exact values.  The Monte Carlo side is
+listed in docs/conventions.md, side by side with the exact values.  The Monte Carlo side is
 :mod:`bnviz.views.bnsampling`, the Figure 7 report :mod:`bnviz.views.bnstats`.
 """
 
@@ -38,6 +38,8 @@ import numbers
 
 import numpy as np
 import torch
+
+from bnviz.params.fields import InputError
 
 __all__ = [
     "analytical_moments",
@@ -52,25 +54,27 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
+# A bad value raises InputError (a ValueError): the parameter layer's one error, one line
+# naming the parameter, as every value a user gives is refused (ARCHITECTURE.md).
 
 
 def check_int(name: str, value: object, lo: int, hi: int, hi_name: str | None = None) -> int:
-    """``value`` as an int in [lo, hi], else a one-line ValueError naming the parameter."""
+    """``value`` as an int in [lo, hi], else a one-line InputError naming the parameter."""
     bound = f"{hi_name}={hi}" if hi_name else str(hi)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer in [{lo}, {bound}], got {value!r}")
+        raise InputError(f"{name} must be an integer in [{lo}, {bound}], got {value!r}")
     value = int(value)
     if not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {bound}], got {value}")
+        raise InputError(f"{name} must be an integer in [{lo}, {bound}], got {value}")
     return value
 
 
 def check_float(name: str, value: object, lo: float = -math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise InputError(f"{name} must be a real number, got {value!r}")
     value = float(value)
     if not math.isfinite(value) or value < lo:
-        raise ValueError(f"{name} must be a finite number >= {lo}, got {value}")
+        raise InputError(f"{name} must be a finite number >= {lo}, got {value}")
     return value
 
 
@@ -78,7 +82,7 @@ def _check_moments(s2: float, m4: float) -> tuple[float, float]:
     s2 = check_float("s2 (variance)", s2, 0.0)
     m4 = check_float("m4 (4th central moment)", m4, 0.0)
     if m4 < s2 * s2 * (1.0 - 1e-9):
-        raise ValueError(f"m4 must be >= s2^2 (Jensen), got m4={m4} < s2^2={s2 * s2}")
+        raise InputError(f"m4 must be >= s2^2 (Jensen), got m4={m4} < s2^2={s2 * s2}")
     return s2, m4
 
 
@@ -93,9 +97,9 @@ def unit_moments(u: np.ndarray) -> tuple[float, float, float]:
     """
     arr = np.asarray(u, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"u must be a non-empty 1-D array, got shape {arr.shape}")
+        raise InputError(f"u must be a non-empty 1-D array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError("u must contain only finite values")
+        raise InputError("u must contain only finite values")
     mean = float(arr.mean())
     centred = arr - mean
     c2 = centred * centred
@@ -208,8 +212,8 @@ def luo_moments(
     Note sigma_B is the standard deviation (not the variance). Returns ``mu_mean``,
     ``mu_var``, ``sigma_mean``, ``sigma_var``, with mu_P = m, sigma_P^2 = s2.
 
-    - Default (corrected, SPEC.md): var(sigma_B) = sigma_P^2 (rho + 2) / (4M) with rho the
-      EXCESS kurtosis m4 / s2^2 - 3. This is the delta method applied to
+    - Default (corrected, docs/conventions.md): var(sigma_B) = sigma_P^2 (rho + 2) / (4M)
+      with rho the EXCESS kurtosis m4 / s2^2 - 3. This is the delta method applied to
       var(sigma_B^2) ~ (phi^4 - sigma_P^4) / M = sigma_P^4 (rho + 2) / M, divided by
       (2 sigma_P)^2; for Gaussian u (rho = 0) it is sigma_P^2 / (2M). Their own appendix C
       uses it this way (rho = 0 for Gaussian inputs; R^f carries 1/sigma_P).
@@ -225,7 +229,7 @@ def luo_moments(
     m = check_float("m (mean)", m)
     s2, m4 = _check_moments(s2, m4)
     if s2 <= 0.0:
-        raise ValueError(
+        raise InputError(
             "s2 (variance) must be > 0 for Luo et al.'s model (kurtosis divides by it)"
         )
     b = check_int("batch_size", batch_size, 2, 2**62)

@@ -18,6 +18,7 @@ import torch
 
 from bnviz.core.bn import batch_moments
 from bnviz.params.caps import MAX_ELEMENTS
+from bnviz.params.fields import InputError
 from bnviz.views.bnmoments import check_int, finite_sigma2_moments, iid_sigma2_moments
 
 __all__ = [
@@ -119,12 +120,12 @@ def sample_batch_statistics(
     Computed in memory-bounded chunks of mini-batches, each fully batched.
     """
     if not isinstance(u, torch.Tensor) or u.ndim != 2:
-        raise ValueError(f"u must be a 2-D (N, D) torch tensor, got {type(u).__name__}")
+        raise InputError(f"u must be a 2-D (N, D) torch tensor, got {type(u).__name__}")
     n, d = u.shape
     b = check_int("batch_size", batch_size, 2, n, "N (rows of u)")
     s = check_int("samples", samples, 1, 2**40)
     if s * b > MAX_ELEMENTS:
-        raise ValueError(f"samples * batch_size must be <= {MAX_ELEMENTS}, got {s * b}")
+        raise InputError(f"samples * batch_size must be <= {MAX_ELEMENTS}, got {s * b}")
     x_all = u.to(_DTYPE)
     chunk = _rows_per_chunk(max(b * max(d, 1), n if b > _KEYS_FRACTION * n else 0))
     mus, sigma2s, indices = [], [], []
@@ -174,9 +175,9 @@ def _standard_gamma(shape: torch.Tensor, generator: torch.Generator) -> torch.Te
 def _as_unit_tensor(name: str, value, like: torch.Tensor) -> torch.Tensor:
     t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
     if t.ndim > 1 or (t.ndim == 1 and like.ndim >= 1 and t.shape[0] not in (1, like.shape[-1])):
-        raise ValueError(f"{name} must be a scalar or one value per unit (D = {like.shape[-1]})")
+        raise InputError(f"{name} must be a scalar or one value per unit (D = {like.shape[-1]})")
     if not bool(torch.isfinite(t).all()) or bool((t < 0).any()):
-        raise ValueError(f"{name} must be finite and >= 0")
+        raise InputError(f"{name} must be finite and >= 0")
     return t
 
 
@@ -222,12 +223,12 @@ def noise_controlled(
     batches of B': :mod:`bnviz.views.virtual_batch`).
 
     B' >= B adds no noise: the inputs are returned as they are. Where V_B' <= V_B (constant
-    data) there is no multiplicative noise. B' < 2 raises ValueError.
+    data) there is no multiplicative noise. B' < 2 raises InputError.
     """
     if not isinstance(mu, torch.Tensor) or not isinstance(sigma2, torch.Tensor):
-        raise ValueError("mu and sigma2 must be torch tensors")
+        raise InputError("mu and sigma2 must be torch tensors")
     if mu.shape != sigma2.shape:
-        raise ValueError(f"mu and sigma2 must have one shape, got {mu.shape} and {sigma2.shape}")
+        raise InputError(f"mu and sigma2 must have one shape, got {mu.shape} and {sigma2.shape}")
     b = check_int("batch_size", batch_size, 2, 2**62)
     if population_size is not None:
         n = check_int("population_size", population_size, 2, 2**62)
@@ -235,7 +236,7 @@ def noise_controlled(
     vb = check_int("virtual_batch_size", virtual_batch_size, 2, 2**62)
     c = float(strength)
     if not 0.0 <= c < float("inf"):
-        raise ValueError(f"strength must be a finite number >= 0, got {strength!r}")
+        raise InputError(f"strength must be a finite number >= 0, got {strength!r}")
     if vb >= b:
         return mu, sigma2
     like = mu.to(_DTYPE) if not mu.is_floating_point() else mu

@@ -218,7 +218,8 @@ def figure7_report(
       virtual batch size (its expected value is the finite_population_var at B');
     - finite_population_var: exact for B drawn without replacement from this training set
       (:func:`finite_population_moments`), for both mu and sigma^2;
-    - luo: Luo et al.'s Gaussian model with the SPEC.md corrections (:func:`luo_moments`),
+    - luo: Luo et al.'s Gaussian model with the docs/conventions.md corrections
+      (:func:`luo_moments`),
       for the std sigma_B, from the population m, s2.
     """
     return _report_from_run(_figure7_run(

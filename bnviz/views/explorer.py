@@ -35,7 +35,7 @@ from bnviz.core.network import (
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
 from bnviz.params import ExplorerParams, InputError
-from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, SCOPES
+from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, MAX_EXTRA_POINTS, SCOPES
 from bnviz.service.cache import memoize
 
 if TYPE_CHECKING:
@@ -64,8 +64,6 @@ __all__ = [
 
 #: Pixels per side of the region-fill raster (the lines on top of it are exact).
 RASTER = 128
-#: Points a user may add by clicking or uploading.
-MAX_EXTRA_POINTS = 2000
 #: How ``weights="trained"`` trains (:func:`bnviz.views.train.train_network`): Adam on the
 #: cross-entropy of the data's classes (mod 2), BN with gamma = 1, beta = 0 as in the BN
 #: paper's analysis, mini-batches of 32. 500 steps reach 96-100 % training accuracy on the

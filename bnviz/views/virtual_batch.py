@@ -3,7 +3,7 @@
 Noise-controlled BN makes the statistics of a batch of B vary as for a smaller virtual batch
 B' (section 5, Figure 7).  The jitter page shows what that does to the decision boundary, and
 says it jitters "like a batch of B'".  Matching each unit's variances (eq. 13 in layer 1,
-measured beyond: :func:`bnviz.views.jitter.virtual_statistics` at strength c = 1) does not
+measured beyond: :func:`bnviz.views.realisations.virtual_statistics` at strength c = 1) does not
 make that true: the boundary depends on the joint law of all the statistics, which
 independent noise per unit does not reproduce (that function's docstring says why, with the
 measurements).  So the noise's strength c (the fraction of each variance gap to B' that is
@@ -11,7 +11,7 @@ added) is set by :func:`calibrate_strength`, a few steps of regula falsi on the 
 boundary's disagreement itself, until virtual batches of B' in B disagree as much as real
 batches of B'; :func:`virtual_batch_check` measures the result on fresh draws.
 
-The disagreement of K realisations (:func:`bnviz.views.jitter.disagreement_area`: the
+The disagreement of K realisations (:func:`bnviz.views.realisations.disagreement_area`: the
 fraction of the box where they do not all predict one class) is estimated from M >= 2K
 realisations by the U-statistic over all their K-subsets (:func:`expected_disagreement`):
 with c of the M predicting class 1 at a point, K of them all agree with probability
@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
-import cachetools
 import numpy as np
 import torch
 
@@ -36,13 +34,14 @@ from bnviz.core.network import Network, random_network
 from bnviz.data.datasets import Dataset
 from bnviz.device import pick_device
 from bnviz.params import JitterParams
-from bnviz.views.jitter import (
+from bnviz.service.cache import memoize
+from bnviz.views.realisations import (
     CURVE_REALIZATIONS,
-    _draw_batches,
-    _grid,
-    _predict,
     binary_task,
     disagreement_area,
+    draw_batches,
+    grid_centres,
+    predict_classes,
     realisation_statistics,
     virtual_references,
     virtual_statistics,
@@ -86,9 +85,6 @@ CHECK_RESOLUTION = 64
 _CAL_SEEDS = (303, 404, 505)
 _CHECK_SEED = 1000
 
-_cache: cachetools.LRUCache = cachetools.LRUCache(maxsize=256)  # calibrations: a few floats
-_references: cachetools.LRUCache = cachetools.LRUCache(maxsize=4)  # a few MB each
-_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -114,13 +110,13 @@ def _all_agree(m: int, k: int, device: torch.device) -> torch.Tensor:
 def expected_disagreement(net: Network, mu: torch.Tensor, sigma: torch.Tensor,
                           box: tuple[float, ...], k: int,
                           resolution: int = CHECK_RESOLUTION) -> Disagreement:
-    """The disagreement area of K realisations (:func:`bnviz.views.jitter.disagreement_area`)
+    """The disagreement area of K realisations (:func:`bnviz.views.realisations.disagreement_area`)
     in expectation, from the M >= 2K realisations ``mu``, ``sigma`` (module docstring); its
     standard error by the jackknife (leaving out each realisation in turn, all at once)."""
     m = mu.shape[0]
     if not 2 <= k <= m // 2:
         raise ValueError(f"need 2 <= K <= M / 2 realisations, got K = {k}, M = {m}")
-    pred = _predict(net, mu, sigma, _grid(box, resolution, mu.device))  # (M, P)
+    pred = predict_classes(net, mu, sigma, grid_centres(box, resolution, mu.device))  # (M, P)
     ones = pred.sum(0)
     agree = _all_agree(m, k, mu.device)
     mean = float(1.0 - (agree[ones] + agree[m - ones]).mean())
@@ -166,17 +162,25 @@ def _digest(net: Network, points: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _cached_references(net: Network, points: np.ndarray, b: int, vb: int, seed: int,
-                       dev: torch.device, digest: str) -> tuple:
-    """:func:`bnviz.views.jitter.virtual_references`, kept for the page's next requests."""
-    key = (digest, b, vb, seed, str(dev))
-    with _lock:
-        if key in _references:
-            return _references[key]
-    refs = virtual_references(net, points, b, vb, seed, dev)
-    with _lock:
-        _references[key] = refs
-    return refs
+@dataclass(frozen=True)
+class _Keyed:
+    """A network and its data, hashed and compared by their digest (:func:`_digest`) only:
+    what the memoised functions below take, so that the process's one byte-bounded cache
+    (:func:`bnviz.service.cache.memoize`) can key them."""
+
+    digest: str
+    net: Network = field(compare=False, repr=False)
+    points: np.ndarray = field(compare=False, repr=False)
+
+
+def _keyed(net: Network, points: np.ndarray) -> _Keyed:
+    return _Keyed(_digest(net, points), net, points)
+
+
+@memoize()  # a few MB each, for the page's next requests (BNVIZ_CACHE_MB bounds them all)
+def _references(keyed: _Keyed, b: int, vb: int, seed: int, dev: torch.device) -> tuple:
+    """:func:`bnviz.views.realisations.virtual_references` of a network and its data."""
+    return virtual_references(keyed.net, keyed.points, b, vb, seed, dev)
 
 
 def _calibration_size(net: Network, k: int) -> tuple[int, int]:
@@ -202,7 +206,7 @@ def calibrate_strength(net: Network, points: np.ndarray, batch_size: int,
     batches of B' (expected disagreement, module docstring), by regula falsi (Illinois) on c.
 
     The virtual batches use the noise model of ``seed``, as the page's realisations do
-    (:func:`bnviz.views.jitter.virtual_statistics`), on batches and noise draws of their own.
+    (:func:`bnviz.views.realisations.virtual_statistics`), on batches and noise draws of their own.
     Common random numbers: every evaluation uses the same batches and noise seed, so the
     disagreement is a (nearly) smooth, increasing function of c.  c = 0 (real batches of B)
     and c = 1 (each unit's statistics as variable as in B') bracket or start the search,
@@ -216,18 +220,21 @@ def calibrate_strength(net: Network, points: np.ndarray, batch_size: int,
     b, vb = int(batch_size), int(virtual_batch_size)
     if not 2 <= vb < b <= len(points):
         raise ValueError(f"need 2 <= B' < B <= the data size, got B' = {vb}, B = {b}")
-    digest = _digest(net, points)
-    key = (digest, b, vb, k, int(seed), tuple(map(float, box)), str(dev))
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-    refs = _cached_references(net, points, b, vb, int(seed), dev, digest)
+    return _calibration(_keyed(net, points), b, vb, k, int(seed), tuple(map(float, box)), dev)
+
+
+@memoize()  # a few floats each (the process's one byte-bounded cache)
+def _calibration(keyed: _Keyed, b: int, vb: int, k: int, seed: int, box: tuple[float, ...],
+                 dev: torch.device) -> Calibration:
+    """:func:`calibrate_strength`'s search, once per network, data and settings."""
+    net, points = keyed.net, keyed.points
+    refs = _references(keyed, b, vb, seed, dev)
     m, res = _calibration_size(net, k)
     n = len(points)
     s_v, s_b, s_noise = (seed + off for off in _CAL_SEEDS)
-    real_v = realisation_statistics(net, points, _draw_batches(n, vb, m, s_v, dev), device=dev)
+    real_v = realisation_statistics(net, points, draw_batches(n, vb, m, s_v, dev), device=dev)
     target = expected_disagreement(net, *real_v, box, k, res)
-    batches = _draw_batches(n, b, m, s_b, dev)
+    batches = draw_batches(n, b, m, s_b, dev)
 
     def measure(c: float) -> float:
         stats = (realisation_statistics(net, points, batches, device=dev) if c == 0.0 else
@@ -258,11 +265,8 @@ def calibrate_strength(net: Network, points: np.ndarray, batch_size: int,
             f_lo, side = (f_lo / 2 if side == 1 else f_lo), 1
     best_c, best = min(evaluations, key=lambda e: abs(e[1] - target.mean))
     reachable = any(v >= target.mean for _, v in evaluations) or best_c == 0.0
-    result = Calibration(best_c, reachable, target.mean, target.stderr, evaluations[0][1],
-                         evaluations[1][1], best, tuple(evaluations), k, m, res)
-    with _lock:
-        _cache[key] = result
-    return result
+    return Calibration(best_c, reachable, target.mean, target.stderr, evaluations[0][1],
+                       evaluations[1][1], best, tuple(evaluations), k, m, res)
 
 
 def calibrated_statistics(net: Network, points: np.ndarray, batches: torch.Tensor,
@@ -275,8 +279,7 @@ def calibrated_statistics(net: Network, points: np.ndarray, batches: torch.Tenso
     dev = torch.device(device) if device is not None else pick_device()
     b = batches.shape[1]
     cal = calibrate_strength(net, points, b, virtual_batch_size, k, seed, box, dev)
-    refs = _cached_references(net, points, b, virtual_batch_size, int(seed), dev,
-                              _digest(net, points))
+    refs = _references(_keyed(net, points), b, int(virtual_batch_size), int(seed), dev)
     mu, sigma, _ = virtual_statistics(net, points, batches, virtual_batch_size, seed, dev,
                                       strength=cal.strength, references=refs)
     return mu, sigma, cal
@@ -294,7 +297,7 @@ def virtual_curve_point(settings: JitterParams, net: Network, data: Dataset,
     dev = torch.device(device) if device is not None else pick_device()
     box = (-settings.extent, settings.extent, -settings.extent, settings.extent)
     k = min(settings.realizations, CURVE_REALIZATIONS)
-    batches = _draw_batches(data.points.shape[0], b, k, settings.batch_seed, dev)
+    batches = draw_batches(data.points.shape[0], b, k, settings.batch_seed, dev)
     mu, sigma, _ = calibrated_statistics(net, data.points, batches, vb, settings.realizations,
                                          settings.batch_seed, box, dev)
     return disagreement_area(net, mu, sigma, box, resolution=64)
@@ -370,13 +373,12 @@ def virtual_batch_check(settings: JitterParams | None = None, net: Network | Non
     def measure(stats: tuple[torch.Tensor, ...]) -> Disagreement:
         return expected_disagreement(net, stats[0], stats[1], box, k, resolution)
 
-    plain = realisation_statistics(net, data.points, _draw_batches(n, b, m, seed, dev),
+    plain = realisation_statistics(net, data.points, draw_batches(n, b, m, seed, dev),
                                    device=dev)
-    small = realisation_statistics(net, data.points, _draw_batches(n, vb, m, seed + 1, dev),
+    small = realisation_statistics(net, data.points, draw_batches(n, vb, m, seed + 1, dev),
                                    device=dev)
-    batches = _draw_batches(n, b, m, seed + 2, dev)  # the page's noise model, fresh draws
-    refs = _cached_references(net, data.points, b, vb, s.batch_seed, dev,
-                              _digest(net, data.points))
+    batches = draw_batches(n, b, m, seed + 2, dev)  # the page's noise model, fresh draws
+    refs = _references(_keyed(net, data.points), b, vb, s.batch_seed, dev)
     *virtual, _ = virtual_statistics(net, data.points, batches, vb, s.batch_seed, dev,
                                      strength=cal.strength, noise_seed=seed + 3,
                                      references=refs)

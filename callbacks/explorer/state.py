@@ -18,6 +18,7 @@ import numpy as np
 
 from bnviz.data.pointfiles import points_from_csv_bytes
 from bnviz.params import ExplorerParams
+from bnviz.params.caps import EXPLORER_MAX_UPLOAD_BYTES, EXPLORER_MAX_URL_POINTS
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
@@ -26,10 +27,6 @@ from bnviz.views.explorer import (
 )
 from callbacks.explorer import ids
 from callbacks.parsing import finite_number, shown_name
-
-#: Points kept in a shareable URL (more are kept in the page, not in the link).
-MAX_URL_POINTS = 300
-MAX_UPLOAD_BYTES = 1_000_000
 
 #: The explorer's views (the URL's ``view``).
 VIEWS = ("space", "layers", "unit", "training")
@@ -159,7 +156,7 @@ def query_string(settings: ExplorerParams, view: str, tls: bool, projector: bool
         q["tls"] = "1"
     if projector:
         q["projector"] = "1"
-    if extra and len(extra) <= MAX_URL_POINTS:
+    if extra and len(extra) <= EXPLORER_MAX_URL_POINTS:
         q["pts"] = ";".join(f"{x:.4g},{y:.4g}" for x, y in extra)
     return urlencode(q)
 
@@ -186,8 +183,8 @@ def upload_points(contents: str | None, filename: str | None) -> np.ndarray:
     if not isinstance(contents, str) or "," not in contents:
         raise ValueError(f"{name}: empty upload")
     payload = contents.split(",", 1)[1]
-    if len(payload) > MAX_UPLOAD_BYTES * 4 // 3 + 4:
-        raise ValueError(f"{name}: larger than {MAX_UPLOAD_BYTES // 1000} kB")
+    if len(payload) > EXPLORER_MAX_UPLOAD_BYTES * 4 // 3 + 4:
+        raise ValueError(f"{name}: larger than {EXPLORER_MAX_UPLOAD_BYTES // 1000} kB")
     try:
         raw = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):

@@ -14,7 +14,7 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.jobs.store import Job, open_store
 from bnviz.params import JitterParams, TrainingJobParams, parse
-from bnviz.params.caps import JITTER_MAX_REGIONS
+from bnviz.params.caps import JITTER_MAX_NETWORK_BYTES, JITTER_MAX_REGIONS
 from bnviz.params.cost import forward_seconds, partition_seconds
 from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
@@ -41,9 +41,6 @@ from callbacks.jitter.figures import (
     margins_figure,
 )
 from callbacks.parsing import shown_name, whole_number
-
-#: Largest network upload: the page's networks (<= 6 layers of 32 units) take ~50 kB.
-MAX_NETWORK_BYTES = 1_000_000
 
 
 def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterParams:
@@ -240,8 +237,8 @@ def load(contents, filename):
         if not isinstance(contents, str) or "," not in contents or not isinstance(
                 filename, str) or not filename.lower().endswith(".npz"):
             raise ValueError("expected an .npz file")
-        if len(contents) > MAX_NETWORK_BYTES * 4 // 3 + 100:
-            raise ValueError(f"larger than {MAX_NETWORK_BYTES // 1_000_000} MB")
+        if len(contents) > JITTER_MAX_NETWORK_BYTES * 4 // 3 + 100:
+            raise ValueError(f"larger than {JITTER_MAX_NETWORK_BYTES // 1_000_000} MB")
         raw = base64.b64decode(contents.split(",", 1)[1], validate=True)
         key = save_uploaded(raw)
     except (ValueError, binascii.Error) as exc:

@@ -17,17 +17,18 @@ from urllib.parse import parse_qs, urlencode
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR, TourStep
 from bnviz.params import ExplorerParams, InputError
+from bnviz.params.caps import (
+    LECTURE_MAX_SNAPSHOT_NAME,
+    LECTURE_MAX_SNAPSHOT_QUERY,
+    LECTURE_MAX_SNAPSHOTS,
+)
+from bnviz.service.guard import strict_json
 
-__all__ = ["LectureState", "MAX_SNAPSHOTS", "THEMES", "explorer_step", "initial_state",
+__all__ = ["LectureState", "THEMES", "explorer_step", "initial_state",
            "lecture_query", "parse_snapshots", "slider_values", "snapshots_query", "step_for"]
 
 THEMES = ("light", "dark")
-#: Named snapshots a lecture keeps (the ``n`` key; the URL's ``snaps``), and a name's length.
-MAX_SNAPSHOTS = 12
-MAX_SNAPSHOT_NAME = 40
-#: The longest snapshot query kept (a tour step's is under 100 characters; the explorer's
-#: state, step 0, carries its settings).
-MAX_SNAPSHOT_QUERY = 600
+
 EXPLORER_VIEWS = ("space", "layers", "unit")
 
 
@@ -137,8 +138,8 @@ def _snapshot(item: object) -> dict | None:
                                                               for v in item)):
         return None
     name, query = item[0].strip(), item[1]
-    if not name or len(name) > MAX_SNAPSHOT_NAME or not name.isprintable() or \
-            len(query) > MAX_SNAPSHOT_QUERY or "snaps" in parse_qs(query):
+    if not name or len(name) > LECTURE_MAX_SNAPSHOT_NAME or not name.isprintable() or \
+            len(query) > LECTURE_MAX_SNAPSHOT_QUERY or "snaps" in parse_qs(query):
         return None
     parsed = parse_qs(query, keep_blank_values=True)
     if "step" not in parsed or initial_state(parsed).message:
@@ -154,16 +155,17 @@ def parse_snapshots(raw: object) -> tuple[tuple[dict, ...], str]:
         return (), ""
     raw = raw[-1] if isinstance(raw, list) and raw else raw
     try:
-        items = json.loads(raw) if isinstance(raw, str) and len(raw) < 20_000 else None
+        items = strict_json(raw) if isinstance(raw, str) and len(raw) < 20_000 else None
     except ValueError:
         items = None
     if not isinstance(items, list):
         return (), "The link's snapshots were not used (not a list of [name, query] pairs)."
-    kept = [s for s in map(_snapshot, items[-MAX_SNAPSHOTS:]) if s is not None]
+    kept = [s for s in map(_snapshot, items[-LECTURE_MAX_SNAPSHOTS:]) if s is not None]
     dropped = len(items) - len(kept)
     return tuple(kept), (f"{dropped} of the link's snapshots were not used (at most "
-                         f"{MAX_SNAPSHOTS}, each a name of 1-{MAX_SNAPSHOT_NAME} characters "
-                         "and a state of this tour)." if dropped else "")
+                         f"{LECTURE_MAX_SNAPSHOTS}, each a name of 1-"
+                         f"{LECTURE_MAX_SNAPSHOT_NAME} characters and a state of this tour)."
+                         if dropped else "")
 
 
 def snapshots_query(snapshots: object) -> str:

@@ -11,9 +11,10 @@ from dash import Input, Output, State, callback, ctx, html, no_update
 from bnviz.jobs.store import check_job_id
 from bnviz.papers import luo
 from bnviz.papers.claims import all_claims
-from bnviz.papers.dannemann import MAX_POINTS, weight_plane
+from bnviz.papers.dannemann import weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import load_landscape
+from bnviz.params.caps import DANNEMANN_MAX_POINTS
 from bnviz.params.cost import always_heavy
 from bnviz.params.landscape import landscape_from_page
 from bnviz.service.cache import shared_memoize
@@ -83,8 +84,8 @@ def parse_points(rows) -> tuple[np.ndarray, np.ndarray]:
     """The table's rows as inputs (M, 2) and labels (M,); ValueError says which row is bad."""
     if not isinstance(rows, list) or not rows:
         raise ValueError("give at least 3 points")
-    if len(rows) > MAX_POINTS:
-        raise ValueError(f"at most {MAX_POINTS} points")
+    if len(rows) > DANNEMANN_MAX_POINTS:
+        raise ValueError(f"at most {DANNEMANN_MAX_POINTS} points")
     out = []
     for i, row in enumerate(rows, 1):
         values = [finite_number(row.get(k)) if isinstance(row, dict) else None
@@ -206,7 +207,7 @@ def move_w0(click):
 def edit_points(_add, _reset, rows):
     if ctx.triggered_id == ids.DJ_RESET or not isinstance(rows, list):
         return [dict(r) for r in DJ_EXAMPLE]
-    if len(rows) >= MAX_POINTS:
+    if len(rows) >= DANNEMANN_MAX_POINTS:
         return no_update
     return [*rows, {"x1": 0.0, "x2": 0.0, "y": 0.0}]
 

@@ -1,4 +1,4 @@
-"""Tests of the command line ``python -m bnviz partition`` (issue 2 and SPEC.md):
+"""Tests of the command line ``python -m bnviz partition`` (issue 2 and docs/conventions.md):
 bnviz/cli/partition.py.
 
 Most tests call :func:`bnviz.cli.main` in-process (it returns the exit code) and read what it

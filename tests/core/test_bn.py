@@ -1,5 +1,6 @@
 """Tests of bnviz.core.bn, the one BN forward: the statistics against a numpy re-implementation of
-eq. 3 (biased and unbiased), the floor on a zero sigma (SPEC.md: <= 1e-12 relative), batched
+eq. 3 (biased and unbiased), the floor on a zero sigma (docs/conventions.md: <= 1e-12
+relative), batched
 dims, gradients against torch's own training-mode batch_norm, and torch.func (vmap of grad, as
 the landscape view uses it).  Every test runs on the CPU and, when there is one, on CUDA."""
 
@@ -63,7 +64,8 @@ def test_statistics_against_numpy(device, dim, correction):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_biased_is_the_default_and_differs_from_torch_var(device):
-    """SPEC.md pitfall: BN divides by |B|; torch's var divides by |B| - 1 by default."""
+    """docs/conventions.md, Pitfalls: BN divides by |B|; torch's var divides by |B| - 1 by
+    default."""
     u = _data((4, 3), seed=2, device=device)
     _, sigma = batch_statistics(u)
     np.testing.assert_allclose(sigma.cpu().numpy(), u.cpu().numpy().std(0, ddof=0), rtol=1e-13)
@@ -106,7 +108,7 @@ def test_floor_leaves_a_non_degenerate_sigma_exactly_alone(device):
 @pytest.mark.parametrize("n", [1, 2, 9])
 def test_floor_on_a_constant_batch(device, n):
     """Every batch point gives the same u: sigma is SIGMA_FLOOR_REL |u| (<= 1e-12 relative,
-    SPEC.md), 1 where u is zero, and BN's output is 0, finite."""
+    docs/conventions.md), 1 where u is zero, and BN's output is 0, finite."""
     assert SIGMA_FLOOR_REL <= 1e-12
     values = torch.tensor([2.5, -1e-3, 0.0, 7e5], dtype=torch.float64, device=device)
     u = values.expand(n, 4).clone()

@@ -1,5 +1,5 @@
 """Tests of bnviz.core.network: BN statistics against an independent numpy forward pass, Theorem 1
-and Corollary 2 of the BN paper (SPEC.md "Claims that must hold exactly"), batches, loading."""
+and Corollary 2 of the BN paper (docs/conventions.md, "Exact claims"), batches, loading."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ ACTS = ACTIVATIONS
 
 
 def ref_act(h: np.ndarray, activation: str, alpha: float) -> np.ndarray:
-    """a(u) of SPEC.md written out per activation (independent of bnviz)."""
+    """a(u) of docs/conventions.md written out per activation (independent of bnviz)."""
     if activation == "relu":
         return np.maximum(h, 0.0)
     if activation == "leaky_relu":
@@ -43,7 +43,8 @@ def ref_act(h: np.ndarray, activation: str, alpha: float) -> np.ndarray:
 def ref_statistics(net: Network, batch: np.ndarray, overrides: dict | None = None) -> list[dict]:
     """mu, sigma of every layer by a plain numpy forward pass of the batch.
 
-    ``overrides``: {layer: (mu_scale, mu_offset, sigma_scale)} applied as SPEC/network.py say;
+    ``overrides``: {layer: (mu_scale, mu_offset, sigma_scale)} applied as docs/conventions.md
+    and network.py say;
     later layers see the modified forward pass.
     """
     overrides = overrides or {}
@@ -111,7 +112,7 @@ def test_layer_statistics_match_reference(act, mode, depth, width, name, seed):
         np.testing.assert_allclose(st.weight_norm, np.sqrt((net.weights[layer - 1] ** 2).sum(1)),
                                    rtol=1e-14)
         if mode == "bn":
-            # BN: mu is the batch mean and sigma the BIASED std (SPEC pitfall)
+            # BN: mu is the batch mean and sigma the BIASED std (docs/conventions.md, Pitfalls)
             _close(st.mu, r["u"].mean(0), scale)
             _close(st.sigma, r["u"].std(0, ddof=0), scale)
             assert not np.allclose(st.sigma, r["u"].std(0, ddof=1), rtol=1e-6)
@@ -267,7 +268,7 @@ def test_sigma_floor_for_identical_points(n):
         u = st.inputs @ net.weights[st.layer - 1].T
         ref = np.abs(u).max(0)
         nz = ref > 0
-        # SPEC: an eps for a zero sigma is <= 1e-12 relative
+        # docs/conventions.md: an eps for a zero sigma is <= 1e-12 relative
         assert np.all(st.sigma[nz] <= SIGMA_FLOOR_REL * ref[nz] * (1 + 1e-9) + st.batch_std[nz])
         assert SIGMA_FLOOR_REL <= 1e-12
         _close(st.mu, u.mean(0), ref.max() + 1.0)

@@ -3,7 +3,7 @@ an independent numpy reference (tests/partition_reference.py): on many random ne
 region is convex and the regions tile the box, the activation pattern is constant in a region,
 facets lie on their hyperplanes, adjacent regions differ in the separating unit, the decision
 boundary is the zero set of the logit, and the region counts equal regioncam's.  Claims
-checked: SPEC.md "Claims that must hold exactly"; the special cases of one layer's cut are in
+checked: docs/conventions.md, "Exact claims"; the special cases of one layer's cut are in
 test_cut.py.
 """
 

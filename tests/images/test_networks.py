@@ -1,5 +1,6 @@
 """Tests of bnviz.images.networks: ModeNorm's modes against independent numpy computations (the
-biased variance, SPEC.md), calibrate_frozen's exact whole-set statistics in every architecture,
+biased variance, docs/conventions.md), calibrate_frozen's exact whole-set statistics in every
+architecture,
 build_model's mode-independent initial weights, output shapes, noisy_bn's extra variance of the
 batch statistics, and layer_preactivations.
 

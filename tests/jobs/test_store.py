@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from jobstores import open_store
 
-from bnviz.jobs import store as store_module
+from bnviz.jobs import job as job_module
 from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import HOST, JobStore, ServerBusy, job_key
+from bnviz.jobs.store import HOST, JobStore, QueueFull, job_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,7 +152,7 @@ def test_metrics_and_logs_append_in_order(store: JobStore) -> None:
 def test_logs_are_capped_at_max_log_lines(kind: str, request: pytest.FixtureRequest,
                                           tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "MAX_LOG_LINES", 5)
+    monkeypatch.setattr(job_module, "MAX_LOG_LINES", 5)  # what both stores read
     store = open_store(kind, request, tmp_path)
     job = store.create("smart-init", {})
     for i in range(8):
@@ -212,13 +212,13 @@ def test_create_unless_refuses_past_the_limit(store: JobStore) -> None:
     """queued + running jobs of any type count; ended ones and reused ones do not."""
     a, _ = store.create_unless("density", {"seed": 1}, limit=2)
     b = store.create("smart-init", {})  # a CLI job counts too
-    with pytest.raises(ServerBusy, match="busy: 2 background computations") as info:
+    with pytest.raises(QueueFull, match="busy: 2 background computations") as info:
         store.create_unless("density", {"seed": 2}, limit=2)
     assert info.value.active == 2
     assert store.create_unless("density", {"seed": 1}, limit=2) == (a, False)  # reused
     assert len(store.list()) == 2  # a refusal stores nothing
     assert store.claim(a.id, 1)  # running still counts
-    with pytest.raises(ServerBusy):
+    with pytest.raises(QueueFull):
         store.create_unless("density", {"seed": 2}, limit=2)
     assert store.finish(b.id, "cancelled")
     c, new = store.create_unless("density", {"seed": 2}, limit=2)

@@ -25,7 +25,7 @@ from jobstores import dead_pid, open_store
 
 from bnviz.jobs import sqlite_store
 from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import ClientBusy, JobStore, ServerBusy, StoreError
+from bnviz.jobs.store import ClientBusy, JobStore, QueueFull, StoreError
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -132,7 +132,7 @@ def test_a_client_may_have_its_limit_of_active_jobs(store: JobStore) -> None:
     store.create("smart-init", {}, client="a", client_limit=2)  # one ended: room again
     with pytest.raises(ClientBusy):
         store.create_unless("density", {"x": 1}, client="a", client_limit=2)
-    with pytest.raises(ServerBusy) as busy:
+    with pytest.raises(QueueFull) as busy:
         store.create_unless("density", {"x": 1}, limit=3)
     assert not isinstance(busy.value, ClientBusy)
 

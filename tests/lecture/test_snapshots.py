@@ -15,11 +15,11 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from bnviz.lecture.tour import TOUR
+from bnviz.params.caps import LECTURE_MAX_SNAPSHOT_NAME as MAX_SNAPSHOT_NAME
+from bnviz.params.caps import LECTURE_MAX_SNAPSHOTS as MAX_SNAPSHOTS
 from callbacks.lecture import ids
 from callbacks.lecture.snapshots import snapshot_list
 from callbacks.lecture.state import (
-    MAX_SNAPSHOT_NAME,
-    MAX_SNAPSHOTS,
     initial_state,
     parse_snapshots,
     snapshots_query,
@@ -50,6 +50,8 @@ def test_snapshots_read_back_as_written():
     ('[["ok", "step=2"], ["x", "step=2&snaps=%5B%5D"]]', 1),  # snapshots in a snapshot
     (json.dumps([["n" * (MAX_SNAPSHOT_NAME + 1), "step=2"], ["ok", "step=3"]]), 1),
     (json.dumps([["x", 2], ["ok", "step=3"], "step=4"]), 1),
+    ("[" * 5000 + "]" * 5000, 0),  # nesting too deep for the parser: refused, not a 500
+    ('[["ok", "step=2"], NaN]', 0),
 ])
 def test_a_crafted_snapshot_is_dropped_with_a_message(raw, kept):
     snaps, message = parse_snapshots(raw)

@@ -84,7 +84,7 @@ def test_url_round_trip(s, view, tls, projector, pts):
 
 
 def test_url_keeps_points_up_to_the_link_cap():
-    pts = [[0.1 * i, -0.1 * i] for i in range(es.MAX_URL_POINTS)]
+    pts = [[0.1 * i, -0.1 * i] for i in range(es.EXPLORER_MAX_URL_POINTS)]
     assert len(url_state(es.query_string(SMALL, "space", False, False, pts))[4]) == len(pts)
     q = es.query_string(SMALL, "space", False, False, pts + [[0.0, 0.0]])
     assert "pts" not in flat_query(q)  # too many for a link: kept in the page only

@@ -227,7 +227,7 @@ GOOD_CSV = st.builds(
     st.sampled_from(["", "x,y", "X,Y"]), st.lists(GOOD_ROW, min_size=1, max_size=30))
 
 
-HUGE_UPLOAD = "data:text/csv;base64," + "!" * (es.MAX_UPLOAD_BYTES * 4 // 3 + 8)
+HUGE_UPLOAD = "data:text/csv;base64," + "!" * (es.EXPLORER_MAX_UPLOAD_BYTES * 4 // 3 + 8)
 
 
 MIMES = st.sampled_from(["text/csv", "application/vnd.ms-excel", "application/octet-stream",
@@ -272,7 +272,7 @@ def test_uploads_are_parsed_or_refused_with_a_reason(contents, filename, extra):
 
 
 def test_upload_over_the_size_cap_is_refused_before_decoding():
-    big = b"x,y\n" + b"0.125,0.25\n" * (es.MAX_UPLOAD_BYTES // 11 + 10)  # valid, > 1 MB
+    big = b"x,y\n" + b"0.125,0.25\n" * (es.EXPLORER_MAX_UPLOAD_BYTES // 11 + 10)  # valid, > 1 MB
     for contents in (data_url(big), HUGE_UPLOAD):
         new, status = upload(contents, "big.csv", [[1.0, 2.0]])
         assert new is no_update and "larger than 1000 kB" in assert_clear(status)

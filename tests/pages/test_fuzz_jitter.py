@@ -157,7 +157,7 @@ def test_network_uploads_are_loaded_or_refused(tmp_home, contents, filename):
         return
     assert re.fullmatch(r"upload:[0-9a-f]{24}", key)
     assert assert_clear(status).startswith("loaded ")
-    assert len(contents) <= cj.MAX_NETWORK_BYTES * 4 // 3 + 100  # the upload cap (B9)
+    assert len(contents) <= cj.JITTER_MAX_NETWORK_BYTES * 4 // 3 + 100  # the upload cap (B9)
     # the page then draws with the loaded network, and can save it again
     out = cj.update_jitter("moons", 32, 2, 4, 0, 2, 2, None, key)
     assert out[5] is False or assert_clear(out[4])

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import app  # noqa: F401  (registers the callbacks)
 from bnviz import jobs
+from bnviz.jobs.registry import get_job_type
 from bnviz.jobs.store import Job
-from bnviz.jobs.types import get_job_type
 from callbacks.papers import callbacks as cp
 from layouts.papers import DJ_EXAMPLE
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from fuzzing import assert_one_error_line
 
-from bnviz.cli import main
+from bnviz.cli import execute, main
 from bnviz.replication import judges
 from bnviz.replication.entries import ENTRIES, PAPER_TITLES, entry_ids, run_entry
 from bnviz.replication.report import FIELDS, markdown, report
 from bnviz.replication.smart_init import smart_init_status
-from bnviz.replication.store import SHIPPED, STATUSES, StoreError, read_outcomes, write_outcomes
+from bnviz.replication.store import SHIPPED, STATUSES, OutcomesError, read_outcomes, write_outcomes
 
 REPO = Path(__file__).resolve().parents[2]
 #: Entries whose commands take a few seconds: recomputed here and compared with the store.
@@ -73,7 +73,7 @@ def _close(a, b) -> bool:
 def test_stored_numbers_are_what_the_command_prints_now(shipped, entry_id):
     """The entry's command, run now (seeded), gives the stored ours: the report's numbers are
     reproducible by anyone with the command line."""
-    fresh = run_entry(entry_id)
+    fresh = run_entry(entry_id, execute)
     assert _close(fresh["ours"], shipped[entry_id]["ours"])
     assert fresh["status"] == shipped[entry_id]["status"]
 
@@ -133,7 +133,7 @@ def test_a_damaged_home_store_falls_back_to_the_shipped_outcomes(tmp_home, shipp
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     assert read_outcomes() == shipped
-    with pytest.raises(StoreError, match="cannot read"):
+    with pytest.raises(OutcomesError, match="cannot read"):
         read_outcomes(path)
 
 
@@ -155,7 +155,7 @@ def test_bad_requests_are_one_line(tmp_path, capsysbinary, argv):
 def test_write_outcomes_refuses_an_unwritable_place(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(StoreError, match="cannot write"):
+    with pytest.raises(OutcomesError, match="cannot write"):
         write_outcomes([{"id": "x"}], blocker / "sub" / "outcomes.json")
 
 

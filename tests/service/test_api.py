@@ -325,7 +325,7 @@ def test_behind_the_proxy_each_forwarded_client_has_its_own_allowance(behind_pro
 
 def test_a_busy_server_gets_429_and_server_trouble_503(api, monkeypatch):
     def busy(*_a, **_k):
-        raise jobs.ServerBusy(8)
+        raise jobs.QueueFull(8)
 
     real = jobs.submit_job
     monkeypatch.setattr(jobs, "submit_job", busy)

@@ -21,16 +21,15 @@ from bnviz.core.network import random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
 from bnviz.jobs.store import open_store
 from bnviz.params import JitterParams
-from bnviz.views.jitter import (
+from bnviz.views.jitter import network_unit_statistics, run_jitter
+from bnviz.views.realisations import (
     CALIBRATION_BATCHES,
     MIN_NETWORK_SAMPLES,
     NETWORK_STATS_MAX_POINTS,
-    _draw_batches,
     binary_task,
     calibration_batches,
-    network_unit_statistics,
+    draw_batches,
     realisation_statistics,
-    run_jitter,
 )
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
@@ -40,7 +39,7 @@ def _realisations(k: int, width: int, depth: int = 2, batch: int = 16):
     """A BN network with a head and K mini-batch realisations of its statistics."""
     data = binary_task("moons", 400, 0)
     net = random_network(depth, width, seed=3, head_outputs=2)
-    batches = _draw_batches(400, batch, k, seed=1, device="cpu")
+    batches = draw_batches(400, batch, k, seed=1, device="cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, None, seed=1, device="cpu")
     return net, mu, sigma
 
@@ -130,7 +129,7 @@ def test_network_figure7_runs_only_the_layers_it_needs():
     net = random_network(5, 6, seed=4, head_outputs=2)
     report, samples = network_unit_statistics(net, data.points, 2, 16, samples=50, seed=7,
                                               device="cpu")
-    batches = _draw_batches(300, 16, 50, 7, "cpu")
+    batches = draw_batches(300, 16, 50, 7, "cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, None, 7, "cpu")
     np.testing.assert_array_equal(samples["mu"], mu[:, 1, :3].numpy())
     np.testing.assert_array_equal(samples["sigma2"], sigma[:, 1, :3].pow(2).numpy())
@@ -151,7 +150,7 @@ def test_batch_statistics_against_numpy():
     each batch's mean and biased variance, layer by layer, recomputed in numpy."""
     data = binary_task("circles", 100, 1)
     net = random_network(3, 5, seed=2, head_outputs=2)
-    batches = _draw_batches(100, 10, 4, 0, "cpu")
+    batches = draw_batches(100, 10, 4, 0, "cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, None, 0, "cpu")
     for k, idx in enumerate(batches.numpy()):
         z = data.points[idx]
@@ -185,14 +184,14 @@ def _start(seed: int) -> jobs.Job:
 def test_jobs_beyond_the_cap_are_refused_with_a_message(capped):
     a, b = _start(1), _start(2)
     assert [j.status for j in (a, b)] == ["queued", "queued"]
-    with pytest.raises(jobs.ServerBusy, match="busy: 2 background computations"):
+    with pytest.raises(jobs.QueueFull, match="busy: 2 background computations"):
         _start(3)
     assert _start(1).id == a.id  # the same computation again is not a new one: no refusal
     assert {j.id for j in open_store().list()} == {a.id, b.id}  # a refused start leaves nothing
     assert jobs.cancel_job(a.id) == "cancelled"  # an ended job frees its place
     c = _start(3)
     assert c.id not in (a.id, b.id)
-    with pytest.raises(jobs.ServerBusy):
+    with pytest.raises(jobs.QueueFull):
         _start(4)
 
 
@@ -205,19 +204,19 @@ def test_the_cap_counts_every_queued_or_running_job(capped, monkeypatch):
     image = jobs.submit_job("smart-init", {"epochs": 1, "runs": 1, "width": 4})
     running = store.create("landscape-2d", {"steps": 1})  # started elsewhere, running here
     assert store.claim(running.id, os.getpid())
-    with pytest.raises(jobs.ServerBusy, match="busy: 2"):
+    with pytest.raises(jobs.QueueFull, match="busy: 2"):
         _start(1)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     store.update(running.id, pid=dead.pid)  # its process died
-    with pytest.raises(jobs.ServerBusy, match="busy: 2"):
+    with pytest.raises(jobs.QueueFull, match="busy: 2"):
         _start(1)
     assert store.get(running.id).status == "queued"  # reaped: queued again, still counted
     assert store.claim(running.id, dead.pid)  # its second start dies too: its last one
     monkeypatch.setenv("BNVIZ_JOB_ATTEMPTS", "2")
     first = _start(1)
     assert store.get(running.id).status == "failed"
-    with pytest.raises(jobs.ServerBusy):
+    with pytest.raises(jobs.QueueFull):
         _start(2)
     assert store.claim(first.id, os.getpid())
     assert store.finish(first.id, "succeeded")

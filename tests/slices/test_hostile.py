@@ -109,6 +109,27 @@ def test_refused_uploads_keep_nothing(jobs_home, tmp_path):
     assert is_open and "could not be read" in message
 
 
+def test_deeply_nested_metadata_is_one_line_not_a_recursion_error(jobs_home, tmp_path):
+    """An uploaded network's metadata is outside JSON: read by the one strict reader
+    (bnviz.service.guard.strict_json), so 100,000 levels of nesting are refused in one line,
+    not a RecursionError past ``except ValueError`` (issue 32)."""
+    from safetensors.numpy import save_file
+
+    from bnviz.slices.torch_import import load_network
+
+    meta = {k: json.dumps(v) for k, v in (("arch", "resnet9"), ("in_ch", 1), ("classes", 10),
+                                           ("size", 8), ("mode", "bn"), ("affine", False))}
+    meta["width"] = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "deep.safetensors"
+    save_file({"w": np.ones(3, np.float32)}, str(path), metadata=meta)
+    with pytest.raises(ValueError, match="unreadable metadata") as info:
+        load_network(path)
+    assert "\n" not in str(info.value)
+    uploads, message, is_open = cs.upload(_contents(path.read_bytes()), "deep.safetensors",
+                                          "resnet9", None)
+    assert is_open and "\n" not in message, message
+
+
 @pytest.mark.parametrize("data", [None, 3, "x", {"points": "x"}, {"points": [1]},
                                   {"points": [{"x": "nan", "y": 1}]},
                                   {"points": [{"x": 1e400, "y": [1]}]}])

@@ -2,7 +2,7 @@
 bnviz.views.bnsampling, the Monte Carlo; bnviz.views.bnstats, the Figure 7 report, which compares
 the two): Proposition 2 (BN paper eq. 13) against Monte Carlo, the exact
 finite-population moments, noise-controlled BN, the Figure 7 report, mini-batch sampling
-without replacement and Luo et al.'s Gaussian model (with SPEC.md's corrections).
+without replacement and Luo et al.'s Gaussian model (with the corrections of docs/conventions.md).
 
 Monte Carlo tolerances are sampling errors: a mean of S iid values is compared within
 Z standard errors sqrt(var/S); a variance estimate within Z * sqrt((m4 - m2^2)/S), with the

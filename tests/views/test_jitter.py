@@ -27,13 +27,13 @@ from bnviz.core.network import Head, Network, layer_statistics, load_network, ra
 from bnviz.core.partition import compute_partition, decision_boundaries
 from bnviz.params import JitterParams
 from bnviz.views.jitter import (
-    _draw_batches,
     binary_task,
     disagreement_area,
     disagreement_by_batch_size,
     realisation_statistics,
     run_jitter,
 )
+from bnviz.views.realisations import draw_batches
 from bnviz.views.train import save_network, train_network
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
@@ -66,7 +66,8 @@ def same_segments(a: np.ndarray, b: np.ndarray, atol: float = 1e-9) -> bool:
 
 def np_logit(net: Network, mus, sigmas, x: np.ndarray) -> np.ndarray:
     """The head's decision function (logit_1 - logit_0) at points x, with the given per-layer
-    BN statistics: an own numpy forward pass of h_l = (W_l z - mu_l) / sigma_l (SPEC.md)."""
+    BN statistics: an own numpy forward pass of h_l = (W_l z - mu_l) / sigma_l
+    (docs/conventions.md)."""
     z = np.asarray(x, dtype=np.float64)
     slope = net.negative_slope
     for w, mu, sigma in zip(net.weights, mus, sigmas, strict=True):
@@ -101,15 +102,15 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_batches_are_distinct_indices_and_reproducible():
-    b = _draw_batches(50, 8, 20, seed=3, device="cpu")
+    b = draw_batches(50, 8, 20, seed=3, device="cpu")
     assert b.shape == (20, 8) and b.dtype == torch.int64
     rows = b.numpy()
     assert rows.min() >= 0 and rows.max() < 50
     assert all(len(set(r)) == 8 for r in rows)  # without replacement
     assert len({tuple(sorted(r)) for r in rows}) > 15  # K different batches
-    assert torch.equal(b, _draw_batches(50, 8, 20, seed=3, device="cpu"))  # same seed, same
-    assert not torch.equal(b, _draw_batches(50, 8, 20, seed=4, device="cpu"))
-    full = _draw_batches(50, 50, 4, seed=0, device="cpu").numpy()
+    assert torch.equal(b, draw_batches(50, 8, 20, seed=3, device="cpu"))  # same seed, same
+    assert not torch.equal(b, draw_batches(50, 8, 20, seed=4, device="cpu"))
+    full = draw_batches(50, 50, 4, seed=0, device="cpu").numpy()
     assert all(sorted(r) == list(range(50)) for r in full)  # B = n: every batch is all data
 
 
@@ -203,7 +204,7 @@ def test_decision_boundaries_accepts_one_realisation_per_call():
     """decision_boundaries for K realisations == K calls with one realisation each."""
     data = binary_task("moons", 100, 1)
     net = random_network(2, 6, seed=4, head_outputs=2)
-    batches = _draw_batches(100, 8, 5, seed=2, device="cpu")
+    batches = draw_batches(100, 8, 5, seed=2, device="cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, device="cpu")
     together = decision_boundaries(net, mu, sigma, BOX, "cpu")
     for k in range(5):
@@ -227,7 +228,7 @@ def test_one_logit_head():
 
 
 def _area(net, data, b, k, seed, resolution=128):
-    batches = _draw_batches(len(data.points), b, k, seed, "cpu")
+    batches = draw_batches(len(data.points), b, k, seed, "cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, device="cpu")
     return disagreement_area(net, mu, sigma, BOX, resolution), mu, sigma
 
@@ -348,7 +349,7 @@ def noise_setup():
     data = binary_task("gaussian", 2000, 0)
     net = random_network(2, 4, seed=3, head_outputs=2)
     b, vb, k = 64, 16, 4000
-    batches = _draw_batches(2000, b, k, seed=7, device="cpu")
+    batches = draw_batches(2000, b, k, seed=7, device="cpu")
     plain = realisation_statistics(net, data.points, batches, None, seed=7, device="cpu")
     noisy = realisation_statistics(net, data.points, batches, vb, seed=7, device="cpu")
     return data, net, batches, b, vb, plain, noisy
@@ -387,7 +388,7 @@ def test_virtual_batch_equal_to_batch_is_plain_bn(noise_setup):
 def test_noise_is_seeded():
     data = binary_task("moons", 200, 0)
     net = random_network(2, 4, seed=0, head_outputs=2)
-    batches = _draw_batches(200, 32, 20, seed=1, device="cpu")
+    batches = draw_batches(200, 32, 20, seed=1, device="cpu")
     a = realisation_statistics(net, data.points, batches, 8, seed=1, device="cpu")
     b = realisation_statistics(net, data.points, batches, 8, seed=1, device="cpu")
     c = realisation_statistics(net, data.points, batches, 8, seed=2, device="cpu")
@@ -415,7 +416,7 @@ def test_virtual_batch_jitters_the_boundary_like_a_real_small_batch():
     for seed in range(3):
         net = random_network(3, 8, seed=seed, head_outputs=2)
         for name, b, vb in (("plain64", 64, None), ("virtual16", 64, 16), ("real16", 16, None)):
-            batches = _draw_batches(1000, b, 128, seed=seed, device="cpu")
+            batches = draw_batches(1000, b, 128, seed=seed, device="cpu")
             mu, sigma = realisation_statistics(net, data.points, batches, vb, seed=seed,
                                                device="cpu")
             areas[name].append(disagreement_area(net, mu, sigma, box, resolution=96))
@@ -624,7 +625,7 @@ def test_networks_of_different_widths_jitter_like_one_at_a_time():
     for outputs in (1, 2):
         net = Network(ws, "leaky_relu", 0.1, "bn", head=Head(rng.normal(size=(outputs, 7)),
                                                             np.zeros(outputs)))
-        batches = _draw_batches(60, 12, 4, seed=2, device="cpu")
+        batches = draw_batches(60, 12, 4, seed=2, device="cpu")
         mu, sigma = realisation_statistics(net, data.points, batches, None, seed=2, device="cpu")
         assert mu.shape == (4, 3, 7) and torch.all(sigma[:, 1, 3:] == 1)
         got = decision_boundaries(net, mu, sigma, box, "cpu")

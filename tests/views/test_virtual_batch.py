@@ -32,13 +32,13 @@ from bnviz.params import JitterParams
 from bnviz.views import virtual_batch as vbm
 from bnviz.views.bnmoments import finite_sigma2_moments
 from bnviz.views.bnsampling import noise_controlled, noise_from_variances
-from bnviz.views.jitter import (
-    _draw_batches,
+from bnviz.views.jitter import run_jitter
+from bnviz.views.realisations import (
     binary_task,
     calibration_batches,
     disagreement_area,
+    draw_batches,
     realisation_statistics,
-    run_jitter,
     virtual_statistics,
 )
 from bnviz.views.virtual_batch import (
@@ -63,9 +63,9 @@ def old_statistics(net, points, batches, vb: int, seed: int):
     x = torch.as_tensor(points, dtype=torch.float64)
     n, b = x.shape[0], batches.shape[1]
     n_cal = calibration_batches(b)
-    real_b = realisation_statistics(net, points, _draw_batches(n, b, n_cal, seed + 101, "cpu"),
+    real_b = realisation_statistics(net, points, draw_batches(n, b, n_cal, seed + 101, "cpu"),
                                     device="cpu")
-    real_v = realisation_statistics(net, points, _draw_batches(n, vb, n_cal, seed + 202, "cpu"),
+    real_v = realisation_statistics(net, points, draw_batches(n, vb, n_cal, seed + 202, "cpu"),
                                     device="cpu")
     gen = torch.Generator().manual_seed(seed + 1)
     z, mus, sigmas = x[batches], [], []
@@ -143,7 +143,7 @@ def test_the_old_noise_model_fails_the_same_test():
     draws, and on the check's draws it is outside the tolerance the new one meets."""
     data = binary_task(ISSUE.dataset, ISSUE.n, ISSUE.data_seed)
     net = random_network(ISSUE.depth, ISSUE.width, seed=ISSUE.seed, head_outputs=2)
-    page = _draw_batches(ISSUE.n, ISSUE.batch_size, ISSUE.realizations, ISSUE.batch_seed, "cpu")
+    page = draw_batches(ISSUE.n, ISSUE.batch_size, ISSUE.realizations, ISSUE.batch_seed, "cpu")
     old = old_statistics(net, data.points, page, 4, ISSUE.batch_seed)
     assert disagreement_area(net, *old, BOX) == pytest.approx(0.9168, abs=1e-4)
     real4 = run_jitter(replace(ISSUE, batch_size=4, virtual_batch_size=None), device="cpu")
@@ -151,7 +151,7 @@ def test_the_old_noise_model_fails_the_same_test():
 
     check = virtual_batch_check(ISSUE, device="cpu")
     seed = ISSUE.batch_seed + vbm._CHECK_SEED
-    batches = _draw_batches(ISSUE.n, ISSUE.batch_size, 512, seed + 2, "cpu")
+    batches = draw_batches(ISSUE.n, ISSUE.batch_size, 512, seed + 2, "cpu")
     old_d = expected_disagreement(net, *old_statistics(net, data.points, batches, 4, seed + 3),
                                   BOX, ISSUE.realizations)
     assert abs(old_d.mean - check.real_virtual.mean) > 2 * check.tolerance, (old_d, check)
@@ -174,8 +174,8 @@ def test_calibration_is_deterministic_and_cached():
     net = random_network(2, 6, seed=4, head_outputs=2)
     first = calibrate_strength(net, data.points, 32, 8, 8, 3, BOX, "cpu")
     assert calibrate_strength(net, data.points, 32, 8, 8, 3, BOX, "cpu") is first  # cached
-    vbm._cache.clear()
-    vbm._references.clear()
+    vbm._calibration.cache_clear()  # the process's one cache (bnviz.service.cache.memoize)
+    vbm._references.cache_clear()
     again = calibrate_strength(net, data.points, 32, 8, 8, 3, BOX, "cpu")
     assert again == first and again is not first  # recomputed, the same numbers
     assert calibrate_strength(net, data.points, 32, 8, 8, 4, BOX, "cpu") != first  # seed
@@ -183,11 +183,12 @@ def test_calibration_is_deterministic_and_cached():
         calibrate_strength(net, data.points, 32, 32, 8, 3, BOX, "cpu")
 
 
-def test_an_unreachable_target_is_reported(monkeypatch):
+def test_an_unreachable_target_is_reported(monkeypatch, request):
     """Capped at a strength too small to reach real batches of 4: the calibration says so
     and keeps the largest strength it tried."""
     monkeypatch.setattr(vbm, "MAX_STRENGTH", 1.0)
-    monkeypatch.setattr(vbm, "_cache", vbm.cachetools.LRUCache(maxsize=8))
+    vbm._calibration.cache_clear()  # computed at this cap only, and forgotten after
+    request.addfinalizer(vbm._calibration.cache_clear)
     data = binary_task(ISSUE.dataset, ISSUE.n, ISSUE.data_seed)
     net = random_network(3, 8, seed=0, head_outputs=2)
     cal = calibrate_strength(net, data.points, 16, 4, 16, 0, BOX, "cpu")  # needs c ~ 1.8
@@ -207,7 +208,7 @@ def test_layer1_variances_are_the_closed_forms(strength):
     data = binary_task("moons", 1000, 1)
     net = random_network(2, 6, seed=1, head_outputs=2)
     n, b, vb, k = 1000, 64, 16, 6000
-    batches = _draw_batches(n, b, k, 5, "cpu")
+    batches = draw_batches(n, b, k, 5, "cpu")
     mu, sigma, _ = virtual_statistics(net, data.points, batches, vb, 5, "cpu",
                                       strength=strength)
     u = torch.as_tensor(data.points @ net.weights[0].T)
@@ -232,8 +233,8 @@ def test_deeper_layers_get_only_what_they_lack():
     net = random_network(4, 8, seed=2, head_outputs=2)
     n, b, vb, k = 500, 16, 4, 4000
     mu, sigma, saturated = virtual_statistics(net, data.points,
-                                              _draw_batches(n, b, k, 11, "cpu"), vb, 2, "cpu")
-    real = realisation_statistics(net, data.points, _draw_batches(n, vb, k, 12, "cpu"),
+                                              draw_batches(n, b, k, 11, "cpu"), vb, 2, "cpu")
+    real = realisation_statistics(net, data.points, draw_batches(n, vb, k, 12, "cpu"),
                                   device="cpu")
     assert saturated[0][0] == 1.0  # layer 2's mu: the propagated noise alone is too much
     for layer in range(1, 4):
@@ -262,7 +263,7 @@ def test_expected_disagreement_is_the_mean_over_all_k_subsets():
     data = binary_task("moons", 200, 0)
     net = random_network(2, 6, seed=0, head_outputs=2)
     m, k = 10, 3
-    mu, sigma = realisation_statistics(net, data.points, _draw_batches(200, 8, m, 1, "cpu"),
+    mu, sigma = realisation_statistics(net, data.points, draw_batches(200, 8, m, 1, "cpu"),
                                        device="cpu")
     est = expected_disagreement(net, mu, sigma, BOX, k, resolution=24)
     subsets = [list(c) for c in itertools.combinations(range(m), k)]
