@@ -279,7 +279,8 @@ def test_warm_validators_builds_every_model():
                 for node in ast.walk(_tree(path)) if isinstance(node, ast.ClassDef)
                 and any(_name(d) == "params_dataclass" for d in node.decorator_list)}
     built = params.warm_validators()
-    assert {m.__name__ for m in built} == declared
+    # (the suite's own tests declare models too: only bnviz's count)
+    assert {m.__name__ for m in built if m.__module__.startswith("bnviz.")} == declared
     misses = fields.validator.cache_info().misses
     for model in built:
         fields.validator(model)

@@ -108,5 +108,5 @@ def test_the_lecture_help_names_every_step_as_a_jump():
     from layouts.lecture import KEYS, help_panel
 
     assert (f"1 … {len(TOUR)} (type the number)", "jump to that step") in KEYS
-    steps = help_panel().children[1].children.children[1].children
-    assert len(steps.children) == len(TOUR)
+    steps = help_panel().children[1].children.children[1].children.children[0]
+    assert steps.className == "lecture-steps" and len(steps.children) == len(TOUR)
