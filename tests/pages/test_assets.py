@@ -42,11 +42,9 @@ def _css_classes() -> set[str]:
             for m in re.finditer(r"[.#]([a-z]+(?:-[a-z0-9]+)+)", css.read_text())}
 
 
-def _prefixes(python: set[str]) -> set[str]:
+def _prefixes() -> set[str]:
     """The pages' prefixes ("lecture", "explorer", ...): the first word of the ids modules'
     values."""
-    from callbacks.lecture import ids as lecture_ids  # noqa: F401  (the package imports)
-
     prefixes = set()
     for path in (ROOT / "callbacks").glob("*/ids.py"):
         module = ast.parse(path.read_text())
@@ -72,9 +70,7 @@ def _js_names(source: str, prefixes: set[str]) -> set[str]:
 
 
 def _undefined(source: str) -> set[str]:
-    python = _python_strings()
-    known = python | _css_classes()
-    return _js_names(source, _prefixes(python)) - known
+    return _js_names(source, _prefixes()) - (_python_strings() | _css_classes())
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in ASSETS.glob("*.js")))
