@@ -391,3 +391,21 @@ def test_every_cited_document_is_in_the_repository():
     assert not missing, f"cited but not in the repository: {sorted(missing)}"
     assert not [where for where, text in texts.items() if "SPEC.md" in text]
     assert sum("docs/conventions.md" in text for text in texts.values()) > 20
+
+
+# --------------------------------------------------------------------------- one renderer
+
+
+@pytest.mark.parametrize("code,home", [
+    ("2654435761", "bnviz/views/style.py"),  # the regions' colours (region_colour_index)
+    ("norm.pdf", "bnviz/views/bnstats.py"),  # eq. 13's densities (analytical_density)
+    ("gamma.pdf", "bnviz/views/bnstats.py"),
+    ("def line_segments", "bnviz/views/render.py"),  # segments as matplotlib takes them
+])
+def test_each_picture_piece_is_written_once(code, home):
+    """The pages' plotly figures, the CLI's pictures and the lecture's slides share one
+    colouring of regions, one eq. 13 density and one segment layout (issue 32: they were
+    written two and three times); Figure 6's picture is render.draw_jitter for both the
+    CLI and the slides."""
+    where = {_rel(p) for p in _files() if code in p.read_text()}
+    assert where == {home}, where

@@ -9,10 +9,10 @@ from matplotlib import rcParams
 from matplotlib.collections import LineCollection
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import SubFigure
-from scipy import stats as sps
 
 from bnviz.lecture.scenes import Scene
-from bnviz.views.render import MARKERS, draw_training_frame
+from bnviz.views.bnstats import analytical_density
+from bnviz.views.render import MARKERS, draw_jitter, draw_training_frame, line_segments
 from bnviz.views.style import (
     BLUE,
     CLASS_SYMBOLS,
@@ -20,7 +20,6 @@ from bnviz.views.style import (
     FIGURE7,
     FIGURE9,
     GREEN,
-    JITTER,
     LIGHT_GRAY,
     ORANGE,
     PARTITION,
@@ -28,6 +27,7 @@ from bnviz.views.style import (
     VERMILLION,
     colour_bar_title,
     mode_label,
+    region_colour_index,
     subscript,
 )
 
@@ -44,15 +44,11 @@ def _ink(colour: str) -> str:
     return colour
 
 
-def _segments(seg: np.ndarray) -> np.ndarray:
-    return np.asarray(seg).reshape(-1, 2, 2)
-
-
 def _regions(ax, raster: np.ndarray, box, alpha: float = 0.55) -> None:
     """Regions filled by activation pattern, as the page's heatmap (the same hash); the
     default opacity is the page's projector fill: the data's ink shows in both themes."""
     palette = PARTITION.region_palette
-    idx = (raster * 2654435761) % (2**32) % len(palette)
+    idx = region_colour_index(raster, len(palette))
     ax.imshow(idx, origin="lower", extent=box, cmap=ListedColormap(list(palette)),
               vmin=-0.5, vmax=len(palette) - 0.5, interpolation="nearest", zorder=0,
               alpha=alpha)
@@ -68,7 +64,7 @@ def _figure9(fig, result, f9) -> None:
     for ax, t in zip(axes, f9.layers, strict=True):
         _regions(ax, result.raster[t.layer - 1], f9.box, alpha=0.18)
         lo, hi = t.colour_range
-        lc = LineCollection(_segments(t.facets), array=t.facet_values, cmap=cmap,
+        lc = LineCollection(line_segments(t.facets), array=t.facet_values, cmap=cmap,
                             linewidths=2.6)
         lc.set_clim(lo, hi if hi > lo else lo + 1.0)
         ax.add_collection(lc)
@@ -87,13 +83,13 @@ def _space(ax, result, title: str | None = None) -> None:
     for j in range(layer):
         current = j == layer - 1
         ax.add_collection(LineCollection(
-            _segments(part.layers[j].facets), linewidths=2.4 if current else 1.0,
+            line_segments(part.layers[j].facets), linewidths=2.4 if current else 1.0,
             colors=PARTITION.current if current else PARTITION.earlier,
             label=PARTITION.current_name.format(layer=j + 1) if current
             else (PARTITION.earlier_name if j == 0 else None)))
     if s.scope == "unit":
         tl = part.layers[s.target_layer - 1]
-        ax.add_collection(LineCollection(_segments(tl.facets[tl.facet_units == s.target_unit]),
+        ax.add_collection(LineCollection(line_segments(tl.facets[tl.facet_units == s.target_unit]),
                                          colors=PARTITION.target, linewidths=3.5,
                                          label=PARTITION.target_name.format(
                                              layer=s.target_layer, unit=s.target_unit + 1)))
@@ -122,7 +118,7 @@ def _layers(fig, rows) -> None:
             for j in range(c + 1):
                 current = j == c
                 ax.add_collection(LineCollection(
-                    _segments(part.layers[j].facets), linewidths=1.8 if current else 0.7,
+                    line_segments(part.layers[j].facets), linewidths=1.8 if current else 0.7,
                     colors=PARTITION.current if current else PARTITION.earlier))
             ax.scatter(*result.data.points.T, s=4, c=_ink(PARTITION.data), zorder=5)
             x0, x1, y0, y1 = part.box
@@ -164,24 +160,7 @@ def _density(fig, d) -> None:
 
 
 def _jitter(ax, result) -> None:
-    if result.boundaries:
-        ax.add_collection(LineCollection(_segments(np.concatenate(result.boundaries)),
-                                         colors=JITTER.realisation, linewidths=0.8,
-                                         alpha=JITTER.realisation_opacity,
-                                         label=JITTER.realisations_name.format(
-                                             k=len(result.boundaries))))
-    ax.add_collection(LineCollection(_segments(result.test_boundary), linewidths=2.4,
-                                     colors=_ink(JITTER.test_boundary), label=JITTER.test_name))
-    pts, lab = result.data.points, np.asarray(result.data.labels)
-    for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
-                                             strict=True)):
-        ax.scatter(*pts[lab == c].T, s=12, c=colour, marker=MARKERS[symbol],
-                   label=JITTER.class_name.format(label=c), zorder=3)
-    e = result.settings.extent
-    ax.set(xlim=(-e, e), ylim=(-e, e), aspect="equal")
-    ax.set_title(JITTER.batches.format(batch=result.settings.batch_size,
-                                       k=len(result.boundaries))
-                 + f": disagreement {result.disagreement_area:.3f}")
+    draw_jitter(ax, result, scale=4 / 3, ink=_ink)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
 
 
@@ -199,8 +178,7 @@ def _bnstats(fig, report, samples) -> None:
             mean, var = unit[key]["analytical_mean"], unit[key]["analytical_var"]
             lo, hi = np.percentile(samples[noisy][:, col], [0.1, 99.9])
             grid = np.linspace(lo, hi, 200)
-            dens = (sps.norm.pdf(grid, mean, np.sqrt(var)) if key == "mu" else
-                    sps.gamma.pdf(grid, mean**2 / var, scale=var / mean))
+            dens = analytical_density(grid, mean, var, key == "mu")
             ax.plot(grid, dens, color=FIGURE7.analytical, label=FIGURE7.analytical_name)
             ax.set(yticks=[], xlabel=FIGURE7.axis.format(statistic=name, unit=col + 1))
     axes[0, 0].legend(loc="lower left", bbox_to_anchor=(0, 1.02), ncols=3, frameon=False)
@@ -246,7 +224,7 @@ def _luo(fig, st) -> None:
                                          "σ_B")):
         ax.hist(values, bins=60, density=True, color=LIGHT_GRAY, label="over mini-batches")
         grid = np.linspace(*np.percentile(values, [0.1, 99.9]), 200)
-        ax.plot(grid, sps.norm.pdf(grid, mean, np.sqrt(var)), color=GREEN,
+        ax.plot(grid, analytical_density(grid, mean, var, True), color=GREEN,
                 label="Gaussian model")
         ax.set(xlabel=f"{name}, M = {st.batch_size}", yticks=[])
     axes[0].legend(frameon=False)

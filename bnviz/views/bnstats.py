@@ -26,6 +26,7 @@ from bnviz.views.bnmoments import (
 from bnviz.views.bnsampling import noise_controlled, sample_batch_statistics
 
 __all__ = [
+    "analytical_density",
     "MAX_SAMPLES",
     "MAX_TRAIN_SIZE",
     "MAX_UNITS",
@@ -249,3 +250,18 @@ def figure7(batch_size: int = 64, train_size: int = 1000, samples: int = 2000,
                        (1.0, 0.0, -1.0), (1.0, 3.0, 0.1), device)
     keys = ("mu", "sigma2", "mu_noise", "sigma2_noise", "train")
     return _report_from_run(run), {key: run[key] for key in keys}
+
+
+def analytical_density(grid: np.ndarray, mean: float, var: float, normal: bool) -> np.ndarray:
+    """Eq. 13's density on ``grid`` (Figure 7's analytical curve, every renderer's): normal
+    for mu; for sigma^2 a gamma with the analytical mean and variance (for Gaussian
+    pre-activations exactly the scaled chi^2_{B-1} of the biased sigma^2). Normal is also
+    Luo et al.'s Gaussian model of mu_B and sigma_B. Zero where the variance is not
+    positive."""
+    from scipy import stats
+
+    if var <= 0:
+        return np.zeros_like(grid, dtype=float)
+    if normal:
+        return stats.norm.pdf(grid, loc=mean, scale=np.sqrt(var))
+    return stats.gamma.pdf(grid, a=mean * mean / var, scale=var / mean)

@@ -12,6 +12,7 @@ threads.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +24,9 @@ from bnviz.core.partition import Partition
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 from bnviz.views.video import encode_mp4
 
-__all__ = ["density_picture", "jitter_picture", "partition_picture", "render_density",
-           "render_jitter", "render_partition", "training_frame_picture",
-           "write_training_movie"]
+__all__ = ["density_picture", "draw_jitter", "jitter_picture", "line_segments",
+           "partition_picture", "render_density", "render_jitter", "render_partition",
+           "training_frame_picture", "write_training_movie"]
 
 FORMATS = ("png", "svg")
 #: The style's marker shapes (plotly's names) as matplotlib draws them.
@@ -45,9 +46,13 @@ def _check_format(fmt: str) -> None:
         raise ValueError(f"format must be png or svg, got {fmt!r}")
 
 
-def _segments(seg: np.ndarray) -> np.ndarray:
+def line_segments(seg: np.ndarray) -> np.ndarray:
     """Segments (x0, y0, x1, y1) as LineCollection's (n, 2, 2)."""
     return np.asarray(seg).reshape(-1, 2, 2)
+
+
+def _same(colour: str) -> str:
+    return colour
 
 
 def partition_picture(part: Partition, points: np.ndarray, title: str | None = None) -> Figure:
@@ -62,13 +67,13 @@ def partition_picture(part: Partition, points: np.ndarray, title: str | None = N
         for i in range(j + 1):
             current = i == j
             ax.add_collection(LineCollection(
-                _segments(part.layers[i].facets),
+                line_segments(part.layers[i].facets),
                 colors=PARTITION.current if current else PARTITION.earlier,
                 linewidths=1.1 if current else 0.6, zorder=3 if current else 2,
                 label=PARTITION.current_name.format(layer=i + 1) if current
                 else PARTITION.earlier_name))
         if part.decision_boundary is not None and j == n - 1:
-            ax.add_collection(LineCollection(_segments(part.decision_boundary),
+            ax.add_collection(LineCollection(line_segments(part.decision_boundary),
                                              colors=PARTITION.boundary, linewidths=1.6,
                                              zorder=4, label=PARTITION.boundary_name))
         ax.scatter(points[:, 0], points[:, 1], s=4, c=PARTITION.data, zorder=5,
@@ -99,30 +104,36 @@ def jitter_picture(result) -> Figure:
     class, every realisation's decision boundary in blue and the test-time (full-data
     statistics) boundary in black."""
     fig = Figure(figsize=(4.2, 4.2))
-    ax = fig.subplots()
+    draw_jitter(fig.subplots(), result, title_size=8)
+    fig.tight_layout()
+    return fig
+
+
+def draw_jitter(ax, result, scale: float = 1.0, ink: Callable[[str], str] = _same,
+                title_size: float | None = None) -> None:
+    """Figure 6 into ``ax`` (the CLI's picture and the lecture's slide): every realisation's
+    decision boundary, the test-time boundary, the data by class (line widths times
+    ``scale``, marker areas times its square; ``ink`` maps a style colour to the theme's),
+    and the title with the disagreement area."""
     k = len(result.boundaries)
     if k:
         ax.add_collection(LineCollection(
-            _segments(np.concatenate(result.boundaries)), colors=JITTER.realisation,
-            linewidths=0.7, alpha=JITTER.realisation_opacity,
+            line_segments(np.concatenate(result.boundaries)), colors=JITTER.realisation,
+            linewidths=0.7 * scale, alpha=JITTER.realisation_opacity,
             label=JITTER.realisations_name.format(k=k)))
-    ax.add_collection(LineCollection(_segments(result.test_boundary),
-                                     colors=JITTER.test_boundary, linewidths=1.8,
+    ax.add_collection(LineCollection(line_segments(result.test_boundary),
+                                     colors=ink(JITTER.test_boundary), linewidths=1.8 * scale,
                                      label=JITTER.test_name))
     pts, lab = result.data.points, np.asarray(result.data.labels)
     for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,
                                              strict=True)):
         sel = lab == c
-        ax.scatter(pts[sel, 0], pts[sel, 1], s=6, c=colour, marker=MARKERS[symbol], zorder=3,
-                   label=JITTER.class_name.format(label=c))
+        ax.scatter(pts[sel, 0], pts[sel, 1], s=6 * scale ** 2, c=colour,
+                   marker=MARKERS[symbol], zorder=3, label=JITTER.class_name.format(label=c))
     e = result.settings.extent
-    ax.set_xlim(-e, e)
-    ax.set_ylim(-e, e)
-    ax.set_aspect("equal")
+    ax.set(xlim=(-e, e), ylim=(-e, e), aspect="equal")
     ax.set_title(JITTER.batches.format(batch=result.settings.batch_size, k=k)
-                 + f": disagreement {result.disagreement_area:.3f}", fontsize=8)
-    fig.tight_layout()
-    return fig
+                 + f": disagreement {result.disagreement_area:.3f}", fontsize=title_size)
 
 
 def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
@@ -181,16 +192,16 @@ def draw_training_frame(ax, frame, points: np.ndarray, labels: np.ndarray,
     part = frame.partition
     earlier = [lay.facets for lay in part.layers[:-1]]
     if earlier:
-        ax.add_collection(LineCollection(_segments(np.concatenate(earlier)),
+        ax.add_collection(LineCollection(line_segments(np.concatenate(earlier)),
                                          colors=PARTITION.earlier, linewidths=0.5 * scale))
-    ax.add_collection(LineCollection(_segments(part.layers[-1].facets),
+    ax.add_collection(LineCollection(line_segments(part.layers[-1].facets),
                                      colors=PARTITION.current, linewidths=0.8 * scale))
     if previous is not None and previous.partition.decision_boundary is not None:
-        ax.add_collection(LineCollection(_segments(previous.partition.decision_boundary),
+        ax.add_collection(LineCollection(line_segments(previous.partition.decision_boundary),
                                          colors=TRAINING.ghost, linewidths=1.6 * scale,
                                          label=TRAINING.ghost_name))
     if part.decision_boundary is not None:
-        ax.add_collection(LineCollection(_segments(part.decision_boundary),
+        ax.add_collection(LineCollection(line_segments(part.decision_boundary),
                                          colors=PARTITION.boundary, linewidths=1.8 * scale,
                                          label=PARTITION.boundary_name))
     for c, (colour, symbol) in enumerate(zip(JITTER.class_colours, JITTER.class_symbols,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = [
     "BLACK", "BLUE", "CATEGORICAL", "CLASS_SYMBOLS", "DENSITY", "FIGURE7", "GRAY", "GREEN",
     "JITTER", "LIGHT_GRAY", "ORANGE", "PARTITION", "PURPLE", "SKY_BLUE", "UNIT", "VERMILLION",
@@ -57,6 +59,14 @@ REGION_PALETTE = (
     "#e8eef7", "#f6e8e8", "#e9f4e6", "#f7f1e1", "#efe7f5", "#e3f3f3",
     "#f4e4ee", "#eceee2", "#e2ebf3", "#f5ece4", "#e6f0ec", "#eee6e6",
 )
+
+
+def region_colour_index(raster: np.ndarray, k: int) -> np.ndarray:
+    """Each raster pixel's region (its activation pattern's hash) as an index into a palette
+    of ``k`` colours: through a multiplicative (Knuth) hash first, so that neighbouring
+    hashes get unrelated colours; a region keeps its colour while sliders move. The one
+    colouring of regions (the pages' heatmaps, the slides' pictures)."""
+    return ((np.asarray(raster) * 2654435761) % (2**32) % k).astype(np.uint8)
 
 
 def mode_label(mode: str) -> str:

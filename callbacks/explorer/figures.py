@@ -25,6 +25,7 @@ from bnviz.views.style import (
     UNIT,
     colour_bar_title,
     hover_quantity,
+    region_colour_index,
     subscript,
 )
 from callbacks.plotting import (
@@ -56,7 +57,7 @@ def region_fill(raster: np.ndarray, box: tuple[float, ...], opacity: float,
     x0, x1, y0, y1 = box
     palette = PARTITION.region_palette
     k = len(palette)
-    idx = ((raster * 2654435761) % (2**32) % k).astype(np.uint8)
+    idx = region_colour_index(raster, k)
     scale = [[pos, colour] for i, colour in enumerate(palette) for pos in (i / k, (i + 1) / k)]
     return {"type": "heatmap", "z": typed_array(idx), "x0": x0 + (x1 - x0) / (2 * n_cols),
             "dx": (x1 - x0) / n_cols, "y0": y0 + (y1 - y0) / (2 * n_rows),

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bnviz.views.bnstats import analytical_density
 from bnviz.views.style import FIGURE7, JITTER
 from callbacks.plotting import Figure, axis, line, panel_axes, rgba, typed_array
 
@@ -91,17 +91,6 @@ def margins_figure(margins: np.ndarray) -> Figure:
                        "xaxis": {"title": {"text": JITTER.margins_x}}, "bargap": 0.05}}
 
 
-def _analytical_density(grid: np.ndarray, mean: float, var: float, normal: bool) -> np.ndarray:
-    """Eq. 13's density on ``grid``: normal for mu; for sigma^2 a gamma with the analytical
-    mean and variance (for Gaussian pre-activations exactly the scaled chi^2_{B-1} of the
-    biased sigma^2)."""
-    if var <= 0:
-        return np.zeros_like(grid)
-    if normal:
-        return stats.norm.pdf(grid, loc=mean, scale=np.sqrt(var))
-    return stats.gamma.pdf(grid, a=mean * mean / var, scale=var / mean)
-
-
 def figure7_figure(samples: dict, report: dict) -> Figure:
     """Figure 7: histograms of mu (top) and sigma^2 (bottom) per unit: empirical (black),
     noise-controlled (vermillion), and the analytical density (blue) with eq. 13's mean and
@@ -126,7 +115,7 @@ def figure7_figure(samples: dict, report: dict) -> Figure:
                                "xaxis": ax, "yaxis": ay})
             lo, hi = np.percentile(samples[noisy][:, col], [0.1, 99.9])
             grid = np.linspace(lo, hi, 200)
-            dens = _analytical_density(grid, unit[key]["analytical_mean"],
+            dens = analytical_density(grid, unit[key]["analytical_mean"],
                                        unit[key]["analytical_var"], key == "mu")
             traces.append({"type": "scatter", "mode": "lines", "x": typed_array(grid),
                            "y": typed_array(dens),

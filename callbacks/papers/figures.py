@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from bnviz.views.bnstats import analytical_density
 from bnviz.views.style import (
     BLUE,
     CATEGORICAL,
@@ -192,10 +192,6 @@ def decision_maps_figure(decision: dict[str, np.ndarray], box, points: np.ndarra
     return {"data": data, "layout": layout}
 
 
-def _normal_pdf(x: np.ndarray, mean: float, var: float) -> np.ndarray:
-    return stats.norm.pdf(x, loc=mean, scale=np.sqrt(var))
-
-
 def batch_statistics_figure(stats) -> Figure:
     """Histograms of mu_B and sigma_B (bnviz.papers.luo.StatisticsSamples) with Luo et al.'s
     Gaussian model: corrected (solid) and as printed (dashed, var(sigma_B) without
@@ -215,14 +211,14 @@ def batch_statistics_figure(stats) -> Figure:
                      "marker": {"color": LIGHT_GRAY}, "name": "over mini-batches",
                      "showlegend": k == 0})
         data.append({"type": "scatter", "x": typed_array(xs),
-                     "y": typed_array(_normal_pdf(xs, mean, var)),
+                     "y": typed_array(analytical_density(xs, mean, var, True)),
                      "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "mode": "lines",
                      "line": {"color": GREEN}, "name": "Gaussian model (corrected)",
                      "showlegend": k == 0})
         if printed is not None:
             data.append({"type": "scatter", "x": typed_array(xs),
-                         "y": typed_array(_normal_pdf(xs, mean, printed)), "xaxis": f"x{suffix}",
-                         "yaxis": f"y{suffix}", "mode": "lines",
+                         "y": typed_array(analytical_density(xs, mean, printed, True)),
+                         "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "mode": "lines",
                          "line": {"color": VERMILLION, "dash": "dash"},
                          "name": "σ_B model as printed"})
         layout[f"xaxis{suffix}"] = {"domain": [k * 0.52, k * 0.52 + 0.48],
