@@ -12,11 +12,16 @@ from matplotlib.figure import SubFigure
 
 from bnviz.lecture.scenes import Scene
 from bnviz.views.bnstats import analytical_density
-from bnviz.views.render import MARKERS, draw_jitter, draw_training_frame, line_segments
+from bnviz.views.render import (
+    MARKERS,
+    draw_density_panel,
+    draw_jitter,
+    draw_training_frame,
+    line_segments,
+)
 from bnviz.views.style import (
     BLUE,
     CLASS_SYMBOLS,
-    DENSITY,
     FIGURE7,
     FIGURE9,
     GREEN,
@@ -144,19 +149,13 @@ def _unit(fig, view) -> None:
 
 def _density(fig, d) -> None:
     axes = fig.subplots(len(d["modes"]), len(d["layers"]), squeeze=False)
-    cmap = LinearSegmentedColormap.from_list("facet counts", [c for _, c in DENSITY.counts])
     for r, mode in enumerate(d["modes"]):
         for c, layer in enumerate(d["layers"]):
-            ax = axes[r, c]
-            counts = d["counts"][r, layer - 1]
-            top = max(int(counts.max()), 1)
-            ax.imshow(counts / top, origin="lower", extent=d["box"], cmap=cmap, vmin=0, vmax=1)
-            ax.scatter(*d["points"].T, s=3 if len(d["points"]) > 12 else 60,
-                       c=_ink(DENSITY.data))
-            ax.set(xticks=[], yticks=[])
-            ax.set_title(DENSITY.panel.format(layer=layer, top=top), fontsize=10)
+            draw_density_panel(axes[r, c], d["counts"][r, layer - 1], layer, d["box"],
+                               d["points"], 3 if len(d["points"]) > 12 else 60, _ink,
+                               title_size=10)
             if c == 0:
-                ax.set_ylabel(mode_label(mode))
+                axes[r, c].set_ylabel(mode_label(mode))
 
 
 def _jitter(ax, result) -> None:

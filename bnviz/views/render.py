@@ -24,9 +24,9 @@ from bnviz.core.partition import Partition
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 from bnviz.views.video import encode_mp4
 
-__all__ = ["density_picture", "draw_jitter", "jitter_picture", "line_segments",
-           "partition_picture", "render_density", "render_jitter", "render_partition",
-           "training_frame_picture", "write_training_movie"]
+__all__ = ["density_picture", "draw_density_panel", "draw_jitter", "jitter_picture",
+           "line_segments", "partition_picture", "render_density", "render_jitter",
+           "render_partition", "training_frame_picture", "write_training_movie"]
 
 FORMATS = ("png", "svg")
 #: The style's marker shapes (plotly's names) as matplotlib draws them.
@@ -149,19 +149,26 @@ def density_picture(result, points: np.ndarray, mode: str) -> Figure:
     n = len(result.layers)
     fig = Figure(figsize=(2.6 * n, 2.8))
     axes = fig.subplots(1, n, squeeze=False)[0]
-    x0, x1, y0, y1 = result.box
-    cmap = LinearSegmentedColormap.from_list("facet counts", list(DENSITY.counts))
     for ax, layer, counts in zip(axes, result.layers, result.counts, strict=True):
-        top = max(int(counts.max()), 1)
-        ax.imshow(counts / top, origin="lower", extent=(x0, x1, y0, y1), cmap=cmap,
-                  vmin=0, vmax=1)
-        ax.scatter(points[:, 0], points[:, 1], s=3, c=DENSITY.data)
-        ax.set_title(f"{mode_label(mode)}, " + DENSITY.panel.format(layer=layer, top=top),
-                     fontsize=8)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        draw_density_panel(ax, counts, layer, result.box, points, title_size=8,
+                           title_prefix=f"{mode_label(mode)}, ")
     fig.tight_layout()
     return fig
+
+
+def draw_density_panel(ax, counts: np.ndarray, layer: int, box, points: np.ndarray,
+                       marker_size: float = 3, ink: Callable[[str], str] = _same,
+                       title_prefix: str = "", title_size: float | None = None) -> None:
+    """One panel of Figure 3 into ``ax`` (the CLI's picture and the lecture's slide): the
+    facet counts of ``layer`` normalised by their maximum (printed in the title), darker
+    where more facets pass, and the data on top."""
+    top = max(int(counts.max()), 1)
+    cmap = LinearSegmentedColormap.from_list("facet counts", list(DENSITY.counts))
+    ax.imshow(counts / top, origin="lower", extent=tuple(box), cmap=cmap, vmin=0, vmax=1)
+    ax.scatter(points[:, 0], points[:, 1], s=marker_size, c=ink(DENSITY.data))
+    ax.set(xticks=[], yticks=[])
+    ax.set_title(title_prefix + DENSITY.panel.format(layer=layer, top=top),
+                 fontsize=title_size)
 
 
 def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
