@@ -134,7 +134,7 @@
     /* Named snapshots (n): the state shown (its query) under a name, kept in the URL's
        `snaps` beside the state (callbacks/lecture/snapshots.py lists them). */
     let shownQuery = null;
-    let snapshots = {items: [], max: 12};
+    let snapshots = {items: [], max: 0, name_max: 0};  /* the store's: Python's caps */
     function snapsPart(items) {
         if (!items.length) { return ""; }
         return new URLSearchParams({snaps: JSON.stringify(
@@ -144,14 +144,16 @@
         if (typeof shownQuery !== "string") { return; }
         const title = (document.getElementById("lecture-title") || {}).textContent || "";
         const counter = (document.getElementById("lecture-counter") || {}).textContent || "";
-        const suggested = (counter.split("/")[0].trim() + " " + title).trim().slice(0, 40);
+        const suggested = (counter.split("/")[0].trim() + " " + title).trim()
+            .slice(0, snapshots.name_max);
         const name = window.prompt("Name this snapshot (the step list and the link keep it):",
                                    suggested);
         if (name === null) { return; }
         const items = snapshots.items.filter(s => s.query !== shownQuery)
-            .concat([{name: name.trim().slice(0, 40) || suggested, query: shownQuery}])
+            .concat([{name: name.trim().slice(0, snapshots.name_max) || suggested,
+                      query: shownQuery}])
             .slice(-snapshots.max);
-        const data = {items: items, max: snapshots.max};
+        const data = Object.assign({}, snapshots, {items: items});
         set("lecture-snapshots", {data: data});
         const presenter = window.bnvizPresenter;
         if (presenter && presenter.isPresenter()) { presenter.send("snapshots", data); }

@@ -13,7 +13,7 @@ from dash import dcc, html
 
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
-from bnviz.params.caps import LECTURE_MAX_SNAPSHOTS
+from bnviz.params.caps import LECTURE_MAX_SNAPSHOT_NAME, LECTURE_MAX_SNAPSHOTS
 from callbacks.lecture import ids
 from callbacks.lecture.state import LectureState, initial_state
 from layouts.common import loading
@@ -128,7 +128,8 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.FIGURE),
         dcc.Store(id=ids.LINK_NOTE, data=state.message),
         dcc.Store(id=ids.SNAPSHOTS, data={"items": list(state.snapshots),
-                                          "max": LECTURE_MAX_SNAPSHOTS}),
+                                          "max": LECTURE_MAX_SNAPSHOTS,
+                                          "name_max": LECTURE_MAX_SNAPSHOT_NAME}),
         dcc.Store(id=ids.PREFETCH_KEY),
         dcc.Store(id=ids.PREFETCH),
         dcc.Store(id=ids.DRAWN),

@@ -61,7 +61,7 @@ PREFETCH = "lecture-prefetch"  # store: the next step's figure, title, caption, 
 PREFETCH_SINK = "lecture-prefetch-sink"
 DRAWN = "lecture-drawn"  # store: the state the graph shows from the prefetch (show empties it)
 # named snapshots (the n key; callbacks/lecture/snapshots.py)
-SNAPSHOTS = "lecture-snapshots"  # store: {"items": [{"name", "query"}, ...], "max": n}
+SNAPSHOTS = "lecture-snapshots"  # store: {"items": [{"name", "query"}], "max", "name_max"}
 SNAPSHOT_LIST = "lecture-snapshot-list"  # in the keys panel (?)
 PRESENTER_SNAPSHOTS = "lecture-presenter-snapshots"  # under the presenter's step list
 SNAPSHOT_LINK = "lecture-snapshot"  # class of a snapshot's link (assets/lecture.js)
