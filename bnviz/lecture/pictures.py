@@ -16,6 +16,7 @@ from bnviz.views.render import (
     MARKERS,
     draw_density_panel,
     draw_jitter,
+    draw_layer_panel,
     draw_training_frame,
     line_segments,
 )
@@ -117,19 +118,11 @@ def _layers(fig, rows) -> None:
     n = max(len(r.partition.layers) for _, r in rows)
     axes = fig.subplots(len(rows), n, squeeze=False)
     for r, (mode, result) in enumerate(rows):
-        part = result.partition
         axes[r, 0].set_ylabel(PARTITION.row_label(mode).replace(" (", "\n("))
-        for c, ax in enumerate(axes[r]):
-            for j in range(c + 1):
-                current = j == c
-                ax.add_collection(LineCollection(
-                    line_segments(part.layers[j].facets), linewidths=1.8 if current else 0.7,
-                    colors=PARTITION.current if current else PARTITION.earlier))
-            ax.scatter(*result.data.points.T, s=4, c=_ink(PARTITION.data), zorder=5)
-            x0, x1, y0, y1 = part.box
-            ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal", xticks=[], yticks=[])
-            if r == 0:
-                ax.set_title(PARTITION.column.format(layer=c + 1))
+        for c, ax in enumerate(axes[r][:len(result.partition.layers)]):
+            draw_layer_panel(ax, result.partition, c + 1, result.data.points, scale=1.6,
+                             ink=_ink, title=PARTITION.column.format(layer=c + 1)
+                             if r == 0 else None)
 
 
 def _unit(fig, view) -> None:
@@ -180,7 +173,10 @@ def _bnstats(fig, report, samples) -> None:
             dens = analytical_density(grid, mean, var, key == "mu")
             ax.plot(grid, dens, color=FIGURE7.analytical, label=FIGURE7.analytical_name)
             ax.set(yticks=[], xlabel=FIGURE7.axis.format(statistic=name, unit=col + 1))
-    axes[0, 0].legend(loc="lower left", bbox_to_anchor=(0, 1.02), ncols=3, frameon=False)
+    # the figure's legend, above the panels: an axes' legend wider than its column would
+    # make the constrained layout widen that column's gutter
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper left", ncols=3,
+               frameon=False)
 
 
 def _dannemann(ax, plane, fig) -> None:

@@ -62,34 +62,44 @@ def partition_picture(part: Partition, points: np.ndarray, title: str | None = N
     n = len(part.layers)
     fig = Figure(figsize=(2.6 * n, 2.8))
     axes = fig.subplots(1, n, squeeze=False)[0]
-    x0, x1, y0, y1 = part.box
     for j, ax in enumerate(axes):
-        for i in range(j + 1):
-            current = i == j
-            ax.add_collection(LineCollection(
-                line_segments(part.layers[i].facets),
-                colors=PARTITION.current if current else PARTITION.earlier,
-                linewidths=1.1 if current else 0.6, zorder=3 if current else 2,
-                label=PARTITION.current_name.format(layer=i + 1) if current
-                else PARTITION.earlier_name))
-        if part.decision_boundary is not None and j == n - 1:
-            ax.add_collection(LineCollection(line_segments(part.decision_boundary),
-                                             colors=PARTITION.boundary, linewidths=1.6,
-                                             zorder=4, label=PARTITION.boundary_name))
-        ax.scatter(points[:, 0], points[:, 1], s=4, c=PARTITION.data, zorder=5,
-                   label=PARTITION.data_name)
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y0, y1)
-        ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
         lp = part.layers[j]
-        ax.set_title(PARTITION.title.format(layer=lp.layer, regions=len(lp.regions)),
-                     fontsize=8)
+        draw_layer_panel(ax, part, j + 1, points, boundary=j == n - 1,
+                         title=PARTITION.title.format(layer=lp.layer, regions=len(lp.regions)),
+                         title_size=8)
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def draw_layer_panel(ax, part: Partition, layer: int, points: np.ndarray,
+                     scale: float = 1.0, marker_size: float = 4,
+                     ink: Callable[[str], str] = _same, boundary: bool = False,
+                     title: str | None = None, title_size: float | None = None) -> None:
+    """One column of BN paper Figure 1 into ``ax`` (the CLI's picture and the lecture's
+    slide): the facets of ``layer`` (1-based, the current colour) over those of the earlier
+    layers (gray), the decision boundary when ``boundary`` and the network has one, the data
+    in ``ink``'s data colour, and the computation's box as the limits (line widths times
+    ``scale``)."""
+    for i in range(layer):
+        current = i == layer - 1
+        ax.add_collection(LineCollection(
+            line_segments(part.layers[i].facets),
+            colors=PARTITION.current if current else PARTITION.earlier,
+            linewidths=(1.1 if current else 0.6) * scale, zorder=3 if current else 2,
+            label=PARTITION.current_name.format(layer=i + 1) if current
+            else PARTITION.earlier_name))
+    if boundary and part.decision_boundary is not None:
+        ax.add_collection(LineCollection(line_segments(part.decision_boundary),
+                                         colors=PARTITION.boundary, linewidths=1.6 * scale,
+                                         zorder=4, label=PARTITION.boundary_name))
+    ax.scatter(points[:, 0], points[:, 1], s=marker_size, c=ink(PARTITION.data), zorder=5,
+               label=PARTITION.data_name)
+    x0, x1, y0, y1 = part.box
+    ax.set(xlim=(x0, x1), ylim=(y0, y1), aspect="equal", xticks=[], yticks=[])
+    if title is not None:
+        ax.set_title(title, fontsize=title_size)
 
 
 def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,

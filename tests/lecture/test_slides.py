@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import json
 import re
 import zipfile
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -234,3 +236,51 @@ def test_the_pages_export_all_button_downloads_the_zip(files, monkeypatch):
         assert cl.export_slides(0, "light") == (no_update, no_update)
     finally:
         slides_module.slides_zip.cache_clear()  # the fake's zip is not kept for later tests
+
+
+def test_figure_1_slide_draws_the_command_lines_columns():
+    """Figure 1's slide and `bnviz partition`'s picture are one column renderer
+    (render.draw_layer_panel, issue 32): panel (row, layer) of the slide holds the same
+    facets, in the same colours, as that layer's column of the CLI picture of the row's
+    partition."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_hex
+    from matplotlib.figure import Figure
+
+    from bnviz.lecture.pictures import draw_scene
+    from bnviz.views.render import partition_picture
+
+    scene = compute_scene("fig1")
+    fig = Figure(figsize=(12.8, 5))
+    draw_scene(fig, scene)
+    n = len(scene.data[0][1].partition.layers)
+    assert len(fig.axes) == len(scene.data) * n
+
+    def lines(ax):
+        return [(to_hex(c.get_edgecolor()[0]), np.round(np.reshape(c.get_segments(), (-1, 2)), 9),
+                 c.get_linewidth()[0]) for c in ax.collections if isinstance(c, LineCollection)]
+
+    for r, (_, result) in enumerate(scene.data):
+        cli = partition_picture(result.partition, result.data.points).axes
+        for c in range(n):
+            slide, picture = lines(fig.axes[r * n + c]), lines(cli[c])[:c + 1]
+            assert len(slide) == c + 1
+            widths = set()
+            for (colour, seg, width), (want_colour, want_seg, want_width) in zip(
+                    slide, picture, strict=True):
+                assert colour == want_colour
+                np.testing.assert_array_equal(seg, want_seg)
+                widths.add(round(width / want_width, 9))
+            assert len(widths) == 1  # one scale: the slide's lines are the CLI's, enlarged
+
+
+def test_figure_7_slide_has_even_columns():
+    """Figure 7's panels are spread evenly over the slide (the exported slide had a gap
+    between its first two columns, from an axes' legend wider than its column)."""
+    fig = slides_module._slide(compute_scene("fig7"), 13)
+    fig.savefig(io.BytesIO(), format="png", dpi=100)  # the layout engine places the panels
+    top = sorted((ax.get_position() for ax in fig.axes), key=lambda b: (-b.y0, b.x0))[:3]
+    gaps = [b.x0 - a.x1 for a, b in itertools.pairwise(top)]
+    widths = [b.width for b in top]
+    assert max(gaps) - min(gaps) < 0.02, gaps
+    assert max(widths) - min(widths) < 0.02, widths
