@@ -25,6 +25,8 @@ from bnviz.config import exit_on_bad_settings, setting
 from bnviz.service.background import start_kernel_loading, start_tour_precompute
 from bnviz.service.webapp import assets_dir
 from callbacks.jobs.ids import TOKEN_STORE
+from callbacks.lecture import ids as lecture_ids
+from layouts.client_config import config_script
 from layouts.registry import register_pages
 
 
@@ -43,6 +45,10 @@ def create_app() -> Dash:
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
                assets_folder=str(assets_dir(__file__)), suppress_callback_exceptions=True)
     register_pages()  # each layouts/<page>.py declares its PAGES
+    # the ids and constants assets/*.js use, as JSON in the page (layouts/client_config.py),
+    # before the scripts that read it
+    app.index_string = app.index_string.replace("{%config%}",
+                                                config_script() + "\n            {%config%}")
     app.layout = html.Div([
         dbc.NavbarSimple(
             # the subtitle only where it fits beside the links (at 1280 px it wrapped them)
@@ -59,7 +65,7 @@ def create_app() -> Dash:
                                               else "partial"))
                       for page in dash.page_registry.values() if page.get("nav", True)]
             # opens the lecture view at this page's state (assets/lecture.js sets where)
-            + [dbc.NavItem(html.A("Lecture ▸", id="lecture-open", href="/lecture",
+            + [dbc.NavItem(html.A("Lecture ▸", id=lecture_ids.OPEN, href="/lecture",
                                   className="btn btn-warning btn-sm ms-2",
                                   title="open this state in the lecture view (projector)"))]),
         # the jobs token as the jobs page's field last held it, for this tab's every page

@@ -6,7 +6,7 @@
    the page's cursor store. Only plotly.js's public API: gd.on, the event's points (their
    fullData's axes) and the axis's p2d, gd.removeListener; no private field, no timer. */
 (function () {
-    const GRAPHS = {"explorer-graph": "explorer-cursor", "lecture-graph": "lecture-cursor"};
+    const GRAPHS = window.bnvizConfig.cursor;  /* graph id -> its cursor store's id */
     const handlers = new WeakMap();
 
     function handler(gd, storeId) {

@@ -1,38 +1,36 @@
 /* The lecture view (/lecture): the keys a presentation clicker sends, the play button, the
    theme and the panels; the Lecture link of every page. No server round trip here. */
 (function () {
-    const N_STEPS = () => {
-        const el = document.getElementById("lecture-counter");
-        const m = el && el.textContent.match(/\/\s*(\d+)/);
-        return m ? parseInt(m[1], 10) : 15;
-    };
+    const CONFIG = window.bnvizConfig.lecture;  /* layouts/client_config.py */
+    const IDS = CONFIG.ids;
+    const N_STEPS = () => CONFIG.steps;
     const set = (id, props) => window.dash_clientside.set_props(id, props);
     /* Animations keep their duration on a busy machine by dropping frames, not by slowing
        down (issue 31: the training playback took 33 s instead of 3.7 s under load): their
        progress follows the clock, at the speed `[` and `]` set (x0.25 ... x4); a frame that
        is late is skipped. `p` pauses in the middle and plays on from there. */
-    const SPEEDS = [0.25, 0.5, 1, 2, 4];
+    const SPEEDS = CONFIG.speeds;
     let speed = 1;
     function setSpeed(step) {
         const i = Math.max(0, Math.min(SPEEDS.length - 1, SPEEDS.indexOf(speed) + step));
         speed = SPEEDS[i];
-        const play = document.getElementById("lecture-play");
+        const play = document.getElementById(IDS.PLAY);
         if (play) {
             play.textContent = speed === 1 ? "play" : "play ×" + speed;
             play.title = "play the step's animation (p); speed ×" + speed + " ([ slower, ] faster)";
         }
     }
     /* Type size for big halls (+ and -): the dock's type and every font of the figure, as
-       a factor of the projector's 18 px (never under it). */
-    const TYPE_SCALES = [1, 1.15, 1.3, 1.5, 1.75];
+       a factor of the projector's CONFIG.typePx (never under it). */
+    const TYPE_SCALES = CONFIG.typeScales;
     let typeScale = 1;
     function setTypeScale(step) {
         const i = Math.max(0, Math.min(TYPE_SCALES.length - 1,
                                        TYPE_SCALES.indexOf(typeScale) + step));
         typeScale = TYPE_SCALES[i];
-        const root = document.getElementById("lecture-root");
-        if (root) { root.style.fontSize = (18 * typeScale) + "px"; }
-        set("lecture-type-scale", {data: typeScale});
+        const root = document.getElementById(IDS.ROOT);
+        if (root) { root.style.fontSize = (CONFIG.typePx * typeScale) + "px"; }
+        set(IDS.TYPE_SCALE, {data: typeScale});
     }
     function scaledType(fig, s) {
         if (s === 1) { return fig; }
@@ -58,14 +56,14 @@
     /* A new step, or a reset, stops the play button's sweep at once: a tick of it after the
        step changed would move the new step's slider. */
     const stopPlaying = () => {
-        set("lecture-timer", {disabled: true});
+        set(IDS.TIMER, {disabled: true});
         sweep = null;
         stopFrames();
     };
     /* The training step's recorded frames (plotly frames of its figure): the play button
        plays them, pauses them, and plays them again from the start once all were shown.
        Each tick shows the frame the clock has reached, once the last one is drawn. */
-    const graphDiv = () => document.querySelector("#lecture-graph .js-plotly-plot");
+    const graphDiv = () => document.querySelector("#" + IDS.GRAPH + " .js-plotly-plot");
     let frames = null;  /* {gd, position (frames, fractional), last, playing, drawing, ms} */
     function stopFrames() {
         if (frames) { frames.playing = false; }
@@ -116,16 +114,16 @@
         /* the text and the dock's place first, so that the graph is drawn once, at its
            final size (drawn in the same update, plotly.js would draw at the old size, then
            again); then the figure straight to the graph (no callback between) */
-        set("lecture-drawn", {data: pf.figure.layout.meta.state});  /* the server skips it */
-        set("lecture-main", {className: pf.main});
-        set("lecture-title", {children: pf.title});
-        set("lecture-counter", {children: pf.counter});
-        set("lecture-caption", {children: pf.caption});
-        set("lecture-readout", {children: pf.readout});
-        set("lecture-message", {children: pf.note});
-        set("lecture-info", {children: ""});
+        set(IDS.DRAWN, {data: pf.figure.layout.meta.state});  /* the server skips it */
+        set(IDS.MAIN, {className: pf.main});
+        set(IDS.TITLE, {children: pf.title});
+        set(IDS.COUNTER, {children: pf.counter});
+        set(IDS.CAPTION, {children: pf.caption});
+        set(IDS.READOUT, {children: pf.readout});
+        set(IDS.MESSAGE, {children: pf.note});
+        set(IDS.INFO, {children: ""});
         window.requestAnimationFrame(function () {
-            set("lecture-graph", {figure: window.dash_clientside.lecture.withGhost(
+            set(IDS.GRAPH, {figure: window.dash_clientside.lecture.withGhost(
                 pf.figure, typeScale, null)});
         });
         return true;
@@ -142,8 +140,8 @@
     }
     function saveSnapshot() {
         if (typeof shownQuery !== "string") { return; }
-        const title = (document.getElementById("lecture-title") || {}).textContent || "";
-        const counter = (document.getElementById("lecture-counter") || {}).textContent || "";
+        const title = (document.getElementById(IDS.TITLE) || {}).textContent || "";
+        const counter = (document.getElementById(IDS.COUNTER) || {}).textContent || "";
         const suggested = (counter.split("/")[0].trim() + " " + title).trim()
             .slice(0, snapshots.name_max);
         const name = window.prompt("Name this snapshot (the step list and the link keep it):",
@@ -154,7 +152,7 @@
                       query: shownQuery}])
             .slice(-snapshots.max);
         const data = Object.assign({}, snapshots, {items: items});
-        set("lecture-snapshots", {data: data});
+        set(IDS.SNAPSHOTS, {data: data});
         const presenter = window.bnvizPresenter;
         if (presenter && presenter.isPresenter()) { presenter.send("snapshots", data); }
     }
@@ -196,9 +194,9 @@
                 const s = typeof step === "number" ? step : 1;
                 const n = N_STEPS();
                 stopPlaying();
-                if (trig === "lecture-next" && s < n) { showPrefetched(s + 1); }
-                if (trig === "lecture-next") { return Math.min(n, s + 1); }
-                if (trig === "lecture-prev") { return Math.max(1, s - 1); }
+                if (trig === IDS.NEXT && s < n) { showPrefetched(s + 1); }
+                if (trig === IDS.NEXT) { return Math.min(n, s + 1); }
+                if (trig === IDS.PREV) { return Math.max(1, s - 1); }
                 return window.dash_clientside.no_update;
             },
             toggleTheme: function (_clicks, theme) {
@@ -206,7 +204,7 @@
                 return theme === "dark" ? "light" : "dark";
             },
             themeClass: function (theme) {
-                return "lecture-root lecture-" + (theme === "dark" ? "dark" : "light");
+                return IDS.ROOT + " lecture-" + (theme === "dark" ? "dark" : "light");
             },
             toggle: function (_clicks, open) { return !open; },
             /* The full URL of the state shown (for the QR code). */
@@ -272,18 +270,18 @@
                    click and a tick of the timer can arrive in one call) */
                 const clicked = clicks !== playClicks;
                 playClicks = clicks;
-                const trig = clicked ? "lecture-play" : "lecture-timer";
+                const trig = clicked ? IDS.PLAY : IDS.TIMER;
                 if (!anim) { return [no, no, true]; }
                 if (anim.frames) {  /* the figure's recorded frames: plotly.js draws them */
-                    if (trig === "lecture-play") { playFrames(anim.ms); }
+                    if (trig === IDS.PLAY) { playFrames(anim.ms); }
                     return [no, no, true];
                 }
-                const isMu = anim.slider === "lecture-mu";
+                const isMu = anim.slider === IDS.MU;
                 const now = performance.now();
                 const at = (p) => Math.round((anim.from + p * (anim.to - anim.from)) * 1000)
                     / 1000;
                 const out = (value, done) => isMu ? [value, no, done] : [no, value, done];
-                if (trig === "lecture-play") {
+                if (trig === IDS.PLAY) {
                     if (sweep && !sweep.paused) {  /* pause in the middle */
                         sweep.paused = true;
                         return [no, no, true];
@@ -315,7 +313,7 @@
     /* the step asked for and not drawn yet: two quick presses of a clicker move two steps */
     let pending = null;
     function currentStep() {
-        const el = document.getElementById("lecture-counter");
+        const el = document.getElementById(IDS.COUNTER);
         const m = el && el.textContent.match(/^(\d+)/);
         const shown = m ? parseInt(m[1], 10) : 0;
         if (pending !== null && pending !== shown) { return pending; }
@@ -328,7 +326,7 @@
         const shown = currentStep();
         pending = Math.max(1, Math.min(n, step));
         if (pending === shown + 1) { showPrefetched(pending); }
-        set("lecture-step", {data: pending});
+        set(IDS.STEP, {data: pending});
     }
     /* go: a step, as the keys do; prepared: the step prepared for the next key (tests) */
     window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {go: go, prepared: () =>
@@ -346,11 +344,11 @@
     }
 
     document.addEventListener("keydown", function (e) {
-        const root = document.getElementById("lecture-root");
+        const root = document.getElementById(IDS.ROOT);
         if (!root || e.ctrlKey || e.metaKey || e.altKey) { return; }
         const tag = (e.target && e.target.tagName) || "";
         if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") { return; }
-        const blank = document.getElementById("lecture-blank");
+        const blank = document.getElementById(IDS.BLANK);
         if (blank && !blank.hidden) {  /* any key brings the screen back */
             blank.hidden = true;
             e.preventDefault();
@@ -360,8 +358,8 @@
         /* an open panel (the keys, the QR code) takes the keys: Escape closes it, ? and q
            toggle theirs; the tour behind it does not move */
         if (document.querySelector(".modal.show")) {
-            if (k === "?") { document.getElementById("lecture-help-button").click(); }
-            else if (k === "q") { document.getElementById("lecture-qr-button").click(); }
+            if (k === "?") { document.getElementById(IDS.HELP_BUTTON).click(); }
+            else if (k === "q") { document.getElementById(IDS.QR_BUTTON).click(); }
             else { return; }
             e.preventDefault();
             return;
@@ -400,23 +398,23 @@
             saveSnapshot();
         } else if (k === "r") {
             stopPlaying();
-            set("lecture-reset", {data: Date.now()});
+            set(IDS.RESET, {data: Date.now()});
         } else if (k === "+" || k === "=" || k === "-") {
             setTypeScale(k === "-" ? -1 : 1);
         } else if (k === "[" || k === "]") {
             setSpeed(k === "]" ? 1 : -1);
         } else if (k === "p") {
-            const play = document.getElementById("lecture-play");
+            const play = document.getElementById(IDS.PLAY);
             if (play && !play.disabled) { play.click(); }
         } else if (k === "s") {
-            const split = document.getElementById("lecture-split-button");
+            const split = document.getElementById(IDS.SPLIT_BUTTON);
             if (split && !split.disabled) { split.click(); }
         } else if (k === "t") {
-            document.getElementById("lecture-theme-button").click();
+            document.getElementById(IDS.THEME_BUTTON).click();
         } else if (k === "q") {
-            document.getElementById("lecture-qr-button").click();
+            document.getElementById(IDS.QR_BUTTON).click();
         } else if (k === "?") {
-            document.getElementById("lecture-help-button").click();
+            document.getElementById(IDS.HELP_BUTTON).click();
         } else {
             handled = false;
         }
@@ -432,7 +430,7 @@
     /* A snapshot's link opens its state in this page (and, from the presenter, in the
        projector's window too). */
     document.addEventListener("click", function (e) {
-        const a = e.target && e.target.closest && e.target.closest("a.lecture-snapshot");
+        const a = e.target && e.target.closest && e.target.closest("a." + IDS.SNAPSHOT_LINK);
         if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) { return; }
         e.preventDefault();
         const keep = snapsPart(snapshots.items);
@@ -449,7 +447,7 @@
     /* After a drag with the mouse a slider gives its focus back, so that a clicker's arrow
        keys move the tour, not that slider. */
     document.addEventListener("pointerup", function () {
-        if (!document.getElementById("lecture-root")) { return; }
+        if (!document.getElementById(IDS.ROOT)) { return; }
         setTimeout(function () {
             const a = document.activeElement;
             if (a && a.getAttribute && a.getAttribute("role") === "slider") { a.blur(); }
@@ -458,9 +456,9 @@
 
     /* Every page's Lecture link opens the lecture view at the page's state: the explorer's
        settings (its URL query) or the tour step of the page's figure. */
-    const PAGE_STEP = {"/jitter": "fig6", "/density": "fig3", "/papers": "dannemann"};
+    const PAGE_STEP = CONFIG.pageStep;  /* the pages' declarations (layouts/<page>.py) */
     document.addEventListener("click", function (e) {
-        const a = e.target && e.target.closest && e.target.closest("#lecture-open");
+        const a = e.target && e.target.closest && e.target.closest("#" + IDS.OPEN);
         if (!a) { return; }
         e.preventDefault();
         e.stopPropagation();
@@ -476,8 +474,9 @@
     }, true);
 })();
 
-/* Tooltip of the batch-size slider, whose value is log2 of the batch (9: all the data). */
+/* Tooltip of the batch-size slider, whose value is log2 of the batch (its last position,
+   the config's batchAll: all the data). */
 window.dccFunctions = window.dccFunctions || {};
 window.dccFunctions.batchSize = function (value) {
-    return value >= 9 ? "all" : String(Math.pow(2, value));
+    return value >= window.bnvizConfig.lecture.batchAll ? "all" : String(Math.pow(2, value));
 };

@@ -6,9 +6,11 @@
    for the sync. The projector (/lecture in another window of the same browser) applies each
    message as its own keys would. The presenter's timer runs here too. */
 (function () {
-    const CHANNEL = "bnviz-lecture";
+    const CONFIG = window.bnvizConfig.lecture;  /* layouts/client_config.py */
+    const IDS = CONFIG.ids;
+    const CHANNEL = CONFIG.channel;
     const channel = ("BroadcastChannel" in window) ? new BroadcastChannel(CHANNEL) : null;
-    const isPresenter = () => !!document.getElementById("lecture-presenter");
+    const isPresenter = () => !!document.getElementById(IDS.PRESENTER);
     const set = (id, props) => window.dash_clientside.set_props(id, props);
 
     /* a slider the lecturer touched in the last moments: its changes are sent (a drag's
@@ -33,19 +35,18 @@
     }
     window.bnvizPresenter = {send: send, isPresenter: isPresenter};
 
-    const SLIDER_IDS = {mu: "lecture-mu", sigma: "lecture-sigma", batch: "lecture-batch",
-                        depth: "lecture-depth"};
+    const SLIDER_IDS = CONFIG.sliders;  /* mu, sigma, batch, depth -> the slider's id */
     window.dash_clientside = Object.assign({}, window.dash_clientside, {
         presenter: {
             /* A change on the presenter's page, sent to the projector's window. */
             broadcast: function (step, mu, sigma, batch, depth, theme, split, reset, play) {
                 const trig = window.dash_clientside.callback_context.triggered_id;
                 const values = {mu: mu, sigma: sigma, batch: batch, depth: depth};
-                if (trig === "lecture-step") { send("step", step); }
-                else if (trig === "lecture-theme") { send("theme", theme); }
-                else if (trig === "lecture-split") { send("split", split === true); }
-                else if (trig === "lecture-reset") { send("reset", reset); }
-                else if (trig === "lecture-play") { send("play", play); }
+                if (trig === IDS.STEP) { send("step", step); }
+                else if (trig === IDS.THEME) { send("theme", theme); }
+                else if (trig === IDS.SPLIT) { send("split", split === true); }
+                else if (trig === IDS.RESET) { send("reset", reset); }
+                else if (trig === IDS.PLAY) { send("play", play); }
                 else {
                     for (const name in SLIDER_IDS) {
                         if (trig === SLIDER_IDS[name] && Date.now() - userSlid < 1500) {
@@ -62,31 +63,31 @@
     if (channel) {
         channel.onmessage = function (e) {
             const m = e.data || {};
-            if (isPresenter() || !document.getElementById("lecture-root")) { return; }
+            if (isPresenter() || !document.getElementById(IDS.ROOT)) { return; }
             if (m.kind === "step" && Number.isInteger(m.value)) {
                 if (window.bnvizLecture) { window.bnvizLecture.go(m.value); }
-                else { set("lecture-step", {data: m.value}); }
-            } else if (m.kind === "slider" && m.value && /^lecture-(mu|sigma|batch|depth)$/
-                       .test(m.value.id) && typeof m.value.value === "number") {
+                else { set(IDS.STEP, {data: m.value}); }
+            } else if (m.kind === "slider" && m.value && typeof m.value.value === "number" &&
+                       Object.values(SLIDER_IDS).includes(m.value.id)) {
                 set(m.value.id, {value: m.value.value});
             } else if (m.kind === "theme" && (m.value === "light" || m.value === "dark")) {
-                set("lecture-theme", {data: m.value});
+                set(IDS.THEME, {data: m.value});
             } else if (m.kind === "split") {
-                set("lecture-split", {data: m.value === true});
+                set(IDS.SPLIT, {data: m.value === true});
             } else if (m.kind === "reset") {
-                set("lecture-reset", {data: Date.now()});
+                set(IDS.RESET, {data: Date.now()});
             } else if (m.kind === "play") {
-                const play = document.getElementById("lecture-play");
+                const play = document.getElementById(IDS.PLAY);
                 if (play && !play.disabled) { play.click(); }
             } else if (m.kind === "snapshots" && m.value && Array.isArray(m.value.items)) {
-                set("lecture-snapshots", {data: m.value});
+                set(IDS.SNAPSHOTS, {data: m.value});
             } else if (m.kind === "goto" && m.value && typeof m.value.query === "string" &&
                        window.bnvizLecture && window.bnvizLecture.navigate) {
                 const keep = typeof m.value.keep === "string" ? m.value.keep : "";
                 window.bnvizLecture.navigate("/lecture?" + m.value.query +
                                              (keep ? "&" + keep : ""));
             } else if (m.kind === "blank") {
-                const blank = document.getElementById("lecture-blank");
+                const blank = document.getElementById(IDS.BLANK);
                 if (blank) { blank.hidden = !blank.hidden; }
             }
         };
@@ -96,14 +97,14 @@
        against the minutes planned to the end of the step shown. */
     let started = Date.now();
     document.addEventListener("click", function (e) {
-        if (e.target && e.target.id === "lecture-clock") { started = Date.now(); }
+        if (e.target && e.target.id === IDS.CLOCK) { started = Date.now(); }
     }, true);
     const mmss = (s) => Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0");
     setInterval(function () {
-        const clock = document.getElementById("lecture-clock");
+        const clock = document.getElementById(IDS.CLOCK);
         if (!clock) { return; }
         const elapsed = (Date.now() - started) / 1000;
-        const plan = document.getElementById("lecture-planned");
+        const plan = document.getElementById(IDS.PLANNED);
         const planned = plan ? Number(plan.getAttribute("data-planned-seconds")) : NaN;
         let text = mmss(elapsed);
         if (Number.isFinite(planned) && planned > 0) {

@@ -62,4 +62,5 @@ def layout(**_query) -> dbc.Container:
 
 
 #: The page (layouts.registry registers it).
-PAGES = ({"path": "/density", "name": "Density (Fig. 3)", "order": 2, "layout": layout},)
+PAGES = ({"path": "/density", "name": "Density (Fig. 3)", "order": 2, "layout": layout,
+          "lecture_step": "fig3"},)

@@ -125,4 +125,5 @@ def layout(**_query) -> dbc.Container:
 
 
 #: The page (layouts.registry registers it).
-PAGES = ({"path": "/jitter", "name": "Jitter (Fig. 6, 7)", "order": 1, "layout": layout},)
+PAGES = ({"path": "/jitter", "name": "Jitter (Fig. 6, 7)", "order": 1, "layout": layout,
+          "lecture_step": "fig6"},)

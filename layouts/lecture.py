@@ -18,6 +18,12 @@ from callbacks.lecture import ids
 from callbacks.lecture.state import LectureState, initial_state
 from layouts.common import loading
 
+#: The animation speeds the [ and ] keys step through (assets/lecture.js, via the client
+#: config), and the type sizes of + and -, as factors of the projector's TYPE_PX.
+PLAYBACK_SPEEDS = (0.25, 0.5, 1, 2, 4)
+TYPE_SCALES = (1, 1.15, 1.3, 1.5, 1.75)
+TYPE_PX = 18
+
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
 KEYS = (
     ("PageDown, →, Space", "next step"),
@@ -26,8 +32,8 @@ KEYS = (
     ("Home, End", "first, last step"),
     (f"1 … {len(TOUR)} (type the number)", "jump to that step"),
     ("p", "play the step's animation; again: pause, and on"),
-    ("[  ]", "animation slower, faster (×¼ … ×4)"),
-    ("+  -", "larger, smaller type (from 18 px to ×1.75)"),
+    ("[  ]", f"animation slower, faster (×{PLAYBACK_SPEEDS[0]:g} … ×{PLAYBACK_SPEEDS[-1]:g})"),
+    ("+  -", f"larger, smaller type (from {TYPE_PX} px to ×{TYPE_SCALES[-1]:g})"),
     ("r", "reset the step (its own sliders)"),
     ("n", "keep this state as a named snapshot (listed here)"),
     ("f", "full screen"),

@@ -292,4 +292,5 @@ def layout(**_query) -> dbc.Container:
 
 
 #: The page (layouts.registry registers it).
-PAGES = ({"path": "/papers", "name": "The debate (4 papers)", "order": 5, "layout": layout},)
+PAGES = ({"path": "/papers", "name": "The debate (4 papers)", "order": 5, "layout": layout,
+          "lecture_step": "dannemann"},)

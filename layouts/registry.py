@@ -3,10 +3,12 @@
 Each ``layouts/<page>.py`` declares its page(s) in a module constant ``PAGES``: a tuple of
 dicts with the page's ``path``, ``name`` (the navbar's link), ``order`` (the navbar's
 place), ``layout`` (a function of the URL's query, as Dash Pages calls it), and optionally
-``nav`` (False: no navbar link) and ``module`` (the registry's key, when a module declares a
-second page). A new page is a new module in layouts/ with its ``PAGES``; app.py lists no
-page. (Dash's own ``pages_folder`` discovery would execute each module a second time, beside
-the import that the page's callbacks make of it: this registry imports each module once.)
+``nav`` (False: no navbar link), ``lecture_step`` (the tour step the navbar's Lecture link
+opens from this page; assets/lecture.js reads it from the client config) and ``module`` (the
+registry's key, when a module declares a second page). A new page is a new module in
+layouts/ with its ``PAGES``; app.py lists no page. (Dash's own ``pages_folder`` discovery
+would execute each module a second time, beside the import that the page's callbacks make of
+it: this registry imports each module once.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import layouts
 __all__ = ["page_modules", "pages", "register_pages"]
 
 #: Keys a page declaration may have (anything else is a typo, refused at start-up).
-PAGE_KEYS = {"path", "name", "order", "layout", "nav", "module"}
+PAGE_KEYS = {"path", "name", "order", "layout", "nav", "module", "lecture_step"}
 
 
 def page_modules() -> list[ModuleType]:

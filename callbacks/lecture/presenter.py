@@ -41,7 +41,7 @@ def _notes(step: int, base: dict | None) -> list:
             html.P([html.B("Ask "), notes.ask]),
             html.P(f"planned: {notes.minutes:g} min for this step, "
                    f"{planned_minutes(step):g} of {planned_minutes(len(TOUR)):g} min by its "
-                   "end", className="presenter-planned", id="lecture-planned",
+                   "end", className="presenter-planned", id=ids.PLANNED,
                    **{"data-planned-seconds": str(int(60 * planned_minutes(step)))})]
 
 

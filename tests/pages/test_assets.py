@@ -79,12 +79,93 @@ def test_every_name_a_script_uses_is_defined_in_python(script):
     assert _undefined(source) == set(), f"{script} uses names Python does not define"
 
 
-def test_a_misspelt_id_is_caught():
-    source = (ASSETS / "lecture.js").read_text().replace(
-        '"lecture-counter"', '"lecture-countr"', 1)
-    assert _undefined(source) == {"lecture-countr"}
+def test_a_misspelt_class_is_caught():
     assert _undefined('document.querySelector("#explorer-grahp .js-plotly-plot")') == {
         "explorer-grahp"}
+    assert _undefined('e.target.closest(".lecture-slidr")') == {"lecture-slidr"}
+
+
+# --------------------------------------------------------------------------- the client config
+
+#: ``const X = window.bnvizConfig.<page>;`` in a script: X is that page's config
+CONFIG_ALIAS = re.compile(r"const\s+(\w+)\s*=\s*window\.bnvizConfig\.(\w+)\s*;")
+
+
+def _config_misses(source: str) -> set[str]:
+    """What a script reads from the client config that the config does not hold: a page,
+    a key of a page's config (``CONFIG.steps`` or ``window.bnvizConfig.lecture.steps``) or
+    an id (``IDS.COUNTER``, where ``const IDS = CONFIG.ids``)."""
+    from layouts.client_config import client_config
+
+    config = client_config()
+    misses = set()
+    aliases = dict(CONFIG_ALIAS.findall(source))
+    for page in set(aliases.values()) | set(re.findall(r"window\.bnvizConfig\.(\w+)", source)):
+        if page not in config:
+            misses.add(page)
+    for page, key in re.findall(r"window\.bnvizConfig\.(\w+)\.(\w+)", source):
+        if page in config and key not in config[page]:
+            misses.add(f"{page}.{key}")
+    for alias, page in aliases.items():
+        if page not in config:
+            continue
+        for key in re.findall(rf"\b{alias}\.(\w+)", source):
+            if key not in config[page]:
+                misses.add(f"{page}.{key}")
+        for ids_alias in re.findall(rf"const\s+(\w+)\s*=\s*{alias}\.ids\s*;", source):
+            misses |= {f"{page}.ids.{name}"
+                       for name in re.findall(rf"\b{ids_alias}\.(\w+)", source)
+                       if name not in config[page]["ids"]}
+    return misses
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in ASSETS.glob("*.js")))
+def test_every_config_entry_a_script_reads_is_served(script):
+    assert _config_misses((ASSETS / script).read_text()) == set()
+
+
+def test_a_misspelt_config_entry_is_caught():
+    source = (ASSETS / "lecture.js").read_text()
+    assert "IDS.COUNTER" in source and "CONFIG.steps" in source
+    assert _config_misses(source.replace("IDS.COUNTER", "IDS.COUNTR", 1)) == {
+        "lecture.ids.COUNTR"}
+    assert _config_misses(source.replace("CONFIG.steps", "CONFIG.stepz", 1)) == {
+        "lecture.stepz"}
+    assert _config_misses("const C = window.bnvizConfig.lectur;") == {"lectur"}
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in ASSETS.glob("*.js")))
+def test_no_script_writes_an_id_itself(script):
+    """Ids come from the config: no component id of an ids module is a string literal of a
+    script (a CSS class of the same text is allowed; the page's root is both)."""
+    from callbacks.explorer import ids as explorer_ids
+    from callbacks.lecture import ids as lecture_ids
+    from layouts.client_config import module_ids
+
+    every_id = {*module_ids(lecture_ids).values(), *module_ids(explorer_ids).values()}
+    written = _js_names((ASSETS / script).read_text(), _prefixes()) & every_id
+    assert written - _css_classes() == set(), f"{script} writes ids itself"
+
+
+def test_the_page_carries_the_config_before_the_scripts(tmp_home):
+    """Every page's HTML holds the config as JSON, equal to client_config(), before the
+    scripts of assets/ that read it; no id can end the element early."""
+    import json
+
+    from app import app
+    from bnviz.lecture.tour import TOUR
+    from layouts.client_config import CONFIG_ID, client_config
+
+    html = app.server.test_client().get("/lecture").get_data(as_text=True)
+    m = re.search(rf'<script type="application/json" id="{CONFIG_ID}">(.*?)</script>', html,
+                  flags=re.S)
+    assert m, "no config element in the page"
+    assert json.loads(m.group(1)) == client_config()
+    assert m.end() < html.index("00-config.js") < html.index("lecture.js")
+    config = client_config()
+    assert config["lecture"]["steps"] == len(TOUR)
+    assert set(config["lecture"]["pageStep"]) == {"/jitter", "/density", "/papers"}
+    assert set(config["lecture"]["pageStep"].values()) <= {step.key for step in TOUR}
 
 
 PRIVATE = re.compile(r"_dashprivate|\._offset\b|\._length\b|\bgd\._|\._ev\b|_fullLayout|"
