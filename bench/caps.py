@@ -3,7 +3,7 @@
 Each row calls a page's real figure callback (cache cleared) with the largest settings its
 caps let through, or just past them, and prints the seconds, the peak memory growth, whether it
 was served or refused, and the ratio to the same page's default request timed in the same
-process (the baseline).  The caps are in ``bnviz/params/caps.py`` (``EXPLORER_LIMITS``, 60k
+process (the baseline).  The caps are in ``bnviz/caps.py`` (``EXPLORER_LIMITS``, 60k
 regions a layer; ``JITTER_LIMITS``, 300k regions over all realisations), ``bnviz/views/jitter.py``
 (2^17 points for Figure 7) and the partition's work cap (``bnviz.core.cut.WORK_PER_REGION``).
 

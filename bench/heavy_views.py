@@ -1,5 +1,5 @@
 """The heaviest requests each page allows, as Dash's client sends them: the callbacks' bodies
-built from ``/_dash-dependencies`` with the values at the caps (``bnviz/params/caps.py``,
+built from ``/_dash-dependencies`` with the values at the caps (``bnviz/caps.py``,
 bench/caps.py's rows), each with a fresh random seed so that no cache answers it. Used by
 ``bench/load.py --scenario heavy`` (``bench/load_stack.py``)."""
 

@@ -11,12 +11,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["TRACEBACK_HINT", "brief", "for_page", "log_for_page"]
+__all__ = ["TRACEBACK_HINT", "InputError", "brief", "for_page", "log_for_page"]
 
 #: An absolute file path (not the path part of a URL: no word character, dot, colon or slash
 #: before its first slash).
 _PATH = re.compile(r"(?<![\w.:/~])/[^\s'\"():,;]+")
 TRACEBACK_HINT = "(a traceback: in the server log and `bnviz jobs show ID`)"
+
+
+class InputError(ValueError):
+    """A parameter a computation cannot use; the one-line message says which and why.
+
+    Defined here, at the bottom of the dependency graph, so that the engine
+    (:mod:`bnviz.core`) raises it without importing the parameter layer above it;
+    :mod:`bnviz.params` re-exports it, the one place that raises it for user input.
+
+    Raised inside a validator, ``field`` names the setting to blame when a check spans
+    several (a cross-field check): the message then starts with that setting's label."""
+
+    def __init__(self, text: str, field: str | None = None):
+        super().__init__(text)
+        self.field = field
 
 
 def brief(value: object, limit: int = 40) -> str:

@@ -11,10 +11,10 @@ import math
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from bnviz.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
-from bnviz.params.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from callbacks.explorer import ids

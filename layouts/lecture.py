@@ -11,9 +11,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from bnviz.caps import LECTURE_MAX_SNAPSHOT_NAME, LECTURE_MAX_SNAPSHOTS
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
-from bnviz.params.caps import LECTURE_MAX_SNAPSHOT_NAME, LECTURE_MAX_SNAPSHOTS
 from callbacks.lecture import ids
 from callbacks.lecture.state import LectureState, initial_state
 from layouts.common import loading

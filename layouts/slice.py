@@ -7,8 +7,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from bnviz.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.data.imagedata import STANDARD_DATASETS
-from bnviz.params.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
 from callbacks.slice import ids
 from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input, run_controls
 

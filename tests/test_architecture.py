@@ -78,6 +78,38 @@ def test_no_import_cycles():
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
+#: The bottom of bnviz, package by package: each layer imports only the layers before it
+#: and itself (the leaves: settings, messages and InputError, caps, the device's name, the
+#: optional extras; then the data sets, the exact engine, the parameter layer).
+LOWER_LAYERS = (
+    {"bnviz.config", "bnviz.messages", "bnviz.caps", "bnviz.device", "bnviz.extras"},
+    {"bnviz.data"},
+    {"bnviz.core"},
+    {"bnviz.params"},
+)
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_lower_layers_point_one_way():
+    """Package by package, the bottom of bnviz is layered (issue 32: core imported the
+    parameter layer for its caps and InputError, and data and params imported each other):
+    a module of a lower layer imports nothing of bnviz beyond its own layer and those
+    below."""
+    graph = import_graph()
+    allowed: set[str] = set()
+    upward = []
+    for layer in LOWER_LAYERS:
+        allowed |= layer
+        for module, targets in graph.items():
+            if module.startswith("bnviz.") and _package(module) in layer:
+                upward += [(module, t) for t in targets
+                           if t.startswith("bnviz") and _package(t) not in allowed]
+    assert not upward, "imports up the layers:\n" + "\n".join(f"{a} -> {b}" for a, b in upward)
+
+
 def test_the_cycle_finder_finds_cycles(tmp_path):
     """The finder on a package with four cycles: through an import inside a function, a
     relative import, a package's ``__init__`` re-exporting a module that imports the package,
@@ -105,12 +137,12 @@ def test_the_cycle_finder_finds_cycles(tmp_path):
 
 
 def test_caps_is_the_bottom_of_the_graph():
-    """bnviz.params.caps imports nothing of bnviz, so the engine and the data sets read their
+    """bnviz.caps imports nothing of bnviz, so the engine and the data sets read their
     caps there without depending on the parameter models (was core -> caps -> data)."""
     graph = import_graph()
-    assert graph["bnviz.params.caps"] == set()
+    assert graph["bnviz.caps"] == set()
     engine_on_models = {(m, t) for m, ts in graph.items() if m.startswith("bnviz.core.")
-                        for t in ts if t.startswith("bnviz.params") and t != "bnviz.params.caps"}
+                        for t in ts if t.startswith("bnviz.params") and t != "bnviz.caps"}
     # the sliders' target layer is refused with the parameter layer's InputError
     assert engine_on_models <= {("bnviz.core.overrides", "bnviz.params.fields")}
 
@@ -247,11 +279,11 @@ NOT_CAPS = {
                                                        "browser's player",
 }
 def _max_constants() -> set[tuple[str, str]]:
-    """Module-level MAX_* assignments outside bnviz/params/caps.py (an import is no
-    definition: ``from bnviz.params.caps import MAX_X`` is how a module uses a cap)."""
+    """Module-level MAX_* assignments outside bnviz/caps.py (an import is no
+    definition: ``from bnviz.caps import MAX_X`` is how a module uses a cap)."""
     found = set()
     for path in _files():
-        if _rel(path) == "bnviz/params/caps.py":
+        if _rel(path) == "bnviz/caps.py":
             continue
         for node in _tree(path).body:
             targets = node.targets if isinstance(node, ast.Assign) else \
@@ -262,10 +294,10 @@ def _max_constants() -> set[tuple[str, str]]:
 
 
 def test_every_cap_is_in_caps():
-    """Every bound and cost cap on user input is defined in bnviz.params.caps; a MAX_*
+    """Every bound and cost cap on user input is defined in bnviz.caps; a MAX_*
     defined anywhere else is in NOT_CAPS (with why)."""
     found = _max_constants()
-    assert found - set(NOT_CAPS) == set(), "caps outside bnviz.params.caps"
+    assert found - set(NOT_CAPS) == set(), "caps outside bnviz.caps"
     assert set(NOT_CAPS) <= found, "stale entries in NOT_CAPS"
 
 

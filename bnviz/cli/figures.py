@@ -8,9 +8,9 @@ import argparse
 import json
 from pathlib import Path
 
+from bnviz.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS, WEIGHTS
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, integer, number, validated
-from bnviz.params.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS, WEIGHTS
 
 __all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnstats",
            "run_density", "run_figure9", "run_jitter"]

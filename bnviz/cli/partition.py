@@ -12,9 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bnviz.cli.commands import summary
-from bnviz.cli.options import CLIError, batch_size, check_output_path, integer, number, validated
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     GEOMETRY_SUFFIXES,
@@ -23,6 +21,8 @@ from bnviz.params.caps import (
     MODES,
     SCOPES,
 )
+from bnviz.cli.commands import summary
+from bnviz.cli.options import CLIError, batch_size, check_output_path, integer, number, validated
 
 if TYPE_CHECKING:
     from bnviz.params import PartitionParams

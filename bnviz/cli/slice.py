@@ -15,10 +15,10 @@ import argparse
 import json
 from pathlib import Path
 
+from bnviz.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
 from bnviz.cli.progress import add_quiet
-from bnviz.params.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
 
 __all__ = ["add_slice", "run_slice_command"]
 

@@ -25,10 +25,7 @@ import json
 import time
 from pathlib import Path
 
-from bnviz.cli.commands import summary
-from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
-from bnviz.cli.progress import add_quiet
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     MODES,
@@ -36,6 +33,9 @@ from bnviz.params.caps import (
     TRAIN_LIMITS,
     TRAIN_MAX_REGIONS,
 )
+from bnviz.cli.commands import summary
+from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
+from bnviz.cli.progress import add_quiet
 
 __all__ = ["add_train", "run_train"]
 

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from bnviz.caps import GEOMETRY_SUFFIXES
 from bnviz.core.crossings import RTOL
 from bnviz.core.partition import Partition, Polygons
 from bnviz.extras import require
-from bnviz.params.caps import GEOMETRY_SUFFIXES
 
 __all__ = ["GEOMETRY_SUFFIXES", "full_json", "partition_summary",
            "partition_to_dict",

@@ -1,12 +1,12 @@
 """The engine's caps on what one request may cost, so one user cannot stall the server (or a
-laptop).  They are defined with every other bound in :mod:`bnviz.params.caps`; requests are
+laptop).  They are defined with every other bound in :mod:`bnviz.caps`; requests are
 checked against them from an estimate before any work (:mod:`bnviz.params`), and the engine
 checks them again while it cuts (the final guard).
 """
 
 from __future__ import annotations
 
-from bnviz.params.caps import MAX_DEPTH, MAX_EXTENT, MAX_REGIONS, MAX_WIDTH
+from bnviz.caps import MAX_DEPTH, MAX_EXTENT, MAX_REGIONS, MAX_WIDTH
 
 __all__ = ["MAX_DEPTH", "MAX_EXTENT", "MAX_REGIONS", "MAX_WIDTH", "PartitionTooLarge"]
 

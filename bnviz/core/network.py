@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bnviz.caps import ACTIVATIONS, MAX_NETWORK_FILE_BYTES, MAX_PARAMETER, MODES
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
 from bnviz.core.overrides import BNOverrides, LayerOverride, slider_overrides
-from bnviz.params.caps import ACTIVATIONS, MAX_NETWORK_FILE_BYTES, MAX_PARAMETER, MODES
 
 __all__ = [
     "ACTIVATIONS",
@@ -193,7 +193,7 @@ def random_network(
 
 
 #: The arrays a network file may hold (their total size once decompressed: the cap
-#: MAX_NETWORK_FILE_BYTES of bnviz.params.caps).
+#: MAX_NETWORK_FILE_BYTES of bnviz.caps).
 _NETWORK_ARRAY = re.compile(r"W[1-9][0-9]{0,2}|c[1-9][0-9]{0,2}|head_W|head_b")
 
 

@@ -72,7 +72,7 @@ def slider_overrides(depth: int, width: int, mu_t: float, sigma_s: float, scope:
     """The sliders as BN overrides: mu = mu_t * mu_BN, sigma = sigma_s * sigma_BN, on all
     layers, on one layer, or on one (layer, unit) (0-based unit; ``width`` is the width of
     the target layer).  InputError names a target layer the network does not have."""
-    from bnviz.params.fields import InputError
+    from bnviz.messages import InputError
 
     if mu_t == 1.0 and sigma_s == 1.0:
         return BNOverrides()

@@ -48,8 +48,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from bnviz.caps import DATASETS, MAX_COORDINATE, MAX_NOISE, MAX_POINTS
 from bnviz.messages import brief
-from bnviz.params.caps import DATASETS, MAX_COORDINATE, MAX_NOISE, MAX_POINTS
 
 __all__ = [
     "DATASETS",

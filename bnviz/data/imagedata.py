@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bnviz.caps import MAX_FOLDER_IMAGES
 from bnviz.config import bnviz_home
 from bnviz.messages import brief
-from bnviz.params.caps import MAX_FOLDER_IMAGES
 
 __all__ = ["DOWNLOADS", "IMAGE_EXTENSIONS", "STANDARD_DATASETS", "DataError", "ImageData",
            "check_available", "cifar_batch_bytes", "count_folder_images", "data_dir",

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
+from bnviz.caps import ARCHS  # the choices of a job's --arch (no torch there)
 from bnviz.core.bn import batch_moments, bn_forward, floored_sigma
-from bnviz.params.caps import ARCHS  # the choices of a job's --arch (no torch there)
 from bnviz.views.bnsampling import noise_from_variances
 
 __all__ = ["ARCHS", "BIAS_MODES", "NORM_MODES", "ModeNorm", "build_model", "calibrate_frozen",

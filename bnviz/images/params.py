@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from bnviz.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
 from bnviz.data.imagedata import DataError, check_available, count_folder_images
 from bnviz.jobs.types import IMAGE_JOB_TYPES, ParamError, validate_params
 from bnviz.messages import brief
-from bnviz.params.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
 from bnviz.params.jobcost import check_job_hours, check_job_memory, data_facts
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS, JOB_FLAGS, JOB_OPTIONS, JobOption
 

@@ -135,8 +135,8 @@ def _jitter(settings: ExplorerParams):
 def _training(settings: ExplorerParams) -> dict:
     """The recorded runs of the settings' network on their data, without BN and with it
     (:func:`bnviz.views.trainer.recorded_runs`), a frame every 10 steps."""
+    from bnviz.caps import EXPLORER_MAX_REGIONS
     from bnviz.params import LiveTrainingParams
-    from bnviz.params.caps import EXPLORER_MAX_REGIONS
     from bnviz.views.trainer import recorded_runs, training_data
 
     s = settings

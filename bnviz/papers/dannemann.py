@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from bnviz.caps import DANNEMANN_MAX_POINTS
 from bnviz.core.bn import batch_statistics, bn_forward
-from bnviz.params.caps import DANNEMANN_MAX_POINTS
 
 __all__ = ["WeightPlane", "bn_loss", "weight_plane"]
 

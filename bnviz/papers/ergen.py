@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from bnviz.caps import ERGEN_MAX_POINTS
 from bnviz.core.bn import batch_statistics, bn_forward
-from bnviz.params.caps import ERGEN_MAX_POINTS
 
 __all__ = ["ErgenResult", "closed_form", "ergen_experiment", "whiten"]
 

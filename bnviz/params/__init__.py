@@ -1,6 +1,6 @@
 """One validation layer for the live computations: a typed description of each one's
 parameters (pydantic models), with the bounds and cost caps in one place
-(:mod:`bnviz.params.caps`) and the cost estimated before any work
+(:mod:`bnviz.caps`) and the cost estimated before any work
 (:mod:`bnviz.params.cost`).
 
 The command line, the pages' callbacks and the job submission call it (later an HTTP API):
@@ -14,7 +14,7 @@ import pkgutil
 from typing import TYPE_CHECKING, Any
 
 #: Each public name and the submodule that defines it.  They are imported on first use
-#: (PEP 562), so that ``import bnviz.params.caps`` (the bounds the command line's parsers
+#: (PEP 562), so that ``import bnviz.caps`` (the bounds the command line's parsers
 #: name) does not load pydantic and every model: ``bnviz --help`` answers at once.
 _WHERE: dict[str, str] = {
     "BNStatsParams": "bnstats", "DensityPageParams": "density", "DensityParams": "density",

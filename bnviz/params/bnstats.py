@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from bnviz.params.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
+from bnviz.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
 from bnviz.params.fields import InputError, params_dataclass, reals, whole, whole_or_none
 
 __all__ = ["BNStatsParams"]
@@ -19,7 +19,7 @@ class BNStatsParams:
     W z ~ N(means, diag(variances)) (the paper's [1, 0, -1] and [1, 3, 0.1]), ``samples``
     times; noise-controlled BN targets a virtual batch of ``virtual_batch_size`` (default:
     half the batch, the paper's 64 -> 32).  The cost is capped at ``samples x batch_size``
-    <= :data:`~bnviz.params.caps.MAX_ELEMENTS` (the mini-batches held at once).
+    <= :data:`~bnviz.caps.MAX_ELEMENTS` (the mini-batches held at once).
     """
 
     batch_size: whole(*_F["batch_size"]) = 64

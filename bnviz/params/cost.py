@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     MAX_CONCENTRATION_PASSES,
     MAX_DENSITY_WORK,
     MAX_DEPTH,

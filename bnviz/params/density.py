@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     DENSITY_LIMITS,

@@ -25,8 +25,8 @@ import pydantic
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from bnviz.messages import brief
-from bnviz.params.caps import BATCH_ALL
+from bnviz.caps import BATCH_ALL
+from bnviz.messages import InputError, brief
 
 __all__ = ["MODELS", "InputError", "choice", "count_or_all", "described", "int_list",
            "one_line", "params_dataclass", "parse", "quote", "real", "real_value", "reals",
@@ -38,17 +38,6 @@ RAW = "raw"
 #: Unknown keys are ignored (a URL may carry others); defaults are validated too (so the
 #: dependent settings of a model are clamped whatever was given).
 CONFIG = ConfigDict(extra="ignore", validate_default=True)
-
-
-class InputError(ValueError):
-    """A parameter a computation cannot use; the one-line message says which and why.
-
-    Raised inside a validator, ``field`` names the setting to blame when a check spans
-    several (a cross-field check): the message then starts with that setting's label."""
-
-    def __init__(self, text: str, field: str | None = None):
-        super().__init__(text)
-        self.field = field
 
 
 def quote(raw: object) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     JITTER_LIMITS,
@@ -61,8 +61,8 @@ class JitterParams(JitterNetwork):
     """K mini-batch realisations of a BN network's decision boundary.
 
     Their cost is bounded by the network (depth, width), the data and batch sizes and the
-    number of realisations (:data:`~bnviz.params.caps.JITTER_LIMITS`); all K partitions are
-    cut together under :data:`~bnviz.params.caps.JITTER_MAX_REGIONS`.
+    number of realisations (:data:`~bnviz.caps.JITTER_LIMITS`); all K partitions are
+    cut together under :data:`~bnviz.caps.JITTER_MAX_REGIONS`.
     """
 
     batch_size: whole(*_J["batch_size"]) = 16

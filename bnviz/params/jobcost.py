@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bnviz.caps import IMAGE_SHAPES, TEST_SIZES, TRAIN_SIZES
 from bnviz.config import setting
-from bnviz.params.caps import IMAGE_SHAPES, TEST_SIZES, TRAIN_SIZES
 from bnviz.params.fields import InputError
 
 __all__ = ["CALIBRATION", "RATES", "DataFacts", "NetCost", "Rates", "check_job_hours",

@@ -17,8 +17,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, TypeAdapter, field_validator, model_validator
 
+from bnviz.caps import ARCHS, IMAGE_JOB_LIMITS, MAX_FOLDER_IMAGES, TRAIN_SIZES
 from bnviz.data.imagedata import STANDARD_DATASETS, DataError, parse_dataset_name
-from bnviz.params.caps import ARCHS, IMAGE_JOB_LIMITS, MAX_FOLDER_IMAGES, TRAIN_SIZES
 from bnviz.params.cost import check_concentration_passes, check_training_images
 from bnviz.params.fields import (
     InputError,
@@ -82,7 +82,7 @@ def _real(name: str, text: str) -> Any:
 @params_dataclass
 class ImageJobParams:
     """What every image experiment has: the data, the network and its training, capped at
-    :data:`~bnviz.params.caps.MAX_TRAINING_IMAGES` training images passed through
+    :data:`~bnviz.caps.MAX_TRAINING_IMAGES` training images passed through
     (:func:`~bnviz.params.cost.training_images`). The hours a job may take
     (``BNVIZ_JOB_MAX_HOURS``) are checked once its data set is known to be in place
     (:func:`bnviz.images.params.check_params`): an image folder's size is read there."""
@@ -151,7 +151,7 @@ class SmartInitParams(DDPJobParams):
 class ConcentrationParams(ImageJobParams):
     """BN paper Figure 4: units whose pre-activation changes sign inside eps-balls around
     data images and Gaussian images, capped at
-    :data:`~bnviz.params.caps.MAX_CONCENTRATION_PASSES` forward passes."""
+    :data:`~bnviz.caps.MAX_CONCENTRATION_PASSES` forward passes."""
 
     job_type = "concentration"
 

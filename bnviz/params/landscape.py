@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import model_validator
 
-from bnviz.params.caps import DATASETS, LANDSCAPE_LIMITS, PAGE_SEED_MAX
+from bnviz.caps import DATASETS, LANDSCAPE_LIMITS, PAGE_SEED_MAX
 from bnviz.params.cost import check_landscape_work, landscape_work
 from bnviz.params.fields import InputError, choice, params_dataclass, parse, real, whole
 

@@ -1,18 +1,18 @@
 """Live training (``bnviz train``, the explorer's play button): its settings and their caps.
 
 Bounded before any work: the network, the data, the steps and the frames
-(:data:`~bnviz.params.caps.TRAIN_LIMITS`), and the regions every frame's exact partition may
+(:data:`~bnviz.caps.TRAIN_LIMITS`), and the regions every frame's exact partition may
 have, estimated for the network's widths (:func:`bnviz.params.cost.expected_regions`, which
 holds for random networks; training may add regions, so each frame's cut is also capped by
-:data:`~bnviz.params.caps.TRAIN_MAX_REGIONS`), times the frames, against
-:data:`~bnviz.params.caps.TRAIN_MAX_FRAME_REGIONS`.
+:data:`~bnviz.caps.TRAIN_MAX_REGIONS`), times the frames, against
+:data:`~bnviz.caps.TRAIN_MAX_FRAME_REGIONS`.
 """
 
 from __future__ import annotations
 
 from pydantic import model_validator
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     LEARNING_RATE,
@@ -82,7 +82,7 @@ class LiveTrainingParams:
 @params_dataclass
 class LiveFrameParams(LiveTrainingParams):
     """One frame of the explorer's live training (a request): ``steps`` are the steps per
-    frame, at most :data:`~bnviz.params.caps.TRAIN_STEPS_PER_FRAME` (a run's 20 000 steps
+    frame, at most :data:`~bnviz.caps.TRAIN_STEPS_PER_FRAME` (a run's 20 000 steps
     are checked against the steps its state has trained)."""
 
     steps: whole(*TRAIN_STEPS_PER_FRAME) = 5

@@ -2,7 +2,7 @@
 
 Both describe one computation (a random 2D network, its data and batch, the mu and sigma
 sliders, the box); they differ in names (the CLI's option names, the page's controls) and in
-bounds (the page keeps one web request cheap: :data:`~bnviz.params.caps.EXPLORER_LIMITS`).
+bounds (the page keeps one web request cheap: :data:`~bnviz.caps.EXPLORER_LIMITS`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, field_validator, model_validator
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
     EXPLORER_LIMITS,
@@ -127,7 +127,7 @@ class ExplorerParams:
     Settings that depend on each other are clamped, not refused (a smaller depth keeps the
     chosen layer in range), so moving one control never invalidates another.  The batch size
     is checked against the data (which include added points) when the partition is computed,
-    and the page's region cap (:data:`~bnviz.params.caps.EXPLORER_MAX_REGIONS`) refuses a
+    and the page's region cap (:data:`~bnviz.caps.EXPLORER_MAX_REGIONS`) refuses a
     too fine partition within about a second, so no estimate is needed here.
     """
 

@@ -4,14 +4,14 @@ Bounded before any work: the BN mode, the mini-batches of train mode (:data:`~bn
 caps.SLICE_LIMITS`), and the regions, estimated for the very network, plane and window by
 :func:`bnviz.slices.estimate.estimate_regions` (a forward pass on a grid; the caller checks
 the estimate with :func:`check_slice_regions` before the cut) against
-:data:`~bnviz.params.caps.SLICE_MAX_REGIONS`.
+:data:`~bnviz.caps.SLICE_MAX_REGIONS`.
 """
 
 from __future__ import annotations
 
 from pydantic import model_validator
 
-from bnviz.params.caps import (
+from bnviz.caps import (
     BN_SLICE_MODES,
     MAX_EXTENT,
     SEED_MAX,

@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bnviz.config import bnviz_home, setting
-from bnviz.params.fields import InputError
+from bnviz.messages import InputError
 
 __all__ = ["LIGHT_THREADS", "ServerBusy", "admitted", "heavy_in_process", "slot_directory"]
 

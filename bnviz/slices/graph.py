@@ -91,10 +91,10 @@ class SliceNet:
 
 
 def check_size(net: SliceNet) -> None:
-    """Refuse (one line) a network too large to slice here (bnviz.params.caps: units of a
+    """Refuse (one line) a network too large to slice here (bnviz.caps: units of a
     tensor, of all tensors, ops) or with nothing to cut, from the shapes alone: the input's
     and each op's output, propagated without running anything heavy."""
-    from bnviz.params.caps import SLICE_MAX_OPS, SLICE_MAX_TENSOR_UNITS, SLICE_MAX_TOTAL_UNITS
+    from bnviz.caps import SLICE_MAX_OPS, SLICE_MAX_TENSOR_UNITS, SLICE_MAX_TOTAL_UNITS
 
     if len(net.ops) > SLICE_MAX_OPS:
         raise ValueError(f"{len(net.ops)} operations, over the {SLICE_MAX_OPS} a slice reads")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bnviz.params.caps import SLICE_MAX_FILE_BYTES
+from bnviz.caps import SLICE_MAX_FILE_BYTES
 from bnviz.slices.graph import Op, SliceNet, check_size
 
 __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]

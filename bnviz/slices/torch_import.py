@@ -117,8 +117,8 @@ BUILD_BOUNDS = {"in_ch": (1, 16), "classes": (1, 10_000), "size": (1, 512), "wid
 
 
 def _check_build(build: dict[str, Any], path: Path) -> None:
+    from bnviz.caps import ARCHS
     from bnviz.images.networks import NORM_MODES
-    from bnviz.params.caps import ARCHS
 
     bad = [k for k, (lo, hi) in BUILD_BOUNDS.items()
            if not (isinstance(build.get(k), int) and not isinstance(build.get(k), bool)

@@ -10,8 +10,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from bnviz.caps import ARCHS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.config import bnviz_home
-from bnviz.params.caps import ARCHS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.service.disk import keep_checked, touch
 from bnviz.slices.graph import SliceNet
 

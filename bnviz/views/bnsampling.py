@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import torch
 
+from bnviz.caps import MAX_ELEMENTS
 from bnviz.core.bn import batch_moments
-from bnviz.params.caps import MAX_ELEMENTS
 from bnviz.params.fields import InputError
 from bnviz.views.bnmoments import check_int, finite_sigma2_moments, iid_sigma2_moments
 

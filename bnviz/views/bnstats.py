@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from bnviz.caps import MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
 from bnviz.core.bn import batch_moments
 from bnviz.device import pick_device
 from bnviz.params import BNStatsParams, parse
-from bnviz.params.caps import MAX_SAMPLES, MAX_TRAIN_SIZE, MAX_UNITS, MIN_SAMPLES
 from bnviz.views.bnmoments import (
     analytical_moments,
     finite_population_moments,
@@ -39,7 +39,7 @@ __all__ = [
     "unit_report",
 ]
 
-# the bounds and the cap on samples * batch_size: bnviz.params.caps (one place for every cap)
+# the bounds and the cap on samples * batch_size: bnviz.caps (one place for every cap)
 _DTYPE = torch.float64
 
 # Keys of one statistic's block in figure7_report (the CLI prints them in this order).

@@ -31,12 +31,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.caps import MAX_DENSITY_WORK
 from bnviz.core.network import MODES, Network, layer_statistics, random_network
 from bnviz.data.datasets import make_dataset
 from bnviz.device import pick_device
 from bnviz.jobs.results import load_result
 from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
-from bnviz.params.caps import MAX_DENSITY_WORK
 from bnviz.params.cost import density_work
 from bnviz.params.density import DensityPageParams
 

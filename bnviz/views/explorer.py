@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bnviz.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, MAX_EXTRA_POINTS, SCOPES
 from bnviz.core.arrays import ops_for
 from bnviz.core.bn import bn_forward
 from bnviz.core.geometry import nearest_segment_distances
@@ -35,7 +36,6 @@ from bnviz.core.network import (
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
 from bnviz.params import ExplorerParams, InputError
-from bnviz.params.caps import EXPLORER_LIMITS, EXPLORER_MAX_REGIONS, MAX_EXTRA_POINTS, SCOPES
 from bnviz.service.cache import memoize
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from bnviz.caps import JITTER_LIMITS, JITTER_MAX_REGIONS
 from bnviz.core.geometry import facet_distances
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import Network, layer_statistics, random_network
@@ -25,7 +26,6 @@ from bnviz.core.partition import decision_boundaries
 from bnviz.data.datasets import Dataset
 from bnviz.device import pick_device
 from bnviz.params import JitterParams
-from bnviz.params.caps import JITTER_LIMITS, JITTER_MAX_REGIONS
 from bnviz.views.bnmoments import unit_moments
 from bnviz.views.bnstats import unit_report
 from bnviz.views.realisations import (

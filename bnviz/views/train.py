@@ -15,9 +15,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.caps import OPTIMIZERS
 from bnviz.core.network import Head, Network
 from bnviz.device import pick_device
-from bnviz.params.caps import OPTIMIZERS
 from bnviz.views.trainer import forward
 
 __all__ = ["OPTIMIZERS", "TrainReport", "save_network", "train_network"]

@@ -34,12 +34,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.caps import MODES, OPTIMIZERS
 from bnviz.core.bn import batch_norm
 from bnviz.core.geometry import nearest_segment_distances
 from bnviz.core.network import Head, Network, random_network
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import make_dataset, shifted
-from bnviz.params.caps import MODES, OPTIMIZERS
 
 if TYPE_CHECKING:
     from bnviz.params.live import LiveTrainingParams

@@ -21,9 +21,9 @@ from dash import (
     no_update,
 )
 
+from bnviz.caps import EXPLORER_MAX_REGIONS
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import ExplorerParams
-from bnviz.params.caps import EXPLORER_MAX_REGIONS
 from bnviz.params.cost import partition_seconds
 from bnviz.service.cache import memoize
 from bnviz.views.explorer import (

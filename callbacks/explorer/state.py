@@ -16,9 +16,9 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from bnviz.caps import EXPLORER_MAX_UPLOAD_BYTES, EXPLORER_MAX_URL_POINTS
 from bnviz.data.pointfiles import points_from_csv_bytes
 from bnviz.params import ExplorerParams
-from bnviz.params.caps import EXPLORER_MAX_UPLOAD_BYTES, EXPLORER_MAX_URL_POINTS
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,

@@ -30,9 +30,9 @@ from dataclasses import asdict
 import numpy as np
 from dash import Input, Output, clientside_callback
 
+from bnviz.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.params import InputError, LiveFrameParams, parse
-from bnviz.params.caps import EXPLORER_MAX_REGIONS, MODES, TRAIN_LIMITS
 from bnviz.params.cost import partition_seconds
 from bnviz.service.admission import ServerBusy, admitted
 from bnviz.views.trainer import live_step, training_data

@@ -14,14 +14,14 @@ import math
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlencode
 
-from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
-from bnviz.lecture.tour import TOUR, TourStep
-from bnviz.params import ExplorerParams, InputError
-from bnviz.params.caps import (
+from bnviz.caps import (
     LECTURE_MAX_SNAPSHOT_NAME,
     LECTURE_MAX_SNAPSHOT_QUERY,
     LECTURE_MAX_SNAPSHOTS,
 )
+from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
+from bnviz.lecture.tour import TOUR, TourStep
+from bnviz.params import ExplorerParams, InputError
 from bnviz.service.guard import strict_json
 
 __all__ = ["LectureState", "THEMES", "explorer_step", "initial_state",

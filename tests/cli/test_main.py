@@ -92,7 +92,7 @@ def test_help_and_bad_options_do_not_load_torch(argv):
                                   ["partition", "--geometry", "out.shp"], ["bogus"]])
 def test_help_and_syntax_errors_load_no_parameter_models(argv):
     """issue 18, item 3: help and syntax errors need only argparse and the bounds
-    (bnviz.params.caps), not pydantic and the models (bnviz.params loads them on first use):
+    (bnviz.caps), not pydantic and the models (bnviz.params loads them on first use):
     measured by bench/cli.py, 0.14 s against 0.25 s before."""
     got = _child(argv)
     assert got["rc"] in (0, 2) and got["pydantic"] is False and got["torch"] is False, got

@@ -19,9 +19,9 @@ import torch
 from fuzzing import assert_one_error_line, strict_json
 from PIL import Image
 
+from bnviz.caps import DATASETS
 from bnviz.cli import main
 from bnviz.data.datasets import make_dataset
-from bnviz.params.caps import DATASETS
 from bnviz.views.trainer import frame_steps, new_trainer
 
 BOX = (-3.0, 3.0, -3.0, 3.0)

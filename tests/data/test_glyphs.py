@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bnviz.caps import IMAGE_SHAPES, TEST_SIZES, TRAIN_SIZES
 from bnviz.data import glyphs
 from bnviz.data.imagedata import check_available, load_image_data
-from bnviz.params.caps import IMAGE_SHAPES, TEST_SIZES, TRAIN_SIZES
 
 
 @pytest.fixture(scope="module")

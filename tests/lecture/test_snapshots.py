@@ -14,9 +14,9 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
+from bnviz.caps import LECTURE_MAX_SNAPSHOT_NAME as MAX_SNAPSHOT_NAME
+from bnviz.caps import LECTURE_MAX_SNAPSHOTS as MAX_SNAPSHOTS
 from bnviz.lecture.tour import TOUR
-from bnviz.params.caps import LECTURE_MAX_SNAPSHOT_NAME as MAX_SNAPSHOT_NAME
-from bnviz.params.caps import LECTURE_MAX_SNAPSHOTS as MAX_SNAPSHOTS
 from callbacks.lecture import ids
 from callbacks.lecture.snapshots import snapshot_list
 from callbacks.lecture.state import (

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bnviz.caps import MAX_REGIONS
 from bnviz.core.network import random_network
 from bnviz.core.partition import compute_partition
 from bnviz.data.datasets import make_dataset
 from bnviz.params import InputError, PartitionParams
-from bnviz.params.caps import MAX_REGIONS
 from bnviz.params.cost import (
     check_bn_batch,
     check_partition_size,

@@ -197,8 +197,8 @@ def test_a_heavy_view_gets_a_busy_message_while_a_light_one_is_drawn(all_slots_t
 
 def test_the_training_route_answers_429_with_retry_after_when_busy(all_slots_taken):
     import app as dashboard
+    from bnviz.caps import TRAIN_STEPS_PER_FRAME
     from bnviz.params import ExplorerParams
-    from bnviz.params.caps import TRAIN_STEPS_PER_FRAME
     from callbacks.explorer.state import control_values
     from callbacks.explorer.training import ROUTE
 
