@@ -1,40 +1,74 @@
 # bnviz: the dashboard, and (same image, another command) a job worker.
 #
+#   make image                                                # localhost/bnviz:latest, any machine
 #   docker build -t bnviz .                                   # CPU torch (default)
-#   docker build -t bnviz:cuda --build-arg TORCH_VARIANT=cu128 .   # CUDA torch for GPU hosts
+#   docker build -t bnviz:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu128 .
 #   docker run --init -p 8050:8050 -v bnviz-home:/data bnviz  # embedded default: one container
 #   docker compose up                                         # web + worker + redis (compose file)
+#
+# `make image` builds this file with Docker where a daemon answers, else with podman or buildah
+# (no daemon); where the registry's python image cannot be pulled it first makes a base from
+# Debian's packages (debootstrap: python3.11 and venv) and passes it as BASE_IMAGE. This file
+# works on both bases: it runs from its own virtual environment (/opt/venv), never from the
+# base's Python.
 #
 # The command is `bnviz serve`, what `make serve` runs on a machine: nginx on
 # BNVIZ_HOST:BNVIZ_PORT (0.0.0.0:8050 here) buffering in front of gunicorn (gunicorn.conf.py)
 # on a unix socket, and the job worker; `docker stop` (SIGTERM) stops the three gracefully.
 # Settings come from environment variables (README, "Settings" and "Deploying").
-FROM python:3.11-slim
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
 
-ARG TORCH_VARIANT=cpu
+# Layers from the least to the most often changed: the system packages, the lock's packages,
+# then bnviz's own code, so that a code change rebuilds only the last layers.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH \
     BNVIZ_HOME=/data BNVIZ_HOST=0.0.0.0 BNVIZ_PORT=8050
 # Debian's nginx: the reverse proxy of `bnviz serve` (its config is bnviz's, not /etc/nginx's)
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends nginx \
-    && rm -rf /var/lib/apt/lists/*
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx \
+    && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
+    && python3 -m venv /opt/venv
 WORKDIR /app
 COPY requirements.txt .
-# torch==2.13.0 from PyTorch's index for the chosen variant (cpu, cu128, ...): the PyPI build
-# would pull gigabytes of CUDA libraries into a CPU image.
-RUN pip install --extra-index-url "https://download.pytorch.org/whl/${TORCH_VARIANT}" \
-        -r requirements.txt
+# The lock `make run` installs, with --no-deps (it is complete) and pip check, less the extras
+# the dashboard and the workers never use (LEAVE_OUT: GeoParquet's pyarrow and MP4's
+# imageio-ffmpeg, 335 MB; `bnviz partition --geometry x.parquet` and `bnviz train --movie` say
+# in one line what to install). torch==2.13.0 is the CPU build: from TORCH_INDEX where that
+# index answers, and from any wheels a builder mounts at /wheels (podman build -v
+# /opt/wheels:/wheels); PyPI's torch would pull gigabytes of CUDA libraries into a CPU image.
+# No index is required that cannot be reached. Behind a proxy that signs with its own CA, the
+# builder mounts that CA at /run/build-ca.crt (make image mounts the host's PIP_CERT or
+# SSL_CERT_FILE); it is never copied into the image. Then what only building or testing
+# needs goes: the packages' own test suites and torch's C++ headers.
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+ARG LEAVE_OUT="pyarrow imageio-ffmpeg"
+RUN if [ -f /run/build-ca.crt ]; then export PIP_CERT=/run/build-ca.crt SSL_CERT_FILE=/run/build-ca.crt; fi; \
+    source=""; \
+    if python -c "import sys, urllib.request as r; r.urlopen(sys.argv[1] + '/torch/', timeout=5)" \
+        "$TORCH_INDEX" 2>/dev/null; then source="--extra-index-url $TORCH_INDEX"; fi; \
+    if [ -d /wheels ]; then source="$source --find-links /wheels"; fi; \
+    cp requirements.txt /tmp/lock.txt; \
+    for name in $LEAVE_OUT; do sed -i "/^$name==/d" /tmp/lock.txt; done; \
+    pip install --no-deps $source -r /tmp/lock.txt && pip check \
+    && site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") \
+    && find "$site" -mindepth 2 -type d -name tests -prune -exec rm -rf {} + \
+    && rm -rf "$site/torch/include" /tmp/lock.txt /root/.cache
 COPY . .
-# The bnviz package itself (its dependencies are the lock above): the `bnviz` command.
-RUN pip install --no-deps --no-build-isolation .
-# The app runs from /app's sources, which PYTHONDONTWRITEBYTECODE leaves uncompiled: compile
-# them once here, or every worker and job process compiles them again (`make bytecode`).
-RUN python -m compileall -q bnviz layouts callbacks app.py > /dev/null
-# The exact engine's compiled kernels (numba), compiled once here into the image (about a
-# minute) rather than by the first server or job of each container.
+# The bnviz package itself (its dependencies are the lock above): the `bnviz` command. Then
+# the app's own bytecode (PYTHONDONTWRITEBYTECODE leaves it uncompiled: every worker and job
+# process would compile it again) and the exact engine's compiled kernels (numba), compiled
+# once here rather than by the first server or job of each container.
 ENV NUMBA_CACHE_DIR=/app/.numba-cache
-RUN python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()"
-RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data && chown -R bnviz /app /data
+RUN pip install --no-deps --no-build-isolation . \
+    && rm -rf build *.egg-info /root/.cache \
+    && python -m compileall -q bnviz layouts callbacks app.py > /dev/null \
+    && python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()"
+# A user of its own: the image writes only to its data volume (/data) and /tmp. numba uses a
+# cache directory only where it may write (else it compiles again into ~/.cache): the
+# kernels' cache is the user's, though a container only reads it (tests/container checks).
+RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data \
+    && chown bnviz /data && chown -R bnviz "$NUMBA_CACHE_DIR"
 USER bnviz
 VOLUME ["/data"]
 EXPOSE 8050

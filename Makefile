@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test bench lint lock clean check-python replication replication-docs bytecode
+.PHONY: run serve test bench lint lock clean check-python replication replication-docs bytecode \
+	image image-test
 
 # One line, not a pip traceback, when the interpreter is one bnviz does not support.
 check-python:
@@ -66,6 +67,18 @@ test: $(VENV)/.installed-test bytecode
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
+# The container image, localhost/bnviz:latest (IMAGE_TAG): Docker where a daemon answers, else
+# podman or buildah, with no daemon; on a base made from Debian's packages where the registry's
+# python image cannot be pulled (.ci/image says how). image-test runs the built image from its
+# root as its USER (tests/container: healthz, a page, a partition, a job, the HEALTHCHECK,
+# compose's web and Celery worker against Redis); it needs root. .ci/run calls it.
+IMAGE_TAG ?= localhost/bnviz:latest
+image:
+	IMAGE_TAG=$(IMAGE_TAG) .ci/image
+
+image-test: image $(VENV)/.installed-test
+	BNVIZ_IMAGE_TEST=$(IMAGE_TAG) $(PY) -m pytest -q -s tests/container
+
 # The benches compare with Regioncam, which only the test lock installs.
 bench: $(VENV)/.installed-test bytecode
 	$(PY) bench/partition.py
@@ -90,11 +103,16 @@ replication-docs: $(VENV)/.installed
 COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --allow-unsafe \
 	--strip-extras --no-emit-index-url --no-emit-find-links $(TORCH_SOURCE)
 EXTRAS = --extra web --extra onnx --extra geo --extra video
+# pip-compile resolves for this interpreter's patch release; what earlier 3.11 releases need
+# besides (Debian bookworm's python3 is 3.11.2, the image's local base) is pinned here.
+OLD_PATCH_PINS = 'async-timeout==5.0.1 ; python_full_version < "3.11.3"' \
+	'    # via redis, on Python 3.11.0 to 3.11.2 (Debian bookworm: make image)'
 lock: $(VENV)/.installed-test
 	$(PY) -m pip install -q pip-tools
 	$(COMPILE) $(EXTRAS) -o requirements.txt pyproject.toml
 	$(COMPILE) $(EXTRAS) --extra test -o requirements-test.txt pyproject.toml
 	sed -i 's/^torch==2\.13\.0+cpu/torch==2.13.0/' requirements.txt requirements-test.txt
+	for f in requirements.txt requirements-test.txt; do printf '%s\n' $(OLD_PATCH_PINS) >> $$f; done
 	for f in requirements.txt requirements-test.txt; do { printf '%s\n' \
 	    '# Complete for CPython 3.11 on Linux x86_64 with torch'"'"'s CPU-only build (no CUDA' \
 	    '# packages): pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu' \

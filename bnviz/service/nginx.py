@@ -9,6 +9,8 @@ import os
 import pwd
 import re
 import resource
+import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -59,10 +61,40 @@ def _user_line() -> str:
         return "user root root;"  # a system without nobody: nothing to drop to
 
 
+class AccessLogPipe:
+    """Where nginx writes its access log: a pipe of this process's own, copied to its stdout.
+
+    nginx opens a log by path. ``/dev/stdout`` reopens the process's stdout, which a user
+    other than its creator may not do: a container runtime's pipe, or a file of root's, as
+    the image's USER, failed with "open() /dev/stdout (13: Permission denied)" and nginx
+    exited (issue 33's image test). A pipe made here belongs to this process's user, so nginx
+    (started with ``pass_fds=(fd,)``) opens ``/dev/fd/<fd>``; a thread copies it to stdout."""
+
+    def __init__(self) -> None:
+        read_end, self.fd = os.pipe()
+        threading.Thread(target=self._copy, args=(read_end,), name="nginx-access-log",
+                         daemon=True).start()
+
+    @property
+    def path(self) -> str:
+        return f"/dev/fd/{self.fd}"
+
+    @staticmethod
+    def _copy(read_end: int) -> None:
+        out = sys.stdout.buffer
+        while chunk := os.read(read_end, 65536):
+            try:
+                out.write(chunk)
+                out.flush()
+            except (OSError, ValueError):  # stdout closed: the log is dropped, nginx goes on
+                pass
+
+
 def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
-                      access_log: bool = True, health_socket: Path | None = None) -> str:
+                      access_log: bool | str = True, health_socket: Path | None = None) -> str:
     """nginx's config for this stack: the packaged template with its @NAME@ filled in from
-    the arguments and the settings (rate limits, time-outs). ``/healthz`` goes to
+    the arguments and the settings (rate limits, time-outs). ``access_log``: False for none,
+    a path (an :class:`AccessLogPipe`'s), or True for /dev/stdout. ``/healthz`` goes to
     ``health_socket`` (default: the dashboard's ``socket_path``)."""
     template = resources.files("bnviz.service").joinpath("nginx.conf.template").read_text()
     rate = int(setting("BNVIZ_RATE_PER_ADDRESS"))
@@ -72,7 +104,8 @@ def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
         "RUN": str(run_dir), "SOCKET": str(socket_path), "LISTEN": listen_address(host, port),
         "HEALTH_SOCKET": str(health_socket or socket_path),
         "USER": _user_line(),
-        "ACCESS_LOG": "/dev/stdout" if access_log else "off",
+        "ACCESS_LOG": access_log if isinstance(access_log, str)
+        else "/dev/stdout" if access_log else "off",
         "NOFILE": str(nofile), "CONNECTIONS": str(max(256, min(8192, nofile // 2))),
         "RATE": str(rate), "BURST": str(2 * rate),
         "JOBS_RATE": str(int(setting("BNVIZ_JOBS_RATE_PER_ADDRESS"))), "JOBS_BURST": "5",

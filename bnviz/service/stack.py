@@ -17,11 +17,12 @@ Four processes under one small supervisor (this process):
   connection, never one of gunicorn's few threads; it caps bodies and header/body time-outs and
   limits each client address (429). Its config is rendered from ``nginx.conf.template``.
 
-Every path nginx writes (pid, temp dirs, cache) lies in the run directory, logs go to
-stdout/stderr, so it runs unprivileged and as root alike. SIGTERM or SIGINT stops the three
-gracefully (nginx QUIT, the gunicorns and the worker TERM) and exits 0. A child that dies on
-its own is started again with backoff (:class:`~bnviz.service.restarts.RestartPolicy`); one
-that keeps dying stops the others and exits 1. Nothing here imports torch: the supervisor
+Every path nginx writes (pid, temp dirs, cache) lies in the run directory, its errors go to
+stderr, its access log through a pipe of the stack's own to stdout (an image's USER may not
+reopen a runtime's stdout), so it runs unprivileged and as root alike. SIGTERM or SIGINT stops
+the three gracefully (nginx QUIT, the gunicorns and the worker TERM) and exits 0. A child that
+dies on its own is started again with backoff (:class:`~bnviz.service.restarts.RestartPolicy`);
+one that keeps dying stops the others and exits 1. Nothing here imports torch: the supervisor
 stays small.
 
 ``bnviz serve --no-nginx`` is what ``make run`` runs: gunicorn alone on
@@ -48,7 +49,8 @@ from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
 from bnviz.extras import MissingExtra
 from bnviz.jobs.local import MANAGED_ENV
-from bnviz.service.nginx import listen_address, private_socket_dir, render_nginx_conf
+from bnviz.service import nginx
+from bnviz.service.nginx import AccessLogPipe, listen_address, private_socket_dir
 from bnviz.service.restarts import RestartPolicy
 from bnviz.service.webapp import WebFiles, find_web_files, gunicorn_argv, require_web_extra
 
@@ -150,13 +152,15 @@ class Stack:
         self.socket_dir = private_socket_dir(self.run_dir)
         self.socket = self.socket_dir / "gunicorn.sock"
         self.health_socket = self.socket_dir / "health.sock"
+        # one access log pipe for the stack's life (nginx restarted writes to it too)
+        self.access_log = None if os.environ.get("BNVIZ_ACCESS_LOG") == "0" else AccessLogPipe()
 
     # -- starting -------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
-               cwd: Path | None = None) -> None:
+               cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> None:
         self.children[name] = subprocess.Popen(argv, cwd=cwd or self.web.app_dir, env=env,
-                                               stdin=subprocess.DEVNULL,
+                                               stdin=subprocess.DEVNULL, pass_fds=pass_fds,
                                                preexec_fn=_end_with_parent)
 
     def _start_gunicorn(self) -> None:
@@ -193,16 +197,16 @@ class Stack:
         self._spawn("worker", [sys.executable, "-m", "bnviz", "worker", "--idle-exit", "0"])
 
     def _start_nginx(self) -> None:
-        conf = self.run_dir / "nginx.conf"
-        conf.write_text(render_nginx_conf(self.run_dir, self.socket, self.host, self.port,
-                                          os.environ.get("BNVIZ_ACCESS_LOG", "1") == "1",
-                                          self.health_socket))
+        conf, log = self.run_dir / "nginx.conf", self.access_log
+        fds = (log.fd,) if log else ()
+        conf.write_text(nginx.render_nginx_conf(self.run_dir, self.socket, self.host, self.port,
+                                                log.path if log else False, self.health_socket))
         argv = [self.nginx, "-e", "stderr", "-p", str(self.run_dir), "-c", str(conf)]
-        test = subprocess.run([*argv, "-q", "-t"], capture_output=True, text=True)
+        test = subprocess.run([*argv, "-q", "-t"], capture_output=True, text=True, pass_fds=fds)
         if test.returncode != 0:
             raise ServeError("nginx refused its config: " +
                              " | ".join(test.stderr.strip().splitlines()[-2:]))
-        self._spawn("nginx", argv)
+        self._spawn("nginx", argv, pass_fds=fds)
 
     def _reap(self) -> None:
         """Collect every ended child: ours (their exit codes) and, as a container's PID 1,
