@@ -75,9 +75,12 @@ serve: $(VENV)/.installed bytecode
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 
+# The suite on every core (pytest-xdist; TEST_WORKERS=0 runs it in this process): the browser
+# tests share one worker (dash's test server has one port), the rest are spread.
+TEST_WORKERS ?= auto
 test: $(VENV)/.installed-test bytecode
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The container image, localhost/bnviz:latest (IMAGE_TAG): Docker where a daemon answers, else
 # podman or buildah, with no daemon; on a base made from Debian's packages where the registry's

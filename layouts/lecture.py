@@ -23,6 +23,7 @@ from layouts.common import loading
 PLAYBACK_SPEEDS = (0.25, 0.5, 1, 2, 4)
 TYPE_SCALES = (1, 1.15, 1.3, 1.5, 1.75)
 TYPE_PX = 18
+_GLYPHS = {0.25: "¼", 0.5: "½"}  # the keys panel's factors, short enough for one line
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
 KEYS = (
@@ -32,7 +33,8 @@ KEYS = (
     ("Home, End", "first, last step"),
     (f"1 … {len(TOUR)} (type the number)", "jump to that step"),
     ("p", "play the step's animation; again: pause, and on"),
-    ("[  ]", f"animation slower, faster (×{PLAYBACK_SPEEDS[0]:g} … ×{PLAYBACK_SPEEDS[-1]:g})"),
+    ("[  ]", f"animation slower, faster (×{_GLYPHS.get(PLAYBACK_SPEEDS[0], PLAYBACK_SPEEDS[0])} … "
+               f"×{PLAYBACK_SPEEDS[-1]:g})"),
     ("+  -", f"larger, smaller type (from {TYPE_PX} px to ×{TYPE_SCALES[-1]:g})"),
     ("r", "reset the step (its own sliders)"),
     ("n", "keep this state as a named snapshot (listed here)"),

@@ -77,6 +77,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if BROWSER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
+        if item.get_closest_marker("browser") is not None:
+            # one xdist worker runs every browser test (dash's test server has one port)
+            item.add_marker(pytest.mark.xdist_group("browser"))
         if missing and not _in_ci() and item.get_closest_marker("browser") is not None:
             item.add_marker(
                 pytest.mark.skip(reason=f"browser test: {', '.join(missing)} not found on PATH")
