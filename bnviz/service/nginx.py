@@ -91,10 +91,10 @@ class AccessLogPipe:
 
 
 def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
-                      access_log: bool | str = True, health_socket: Path | None = None) -> str:
+                      access_log: str | None = None, health_socket: Path | None = None) -> str:
     """nginx's config for this stack: the packaged template with its @NAME@ filled in from
-    the arguments and the settings (rate limits, time-outs). ``access_log``: False for none,
-    a path (an :class:`AccessLogPipe`'s), or True for /dev/stdout. ``/healthz`` goes to
+    the arguments and the settings (rate limits, time-outs). ``access_log``: the path nginx
+    writes its access log to (an :class:`AccessLogPipe`'s), None for none. ``/healthz`` goes to
     ``health_socket`` (default: the dashboard's ``socket_path``)."""
     template = resources.files("bnviz.service").joinpath("nginx.conf.template").read_text()
     rate = int(setting("BNVIZ_RATE_PER_ADDRESS"))
@@ -104,8 +104,7 @@ def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
         "RUN": str(run_dir), "SOCKET": str(socket_path), "LISTEN": listen_address(host, port),
         "HEALTH_SOCKET": str(health_socket or socket_path),
         "USER": _user_line(),
-        "ACCESS_LOG": access_log if isinstance(access_log, str)
-        else "/dev/stdout" if access_log else "off",
+        "ACCESS_LOG": access_log or "off",
         "NOFILE": str(nofile), "CONNECTIONS": str(max(256, min(8192, nofile // 2))),
         "RATE": str(rate), "BURST": str(2 * rate),
         "JOBS_RATE": str(int(setting("BNVIZ_JOBS_RATE_PER_ADDRESS"))), "JOBS_BURST": "5",

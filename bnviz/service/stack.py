@@ -200,7 +200,7 @@ class Stack:
         conf, log = self.run_dir / "nginx.conf", self.access_log
         fds = (log.fd,) if log else ()
         conf.write_text(nginx.render_nginx_conf(self.run_dir, self.socket, self.host, self.port,
-                                                log.path if log else False, self.health_socket))
+                                                log.path if log else None, self.health_socket))
         argv = [self.nginx, "-e", "stderr", "-p", str(self.run_dir), "-c", str(conf)]
         test = subprocess.run([*argv, "-q", "-t"], capture_output=True, text=True, pass_fds=fds)
         if test.returncode != 0:

@@ -19,7 +19,7 @@ from layouts import density as density_layout
 from layouts import jitter as jitter_layout
 from layouts import papers as papers_layout
 
-TIMEOUT = 20
+TIMEOUT = 45  # a fresh server's first figure, with the suite on every core (pytest-xdist)
 
 
 def _nav(dash_duo, text: str) -> None:

@@ -71,7 +71,7 @@ def _request(url: str, method: str = "GET", body: bytes | None = None) -> tuple[
 
 
 def test_serves_through_nginx_and_caches_dash_scripts(serving):
-    base, *_ = serving
+    base, _, log = serving
     status, headers, page = _request(base + "/")
     assert status == 200 and headers["Server"] == "nginx" and b"<title>bnviz</title>" in page
     # the browser headers pass nginx once (issue 30): the app's policy, not a second copy
@@ -92,6 +92,11 @@ def test_serves_through_nginx_and_caches_dash_scripts(serving):
         time.sleep(0.05)
     assert again[0] == 200 and again[2] == first[2]
     assert again[1]["X-Cache"] == "HIT"
+    # nginx's access log reaches serve's stdout through the stack's own pipe (issue 33)
+    deadline = time.monotonic() + 5
+    while f'"GET {script}' not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f'"GET {script} HTTP/1.1" 200' in log.read_text()
 
 
 def test_a_burst_of_callbacks_from_one_address_all_pass(serving):
@@ -352,7 +357,7 @@ def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
     monkeypatch.setenv("BNVIZ_JOBS_RATE_PER_ADDRESS", "3")
     monkeypatch.setenv("BNVIZ_WEB_TIMEOUT", "90")
     text = nginx.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
-                                   access_log=False)
+                                   access_log=None)
     assert "@" not in text.replace("@too_", "").replace("@unavailable", "")
     assert "rate=7r/s" in text and "burst=14 nodelay" in text and "rate=3r/m" in text
     assert "proxy_read_timeout 100s" in text and "listen 127.0.0.1:8050" in text
