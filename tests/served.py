@@ -31,3 +31,28 @@ def post_callback(base: str, payload: dict, timeout: float = 60) -> dict:
                                  {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.load(r)
+
+
+def page_values(tree) -> dict[str, dict]:
+    """id -> props of every component of a layout (the page's values when it loads)."""
+    from explorer_helpers import walk
+
+    return {c.id: c.to_plotly_json()["props"] for c in walk(tree)
+            if isinstance(getattr(c, "id", None), str)}
+
+
+def callback_request(dependencies: list[dict], output_start: str, values: dict[str, dict]) -> dict:
+    """The request the browser sends for the callback whose output starts so (among a
+    /_dash-dependencies answer), with the page's values."""
+    dep = next(d for d in dependencies if d["output"].startswith(output_start))
+    outs = dep["output"].strip(".").split("...") if dep["output"].startswith("..") \
+        else [dep["output"]]
+    outputs = [{"id": o.rsplit(".", 1)[0], "property": o.rsplit(".", 1)[1]} for o in outs]
+
+    def item(spec: dict) -> dict:
+        return {"id": spec["id"], "property": spec["property"],
+                "value": values.get(spec["id"], {}).get(spec["property"])}
+
+    return {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
+            "inputs": [item(i) for i in dep["inputs"]], "state": [item(s) for s in dep["state"]],
+            "changedPropIds": []}

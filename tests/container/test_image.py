@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from rootrun import TOOL, image_size, mount_image, start_piped, unmount_image
-from served import free_port
+from served import callback_request, free_port, page_values
 from stackrun import group_pids, stop_group, wait_answering
 
 IMAGE = os.environ.get("BNVIZ_IMAGE_TEST", "")
@@ -67,34 +67,10 @@ def _request(url: str, body: dict | None = None, token: str | None = None,
 def _explorer_callback(base: str) -> dict:
     """The request a browser sends for the explorer's partition, from the dependencies the
     image serves and the explorer's values when its page loads."""
-    from dash.development.base_component import Component
-
     from layouts.explorer import page_layout
 
-    values: dict[str, dict] = {}
-
-    def walk(node):
-        if isinstance(node, Component):
-            if isinstance(getattr(node, "id", None), str):
-                values[node.id] = node.to_plotly_json()["props"]
-            walk(getattr(node, "children", None))
-        elif isinstance(node, list | tuple):
-            for child in node:
-                walk(child)
-
-    walk(page_layout())
     deps = json.loads(_request(base + "/_dash-dependencies")[1])
-    dep = next(d for d in deps if d["output"].startswith("..explorer-graph.figure..."))
-    outputs = [{"id": o.rsplit(".", 1)[0], "property": o.rsplit(".", 1)[1]}
-               for o in dep["output"].strip(".").split("...")]
-
-    def item(spec: dict) -> dict:
-        return {"id": spec["id"], "property": spec["property"],
-                "value": values.get(spec["id"], {}).get(spec["property"])}
-
-    return {"output": dep["output"], "outputs": outputs,
-            "inputs": [item(i) for i in dep["inputs"]],
-            "state": [item(s) for s in dep["state"]], "changedPropIds": []}
+    return callback_request(deps, "..explorer-graph.figure...", page_values(page_layout()))
 
 
 def _job_completes(base: str, seconds: float = 300) -> dict:

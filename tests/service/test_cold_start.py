@@ -26,8 +26,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from explorer_helpers import walk
-from served import free_port
+from served import callback_request, free_port, page_values
 from stackrun import start, stop_group
 
 import app as dashboard
@@ -47,30 +46,11 @@ def _canonical(dependencies: list[dict]) -> list[str]:
     return sorted(json.dumps(d, sort_keys=True) for d in dependencies)
 
 
-def _values(tree) -> dict[str, dict]:
-    """id -> props of every component of a layout (the page's values when it loads)."""
-    return {c.id: c.to_plotly_json()["props"] for c in walk(tree)
-            if isinstance(getattr(c, "id", None), str)}
-
-
 def _callback(output_start: str, values: dict[str, dict]) -> dict:
-    """The request the browser sends for the callback whose output starts so, with the
-    page's values."""
-    dep = next(d for d in WARM_DEPENDENCIES if d["output"].startswith(output_start))
-    outs = dep["output"].strip(".").split("...") if dep["output"].startswith("..") \
-        else [dep["output"]]
-    outputs = [{"id": o.rsplit(".", 1)[0], "property": o.rsplit(".", 1)[1]} for o in outs]
-
-    def item(spec: dict) -> dict:
-        return {"id": spec["id"], "property": spec["property"],
-                "value": values.get(spec["id"], {}).get(spec["property"])}
-
-    return {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
-            "inputs": [item(i) for i in dep["inputs"]], "state": [item(s) for s in dep["state"]],
-            "changedPropIds": []}
+    return callback_request(WARM_DEPENDENCIES, output_start, values)
 
 
-PAGE = _values(papers_layout())
+PAGE = page_values(papers_layout())
 ROUTER = {"_pages_location": {"pathname": "/papers", "search": ""}}
 #: (method, path, body, what a complete answer contains)
 MIX = [
