@@ -214,7 +214,7 @@ def warm_up(app: Dash) -> None:
       guard knows every output from the first request on;
     * every page's layout (each page's layout function, as the router calls it), and /healthz
       (its job store and broker modules);
-    * the parameter models' validators (pydantic);
+    * the parameter models' validators (their fields' rules, read from the annotations);
     * torch.func's first call, which imports torch._dynamo (gunicorn.conf.py imports that in
       the master, so a worker inherits it; without gunicorn this costs 2-3 s once);
     * the exact engine's compiled kernels, in a background thread (:mod:`bnviz.core.kernels`:

@@ -35,8 +35,12 @@ class InputError(ValueError):
 
 
 def brief(value: object, limit: int = 40) -> str:
-    """``repr(value)`` on one line, cut to about ``limit`` characters with an ellipsis."""
-    text = repr(value).replace("\n", " ")
+    """``repr(value)`` on one line, cut to about ``limit`` characters with an ellipsis (an
+    int of thousands of digits, which Python refuses to print, is said in words)."""
+    try:
+        text = repr(value).replace("\n", " ")
+    except ValueError:  # int too large to convert to str
+        return "a number of thousands of digits"
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

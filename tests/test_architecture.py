@@ -16,7 +16,8 @@ import pytest
 from importgraph import REPO, cycles, import_graph
 
 from bnviz import params
-from bnviz.params import InputError, fields
+from bnviz.params import InputError
+from bnviz.params import model as param_model
 
 #: bnviz's own code: the library, the web layer, the app (the benchmarks are scripts that
 #: drive it from outside; they count for the import graph and the line limit only).
@@ -159,7 +160,7 @@ def test_modules_stay_under_the_line_limit():
 ONE_OBJECT_CACHES = {
     ("bnviz/core/arrays.py", "_blas_controller"): "threadpoolctl's controller",
     ("bnviz/core/arrays.py", "torch_ops"): "the torch implementation, one per device",
-    ("bnviz/params/fields.py", "validator"): "a model's validator, one per model class",
+    ("bnviz/params/model.py", "validator"): "a model's validator, one per model class",
     ("bnviz/service/memory.py", "_malloc_trim"): "the C library's function",
     ("bnviz/jobs/celery_app.py", "celery_app"): "the Celery app, one per broker URL",
     ("bnviz/data/glyphs.py", "glyph_arrays"): "the glyphs data set itself, made once from "
@@ -313,10 +314,10 @@ def test_warm_validators_builds_every_model():
     built = params.warm_validators()
     # (the suite's own tests declare models too: only bnviz's count)
     assert {m.__name__ for m in built if m.__module__.startswith("bnviz.")} == declared
-    misses = fields.validator.cache_info().misses
+    misses = param_model.validator.cache_info().misses
     for model in built:
-        fields.validator(model)
-    assert fields.validator.cache_info().misses == misses  # every one built already
+        param_model.validator(model)
+    assert param_model.validator.cache_info().misses == misses  # every one built already
 
 
 def test_app_warm_up_calls_warm_validators():

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bnviz.messages import brief
-from bnviz.params.fields import InputError, parse
+from bnviz.params.fields import InputError
 from bnviz.params.jobs import IMAGE_JOB_PARAMS
+from bnviz.params.model import parse
 
 __all__ = ["IMAGE_JOB_TYPES", "Cancelled", "DistInfo", "Interrupted", "JobContext", "JobType",
            "ParamError", "RecordingContext", "validate_params"]

@@ -1,6 +1,6 @@
 """One validation layer for the live computations: a typed description of each one's
-parameters (pydantic models), with the bounds and cost caps in one place
-(:mod:`bnviz.caps`) and the cost estimated before any work
+parameters (frozen dataclasses that check themselves: :mod:`bnviz.params.model`), with the
+bounds and cost caps in one place (:mod:`bnviz.caps`) and the cost estimated before any work
 (:mod:`bnviz.params.cost`).
 
 The command line, the pages' callbacks and the job submission call it (later an HTTP API):
@@ -14,12 +14,12 @@ import pkgutil
 from typing import TYPE_CHECKING, Any
 
 #: Each public name and the submodule that defines it.  They are imported on first use
-#: (PEP 562), so that ``import bnviz.caps`` (the bounds the command line's parsers
-#: name) does not load pydantic and every model: ``bnviz --help`` answers at once.
+#: (PEP 562), so that ``import bnviz.params`` loads no model it does not use: a command
+#: reads the one model it needs.
 _WHERE: dict[str, str] = {
     "BNStatsParams": "bnstats", "DensityPageParams": "density", "DensityParams": "density",
-    "default_layers": "density", "InputError": "fields", "one_line": "fields",
-    "parse": "fields", "JitterParams": "jitter", "TrainingJobParams": "jitter",
+    "default_layers": "density", "InputError": "fields", "parse": "model",
+    "JitterParams": "jitter", "TrainingJobParams": "jitter",
     "TrainingParams": "jitter", "IMAGE_JOB_PARAMS": "jobs", "LandscapeParams": "landscape",
     "NoisyBN": "landscape", "ExplorerParams": "partition", "PartitionParams": "partition",
     "LiveTrainingParams": "live", "LiveFrameParams": "live", "SliceParams": "slice",
@@ -30,21 +30,21 @@ __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityPar
            "ExplorerParams", "InputError", "JitterParams", "LandscapeParams",
            "LiveFrameParams", "LiveTrainingParams", "NoisyBN",
            "PartitionParams", "SlicePageParams", "SliceParams", "TrainingJobParams",
-           "TrainingParams", "default_layers", "one_line", "parse", "warm_validators"]
+           "TrainingParams", "default_layers", "parse", "warm_validators"]
 
 
 def warm_validators() -> tuple[type, ...]:
     """Build every parameter model's validator now (every module of this package imported,
-    each model of :data:`bnviz.params.fields.MODELS` given its validator): what a server's
+    each model of :data:`bnviz.params.model.MODELS` given its validator): what a server's
     ``warm_up`` calls before its first request, so that no two request threads race to build
     one.  Returns the models (tests/test_architecture.py checks that they are all of them)."""
-    from bnviz.params import fields
+    from bnviz.params import model as layer
 
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
-    for model in fields.MODELS:
-        fields.validator(model)
-    return tuple(fields.MODELS)
+    for model in layer.MODELS:
+        layer.validator(model)
+    return tuple(layer.MODELS)
 
 
 def __getattr__(name: str) -> Any:
@@ -58,10 +58,11 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # for type checkers and readers: the names, eagerly
     from bnviz.params.bnstats import BNStatsParams
     from bnviz.params.density import DensityPageParams, DensityParams, default_layers
-    from bnviz.params.fields import InputError, one_line, parse
+    from bnviz.params.fields import InputError
     from bnviz.params.jitter import JitterParams, TrainingJobParams, TrainingParams
     from bnviz.params.jobs import IMAGE_JOB_PARAMS
     from bnviz.params.landscape import LandscapeParams, NoisyBN
     from bnviz.params.live import LiveFrameParams, LiveTrainingParams
+    from bnviz.params.model import parse
     from bnviz.params.partition import ExplorerParams, PartitionParams
     from bnviz.params.slice import SlicePageParams, SliceParams

@@ -3,10 +3,9 @@ synthetic setup of ``bnviz bnstats``."""
 
 from __future__ import annotations
 
-from pydantic import ValidationInfo, field_validator, model_validator
-
 from bnviz.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
-from bnviz.params.fields import InputError, params_dataclass, reals, whole, whole_or_none
+from bnviz.params.fields import InputError, reals, whole, whole_or_none
+from bnviz.params.model import ValidationInfo, field_validator, model_validator, params_dataclass
 
 __all__ = ["BNStatsParams"]
 

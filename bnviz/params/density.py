@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationInfo, field_validator, model_validator
-
 from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -18,15 +16,8 @@ from bnviz.caps import (
     SEED_MAX,
 )
 from bnviz.params.cost import check_density_work
-from bnviz.params.fields import (
-    InputError,
-    choice,
-    int_list,
-    params_dataclass,
-    quote,
-    real,
-    whole,
-)
+from bnviz.params.fields import InputError, choice, int_list, quote, real, whole
+from bnviz.params.model import ValidationInfo, field_validator, model_validator, params_dataclass
 
 __all__ = ["DensityPageParams", "DensityParams", "default_layers"]
 

@@ -4,8 +4,6 @@ and the training ``bnviz jitter --train-steps`` or the jitter page's training jo
 
 from __future__ import annotations
 
-from pydantic import model_validator
-
 from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -16,14 +14,8 @@ from bnviz.caps import (
     SEED_MAX,
 )
 from bnviz.params.cost import check_alpha
-from bnviz.params.fields import (
-    InputError,
-    choice,
-    params_dataclass,
-    real,
-    whole,
-    whole_or_none,
-)
+from bnviz.params.fields import InputError, choice, real, whole, whole_or_none
+from bnviz.params.model import model_validator, params_dataclass
 
 __all__ = ["JitterNetwork", "JitterParams", "TrainingJobParams", "TrainingParams"]
 

@@ -13,23 +13,22 @@ every machine.  No torch is imported here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
-
-from pydantic import BeforeValidator, TypeAdapter, field_validator, model_validator
+from typing import Any, ClassVar
 
 from bnviz.caps import ARCHS, IMAGE_JOB_LIMITS, MAX_FOLDER_IMAGES, TRAIN_SIZES
 from bnviz.data.imagedata import STANDARD_DATASETS, DataError, parse_dataset_name
 from bnviz.params.cost import check_concentration_passes, check_training_images
 from bnviz.params.fields import (
     InputError,
+    checked,
     choice,
     described,
-    params_dataclass,
     quote,
     real,
     reals,
     whole,
 )
+from bnviz.params.model import field_validator, json_schema, model_validator, params_dataclass
 
 __all__ = ["ARMS", "IMAGE_JOB_PARAMS", "JOB_FLAGS", "JOB_OPTIONS", "AffineAblationParams",
            "ConcentrationParams", "ImageJobParams", "JitterNoiseParams", "JobOption",
@@ -59,7 +58,7 @@ def image_dataset() -> Any:
     ``svhn`` or ``folder:NAME``), normalised by :func:`bnviz.data.imagedata.
     parse_dataset_name` (a folder is one plain name inside the data directory)."""
 
-    def check(raw: object) -> str:
+    def check(raw: object, lax: bool) -> str:
         if not isinstance(raw, str) or not raw.strip():
             raise InputError(f"enter a data set name ({_DATASETS}), got {quote(raw)}")
         try:
@@ -67,7 +66,7 @@ def image_dataset() -> Any:
         except DataError as exc:
             raise InputError(str(exc)) from None
 
-    return Annotated[str, BeforeValidator(check)]
+    return checked(str, check, {"type": "string"})
 
 
 def _int(name: str, text: str) -> Any:
@@ -238,7 +237,7 @@ def job_options() -> tuple[JobOption, ...]:
     """Every parameter of every image job type, once: the shared ones first, then each
     type's own in the order of :data:`IMAGE_JOB_PARAMS` (the form hides those of the other
     types)."""
-    fields = {job_type: TypeAdapter(model).json_schema()["properties"]
+    fields = {job_type: json_schema(model)["properties"]
               for job_type, model in IMAGE_JOB_PARAMS.items()}
     first: dict[str, dict[str, Any]] = {}
     for properties in fields.values():

@@ -8,11 +8,10 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from pydantic import model_validator
-
 from bnviz.caps import DATASETS, LANDSCAPE_LIMITS, PAGE_SEED_MAX
 from bnviz.params.cost import check_landscape_work, landscape_work
-from bnviz.params.fields import InputError, choice, params_dataclass, parse, real, whole
+from bnviz.params.fields import InputError, choice, real, whole
+from bnviz.params.model import model_validator, params_dataclass, parse
 
 __all__ = ["LANDSCAPE_PAGE_LABELS", "LandscapeParams", "NoisyBN", "landscape_from_page"]
 

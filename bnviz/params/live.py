@@ -10,8 +10,6 @@ holds for random networks; training may add regions, so each frame's cut is also
 
 from __future__ import annotations
 
-from pydantic import model_validator
-
 from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -26,7 +24,8 @@ from bnviz.caps import (
     TRAIN_STEPS_PER_FRAME,
 )
 from bnviz.params.cost import check_alpha, check_partition_size, expected_regions
-from bnviz.params.fields import InputError, choice, params_dataclass, real, whole
+from bnviz.params.fields import InputError, choice, real, whole
+from bnviz.params.model import model_validator, params_dataclass
 
 __all__ = ["LiveFrameParams", "LiveTrainingParams"]
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import Any
 
-from pydantic import ValidationInfo, field_validator, model_validator
-
 from bnviz.caps import (
     ACTIVATIONS,
     DATASETS,
@@ -37,12 +35,17 @@ from bnviz.params.fields import (
     choice,
     count_or_all,
     int_list,
-    params_dataclass,
-    parse,
     quote,
     real,
     whole,
     whole_or_none,
+)
+from bnviz.params.model import (
+    ValidationInfo,
+    field_validator,
+    model_validator,
+    params_dataclass,
+    parse,
 )
 
 __all__ = ["WEIGHTS", "ExplorerParams", "Figure9Params", "PartitionParams"]

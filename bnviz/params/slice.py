@@ -9,8 +9,6 @@ the estimate with :func:`check_slice_regions` before the cut) against
 
 from __future__ import annotations
 
-from pydantic import model_validator
-
 from bnviz.caps import (
     BN_SLICE_MODES,
     MAX_EXTENT,
@@ -20,7 +18,8 @@ from bnviz.caps import (
     SLICE_MAX_TOTAL_REGIONS,
     SLICE_PAGE_MAX_REGIONS,
 )
-from bnviz.params.fields import InputError, choice, params_dataclass, real, text, whole
+from bnviz.params.fields import InputError, choice, real, text, whole
+from bnviz.params.model import model_validator, params_dataclass
 
 __all__ = ["SlicePageParams", "SliceParams", "check_slice_regions"]
 

@@ -35,6 +35,8 @@ def test_explorer_and_jitter_keep_their_state(dash_duo):
     dash_duo.driver.set_window_size(1400, 1000)
     dash_duo.start_server(app)
     dash_duo.wait_for_page(dash_duo.server_url + "/?depth=3&width=5", timeout=TIMEOUT)
+    # the page's layout arrives after the React entry point wait_for_page waits for
+    dash_duo.wait_for_element("#lecture-open", timeout=TIMEOUT)
     for width in (1280, 1400, 1920):  # the navbar on one line, its Lecture link on screen
         dash_duo.driver.set_window_size(width, 1000)
         height, right, inner = dash_duo.driver.execute_script(

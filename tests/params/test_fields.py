@@ -14,7 +14,6 @@ import pytest
 from fuzzing import FUZZ, JUNK, TOO_BIG, _whole_in, assert_clear
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import TypeAdapter
 
 from bnviz.params import (
     IMAGE_JOB_PARAMS,
@@ -34,7 +33,6 @@ from bnviz.params.fields import (
     choice,
     count_or_all,
     described,
-    params_dataclass,
     quote,
     real,
     real_value,
@@ -43,6 +41,7 @@ from bnviz.params.fields import (
     whole_or_none,
     whole_value,
 )
+from bnviz.params.model import json_schema, params_dataclass
 
 
 @params_dataclass
@@ -182,7 +181,7 @@ def test_a_dataclass_frozen_hashable_and_revalidated_on_replace():
 
 
 def test_json_schema_carries_the_bounds():
-    props = TypeAdapter(Sample).json_schema()["properties"]
+    props = json_schema(Sample)["properties"]
     assert (props["count"]["minimum"], props["count"]["maximum"]) == (1, 12)
     assert props["rate"]["exclusiveMinimum"] == 0.0 and props["rate"]["maximum"] == 10.0
     assert props["kind"]["enum"] == ["relu", "abs"]
@@ -232,7 +231,7 @@ def test_ordered_reals_keep_order_and_repeats():
 
 
 def test_described_fields_carry_their_help_to_the_schema():
-    props = TypeAdapter(Lists).json_schema()["properties"]
+    props = json_schema(Lists)["properties"]
     assert props["size"]["description"] == "how many of them"
     assert (props["size"]["minimum"], props["size"]["maximum"], props["size"]["default"]) == (
         1, 9, 3)
