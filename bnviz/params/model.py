@@ -21,8 +21,10 @@ value; ``"after"``: the checked one, with the fields before it in ``info.data``)
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
+import numbers
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -73,14 +75,16 @@ class _Hook:
 def field_validator(*names: str, mode: str = "after") -> Callable[[Any], _Hook]:
     """A classmethod ``(cls, value[, info])`` that reads the named fields' value: before
     their Rule (``mode="before"``, the raw value) or after it (``"after"``)."""
-    assert mode in ("before", "after")
+    if mode not in ("before", "after"):
+        raise ValueError(f"a field hook runs 'before' or 'after' the field's rule, not {mode!r}")
     return lambda function: _Hook(function, names, mode)
 
 
 def model_validator(mode: str = "after") -> Callable[[Any], _Hook]:
     """A method ``(self) -> self`` run once every field is checked: a check across fields
     (raise ``InputError(text, field)`` to name the field to blame)."""
-    assert mode == "after"
+    if mode != "after":
+        raise ValueError(f"a model hook runs 'after' the fields, not {mode!r}")
     return lambda function: _Hook(function, (), "model")
 
 
@@ -119,8 +123,11 @@ def validator(model: type) -> _Validator:
     every model's before its first request: :func:`bnviz.params.warm_validators`)."""
     hints = typing.get_type_hints(model, include_extras=True)
     hooks: dict[str, _Hook] = {}
-    for klass in reversed(model.__mro__):  # a subclass's hook of one name replaces it
-        hooks.update(vars(klass).get("__bnviz_hooks__", {}))
+    for klass in reversed(model.__mro__):  # a subclass's attribute of one name replaces it
+        own = vars(klass).get("__bnviz_hooks__", {})
+        for name in vars(klass).keys() - own.keys():
+            hooks.pop(name, None)
+        hooks.update(own)
     fields = []
     for f in dataclasses.fields(model):
         mine = [h for h in hooks.values() if f.name in h.names]
@@ -236,9 +243,13 @@ def _plain(kind: type, raw: object, lax: bool) -> Any:
             return raw
         if lax and isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
             return raw.strip().lower() == "true"
-    elif kind is float and isinstance(raw, int | float) and not isinstance(raw, bool):
+    elif isinstance(raw, bool):
+        pass
+    elif kind is int and isinstance(raw, numbers.Integral):  # numpy's ints too
+        return int(raw)
+    elif kind is float and isinstance(raw, numbers.Real):
         return float(raw)
-    elif isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
+    elif isinstance(raw, kind):
         return raw
     raise InputError(f"expected {_SCHEMAS[kind]['type']}, got {brief(raw)}")
 
@@ -281,14 +292,17 @@ def json_schema(model: type) -> dict[str, Any]:
     job_options`)."""
     properties, required = {}, []
     for field in validator(model).fields:
-        prop = {**field.rule.schema, "title": field.name.replace("_", " ").title()}
+        prop = {**copy.deepcopy(field.rule.schema),  # the caller may change its copy
+                "title": field.name.replace("_", " ").title()}
         if field.rule.description:
             prop["description"] = field.rule.description
         if field.default is dataclasses.MISSING and field.factory is dataclasses.MISSING:
             required.append(field.name)
         elif field.default is not dataclasses.MISSING:
-            prop["default"] = list(field.default) if isinstance(field.default, tuple) \
-                else field.default
+            default = field.default
+            prop["default"] = (list(default) if isinstance(default, tuple) else
+                               dataclasses.asdict(default) if dataclasses.is_dataclass(default)
+                               else default)
         properties[field.name] = prop
     return {"title": model.__name__, "type": "object", "properties": properties,
             **({"required": required} if required else {})}

@@ -41,7 +41,13 @@ from bnviz.params.fields import (
     whole_or_none,
     whole_value,
 )
-from bnviz.params.model import json_schema, params_dataclass
+from bnviz.params.model import (
+    ValidationInfo,
+    field_validator,
+    json_schema,
+    model_validator,
+    params_dataclass,
+)
 
 
 @params_dataclass
@@ -330,3 +336,62 @@ def test_every_model_answers_junk_with_a_model_or_one_clear_line(request):
         assert named or "over the cap" in text, text  # a field, or a cost cap over several
         return
     assert type(got) is model
+
+
+# --------------------------------------------------------------------------- the layer
+
+
+@params_dataclass
+class Checked:
+    """A model whose model hook refuses one value, and whose field hook clamps another."""
+
+    a: whole(0, 9) = 0
+    b: whole(0, 9) = 0
+
+    @field_validator("b", mode="after")
+    @classmethod
+    def _at_most_a(cls, value: int, info: ValidationInfo) -> int:
+        return min(value, info.data["a"])
+
+    @model_validator(mode="after")
+    def _not_five(self) -> Checked:
+        if self.a == 5:
+            raise InputError("not 5", "a")
+        return self
+
+
+@params_dataclass
+class Unchecked(Checked):
+    """The same fields; its plain method of the model hook's name replaces the hook."""
+
+    def _not_five(self) -> Unchecked:
+        return self
+
+
+def test_hooks_run_in_order_and_a_subclass_may_replace_one():
+    assert Checked(a=3, b=7).b == 3 and parse(Checked, {"a": "4", "b": "9"}).b == 4
+    with pytest.raises(InputError, match=r"^a: not 5$"):
+        Checked(a=5)
+    assert Unchecked(a=5, b=9) == Unchecked(a=5, b=5)
+    with pytest.raises(ValueError, match="not 'wrap'"):
+        model_validator(mode="wrap")
+
+
+def test_plain_fields_take_numpy_values_and_refuse_other_kinds():
+    import numpy as np
+
+    got = PartitionParams(widths=(np.int64(4), 5))
+    assert got.widths == (4, 5) and all(type(w) is int for w in got.widths)
+    for bad, says in (({"widths": (4, True)}, "widths: expected integer, got True"),
+                      ({"widths": "4,4"}, "widths: expected a list, got '4,4'"),
+                      ({"data_file": 1}, "data file: expected boolean, got 1")):
+        with pytest.raises(InputError) as info:
+            PartitionParams(**bad)
+        assert str(info.value) == says
+
+
+def test_each_json_schema_is_a_fresh_copy():
+    json_schema(Lists)["properties"]["radii"]["items"]["minimum"] = 99
+    assert json_schema(Lists)["properties"]["radii"]["items"]["minimum"] == 0.5
+    noisy = json_schema(LandscapeParams)["properties"]["noisy"]
+    assert noisy["anyOf"][1] == {"type": "null"} and "default" in noisy
