@@ -22,7 +22,8 @@ import callbacks.lecture.snapshots  # noqa: F401
 import callbacks.papers.callbacks  # noqa: F401
 import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
-from bnviz.service.background import start_kernel_loading, start_tour_precompute
+from bnviz.server.background import start_tour_precompute
+from bnviz.service.kernel_loading import start_kernel_loading
 from bnviz.service.webapp import assets_dir
 from callbacks.jobs.ids import TOKEN_STORE
 from callbacks.lecture import ids as lecture_ids
@@ -81,7 +82,7 @@ def add_health_route(app: Dash) -> None:
     only with the jobs token where the server has one."""
     from flask import jsonify, request
 
-    from bnviz.service.health import for_reader, health
+    from bnviz.server.health import for_reader, health
 
     app.server.add_url_rule("/healthz", "healthz", lambda: jsonify(
         for_reader(health(), request.headers.get("Authorization"))))
@@ -160,8 +161,8 @@ def add_busy_answer(app: Dash) -> None:
 
 
 def add_jobs_api(app: Dash) -> None:
-    """The jobs' JSON API under /api (bnviz.service.api): submit, list, show, cancel."""
-    from bnviz.service.api import add_jobs_api as register
+    """The jobs' JSON API under /api (bnviz.server.api): submit, list, show, cancel."""
+    from bnviz.server.api import add_jobs_api as register
 
     register(app.server)
 
@@ -245,7 +246,7 @@ def warm_up(app: Dash) -> None:
 
 def precompute_tour() -> None:
     """Compute every lecture tour step in a background thread of this process
-    (bnviz.service.background, where a web process's threads start), so that each step
+    (bnviz.server.background, where a web process's threads start), so that each step
     answers from memory within the 300 ms a hall can wait (issue 16); BNVIZ_PRECOMPUTE_TOUR=0
     skips it (the steps are then computed when first shown)."""
     start_tour_precompute(app.server.logger.exception)

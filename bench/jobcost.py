@@ -200,7 +200,7 @@ def write_cifar(root: Path, train: int, test: int) -> None:
 def run_jobs(args: argparse.Namespace) -> None:
     from bnviz.images.experiments import run_experiment
     from bnviz.images.params import check_params
-    from bnviz.jobs.types import RecordingContext
+    from bnviz.records.types import RecordingContext
 
     print(f"{'job':<78} {'measured':>9} {'estimate':>9} {'ratio':>6}")
     for job_type, given, data in (JOBS[:5] if args.quick else JOBS):

@@ -26,7 +26,7 @@ from torch import nn  # noqa: E402
 
 from bnviz.data.imagedata import load_image_data  # noqa: E402
 from bnviz.images.networks import ModeNorm, build_model  # noqa: E402
-from bnviz.jobs.sqlite_store import SQLiteStore  # noqa: E402
+from bnviz.records.sqlite_store import SQLiteStore  # noqa: E402
 
 
 def _native(model: nn.Module) -> nn.Module:

@@ -39,8 +39,8 @@ from typing import Any
 from dash import Input, Output, State, callback, html, no_update
 
 from bnviz import jobs
-from bnviz.jobs.results import has_result
-from bnviz.jobs.store import Job
+from bnviz.records.results import has_result
+from bnviz.records.store import Job
 from bnviz.service.clients import (
     cancel_key,
     cancel_key_ok,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from bnviz.jobs.store import JOB_ID
-from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.records.store import JOB_ID
+from bnviz.records.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.service.clients import jobs_token
 from callbacks.jobs import ids
 from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, placeholder

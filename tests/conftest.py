@@ -126,7 +126,7 @@ def pytest_setup_options():
 def _stop_local_worker(home: Path) -> None:
     """Stop the local job worker a test started under ``home`` (the worker kills its job
     processes) and wait until it is gone."""
-    from bnviz.jobs.store import pid_alive  # a zombie (nobody reaps orphans) is dead
+    from bnviz.records.store import pid_alive  # a zombie (nobody reaps orphans) is dead
 
     pids = set()
     for name in ("worker.lock", "worker.spawned"):  # running, or still importing torch
@@ -182,7 +182,7 @@ def inline_jobs(jobs_home: Path, monkeypatch: pytest.MonkeyPatch):
     queued or running are cancelled and the thread is stopped."""
     from bnviz import jobs
     from bnviz.jobs import runner
-    from bnviz.jobs.store import ACTIVE, open_store
+    from bnviz.records.store import ACTIVE, open_store
 
     monkeypatch.setattr(runner, "PROGRESS_SECONDS", 0.0)
     monkeypatch.setattr(runner, "CANCEL_CHECK_SECONDS", 0.0)

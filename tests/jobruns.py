@@ -15,7 +15,7 @@ import pytest
 
 from bnviz.jobs import get_job
 from bnviz.jobs.local import local_worker_pid
-from bnviz.jobs.store import Job, open_store, pid_alive
+from bnviz.records.store import Job, open_store, pid_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["smart-init", "--epochs", "1", "--runs", "1", "--width", "4"]

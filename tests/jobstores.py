@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bnviz.jobs.redis_store import RedisStore
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import JobStore, pid_alive
+from bnviz.records.redis_store import RedisStore
+from bnviz.records.sqlite_store import SQLiteStore
+from bnviz.records.store import JobStore, pid_alive
 
 
 def dead_pid() -> int:

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from bnviz import jobs
 from bnviz.images.networks import ARCHS
 from bnviz.jobs.registry import get_job_type
-from bnviz.jobs.store import Job
+from bnviz.records.store import Job
 
 #: The job id the stubs answer with.
 STUB_ID = "5" * 12

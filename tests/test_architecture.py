@@ -79,14 +79,26 @@ def test_no_import_cycles():
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
-#: The bottom of bnviz, package by package: each layer imports only the layers before it
-#: and itself (the leaves: settings, messages and InputError, caps, the device's name, the
-#: optional extras; then the data sets, the exact engine, the parameter layer).
-LOWER_LAYERS = (
-    {"bnviz.config", "bnviz.messages", "bnviz.caps", "bnviz.device", "bnviz.extras"},
+#: bnviz, package by package, from the bottom: each layer imports only the layers before it
+#: and itself. The leaves (the package's version, settings, messages and InputError, caps,
+#: the device's name, the optional extras); the data sets; the exact engine; the parameter
+#: layer; what jobs leave and what requests share (records, service); the 2D views; the image
+#: experiments; the slices of image networks; the papers' checks; the lecture and the
+#: replication report; the job system; the running server; the command line.
+LAYERS = (
+    {"bnviz", "bnviz.config", "bnviz.messages", "bnviz.caps", "bnviz.device", "bnviz.extras"},
     {"bnviz.data"},
     {"bnviz.core"},
     {"bnviz.params"},
+    {"bnviz.records", "bnviz.service"},
+    {"bnviz.views"},
+    {"bnviz.images"},
+    {"bnviz.slices"},
+    {"bnviz.papers"},
+    {"bnviz.lecture", "bnviz.replication"},
+    {"bnviz.jobs"},
+    {"bnviz.server"},
+    {"bnviz.cli", "bnviz.__main__"},
 )
 
 
@@ -94,15 +106,18 @@ def _package(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def test_the_lower_layers_point_one_way():
-    """Package by package, the bottom of bnviz is layered (issue 32: core imported the
-    parameter layer for its caps and InputError, and data and params imported each other):
-    a module of a lower layer imports nothing of bnviz beyond its own layer and those
-    below."""
+def test_the_packages_point_one_way():
+    """Package by package, bnviz is layered (issue 32: core imported the parameter layer for
+    its caps and InputError, and data and params imported each other; above them the job
+    system, the images, the slices, the views and the service imported each other): a
+    module of a layer imports nothing of bnviz beyond its own layer and those below, and
+    every package has its layer."""
     graph = import_graph()
+    packages = {_package(m) for m in graph if m.startswith("bnviz")}
+    assert packages <= set().union(*LAYERS), f"no layer: {packages - set().union(*LAYERS)}"
     allowed: set[str] = set()
     upward = []
-    for layer in LOWER_LAYERS:
+    for layer in LAYERS:
         allowed |= layer
         for module, targets in graph.items():
             if module.startswith("bnviz.") and _package(module) in layer:
@@ -195,8 +210,8 @@ def test_one_byte_bounded_cache():
 
 #: Who may call json.loads besides bnviz.service.guard.strict_json: JSON bnviz wrote itself.
 TRUSTED_JSON = {
-    "bnviz/jobs/sqlite_store.py": "the job store's own rows",
-    "bnviz/jobs/redis_store.py": "the job store's own rows",
+    "bnviz/records/sqlite_store.py": "the job store's own rows",
+    "bnviz/records/redis_store.py": "the job store's own rows",
     "bnviz/replication/store.py": "outcome files bnviz writes (shipped, and this machine's)",
     "bnviz/replication/entries.py": "what bnviz's own commands print",
 }
@@ -270,7 +285,7 @@ def test_the_bn_statistics_checks_raise_input_error():
 
 #: MAX_* constants that are not caps on what a user asks for, and why they live elsewhere.
 NOT_CAPS = {
-    ("bnviz/jobs/job.py", "MAX_LOG_LINES"): "the log lines a job keeps: the store's retention",
+    ("bnviz/records/job.py", "MAX_LOG_LINES"): "the log lines a job keeps: the store's retention",
     ("bnviz/views/virtual_batch.py", "MAX_STRENGTH"): "the calibration's search bound",
     ("bnviz/views/virtual_batch.py", "MAX_EVALUATIONS"): "the calibration's search length",
     ("bnviz/lecture/qr.py", "MAX_URL_LENGTH"): "what a QR code on a slide holds legibly",
@@ -360,7 +375,7 @@ def test_one_function_chooses_the_engine():
                 readers.add((rel, "COMPILED_MAX_WORK"))
     # the background loader asks whether to start loading, not which engine cuts
     assert readers == {("bnviz/core/cut.py", "compiled_kernels"),
-                       ("bnviz/service/background.py", "start_kernel_loading")}, readers
+                       ("bnviz/service/kernel_loading.py", "start_kernel_loading")}, readers
 
 
 def test_the_engine_choice(monkeypatch):
@@ -379,8 +394,7 @@ def test_the_engine_choice(monkeypatch):
 
 # --------------------------------------------------------------------------- threads
 
-#: Threads started outside bnviz.service and bnviz.jobs, to go once app.py (changed
-#: elsewhere) calls bnviz.service.background's start_tour_precompute and start_kernel_loading.
+#: What starts a thread (only bnviz.server, bnviz.service and bnviz.jobs may).
 THREAD_STARTS = ("Thread", "Timer", "ThreadPoolExecutor", "ProcessPoolExecutor")
 
 
@@ -388,7 +402,7 @@ def _thread_starters() -> set[str]:
     found = set()
     for path in _files():
         rel = _rel(path)
-        if rel.startswith(("bnviz/service/", "bnviz/jobs/")):
+        if rel.startswith(("bnviz/server/", "bnviz/service/", "bnviz/jobs/")):
             continue
         tree = _tree(path)
         calls = {name.rsplit(".", 1)[-1] for _, name, _ in _calls(path)}
@@ -399,11 +413,12 @@ def _thread_starters() -> set[str]:
     return found
 
 
-def test_background_threads_live_in_service_or_jobs():
-    """Background work runs in bnviz.jobs (the workers) or bnviz.service (a server's threads:
-    bnviz.service.background), nowhere else."""
+def test_background_threads_live_in_server_service_or_jobs():
+    """Background work runs in bnviz.jobs (the workers), bnviz.server (a web process's
+    threads: bnviz.server.background) or bnviz.service (the kernels' loader, nginx's access
+    log), nowhere else."""
     others = _thread_starters()
-    assert not others, f"threads started outside bnviz.service and bnviz.jobs: {others}"
+    assert not others, f"threads started outside bnviz.server, service and jobs: {others}"
 
 
 # --------------------------------------------------------------------------- references

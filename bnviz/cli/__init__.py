@@ -6,7 +6,7 @@ One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figu
 guided tour and its slides), :mod:`~bnviz.cli.replicate` (the replication report),
 :mod:`~bnviz.cli.train` (live training, frame by frame), :mod:`~bnviz.cli.slice` (image
 networks on a plane),
-the jobs commands of :mod:`bnviz.jobs.cli`, and ``serve`` (:mod:`bnviz.service.stack`: nginx,
+the jobs commands of :mod:`bnviz.cli.jobs`, and ``serve`` (:mod:`bnviz.server.stack`: nginx,
 gunicorn and the job worker; it never loads torch).  Options are checked by the parameter models of
 :mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
 torch (the jobs commands do, to list their job types).
@@ -50,7 +50,7 @@ def build_parser(command: str | None = None) -> Parser:
         elif not (jobs and name in JOB_COMMANDS):
             sub.add_parser(name, help=cmd.summary)
     if jobs:  # the three job commands are built together (they list the job types)
-        from bnviz.jobs import cli as job_cli
+        from bnviz.cli import jobs as job_cli
 
         job_cli.add_commands(sub, Parser)
     if command in sub.choices:
@@ -66,9 +66,9 @@ def _function(cmd: Command):
 
 
 def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
-    from bnviz.jobs import cli as job_cli
+    from bnviz.cli import jobs as job_cli
     from bnviz.jobs.local import WorkerRunning
-    from bnviz.jobs.store import StoreError
+    from bnviz.records.store import StoreError
 
     try:
         return getattr(job_cli, JOB_COMMANDS[args.command].run)(args)

@@ -70,7 +70,7 @@ COMMANDS: dict[str, Command] = {
          "bnviz slice --job JOB_ID --arm bn --bn train --batches 4 --format png "
          "--out slice.png")),
     "serve": Command(
-        "bnviz.service.stack", "add_serve", "run_serve",
+        "bnviz.cli.serve", "add_serve", "run_serve",
         "the production stack: nginx in front of gunicorn, and the job worker, on "
         "BNVIZ_HOST:BNVIZ_PORT",
         ("bnviz serve", "BNVIZ_PORT=8080 bnviz serve --no-worker")),
@@ -80,16 +80,16 @@ COMMANDS: dict[str, Command] = {
 #: lists the job types, so it is built (and torch loaded) only when one of them is asked for.
 JOB_COMMANDS: dict[str, Command] = {
     "jobs": Command(
-        "bnviz.jobs.cli", "add_commands", "run_jobs",
+        "bnviz.cli.jobs", "add_commands", "run_jobs",
         "background image experiments (Figures 4, 5, 10, Table 1, section 5)",
         ("bnviz jobs list", "bnviz jobs submit smart-init --dataset digits --epochs 2",
          "bnviz jobs show JOB_ID")),
     "worker": Command(
-        "bnviz.jobs.cli", "add_commands", "run_worker",
+        "bnviz.cli.jobs", "add_commands", "run_worker",
         "run a job worker (Celery with BNVIZ_BROKER_URL, else the local pool)",
         ("bnviz worker --concurrency 2",)),
     "data": Command(
-        "bnviz.jobs.cli", "add_commands", "run_data",
+        "bnviz.cli.jobs", "add_commands", "run_data",
         "image data sets",
         ("bnviz data download cifar10",)),
 }

@@ -10,7 +10,7 @@ the two are equal from 128x4 on (180 ms).  But a process pays to have the kernel
 never compiled, 25 s (here) to several minutes (a loaded machine) to compile them.  So:
 
 * a process that serves many cuts (a web worker, a job's process) loads them in a background
-  thread when it starts (:func:`bnviz.service.background.start_kernel_loading`, which runs
+  thread when it starts (:func:`bnviz.service.kernel_loading.start_kernel_loading`, which runs
   :func:`load_quietly`; never before a fork: a forked child would inherit a half-held
   import): the kernels load, or compile once per machine, one process at a time (a lock
   file), and until they are :func:`ready` every cut takes the vectorised path.  No page
@@ -86,7 +86,7 @@ def _load(note: bool) -> ModuleType:
 
 def load_quietly() -> None:
     """Load (or compile) the kernels here, saying nothing: what a background thread runs
-    (:func:`bnviz.service.background.start_kernel_loading`).  A failure is kept, not raised:
+    (:func:`bnviz.service.kernel_loading.start_kernel_loading`).  A failure is kept, not raised:
     the vectorised cut goes on, and :func:`require` reports it."""
     global _error
     try:

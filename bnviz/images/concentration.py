@@ -15,7 +15,7 @@ from torch import nn
 from bnviz.images.networks import build_model, calibrate_frozen, layer_preactivations
 from bnviz.images.params import ARMS
 from bnviz.images.training import ImageTensors, chunks
-from bnviz.jobs.types import JobContext
+from bnviz.records.types import JobContext
 
 __all__ = ["run_concentration", "sign_change_counts"]
 

@@ -16,8 +16,8 @@
 
 The three training types are :mod:`bnviz.images.training`; the parameters are described by
 :mod:`bnviz.params.jobs` (one model per type) and checked by :mod:`bnviz.images.params`.
-A job reports through a :class:`~bnviz.jobs.types.JobContext`: ``progress`` (which raises
-:class:`~bnviz.jobs.types.Cancelled` when the job was cancelled), ``log`` and ``metric`` (one
+A job reports through a :class:`~bnviz.records.types.JobContext`: ``progress`` (which raises
+:class:`~bnviz.records.types.Cancelled` when the job was cancelled), ``log`` and ``metric`` (one
 row per arm, run and epoch). Everything is plain torch and numpy, on ``ctx.device``; training
 uses mixed precision (bfloat16 autocast) on cuda, and torch DDP when the job runs in several
 processes (``dist``).
@@ -36,7 +36,7 @@ from bnviz.images.concentration import run_concentration
 from bnviz.images.landscape import run_landscape
 from bnviz.images.params import ARMS, check_params
 from bnviz.images.training import run_training, standardise
-from bnviz.jobs.types import DistInfo, JobContext, JobType
+from bnviz.records.types import DistInfo, JobContext, JobType
 
 __all__ = ["image_job_type", "run_experiment", "summarise"]
 

@@ -18,7 +18,7 @@ from torch import nn
 from bnviz.images.networks import build_model
 from bnviz.images.params import ARMS
 from bnviz.images.training import ImageTensors, test_accuracy
-from bnviz.jobs.types import JobContext
+from bnviz.records.types import JobContext
 
 __all__ = ["landscape_measures", "run_landscape"]
 

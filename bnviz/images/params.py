@@ -3,7 +3,7 @@
 (:data:`bnviz.params.jobs.IMAGE_JOB_PARAMS`), fills in the defaults, refuses work over the
 caps, data that are not in place and jobs over the hours cap (``BNVIZ_JOB_MAX_HOURS``,
 :mod:`bnviz.params.jobcost`, an image folder counted by its files), with one clear sentence
-(:class:`~bnviz.jobs.types.ParamError`) naming the flag.
+(:class:`~bnviz.records.types.ParamError`) naming the flag.
 
 The models, their bounds and the view of their fields (:data:`bnviz.params.jobs.JOB_OPTIONS`,
 from which the CLI's flags and the jobs page's form are made) live in :mod:`bnviz.params.jobs`.
@@ -16,10 +16,10 @@ from typing import Any
 
 from bnviz.caps import MAX_CONCENTRATION_PASSES, MAX_TRAINING_IMAGES, TRAIN_SIZES
 from bnviz.data.imagedata import DataError, check_available, count_folder_images
-from bnviz.jobs.types import IMAGE_JOB_TYPES, ParamError, validate_params
 from bnviz.messages import brief
 from bnviz.params.jobcost import check_job_hours, check_job_memory, data_facts
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS, JOB_FLAGS, JOB_OPTIONS, JobOption
+from bnviz.records.types import IMAGE_JOB_TYPES, ParamError, validate_params
 
 __all__ = ["ARMS", "JOB_TYPES", "MAX_CONCENTRATION_PASSES", "MAX_TRAINING_IMAGES",
            "TRAIN_SIZES", "JobOption", "check_params"]
@@ -52,7 +52,7 @@ def check_params(job_type: str, raw: dict[str, Any]) -> dict[str, Any]:
                          f"{', '.join(option.types)})")
     given = {k: v for k, v in raw.items() if job_type in _OPTION[k].types and _given(v)}
     # messages name the field as the API and the page send it; the command line says its
-    # flag instead (bnviz.jobs.cli.flag_message)
+    # flag instead (bnviz.cli.jobs.flag_message)
     params = validate_params(IMAGE_JOB_PARAMS[job_type], given, None,
                              {name: name for name in JOB_FLAGS})
     try:

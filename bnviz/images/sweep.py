@@ -20,7 +20,7 @@ import numpy as np
 
 from bnviz.images.experiments import run_experiment, summarise
 from bnviz.images.params import check_params
-from bnviz.jobs.types import ParamError, RecordingContext
+from bnviz.records.types import ParamError, RecordingContext
 
 __all__ = ["SWEEP_TYPES", "lr_sweep", "run_here"]
 

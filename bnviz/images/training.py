@@ -4,7 +4,7 @@ test accuracy) and the training experiments ``smart-init``, ``jitter-noise`` and
 mode, SGD for ``epochs`` epochs, a metric row per epoch (test accuracy, mean loss).
 
 Each arm's final network (weights and BN's running statistics) is kept in safetensors beside
-the job's result (``ctx.save_network``, :func:`bnviz.jobs.results.network_path`), named
+the job's result (``ctx.save_network``, :func:`bnviz.records.results.network_path`), named
 ``<arm>-run<run>``: the slice views open it by job id (:mod:`bnviz.slices`).
 
 After every epoch the job saves a checkpoint (``ctx.checkpoint``: where it is, the model, the
@@ -28,8 +28,8 @@ from bnviz.data.imagedata import ImageData
 from bnviz.images.folding import FOLDED_MODES, fold_statistics
 from bnviz.images.networks import build_model, calibrate_frozen
 from bnviz.images.params import ARMS
-from bnviz.jobs.types import DistInfo, JobContext
-from bnviz.slices.torch_import import save_network
+from bnviz.images.saved import save_network
+from bnviz.records.types import DistInfo, JobContext
 
 __all__ = ["ImageTensors", "autocast_for", "chunks", "run_training", "standardise",
            "test_accuracy", "validation_split"]

@@ -1,7 +1,7 @@
 """Background jobs: every computation that outlives a request, persisted, on a local worker or
 on Celery workers (see :mod:`bnviz.jobs.local`, :mod:`bnviz.jobs.celery_app`).
 
-The job types (:mod:`bnviz.jobs.types`) are the BN paper's image experiments and the three
+The job types (:mod:`bnviz.records.types`) are the BN paper's image experiments and the three
 computations the pages start: the density page's Figure 3 (``density``), the debate page's 2D
 landscape run (``landscape-2d``) and the jitter page's training (``jitter-training``).
 
@@ -35,8 +35,8 @@ from bnviz.config import setting
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
 from bnviz.jobs.local import ensure_local_worker
 from bnviz.jobs.registry import get_job_type
-from bnviz.jobs.results import has_result
-from bnviz.jobs.store import (
+from bnviz.records.results import has_result
+from bnviz.records.store import (
     ENDED,
     ClientBusy,
     Job,
@@ -47,7 +47,7 @@ from bnviz.jobs.store import (
     job_key,
     open_store,
 )
-from bnviz.jobs.types import Cancelled, ParamError
+from bnviz.records.types import Cancelled, ParamError
 from bnviz.service.disk import DiskFull, check_free_disk
 
 __all__ = ["Cancelled", "ClientBusy", "DiskFull", "Job", "ParamError", "QueueFull", "StoreError",

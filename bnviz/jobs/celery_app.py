@@ -1,7 +1,7 @@
 """The scaled-out job backend: Celery workers fed by a Redis broker.
 
 With ``BNVIZ_BROKER_URL=redis://host:6379/0`` set, a submitted job is stored in the shared
-store (Redis by default, see :mod:`bnviz.jobs.store`) and sent to the broker as the task
+store (Redis by default, see :mod:`bnviz.records.store`) and sent to the broker as the task
 ``bnviz.run_job`` with the job's id; any machine that runs
 
     BNVIZ_BROKER_URL=redis://host:6379/0 python -m bnviz worker

@@ -13,7 +13,7 @@ import threading
 
 from bnviz.jobs import reap, redispatch
 from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
-from bnviz.jobs.store import HOST, StoreError, open_store
+from bnviz.records.store import HOST, StoreError, open_store
 
 __all__ = ["REAP_SECONDS", "run_celery_worker"]
 

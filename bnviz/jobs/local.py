@@ -32,7 +32,7 @@ from pathlib import Path
 
 import bnviz
 from bnviz.config import bnviz_home, setting
-from bnviz.jobs.store import HOST, JobStore, StoreError, open_store, pid_alive
+from bnviz.records.store import HOST, JobStore, StoreError, open_store, pid_alive
 
 __all__ = ["CANCEL_GRACE_SECONDS", "LocalWorker", "WorkerRunning", "ensure_local_worker",
            "local_worker_pid"]

@@ -4,7 +4,7 @@ The job types live beside the code they run (the image experiments in
 :mod:`bnviz.images.experiments`, the density page's Figure 3 run in :mod:`bnviz.views.density`,
 the debate page's 2D landscape run of Santurkar et al. in :mod:`bnviz.papers.landscape`, the
 jitter page's training in :mod:`bnviz.views.training_cache`, the /slice page's cut in
-:mod:`bnviz.slices.job`), and each imports :mod:`bnviz.jobs.types` for what a job type is.
+:mod:`bnviz.slices.job`), and each imports :mod:`bnviz.records.types` for what a job type is.
 This module is the one that imports them back, each only when a job of that type is checked
 or run (:func:`get_job_type`), so that listing the types loads neither torch nor their code.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-from bnviz.jobs.types import IMAGE_JOB_TYPES, JobType, ParamError
 from bnviz.messages import brief
+from bnviz.records.types import IMAGE_JOB_TYPES, JobType, ParamError
 
 __all__ = ["PAGE_JOB_TYPES", "all_job_types", "get_job_type"]
 

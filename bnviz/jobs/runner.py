@@ -12,7 +12,7 @@ processes with the gloo backend (how the DDP path is tested on machines without 
 
 No job is lost to a stopped or lost worker: SIGTERM (a deploy, ``docker stop``, the local
 worker stopping) makes the job's next progress report raise
-:class:`~bnviz.jobs.types.Interrupted`, and the job goes back to the queue
+:class:`~bnviz.records.types.Interrupted`, and the job goes back to the queue
 (:meth:`JobStore.requeue`); a job whose process died is queued again by the reaper. Either
 way the next worker resumes it from its last checkpoint (``ctx.checkpoint``, a torch file in
 ``$BNVIZ_HOME/checkpoints``; the metric rows written after it are dropped and written
@@ -38,9 +38,9 @@ import torch
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
 from bnviz.jobs.registry import get_job_type
-from bnviz.jobs.results import checkpoint_path, write_network, write_result
-from bnviz.jobs.store import HOST, JobStore, StoreError, open_store
-from bnviz.jobs.types import Cancelled, DistInfo, Interrupted, ParamError
+from bnviz.records.results import checkpoint_path, write_network, write_result
+from bnviz.records.store import HOST, JobStore, StoreError, open_store
+from bnviz.records.types import Cancelled, DistInfo, Interrupted, ParamError
 
 __all__ = ["CANCEL_CHECK_SECONDS", "HEARTBEAT_SECONDS", "PROGRESS_SECONDS", "STOPPING",
            "StoreContext", "run_job"]
@@ -60,7 +60,7 @@ class Superseded(Exception):
 
 
 class StoreContext:
-    """A :class:`~bnviz.jobs.types.JobContext` that writes to the store: progress at most every
+    """A :class:`~bnviz.records.types.JobContext` that writes to the store: progress at most every
     PROGRESS_SECONDS, a look at the cancel flag at most every CANCEL_CHECK_SECONDS (or at every
     call, for DDP ranks, which must stop at the same step), the result to the job's file."""
 
@@ -205,7 +205,7 @@ def run_job(job_id: str, store: JobStore | None = None, claim: bool = True) -> s
     """Run a job to its end in this process; returns its final status ("queued" when the
     worker is stopping and the job went back to the queue). ``claim=False`` when the
     caller (the local worker) has already claimed it."""
-    from bnviz.service.background import start_kernel_loading
+    from bnviz.service.kernel_loading import start_kernel_loading
 
     # in the process that computes (a runner process, a Celery pool child: after any fork),
     # the partitions a job draws cut with the vectorised path until the kernels are loaded

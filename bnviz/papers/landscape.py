@@ -37,9 +37,9 @@ from torch.func import grad_and_value, vmap
 
 from bnviz.core.bn import batch_statistics, bn_forward
 from bnviz.device import pick_device
-from bnviz.jobs.results import load_result
-from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.landscape import LandscapeParams, NoisyBN
+from bnviz.records.results import load_result
+from bnviz.records.types import DistInfo, JobContext, JobType, validate_params
 
 __all__ = ["LANDSCAPE_2D_JOB", "LandscapeResult", "NoisyBN",
            "check_landscape_params", "init_params", "load_landscape", "run_landscape",

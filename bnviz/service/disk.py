@@ -6,7 +6,7 @@ store, result files come out truncated, and every job fails. So new work (a job 
 started, a network uploaded) is refused with :class:`DiskFull`, whose message the page, the
 API and the command line show, while the file system of ``BNVIZ_HOME`` has less than
 ``BNVIZ_MIN_FREE_MB`` free; ``/healthz`` reports the same figure
-(:mod:`bnviz.service.health`). Files kept for users (uploads) are bounded by
+(:mod:`bnviz.server.health`). Files kept for users (uploads) are bounded by
 :func:`enforce_quota`: oldest use first out past the quota, and none kept past the
 retention time.
 """

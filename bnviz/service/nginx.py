@@ -1,4 +1,4 @@
-"""nginx's part of ``bnviz serve`` (:mod:`bnviz.service.stack`): its config, rendered from
+"""nginx's part of ``bnviz serve`` (:mod:`bnviz.server.stack`): its config, rendered from
 ``nginx.conf.template`` with the settings, the user its workers run as, and the private
 directory of the unix sockets it reaches gunicorn by."""
 

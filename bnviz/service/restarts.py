@@ -1,4 +1,4 @@
-"""When the stack (:mod:`bnviz.service.stack`) restarts a child that died, and when it gives
+"""When the stack (:mod:`bnviz.server.stack`) restarts a child that died, and when it gives
 up: exponential backoff per child, and a restart loop is a failure.
 
 A child that dies is started again after 0.5 s, then 1, 2, 4 and 8 s while it keeps dying

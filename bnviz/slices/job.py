@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from bnviz.jobs.results import load_result
-from bnviz.jobs.types import DistInfo, JobContext, JobType, ParamError, validate_params
 from bnviz.params.slice import SlicePageParams, SliceParams
+from bnviz.records.results import load_result
+from bnviz.records.types import DistInfo, JobContext, JobType, ParamError, validate_params
 
 __all__ = ["SLICE_JOB", "load_slices"]
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from bnviz.slices.graph import SliceNet
+
+if TYPE_CHECKING:
+    from bnviz.records.job import Job
 
 __all__ = ["SliceImages", "job_network", "load_images", "open_network"]
 
@@ -57,12 +61,20 @@ def load_images(data: str | Path, shape: tuple[int, ...] | None = None) -> Slice
     return images
 
 
+def _finished_job(job_id: str) -> Job | None:
+    """The job's record, read from the store (a slice opens what a job left: the job system
+    above, which dispatches and reaps jobs, is not needed for that)."""
+    from bnviz.records.job import check_job_id
+    from bnviz.records.store import open_store
+
+    return open_store().get(check_job_id(job_id))
+
+
 def job_network(job_id: str, arm: str | None = None, run: int = 0) -> tuple[Path, str]:
     """The file of a job's kept network and the job's data set name."""
-    from bnviz.jobs import get_job
-    from bnviz.jobs.results import job_networks, network_path
+    from bnviz.records.results import job_networks, network_path
 
-    job = get_job(job_id)
+    job = _finished_job(job_id)
     if job is None:
         raise ValueError(f"no job {job_id}")
     names = job_networks(job_id)
@@ -100,11 +112,11 @@ def open_network(model: Path | None = None, weights: Path | None = None,
 
 def kept_networks(limit: int = 200) -> list[dict]:
     """The finished jobs that kept networks, newest first: id, a label, the arms and runs."""
-    from bnviz.jobs import list_jobs
-    from bnviz.jobs.results import job_networks
+    from bnviz.records.results import job_networks
+    from bnviz.records.store import open_store
 
     out = []
-    for job in list_jobs(limit):
+    for job in open_store().list(limit):
         if job.status != "succeeded":
             continue
         names = job_networks(job.id)
@@ -123,14 +135,12 @@ def job_images(job_id: str, indices: list[int], data: str = "digits"
                ) -> tuple[np.ndarray, list[int]]:
     """Test images ``indices`` of the data set a job trained on (as its networks see them),
     or of ``data`` for an uploaded network (``up-...``), and their labels."""
-    from bnviz.jobs import get_job
-
     if job_id.startswith("up-"):
         from bnviz.data.imagedata import parse_dataset_name
 
         name = parse_dataset_name(data)  # a data set's name, never a path
     else:
-        job = get_job(job_id)
+        job = _finished_job(job_id)
         if job is None:
             raise ValueError(f"no job {job_id}")
         name = str(job.params.get("dataset", "digits"))

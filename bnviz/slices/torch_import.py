@@ -2,7 +2,8 @@
 files: weights plus BN's running statistics in safetensors (never pickle), with the
 arguments that rebuild the architecture in the file's metadata.
 
-A job keeps each arm's final network this way (:func:`save_network`); ``bnviz slice --job``
+A job keeps each arm's final network this way (:func:`bnviz.images.saved.save_network`);
+``bnviz slice --job``
 and the /slice page open it (:func:`load_network`), as does ``--weights F --arch ARCH`` for a
 file written elsewhere from the same architecture (the metadata is then read from the
 tensors' shapes where it is missing).
@@ -10,7 +11,6 @@ tensors' shapes where it is missing).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +19,11 @@ import torch
 from torch import nn
 
 from bnviz.images.networks import BIAS_MODES, Bottleneck, ModeNorm, Residual, build_model
+from bnviz.images.saved import BUILD_KEYS
 from bnviz.service.guard import strict_json
 from bnviz.slices.graph import Op, SliceNet
 
-__all__ = ["load_network", "save_network", "slice_net"]
-
-#: The metadata that rebuilds a network (all strings in the safetensors header).
-BUILD_KEYS = ("arch", "in_ch", "classes", "size", "mode", "affine", "width")
-
-
-def save_network(model: nn.Module, path: Path, build: dict[str, Any]) -> None:
-    """``model``'s weights and buffers (running statistics included) to ``path`` in
-    safetensors, with the build arguments ``build`` (:data:`BUILD_KEYS`) as metadata;
-    written to a temporary file and renamed, so a reader never sees half a file."""
-    from safetensors.torch import save_file
-
-    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()
-               if v.dtype != torch.bool}
-    meta = {k: json.dumps(build[k]) for k in BUILD_KEYS}
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp), metadata=meta)
-    tmp.replace(path)
-
+__all__ = ["load_network", "slice_net"]
 
 def _read(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     from safetensors import SafetensorError, safe_open

@@ -35,10 +35,10 @@ from bnviz.caps import MAX_DENSITY_WORK
 from bnviz.core.network import MODES, Network, layer_statistics, random_network
 from bnviz.data.datasets import make_dataset
 from bnviz.device import pick_device
-from bnviz.jobs.results import load_result
-from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.cost import density_work
 from bnviz.params.density import DensityPageParams
+from bnviz.records.results import load_result
+from bnviz.records.types import DistInfo, JobContext, JobType, validate_params
 
 __all__ = ["DENSITY_JOB", "MAX_DENSITY_WORK", "DensityResult", "ball_offsets",
            "check_density_params", "concentration", "density_work", "load_density",
@@ -78,7 +78,7 @@ def concentration(net: Network, data: np.ndarray, layers: Sequence[int], grid: i
 
     BN statistics (mode ``bn``) are those of ``data`` (test-time statistics of the whole
     data set).  ``progress(fraction)`` is called after each band; it may raise
-    :class:`~bnviz.jobs.types.Cancelled`.
+    :class:`~bnviz.records.types.Cancelled`.
     """
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()

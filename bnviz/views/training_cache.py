@@ -21,9 +21,9 @@ from pathlib import Path
 
 from bnviz.config import bnviz_home, setting
 from bnviz.core.network import Network, load_network, random_network
-from bnviz.jobs.results import result_path
-from bnviz.jobs.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.params.jitter import TrainingJobParams
+from bnviz.records.results import result_path
+from bnviz.records.types import DistInfo, JobContext, JobType, validate_params
 from bnviz.service.disk import Eviction, enforce_quota, keep_checked, touch
 from bnviz.views.jitter import binary_task
 from bnviz.views.train import save_network, train_network

@@ -201,7 +201,7 @@ def add_training_route(server) -> None:
     jobs API's catch-all answers its other methods (405, OPTIONS)."""
     from flask import Response, request
 
-    from bnviz.service.api import finite
+    from bnviz.server.api import finite
     from bnviz.service.guard import strict_json
 
     def frame() -> Response:

@@ -13,9 +13,9 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from bnviz.caps import JITTER_MAX_NETWORK_BYTES, JITTER_MAX_REGIONS
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
-from bnviz.jobs.store import Job, open_store
 from bnviz.params import JitterParams, TrainingJobParams, parse
 from bnviz.params.cost import forward_seconds, partition_seconds
+from bnviz.records.store import Job, open_store
 from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
     JITTER_LIMITS,

@@ -16,10 +16,10 @@ from dash import ALL, Input, Output, State, callback, ctx, html, no_update
 from bnviz import jobs
 from bnviz.data.imagedata import data_dir
 from bnviz.images.experiments import summarise
-from bnviz.jobs.types import IMAGE_JOB_TYPES as JOB_TYPES
-from bnviz.jobs.types import ParamError
 from bnviz.messages import for_page, log_for_page
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.records.types import IMAGE_JOB_TYPES as JOB_TYPES
+from bnviz.records.types import ParamError
 from bnviz.service.clients import request_client, token_ok
 from callbacks.jobs import ids
 from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, job_figure, placeholder

@@ -9,7 +9,6 @@ import numpy as np
 from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.caps import DANNEMANN_MAX_POINTS
-from bnviz.jobs.store import check_job_id
 from bnviz.papers import luo
 from bnviz.papers.claims import all_claims
 from bnviz.papers.dannemann import weight_plane
@@ -17,6 +16,7 @@ from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import load_landscape
 from bnviz.params.cost import always_heavy
 from bnviz.params.landscape import landscape_from_page
+from bnviz.records.store import check_job_id
 from bnviz.service.cache import shared_memoize
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.papers import ids

@@ -26,7 +26,7 @@ from bnviz.data.imagedata import load_image_data
 from bnviz.images.experiments import run_experiment, summarise
 from bnviz.images.networks import ARCHS, ModeNorm, build_model
 from bnviz.images.params import ARMS, JOB_TYPES, check_params
-from bnviz.jobs.types import Cancelled, ParamError, RecordingContext
+from bnviz.records.types import Cancelled, ParamError, RecordingContext
 
 TRAINING_TYPES = ("smart-init", "jitter-noise", "affine-ablation")
 TRAINING_KEYS = {"arm", "run", "epoch", "train_loss", "test_accuracy", "seconds"}

@@ -14,7 +14,7 @@ from bnviz.images.experiments import run_experiment, summarise
 from bnviz.images.landscape import landscape_measures
 from bnviz.images.networks import build_model
 from bnviz.images.params import check_params
-from bnviz.jobs.types import ParamError, RecordingContext
+from bnviz.records.types import ParamError, RecordingContext
 
 
 def _grad_at(model, params, x, y):

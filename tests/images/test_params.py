@@ -15,8 +15,8 @@ from imagefiles import FOLDER
 from bnviz.data.imagedata import STANDARD_DATASETS
 from bnviz.images.networks import ARCHS
 from bnviz.images.params import ARMS, JOB_TYPES, check_params
-from bnviz.jobs.types import ParamError
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.records.types import ParamError
 
 SPECS = {p.name: p for p in JOB_OPTIONS}
 DIGITS_TRAIN, _ = imagefiles.digits_sizes()
@@ -101,7 +101,7 @@ REJECTED = [
 @pytest.mark.parametrize("job_type,raw,flag,words", REJECTED)
 def test_bad_values_are_refused_naming_the_field(jobs_home, job_type, raw, flag, words):
     """The API's and the page's field name (the command line puts its flag there instead:
-    bnviz.jobs.cli.flag_message, tests/jobs/test_jobs.py)."""
+    bnviz.cli.jobs.flag_message, tests/jobs/test_jobs.py)."""
     with pytest.raises(ParamError) as info:
         check_params(job_type, raw)
     message = str(info.value)

@@ -15,7 +15,7 @@ from bnviz.cli import main
 from bnviz.data.imagedata import load_image_data
 from bnviz.images import sweep
 from bnviz.images.training import standardise, validation_split
-from bnviz.jobs.types import ParamError
+from bnviz.records.types import ParamError
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.2, 0.5])

@@ -49,8 +49,8 @@ from bnviz.jobs import (
     wait_job,
 )
 from bnviz.jobs.local import ensure_local_worker, local_worker_pid
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import (
+from bnviz.records.sqlite_store import SQLiteStore
+from bnviz.records.store import (
     open_store,
     pid_alive,
 )

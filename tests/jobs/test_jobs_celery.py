@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bnviz.jobs.redis_store import RedisStore
 from bnviz.jobs.runner import run_job
-from bnviz.jobs.sqlite_store import SQLiteStore
 from bnviz.params.jobs import ARMS
+from bnviz.records.redis_store import RedisStore
+from bnviz.records.sqlite_store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "1", "--runs", "1", "--width", "4"]

@@ -24,8 +24,8 @@ from jobruns import TINY_PARAMS, stop_local_worker, wait_for, wait_running
 from bnviz.images.params import ARMS
 from bnviz.jobs import cancel_job, get_job, submit_job, wait_job
 from bnviz.jobs.local import ensure_local_worker, local_worker_pid
-from bnviz.jobs.results import checkpoint_path
-from bnviz.jobs.store import open_store, pid_alive
+from bnviz.records.results import checkpoint_path
+from bnviz.records.store import open_store, pid_alive
 
 #: A few seconds of training on the CPU (36 epoch-arms): long enough that a stop sent
 #: after its first checkpoint finds it still running (with 4 epochs it once finished first).

@@ -8,7 +8,7 @@ import pytest
 
 from bnviz.images.experiments import run_experiment
 from bnviz.images.params import check_params
-from bnviz.jobs.types import Interrupted, RecordingContext
+from bnviz.records.types import Interrupted, RecordingContext
 
 
 def _params(job_type: str) -> dict:

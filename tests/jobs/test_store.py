@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from jobstores import open_store
 
-from bnviz.jobs import job as job_module
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import HOST, JobStore, QueueFull, job_key
+from bnviz.records import job as job_module
+from bnviz.records.sqlite_store import SQLiteStore
+from bnviz.records.store import HOST, JobStore, QueueFull, job_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -296,7 +296,7 @@ def test_claim_next_from_8_threads_claims_each_job_once(store: JobStore) -> None
 
 _CLAIMER = r"""
 import json, os, sys, time
-from bnviz.jobs.sqlite_store import SQLiteStore  # the store modules alone: no torch, fast
+from bnviz.records.sqlite_store import SQLiteStore  # the store modules alone: no torch, fast
 store = SQLiteStore(sys.argv[2])
 print("ready", flush=True)
 while not os.path.exists(sys.argv[3]):

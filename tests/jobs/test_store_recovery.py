@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from jobstores import dead_pid, open_store
 
-from bnviz.jobs import sqlite_store
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import ClientBusy, JobStore, QueueFull, StoreError
+from bnviz.records import sqlite_store
+from bnviz.records.sqlite_store import SQLiteStore
+from bnviz.records.store import ClientBusy, JobStore, QueueFull, StoreError
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -124,7 +124,7 @@ def test_the_path_s_ffmpeg_serves_without_the_extra(monkeypatch, tmp_path):
 def test_serve_without_the_web_extra_is_one_line(monkeypatch, capsys, tmp_path):
     """`bnviz serve` on a lean install: one line naming the web extra, exit code 2, before
     anything starts."""
-    from bnviz.service import stack
+    from bnviz.server import stack
     from bnviz.service.webapp import require_web_extra
 
     monkeypatch.setitem(sys.modules, "dash", None)

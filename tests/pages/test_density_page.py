@@ -39,9 +39,9 @@ from bnviz import jobs
 from bnviz.config import bnviz_home
 from bnviz.core.network import MODES
 from bnviz.data.datasets import DATASETS, make_dataset
-from bnviz.jobs import store as store_module
-from bnviz.jobs.results import result_path
-from bnviz.jobs.store import Job, job_key, open_store, pid_alive
+from bnviz.records import store as store_module
+from bnviz.records.results import result_path
+from bnviz.records.store import Job, job_key, open_store, pid_alive
 from bnviz.service.clients import cancel_key
 from bnviz.views.density import (
     MAX_DENSITY_WORK,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import app  # noqa: F401  (registers the callbacks)
 from bnviz import jobs
 from bnviz.jobs.registry import get_job_type
-from bnviz.jobs.store import Job
+from bnviz.records.store import Job
 from callbacks.papers import callbacks as cp
 from layouts.papers import DJ_EXAMPLE
 

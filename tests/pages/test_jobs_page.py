@@ -14,8 +14,8 @@ from selenium.webdriver.common.keys import Keys
 
 from bnviz import jobs
 from bnviz.images.params import JOB_TYPES
-from bnviz.jobs.store import open_store
 from bnviz.params.jobs import ARMS, JOB_OPTIONS
+from bnviz.records.store import open_store
 from callbacks.jobs import callbacks as cj
 from callbacks.jobs import ids
 from callbacks.jobs.ids import progress_id

@@ -33,7 +33,7 @@ def test_the_jobs_page_shows_a_failed_job_without_internals(jobs_home, monkeypat
     """A failed job with a traceback in its log: the page's detail, log and table show no
     traceback and no server path, `jobs show` still has both."""
     from bnviz import jobs
-    from bnviz.jobs.store import open_store
+    from bnviz.records.store import open_store
     from callbacks.jobs import callbacks as cjobs
 
     monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)

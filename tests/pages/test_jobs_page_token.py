@@ -13,8 +13,8 @@ from dash import no_update
 
 import app as dashboard
 from bnviz import jobs
-from bnviz.jobs.store import open_store
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.records.store import open_store
 from bnviz.service.clients import client_id
 from callbacks.background import job_id_of
 from callbacks.density import callbacks as cd

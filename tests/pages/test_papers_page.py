@@ -154,7 +154,7 @@ def _wait_landscape(cp, key, timeout=120.0):
 def test_landscape_run_through_the_callbacks(cp, jobs_home):
     """A ``landscape-2d`` job on the real local worker, started, polled and shown."""
     from bnviz import jobs
-    from bnviz.jobs.results import result_path
+    from bnviz.records.results import result_path
     from callbacks.background import job_id_of
 
     value, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)

@@ -18,10 +18,10 @@ from jobruns import LONG_PARAMS
 from bnviz.data.imagedata import count_folder_images
 from bnviz.images.networks import build_model, norm_layers
 from bnviz.images.params import check_params
-from bnviz.jobs.types import ParamError
 from bnviz.params import parse
 from bnviz.params.jobcost import RATES, DataFacts, data_facts, job_seconds, network_cost
 from bnviz.params.jobs import ARMS, IMAGE_JOB_PARAMS
+from bnviz.records.types import ParamError
 
 #: A job that passed the image-count caps and asks for days of a 2-core machine.
 DAYS = {"dataset": "cifar100", "arch": "resnet9", "width": 64, "epochs": 100, "runs": 2}

@@ -13,8 +13,7 @@ from fuzzing import FUZZ, JUNK, assert_clear
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bnviz.jobs.cli import add_commands
-from bnviz.jobs.types import IMAGE_JOB_TYPES
+from bnviz.cli.jobs import add_commands
 from bnviz.params import IMAGE_JOB_PARAMS, InputError, parse
 from bnviz.params.jobs import (
     JOB_FLAGS,
@@ -24,6 +23,7 @@ from bnviz.params.jobs import (
     LandscapeJobParams,
     SmartInitParams,
 )
+from bnviz.records.types import IMAGE_JOB_TYPES
 
 #: name -> (lowest, highest, whole, the model that has it): the numbers a user sees in
 #: ``bnviz jobs submit --help`` and on the jobs page (a changed bound fails here).

@@ -1,4 +1,4 @@
-"""The jobs' JSON HTTP API (bnviz.service.api) through the whole WSGI app (request guard,
+"""The jobs' JSON HTTP API (bnviz.server.api) through the whole WSGI app (request guard,
 ProxyFix when configured, Flask, the blueprint): every status code it answers, the token on
 and off, the per-client limit (behind a proxy and not), the 64 kB body cap, and random JSON
 bodies that never get a 5xx.
@@ -24,9 +24,9 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 import app as dashboard
 from bnviz import jobs
-from bnviz.jobs.store import open_store
 from bnviz.messages import TRACEBACK_HINT
 from bnviz.params.jobs import ARMS, JOB_OPTIONS
+from bnviz.records.store import open_store
 from bnviz.service.clients import client_id, trust_proxy
 from bnviz.service.guard import RequestGuard
 

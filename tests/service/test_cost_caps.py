@@ -19,8 +19,8 @@ from bnviz import jobs
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.core.partition import compute_partition, decision_boundaries
-from bnviz.jobs.store import open_store
 from bnviz.params import JitterParams
+from bnviz.records.store import open_store
 from bnviz.views.jitter import network_unit_statistics, run_jitter
 from bnviz.views.realisations import (
     CALIBRATION_BATCHES,

@@ -149,7 +149,7 @@ def test_two_gunicorn_workers_serve_and_debug_is_off(served):
 
 
 def test_healthz_degraded_when_the_broker_is_down(monkeypatch, tmp_home):
-    from bnviz.service.health import health
+    from bnviz.server.health import health
 
     monkeypatch.setenv("BNVIZ_BROKER_URL", f"redis://127.0.0.1:{free_port()}/0")
     monkeypatch.setenv("BNVIZ_STORE_URL", f"sqlite:///{tmp_home / 'jobs.sqlite'}")

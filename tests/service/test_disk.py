@@ -12,7 +12,7 @@ import pytest
 
 from bnviz import jobs
 from bnviz.core.network import random_network
-from bnviz.jobs.store import open_store
+from bnviz.records.store import open_store
 from bnviz.service import disk
 from bnviz.service.disk import DiskFull, enforce_quota
 from bnviz.views import training_cache as tc

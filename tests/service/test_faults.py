@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from served import JOBS_REFRESH, free_port, post_callback
 
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.jobs.store import pid_alive
 from bnviz.params.jobs import ARMS
+from bnviz.records.sqlite_store import SQLiteStore
+from bnviz.records.store import pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"]

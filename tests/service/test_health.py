@@ -1,4 +1,4 @@
-"""/healthz's report (bnviz.service.health): the store, the queue, the workers' heartbeats,
+"""/healthz's report (bnviz.server.health): the store, the queue, the workers' heartbeats,
 the free disk; "degraded" (which the container's HEALTHCHECK counts as unhealthy) exactly
 when the service cannot do all its work, with one line per problem."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bnviz.jobs.store import open_store
+from bnviz.records.store import open_store
+from bnviz.server.health import health
 from bnviz.service import disk
-from bnviz.service.health import health
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_hanging_store_is_reported_not_waited_for(home: Path, monkeypatch) -> 
     """A store that does not answer (a Redis behind a dead network, a disk that hangs):
     /healthz answers while the store still hangs, and says what is wrong; once the store
     answers again, so does /healthz."""
-    from bnviz.jobs import store as store_module
+    from bnviz.records import store as store_module
 
     release = threading.Event()
     real = store_module.open_store()
@@ -109,10 +109,10 @@ def test_a_hanging_store_is_reported_not_waited_for(home: Path, monkeypatch) -> 
 
 def _call(path: str, method: str = "GET", authorization: str | None = None
           ) -> tuple[str, dict, bytes]:
-    """One request through bnviz.service.health_app's WSGI callable."""
+    """One request through bnviz.server.health_app's WSGI callable."""
     import io
 
-    from bnviz.service.health_app import app
+    from bnviz.server.health_app import app
 
     seen: dict = {}
 
@@ -186,7 +186,7 @@ def test_a_dashboard_slow_to_answer_a_light_request_is_degraded(home: Path, tmp_
                                                                 delay: float, status: str):
     """/healthz times a light request to the dashboard in the background (issue 30: heavy
     work once stalled every page while /healthz said "ok") and answers at once itself."""
-    from bnviz.service.health import LIGHT_GOAL_SECONDS
+    from bnviz.server.health import LIGHT_GOAL_SECONDS
 
     stop = threading.Event()
     path = tmp_path / f"dash-{delay:g}.sock"
@@ -248,7 +248,7 @@ def test_with_a_jobs_token_anonymous_readers_see_only_the_status(home: Path, mon
 
 def test_a_lost_job_says_so_without_host_or_pid(home: Path):
     """The job's log is public: the reaper's reason names neither the host nor the pid."""
-    from bnviz.jobs.job import HOST
+    from bnviz.records.job import HOST
 
     store = open_store()
     job = store.create("smart-init", {})

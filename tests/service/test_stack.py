@@ -22,7 +22,8 @@ import pytest
 from served import JOBS_REFRESH, free_port
 from stackrun import ROOT, group_pids, kill_group, start, stop_group, wait_answering
 
-from bnviz.service import nginx, stack
+from bnviz.server import stack
+from bnviz.service import nginx
 
 pytestmark = pytest.mark.slow
 
@@ -146,7 +147,7 @@ def test_healthz_answers_while_the_dashboard_cannot(serving):
     stopped (SIGSTOP, as if all its threads were busy), /healthz still answers at once
     through nginx while a page waits, and says "degraded" once the dashboard has not answered
     a light request within 2 s (issue 30); "ok" again once the dashboard answers."""
-    from bnviz.service.health import LIGHT_GOAL_SECONDS, LIGHT_PROBE_EVERY
+    from bnviz.server.health import LIGHT_GOAL_SECONDS, LIGHT_PROBE_EVERY
 
     base, proc, _ = serving
 
@@ -398,7 +399,7 @@ def test_the_stack_adopts_and_reaps_orphans():
     role: its grandchild, orphaned, is re-parented to it and reaped."""
     code = """
 import os, subprocess, sys, time
-from bnviz.service import stack
+from bnviz.server import stack
 assert stack.become_subreaper()
 middle = subprocess.Popen([sys.executable, "-c",
     "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "

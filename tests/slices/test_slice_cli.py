@@ -11,8 +11,9 @@ import torch
 from onnx_nets import conv_net
 
 from bnviz.cli import main
+from bnviz.images.saved import save_network
 from bnviz.params.jobs import ARMS
-from bnviz.slices.torch_import import load_network, save_network
+from bnviz.slices.torch_import import load_network
 
 
 def _run(capsys, *argv):
@@ -109,7 +110,7 @@ def test_a_kept_network_slices_as_the_model_it_was(tmp_path, capsys):
 def test_image_jobs_keep_each_arms_network(jobs_home):
     from bnviz.images.experiments import run_experiment
     from bnviz.images.params import check_params
-    from bnviz.jobs.types import RecordingContext
+    from bnviz.records.types import RecordingContext
 
     params = check_params("smart-init", {"dataset": "digits", "max_train": 40, "runs": 1,
                                          "epochs": 1, "width": 4})

@@ -13,12 +13,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from bnviz.images.networks import build_model, calibrate_frozen
-from bnviz.jobs.results import network_path
-from bnviz.jobs.store import open_store
-from bnviz.jobs.types import ParamError, RecordingContext
+from bnviz.images.saved import save_network
+from bnviz.records.results import network_path
+from bnviz.records.store import open_store
+from bnviz.records.types import ParamError, RecordingContext
 from bnviz.slices.inspect import region_info
 from bnviz.slices.job import SLICE_JOB, load_slices
-from bnviz.slices.torch_import import save_network
 from callbacks.slice import callbacks as cs
 from callbacks.slice import ids
 
@@ -188,7 +188,7 @@ def test_train_on_the_jobs_page_then_slice_bn_beside_no_bn(dash_duo, jobs_home, 
 
 
 def test_the_job_reports_progress_and_stops_on_a_cancel(jobs_home):
-    from bnviz.jobs.types import Cancelled
+    from bnviz.records.types import Cancelled
 
     job_id = _kept_job()
     params = SLICE_JOB.check(_params(job_id))

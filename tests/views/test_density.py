@@ -40,7 +40,7 @@ import bnviz.views.density as density
 from bnviz.core.network import Network, layer_statistics, random_network
 from bnviz.core.partition import compute_partition
 from bnviz.data.datasets import make_dataset
-from bnviz.jobs.types import Cancelled
+from bnviz.records.types import Cancelled
 from bnviz.views.density import (
     DensityResult,
     ball_offsets,

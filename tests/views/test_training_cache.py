@@ -25,10 +25,10 @@ from dash import html, no_update
 
 from bnviz import jobs
 from bnviz.core.network import Network, random_network
-from bnviz.jobs import store as store_module
-from bnviz.jobs.results import result_path
-from bnviz.jobs.store import Job, job_key, open_store
-from bnviz.jobs.types import ParamError
+from bnviz.records import store as store_module
+from bnviz.records.results import result_path
+from bnviz.records.store import Job, job_key, open_store
+from bnviz.records.types import ParamError
 from bnviz.views import training_cache as tc
 from callbacks.background import job_id_of
 from callbacks.jitter import callbacks as cj

@@ -30,8 +30,8 @@ from typing import Any
 from bnviz.cli.commands import summary
 from bnviz.cli.progress import add_quiet
 from bnviz.jobs.registry import get_job_type
-from bnviz.jobs.types import IMAGE_JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
+from bnviz.records.types import IMAGE_JOB_TYPES
 
 __all__ = ["add_commands"]
 
@@ -128,7 +128,7 @@ def flag_message(text: str) -> str:
 
 
 def run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
-    from bnviz.jobs.types import ParamError
+    from bnviz.records.types import ParamError
 
     try:
         return _run_jobs(args)

@@ -32,9 +32,9 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from bnviz import jobs
-from bnviz.jobs.store import STATUSES, Job, open_store
-from bnviz.jobs.types import IMAGE_JOB_TYPES
 from bnviz.messages import brief, for_page, log_for_page
+from bnviz.records.store import STATUSES, Job, open_store
+from bnviz.records.types import IMAGE_JOB_TYPES
 from bnviz.service.clients import client_id, jobs_token, token_ok
 from bnviz.service.guard import strict_json
 

@@ -4,7 +4,7 @@ The page jobs (density counts, landscape curves, a trained network) write their 
 through ``ctx.save_result``, atomically (a temporary file in the same folder, then a rename),
 so a reader never sees half a file. A Celery worker writes the same path when it shares
 ``BNVIZ_HOME`` with the web servers (the compose file's ``/data`` volume). Ids are checked
-(:func:`~bnviz.jobs.store.check_job_id`) before they become a path.
+(:func:`~bnviz.records.store.check_job_id`) before they become a path.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bnviz.config import bnviz_home
-from bnviz.jobs.store import check_job_id
+from bnviz.records.store import check_job_id
 
 __all__ = ["checkpoint_path", "has_result", "job_networks", "load_result", "network_path",
            "result_path", "write_network", "write_result"]

@@ -1,12 +1,12 @@
 """The job store's interface and its status logic, written once for both stores.
 
-:class:`JobStore` is what :mod:`bnviz.jobs.sqlite_store` and :mod:`bnviz.jobs.redis_store`
+:class:`JobStore` is what :mod:`bnviz.records.sqlite_store` and :mod:`bnviz.records.redis_store`
 implement (a few primitives: insert, compare-and-set, read); everything that decides a job's
 status is here: compare-and-set transitions (queued -> running -> succeeded | failed |
 cancelled), claiming the oldest queued job, dedupe by key with the cap on queued and running
 jobs (:meth:`JobStore.create_unless`), cancels, and :meth:`JobStore.reap` (a running job whose
 process died or whose heartbeat stopped is queued again, at most ``BNVIZ_JOB_ATTEMPTS``
-starts).  Which store a process uses is chosen in :mod:`bnviz.jobs.store`, the factory that
+starts).  Which store a process uses is chosen in :mod:`bnviz.records.store`, the factory that
 imports both; the stores import this module, never the factory (no import cycle).
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from bnviz.config import setting
-from bnviz.jobs.job import (
+from bnviz.records.job import (
     ENDED,
     HOST,
     ClientBusy,

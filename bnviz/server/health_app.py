@@ -6,9 +6,9 @@ callbacks: with 20 clients requesting heavy views it took a median of 13 s (max 
 ``bench/load.py --scenario heavy``), and Docker's HEALTHCHECK would have restarted a
 container that was busy, not broken. Here it answers in milliseconds whatever the dashboard
 does, and reports what the dashboard's own route cannot: whether the dashboard's gunicorn
-still accepts connections (``BNVIZ_WEB_SOCKET``, :func:`bnviz.service.health.health`). A
+still accepts connections (``BNVIZ_WEB_SOCKET``, :func:`bnviz.server.health.health`). A
 dashboard that hangs is gunicorn's to restart (its worker time-out), one that dies is the
-supervisor's (:mod:`bnviz.service.stack`).
+supervisor's (:mod:`bnviz.server.stack`).
 
 Only ``GET /healthz`` (and ``HEAD``) is served; anything else is a one-line JSON 404 or 405.
 """
@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bnviz.service.health import for_reader, health
+from bnviz.server.health import for_reader, health
 
 __all__ = ["WEB_SOCKET_ENV", "app"]
 
@@ -37,7 +37,7 @@ def _answer(start_response: Callable, status: str, body: dict[str, Any],
 
 
 def app(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
-    """The WSGI app: ``GET /healthz`` answers :func:`~bnviz.service.health.health` with the
+    """The WSGI app: ``GET /healthz`` answers :func:`~bnviz.server.health.health` with the
     dashboard's socket checked."""
     if environ.get("PATH_INFO") != "/healthz":
         return _answer(start_response, "404 NOT FOUND", {"error": "not found"})

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
-from bnviz.jobs import job as records
-from bnviz.jobs.job import ACTIVE, FIELDS, REUSABLE, STATUSES, Job, StoreError
-from bnviz.jobs.jobstore import JobStore
+from bnviz.records import job as records
+from bnviz.records.job import ACTIVE, FIELDS, REUSABLE, STATUSES, Job, StoreError
+from bnviz.records.jobstore import JobStore
 
 __all__ = ["RedisStore"]
 

@@ -1,14 +1,14 @@
 """Where jobs live: their parameters, status, progress, metrics and logs, persisted.
 
 This module chooses the store (:func:`open_store`, the factory: it imports both stores, which
-import only :mod:`bnviz.jobs.jobstore`, never this module) and is where callers import the
-store's names from.  Two stores behind one interface (:class:`~bnviz.jobs.jobstore.JobStore`,
-whose status logic is written once in :mod:`bnviz.jobs.jobstore`):
+import only :mod:`bnviz.records.jobstore`, never this module) and is where callers import the
+store's names from.  Two stores behind one interface (:class:`~bnviz.records.jobstore.JobStore`,
+whose status logic is written once in :mod:`bnviz.records.jobstore`):
 
-* :class:`~bnviz.jobs.sqlite_store.SQLiteStore`, the embedded default:
+* :class:`~bnviz.records.sqlite_store.SQLiteStore`, the embedded default:
   ``$BNVIZ_HOME/jobs/jobs.sqlite`` (WAL mode; every web worker, job process and CLI call opens
   it), so jobs and results survive a restart.
-* :class:`~bnviz.jobs.redis_store.RedisStore`, shared by web servers and Celery workers on
+* :class:`~bnviz.records.redis_store.RedisStore`, shared by web servers and Celery workers on
   other machines.
 
 ``BNVIZ_STORE_URL`` picks one (``sqlite:///path`` or ``redis://host:port/db``); without it, the
@@ -31,7 +31,8 @@ import os
 import threading
 
 from bnviz.config import bnviz_home
-from bnviz.jobs.job import (
+from bnviz.messages import brief
+from bnviz.records.job import (
     ACTIVE,
     ENDED,
     FIELDS,
@@ -50,10 +51,9 @@ from bnviz.jobs.job import (
     pid_alive,
     stale_seconds,
 )
-from bnviz.jobs.jobstore import JobStore, max_attempts
-from bnviz.jobs.redis_store import RedisStore
-from bnviz.jobs.sqlite_store import SQLiteStore
-from bnviz.messages import brief
+from bnviz.records.jobstore import JobStore, max_attempts
+from bnviz.records.redis_store import RedisStore
+from bnviz.records.sqlite_store import SQLiteStore
 
 __all__ = ["ACTIVE", "ENDED", "FIELDS", "HOST", "JOB_ID", "JSON_FIELDS", "MAX_LOG_LINES",
            "REUSABLE", "STATUSES", "ClientBusy", "Job", "JobStore", "QueueFull", "StoreError",

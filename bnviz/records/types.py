@@ -9,7 +9,7 @@ A job type (:class:`JobType`) is three functions and one flag:
   :class:`JobContext`); returns values added to the job's summary.
 * ``summarise(metric rows) -> dict``: the summary the jobs page and ``jobs show`` draw.
 * ``result``: whether ``run`` writes arrays to the job's result file
-  (``ctx.save_result``, :mod:`bnviz.jobs.results`). A page reuses a succeeded job of the same
+  (``ctx.save_result``, :mod:`bnviz.records.results`). A page reuses a succeeded job of the same
   parameters only while its result file is there.
 
 The types live beside the code they run, which imports this module for its vocabulary; the

@@ -15,7 +15,7 @@ status, the queue's size and how many problems there are (:func:`for_reader`): t
 the version, the workers' names (host and process) and the problems' text (a store's error
 may name a path or a URL) need the token (``Authorization: Bearer <token>``).
 
-Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.service.health_app`),
+Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.server.health_app`),
 so that it never waits behind the dashboard's busy threads; there it also reports whether
 the dashboard's gunicorn accepts connections and how long it takes to answer a light request
 (``web``, :class:`LightProbe`): over ``LIGHT_GOAL_SECONDS`` the status is "degraded".
@@ -57,7 +57,7 @@ def _broker_reachable(url: str, timeout: float = 1.0) -> bool:
 
 def _store_state() -> dict[str, Any]:
     """The store's view: counts per status, the oldest queued job's wait, the workers."""
-    from bnviz.jobs.store import open_store
+    from bnviz.records.store import open_store
 
     store = open_store()
     counts = store.counts()
@@ -82,7 +82,7 @@ def _with_timeout(fn, timeout: float) -> Any:
 def _jobs_section(problems: list[str]) -> dict[str, Any]:
     from bnviz.jobs import backend
     from bnviz.jobs.celery_app import broker_url
-    from bnviz.jobs.store import StoreError, stale_seconds, store_url
+    from bnviz.records.store import StoreError, stale_seconds, store_url
 
     url = store_url()
     jobs: dict[str, Any] = {"backend": backend(),
@@ -195,7 +195,7 @@ def _light_probe(socket_path: str) -> LightProbe:
 
 def health(web_socket: str | None = None) -> dict[str, Any]:
     """The JSON of ``/healthz`` (see the module docstring). ``web_socket``: asked from
-    another process (:mod:`bnviz.service.health_app`), the dashboard's gunicorn socket, which
+    another process (:mod:`bnviz.server.health_app`), the dashboard's gunicorn socket, which
     must accept connections; without it the dashboard answers for itself."""
     from bnviz.device import pick_device
     from bnviz.service.disk import free_megabytes

@@ -6,7 +6,7 @@ Four processes under one small supervisor (this process):
   run directory: the dashboard, its workers warmed up before they accept a request; the
   dashboard's files are the checkout's in the current folder, else the installed wheel's
   (:mod:`bnviz.service.webapp`), so ``pip install 'bnviz[web]'`` serves from any folder;
-* a second, small **gunicorn** for ``/healthz`` alone (:mod:`bnviz.service.health_app`, one
+* a second, small **gunicorn** for ``/healthz`` alone (:mod:`bnviz.server.health_app`, one
   worker, two threads), so that the health check never waits behind the dashboard's busy
   threads (with 20 clients on heavy views it did: 13 s median);
 * the **job worker** (``python -m bnviz worker --idle-exit 0``: the local pool, or Celery with
@@ -45,7 +45,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from bnviz.cli.commands import summary
 from bnviz.config import SETTINGS, SettingError, setting
 from bnviz.extras import MissingExtra
 from bnviz.jobs.local import MANAGED_ENV
@@ -54,7 +53,7 @@ from bnviz.service.nginx import AccessLogPipe, listen_address, private_socket_di
 from bnviz.service.restarts import RestartPolicy
 from bnviz.service.webapp import WebFiles, find_web_files, gunicorn_argv, require_web_extra
 
-__all__ = ["ServeError", "Stack", "add_serve", "become_subreaper", "find_nginx", "find_web",
+__all__ = ["ServeError", "Stack", "become_subreaper", "find_nginx", "find_web",
            "run_serve"]
 
 #: Where Debian's nginx lives when /usr/sbin is not on PATH (a plain user's shell).
@@ -177,7 +176,7 @@ class Stack:
         self._spawn("health", [sys.executable, "-m", "gunicorn", "--bind",
                                f"unix:{self.health_socket}", "--workers", "1", "--threads", "2",
                                "--worker-class", "gthread", "--timeout", "30",
-                               "--no-control-socket", "bnviz.service.health_app:app"],
+                               "--no-control-socket", "bnviz.server.health_app:app"],
                     env, cwd=self.run_dir)
 
     def _worker_env(self) -> dict[str, str]:
@@ -361,16 +360,6 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
             proc.send_signal(sig)
         except ProcessLookupError:
             pass
-
-
-def add_serve(sub: argparse._SubParsersAction) -> None:
-    """The ``serve`` command's parser."""
-    p = sub.add_parser("serve", help=summary("serve"))
-    p.add_argument("--no-worker", action="store_true",
-                   help="no job worker (it runs elsewhere, e.g. compose's worker service)")
-    p.add_argument("--no-nginx", action="store_true",
-                   help="gunicorn alone on BNVIZ_HOST:BNVIZ_PORT, what make run runs: no nginx "
-                        "in front, no supervised job worker")
 
 
 def _become_gunicorn(web: WebFiles, host: str, port: int) -> None:

@@ -1,13 +1,13 @@
 """The background threads of a web process, started in one place.
 
-bnviz runs work in threads of its own only in :mod:`bnviz.service` (a server's needs) and
-:mod:`bnviz.jobs` (the job workers); tests/test_architecture.py checks that no other module
-starts one.  A web process starts two when it starts, each after gunicorn's fork (a thread
-does not survive a fork), so that no request waits for what they prepare:
+bnviz runs work in threads of its own only in :mod:`bnviz.server` and :mod:`bnviz.service`
+(a server's needs) and :mod:`bnviz.jobs` (the job workers); tests/test_architecture.py checks
+that no other module starts one.  A web process starts two when it starts, each after
+gunicorn's fork (a thread does not survive a fork), so that no request waits for what they
+prepare:
 
-* :func:`start_kernel_loading`: the exact engine's compiled kernels, loaded from numba's cache
-  or compiled once per machine (:mod:`bnviz.core.kernels`); until then every cut takes the
-  vectorised path.  A job's process starts it too (:mod:`bnviz.jobs.runner`).
+* :func:`bnviz.service.kernel_loading.start_kernel_loading`: the exact engine's compiled
+  kernels (a job's process starts it too);
 * :func:`start_tour_precompute`: every step of the lecture's guided tour
   (:func:`bnviz.lecture.scenes.precompute_tour`), so that each step answers from memory within
   the 300 ms a hall can wait (issue 16); ``BNVIZ_PRECOMPUTE_TOUR=0`` skips it.
@@ -21,25 +21,7 @@ from collections.abc import Callable
 
 from bnviz.config import setting
 
-__all__ = ["start_kernel_loading", "start_tour_precompute"]
-
-_lock = threading.Lock()
-_kernels: threading.Thread | None = None
-
-
-def start_kernel_loading() -> threading.Thread | None:
-    """Load the compiled kernels in a background thread of this process; returns at once (the
-    thread, or None when they are loaded or loading already).  Call again after a fork."""
-    global _kernels
-    from bnviz.core import kernels
-
-    with _lock:
-        if kernels.ready() is not None or (_kernels is not None and _kernels.is_alive()):
-            return None
-        _kernels = threading.Thread(target=kernels.load_quietly, name="bnviz-kernels",
-                                    daemon=True)
-        _kernels.start()
-        return _kernels
+__all__ = ["start_tour_precompute"]
 
 
 def start_tour_precompute(report: Callable[[str], None] | None = None

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bnviz.config import setting
-from bnviz.jobs import job as records
-from bnviz.jobs.job import (
+from bnviz.records import job as records
+from bnviz.records.job import (
     ACTIVE,
     FIELDS,
     JSON_FIELDS,
@@ -23,7 +23,7 @@ from bnviz.jobs.job import (
     Job,
     StoreError,
 )
-from bnviz.jobs.jobstore import JobStore
+from bnviz.records.jobstore import JobStore
 
 T = TypeVar("T")
 
