@@ -245,10 +245,10 @@ def warm_up(app: Dash) -> None:
 
 
 def precompute_tour() -> None:
-    """Compute every lecture tour step in a background thread of this process
-    (bnviz.server.background, where a web process's threads start), so that each step
-    answers from memory within the 300 ms a hall can wait (issue 16); BNVIZ_PRECOMPUTE_TOUR=0
-    skips it (the steps are then computed when first shown)."""
+    """Compute every lecture tour step, then the debate page's claims, in a background thread
+    of this process (bnviz.server.background), so that each step answers from memory within
+    the 300 ms a hall can wait (issue 16) and /papers at once; BNVIZ_PRECOMPUTE_TOUR=0 skips
+    it (they are then computed when first shown)."""
     start_tour_precompute(app.server.logger.exception)
 
 

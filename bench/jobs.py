@@ -1,4 +1,5 @@
-"""Job system figures: training speed of the image networks, and the job store's latency.
+"""Job system figures: training speed of the image networks, and the job store's latency
+(:mod:`bnviz.records.store`).
 
 * Training: images/s of one SGD epoch on digits for each architecture in ``bn`` mode, against
   the same network with torch's own ``nn.BatchNorm2d`` in place of ModeNorm (the baseline, in

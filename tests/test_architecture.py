@@ -415,8 +415,8 @@ def _thread_starters() -> set[str]:
 
 def test_background_threads_live_in_server_service_or_jobs():
     """Background work runs in bnviz.jobs (the workers), bnviz.server (a web process's
-    threads: bnviz.server.background) or bnviz.service (the kernels' loader, nginx's access
-    log), nowhere else."""
+    precompute, the health report's probes) or bnviz.service (the kernels' loader, nginx's
+    access log), nowhere else."""
     others = _thread_starters()
     assert not others, f"threads started outside bnviz.server, service and jobs: {others}"
 

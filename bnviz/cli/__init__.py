@@ -6,9 +6,10 @@ One module per command group: :mod:`~bnviz.cli.partition`, :mod:`~bnviz.cli.figu
 guided tour and its slides), :mod:`~bnviz.cli.replicate` (the replication report),
 :mod:`~bnviz.cli.train` (live training, frame by frame), :mod:`~bnviz.cli.slice` (image
 networks on a plane),
-the jobs commands of :mod:`bnviz.cli.jobs`, and ``serve`` (:mod:`bnviz.server.stack`: nginx,
-gunicorn and the job worker; it never loads torch).  Options are checked by the parameter models of
-:mod:`bnviz.params` before anything heavy is imported: ``--help`` and a bad option never load
+the jobs commands of :mod:`bnviz.cli.jobs`, and ``serve`` (:mod:`~bnviz.cli.serve`, which
+runs :mod:`bnviz.server.stack`: nginx, gunicorn and the job worker; it never loads torch).
+Options are checked by the parameter models of :mod:`bnviz.params` before anything heavy is
+imported: ``--help`` and a bad option never load
 torch (the jobs commands do, to list their job types).
 
 Bad options or files print one line on stderr and exit with code 2; nothing prints a traceback.

@@ -1,9 +1,11 @@
 """Background jobs: every computation that outlives a request, persisted, on a local worker or
 on Celery workers (see :mod:`bnviz.jobs.local`, :mod:`bnviz.jobs.celery_app`).
 
-The job types (:mod:`bnviz.records.types`) are the BN paper's image experiments and the three
-computations the pages start: the density page's Figure 3 (``density``), the debate page's 2D
-landscape run (``landscape-2d``) and the jitter page's training (``jitter-training``).
+The job types (the table: :mod:`bnviz.jobs.registry`; what a type is:
+:mod:`bnviz.records.types`) are the BN paper's image experiments and the four computations the
+pages start: the density page's Figure 3 (``density``), the debate page's 2D landscape run
+(``landscape-2d``), the jitter page's training (``jitter-training``) and the /slice page's
+cut (``slice``).
 
 This module is the one entry point the CLI and the pages use:
 

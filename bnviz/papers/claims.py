@@ -36,6 +36,8 @@ from bnviz.papers.checks_santurkar import (
     santurkar_thm41_printed,
 )
 from bnviz.papers.claim import Claim
+from bnviz.params.cost import always_heavy
+from bnviz.service.cache import shared_memoize
 
 __all__ = ["all_claims", "claim_ids", "run_claims"]
 
@@ -82,3 +84,14 @@ def run_claims(ids: list[str] | None = None,
 def all_claims(device: torch.device | str | None = None) -> dict:
     """``{"claims": [...]}``, the JSON of ``python -m bnviz claims --json``."""
     return {"claims": [c.as_json() for c in run_claims(device=device)]}
+
+
+# v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17); v3: each
+# claim's statement_tex (issue 31)
+@shared_memoize("papers-claims-v3", cost=always_heavy)
+def shared_claims() -> tuple[dict, ...]:
+    """The claims' JSON (about 6 s on 2 cores), computed once per ``BNVIZ_HOME`` and read by
+    every web process after: the debate page's table. A web process computes it in the
+    background when it starts (:mod:`bnviz.server.background`), so the page's first visitor
+    does not wait. Seeded: the same every time; bump the name when a claim changes."""
+    return tuple(all_claims()["claims"])

@@ -16,8 +16,9 @@ Redis broker's URL when ``BNVIZ_BROKER_URL`` is a Redis URL, else SQLite under B
 
 Status changes are compare-and-set (queued -> running -> succeeded | failed | cancelled), so a
 job is claimed by one worker only and an ended job never changes again. A running job whose
-process died, or whose heartbeat stopped, is queued again by ``JobStore.reap``, which every
-reader calls: no job is left "running" forever.
+process died, or whose heartbeat stopped, is queued again by ``JobStore.reap``, which the job
+system's readers call (:mod:`bnviz.jobs`: list, get, start; the API): no job is left
+"running" forever.
 
 Each job has a ``key``, a hash of its type and checked parameters. ``JobStore.create_unless``
 is what the pages use: atomically, it returns the live job of the same key (queued, running,

@@ -1,4 +1,5 @@
-"""What a job type is, how a job reports while it runs, and the table of every job type.
+"""What a job type is and how a job reports while it runs (the table of every job type is
+:mod:`bnviz.jobs.registry`).
 
 A job type (:class:`JobType`) is three functions and one flag:
 

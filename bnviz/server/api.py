@@ -19,7 +19,7 @@ What a client sends never gets a 5xx, an HTML page or a traceback: every answer 
 ``/api/`` is JSON, an error is ``{"error": "one line"}``. 503 is kept for the server's own
 conditions (a nearly full disk, the job store out of reach), each with ``Retry-After``.
 Bodies over 64 kB are refused with 413 before they are read, by the request guard in front
-(bnviz.service.guard). Readers see what :meth:`bnviz.jobs.Job.public` shows (no host, pid,
+(bnviz.service.guard). Readers see what :meth:`bnviz.records.job.Job.public` shows (no host, pid,
 client or key) and the error and log as the jobs page shows them (:mod:`bnviz.messages`).
 """
 
@@ -129,7 +129,8 @@ def _body() -> dict[str, Any]:
 
 
 def _busy(exc: Exception) -> ApiError:
-    """The exceptions of bnviz.jobs that are the server's state, not the request's fault."""
+    """The job system's exceptions (bnviz.records' and bnviz.service's, which bnviz.jobs
+    re-exports) that are the server's state, not the request's fault."""
     if isinstance(exc, jobs.QueueFull):  # ClientBusy too
         return ApiError(429, str(exc), {"Retry-After": str(RETRY_BUSY)})
     if isinstance(exc, jobs.DiskFull):

@@ -3,8 +3,8 @@ job's process when it starts (:mod:`bnviz.core.kernels`: loaded from numba's cac
 compiled once per machine); until they are ready every cut takes the vectorised path, so no
 request and no job waits for the compiler.
 
-Here, in the service layer, because both the web processes (:mod:`bnviz.server.background`,
-``app.py``) and the job runner (:mod:`bnviz.jobs.runner`) start it, and both sit above it.
+Here, in the service layer, because both the web processes (``app.py``'s warm-up) and the
+job runner (:mod:`bnviz.jobs.runner`) start it, and both sit above it.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def load_images(data: str | Path, shape: tuple[int, ...] | None = None) -> Slice
     return images
 
 
-def _finished_job(job_id: str) -> Job | None:
+def _job_record(job_id: str) -> Job | None:
     """The job's record, read from the store (a slice opens what a job left: the job system
     above, which dispatches and reaps jobs, is not needed for that)."""
     from bnviz.records.job import check_job_id
@@ -74,10 +74,13 @@ def job_network(job_id: str, arm: str | None = None, run: int = 0) -> tuple[Path
     """The file of a job's kept network and the job's data set name."""
     from bnviz.records.results import job_networks, network_path
 
-    job = _finished_job(job_id)
+    job = _job_record(job_id)
     if job is None:
         raise ValueError(f"no job {job_id}")
     names = job_networks(job_id)
+    if job.status != "succeeded":
+        raise ValueError(f"job {job_id} is {job.status}: a job's networks are sliced once it "
+                         "has succeeded")
     if not names:
         raise ValueError(f"job {job_id} kept no network (only image training jobs keep theirs, "
                          "from this version on)")
@@ -140,7 +143,7 @@ def job_images(job_id: str, indices: list[int], data: str = "digits"
 
         name = parse_dataset_name(data)  # a data set's name, never a path
     else:
-        job = _finished_job(job_id)
+        job = _job_record(job_id)
         if job is None:
             raise ValueError(f"no job {job_id}")
         name = str(job.params.get("dataset", "digits"))

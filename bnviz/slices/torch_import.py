@@ -25,6 +25,7 @@ from bnviz.slices.graph import Op, SliceNet
 
 __all__ = ["load_network", "slice_net"]
 
+
 def _read(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     from safetensors import SafetensorError, safe_open
 

@@ -7,7 +7,7 @@ another of p and the grid points q with |p - q| <= eps (eps in grid cells; the d
 cell uses p's 4 neighbours).  Exact zeros are neither sign: a region where h is 0 (every
 input dead, zero bias + ReLU) has no facet, while a line through a grid point still counts.
 A facet that crosses a segment p-q an even number of times is missed; on a fine grid that is
-rare, and tests/test_density.py compares the counts with the exact facets of small networks.
+rare, and tests/views/test_density.py compares the counts with the exact facets of small networks.
 
 The forward pass of the grid is batched in torch (cuda when available) in bands of rows with
 a halo of ceil(eps) rows, so memory stays bounded at any grid size; float32 by default (the

@@ -10,7 +10,7 @@ from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.caps import DANNEMANN_MAX_POINTS
 from bnviz.papers import luo
-from bnviz.papers.claims import all_claims
+from bnviz.papers.claims import shared_claims
 from bnviz.papers.dannemann import weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import load_landscape
@@ -35,15 +35,6 @@ from callbacks.papers.figures import (
 )
 from callbacks.parsing import finite_number, whole_number
 from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS, math_text
-
-
-# v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17); v3: each
-# claim's statement_tex (issue 31)
-@shared_memoize("papers-claims-v3", cost=always_heavy)
-def claims_json() -> tuple[dict, ...]:
-    """The claims (~10 s), computed once per ``BNVIZ_HOME`` and read by every web process
-    after (seeded: the same every time; bump the name when a claim changes)."""
-    return tuple(all_claims()["claims"])
 
 
 def _value(v) -> str:
@@ -77,7 +68,7 @@ def claims_table(claims: tuple[dict, ...]) -> dbc.Table:
 @callback(Output(ids.CLAIMS, "children"), Input(ids.CLAIMS_REQUEST, "data"))
 def show_claims(_request):
     """Fill the claims panel (computed at the first request, then cached)."""
-    return claims_table(claims_json())
+    return claims_table(shared_claims())
 
 
 def parse_points(rows) -> tuple[np.ndarray, np.ndarray]:

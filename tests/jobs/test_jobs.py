@@ -1,5 +1,5 @@
 """Tests of the background jobs: persistence and the embedded backend (the stores' semantics
-and reaping: tests/jobs/test_store.py).
+and reaping: tests/records/test_store.py).
 
 * The embedded backend is tested with real processes: ``python -m bnviz jobs ...`` in
   subprocesses, the detached local worker it starts, and a job process per job. Jobs are tiny

@@ -116,11 +116,12 @@ def test_click_moves_w0_and_points_are_edited(cp):
 def test_claims_table_lists_every_claim_with_its_verdict(cp, tmp_home, monkeypatch):
     """The table is computed once per BNVIZ_HOME: a second request, and another web process
     (a subprocess here, whose own computation would fail), read the stored claims."""
+    from bnviz.papers import claims
     from bnviz.papers.claims import claim_ids
 
     computed = []
-    real = cp.all_claims
-    monkeypatch.setattr(cp, "all_claims", lambda: computed.append(1) or real())
+    real = claims.all_claims
+    monkeypatch.setattr(claims, "all_claims", lambda: computed.append(1) or real())
     table = cp.show_claims("all")
     text = _text(table)
     for cid in claim_ids():
@@ -128,10 +129,11 @@ def test_claims_table_lists_every_claim_with_its_verdict(cp, tmp_home, monkeypat
     assert text.count("does not hold") == 4  # Theorem 4.1, Lemma 4.5, sigma_B and I2 as printed
     assert _text(cp.show_claims("again")) == text and computed == [1]
     other_process = (
-        "import callbacks.papers.callbacks as cp\n"
+        "from bnviz.papers import claims\n"
         "def fail():\n    raise SystemExit('computed the claims again')\n"
-        "cp.all_claims = fail\n"
-        "print(len(cp.claims_json()), sum(not c['holds'] for c in cp.claims_json()))\n")
+        "claims.all_claims = fail\n"
+        "table = claims.shared_claims()\n"
+        "print(len(table), sum(not c['holds'] for c in table))\n")
     out = subprocess.run([sys.executable, "-c", other_process], capture_output=True, text=True,
                          env=dict(os.environ, BNVIZ_HOME=str(tmp_home)), cwd=ROOT,
                          timeout=120, check=False)
@@ -259,8 +261,19 @@ def _read(dash_duo, css: str) -> str:
         "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", css)
 
 
+@pytest.fixture
+def claims_ready(tmp_home):
+    """The claims computed before the server starts, as a web process computes them in the
+    background when it starts (bnviz.server.background): the page reads them from the
+    shared cache (computing them in the page is test_claims_table_lists_every_claim...)."""
+    from bnviz.papers.claims import shared_claims
+
+    shared_claims()
+    return tmp_home
+
+
 @pytest.mark.browser
-def test_papers_page_in_a_browser(dash_duo, tmp_home):
+def test_papers_page_in_a_browser(dash_duo, claims_ready):
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
@@ -373,7 +386,7 @@ def test_the_page_text_keeps_no_ascii_math():
 
 
 @pytest.mark.browser
-def test_the_math_is_typeset_under_the_policy(dash_duo, tmp_home):
+def test_the_math_is_typeset_under_the_policy(dash_duo, claims_ready):
     """MathJax (Dash's own copy, served from this origin) typesets every claim's statement,
     the disagreements and Luo et al.'s explanation under the content security policy: no
     "$" or backtick is left to read, no TeX error, no policy violation in the console."""

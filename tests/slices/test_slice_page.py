@@ -207,3 +207,20 @@ def test_the_layout_builds():
 
     tree = layout()
     assert ids.GRAPH in str(tree) and ids.UPLOAD in str(tree)
+
+
+def test_a_job_that_has_not_succeeded_is_named_with_its_status(jobs_home):
+    """The slices read a job's record from the store: one still running is refused by its
+    status (not as a job that kept no network), an unknown or malformed id in one line."""
+    from bnviz.slices.sources import job_network
+
+    store = open_store()
+    job = store.create("smart-init", {"dataset": "digits", "arch": "resnet9", "width": 4})
+    store.claim(job.id, 1)
+    with pytest.raises(ValueError, match=rf"^job {job.id} is running: a job's networks are "
+                                         r"sliced once it has succeeded$"):
+        job_network(job.id)
+    with pytest.raises(ValueError, match=r"^no job 0123456789ab$"):
+        job_network("0123456789ab")
+    with pytest.raises(ValueError, match="not a job id"):
+        job_network("../../etc")
