@@ -143,6 +143,7 @@ def _check(model: type[T], values: Mapping[str, Any], lax: bool, into: T | None 
     field in definition order (then the model hooks, in the order they were defined)."""
     spec = validator(model)
     done: dict[str, Any] = {}
+    info = ValidationInfo(done)  # the fields checked so far, as each hook runs
     for field in spec.fields:
         raw = values.get(field.name, field.default)
         if raw is dataclasses.MISSING and field.factory is not dataclasses.MISSING:
@@ -150,7 +151,6 @@ def _check(model: type[T], values: Mapping[str, Any], lax: bool, into: T | None 
         if raw is dataclasses.MISSING:
             raise _Invalid((field.name,), InputError("a value is required"))
         try:
-            info = ValidationInfo(done)
             for hook in field.before:
                 raw = hook(raw, info)
             value = field.rule.check(raw, lax)
@@ -220,7 +220,7 @@ def params_dataclass(cls: type[T]) -> type[T]:
     @functools.wraps(assign)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         assign(self, *args, **kwargs)
-        given = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        given = {f.name: getattr(self, f.name) for f in validator(type(self)).fields}
         try:
             _check(type(self), given, False, into=self)
         except _Invalid as problem:
