@@ -15,8 +15,9 @@ from bnviz.caps import (
     MODES,
     SEED_MAX,
 )
+from bnviz.messages import brief
 from bnviz.params.cost import check_density_work
-from bnviz.params.fields import InputError, choice, int_list, quote, real, whole
+from bnviz.params.fields import InputError, choice, int_list, real, whole
 from bnviz.params.model import ValidationInfo, field_validator, model_validator, params_dataclass
 
 __all__ = ["DensityPageParams", "DensityParams", "default_layers"]
@@ -61,7 +62,7 @@ class DensityParams:
         layers = tuple(sorted(set(int_list(raw))))
         if not layers or layers[0] < 1 or layers[-1] > depth:
             raise InputError(f"comma-separated layer numbers from 1 to the depth ({depth}), "
-                             f"got {quote(raw)}")
+                             f"got {brief(raw)}")
         return layers
 
     @model_validator(mode="after")

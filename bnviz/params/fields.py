@@ -26,17 +26,13 @@ from bnviz.messages import InputError, brief
 from bnviz.params.model import Rule
 
 __all__ = ["InputError", "checked", "choice", "count_or_all", "described", "int_list",
-           "quote", "real", "real_value", "reals", "whole", "whole_or_none", "whole_value"]
+           "real", "real_value", "reals", "whole", "whole_or_none", "whole_value"]
 
 
 def checked(kind: type, check: Callable[[object, bool], Any], schema: Mapping[str, Any]) -> Any:
     """A field of ``kind`` read by ``check(raw, lax)`` (the value, or InputError), described
     by the JSON ``schema``: what every helper below returns."""
     return Annotated[kind, Rule(check, dict(schema))]
-
-
-#: A value as messages show it: briefly (an int of 5000 digits cannot even be printed).
-quote = brief
 
 
 def _number(raw: object, lax: bool) -> int | float | None:
@@ -66,7 +62,7 @@ def whole_value(raw: object, lo: int, hi: int, *, lax: bool = True) -> int:
     if isinstance(v, float):
         v = int(v) if lax and math.isfinite(v) and v.is_integer() else None
     if v is None or not lo <= v <= hi:
-        raise InputError(f"enter a whole number from {lo} to {hi}, got {quote(raw)}")
+        raise InputError(f"enter a whole number from {lo} to {hi}, got {brief(raw)}")
     return v
 
 
@@ -82,7 +78,7 @@ def real_value(raw: object, lo: float = -math.inf, hi: float = math.inf, *,
     if not (math.isfinite(value) and above and value <= hi):
         span = _span(lo, hi, lo_open)
         raise InputError(f"enter {'a number ' + span if span else 'a finite number'}, got "
-                         f"{quote(raw)}")
+                         f"{brief(raw)}")
     return value
 
 
@@ -128,7 +124,7 @@ def whole_or_none(lo: int, hi: int) -> Any:
             return whole_value(raw, lo, hi, lax=lax)
         except InputError:
             raise InputError(f"enter a whole number from {lo} to {hi} (or nothing), got "
-                             f"{quote(raw)}") from None
+                             f"{brief(raw)}") from None
 
     return checked(int | None, check, _or_none(_bounds("integer", lo, hi)))
 
@@ -144,7 +140,7 @@ def count_or_all(lo: int, hi: int, what: str = "the number of points") -> Any:
             return whole_value(raw, lo, hi, lax=lax)
         except InputError:
             raise InputError(f"enter 'all' or a whole number from {lo} to {what}, got "
-                             f"{quote(raw)}") from None
+                             f"{brief(raw)}") from None
 
     return checked(int | None, check, _or_none(_bounds("integer", lo, hi)))
 
@@ -182,7 +178,7 @@ def reals(lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False,
         if values is None:
             many = f"{fewest} to {most}" if fewest < most else str(most)
             raise InputError(f"enter {many} {'comma-separated ' if lax else ''}numbers"
-                             f"{f' (each {span})' if span else ''}, got {quote(raw)}")
+                             f"{f' (each {span})' if span else ''}, got {brief(raw)}")
         return tuple(sorted(set(values))) if distinct else tuple(values)
 
     item = _bounds("number", lo, hi, lo_open)
@@ -205,7 +201,7 @@ def text(most: int) -> Any:
     def check(raw: object, lax: bool) -> str:
         if not (isinstance(raw, str) and len(raw) <= most
                 and all(c.isalnum() or c in ",_-" for c in raw)):
-            raise InputError(f"letters, digits and ,_- only, at most {most}, got {quote(raw)}")
+            raise InputError(f"letters, digits and ,_- only, at most {most}, got {brief(raw)}")
         return raw
 
     return checked(str, check, {"type": "string", "maxLength": most})
@@ -216,7 +212,7 @@ def choice(options: tuple[str, ...]) -> Any:
 
     def check(raw: object, lax: bool) -> str:
         if not (isinstance(raw, str) and raw in options):
-            raise InputError(f"choose one of {', '.join(options)}, got {quote(raw)}")
+            raise InputError(f"choose one of {', '.join(options)}, got {brief(raw)}")
         return raw
 
     return checked(str, check, {"type": "string", "enum": list(options)})

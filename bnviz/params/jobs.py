@@ -17,13 +17,13 @@ from typing import Any, ClassVar
 
 from bnviz.caps import ARCHS, IMAGE_JOB_LIMITS, MAX_FOLDER_IMAGES, TRAIN_SIZES
 from bnviz.data.imagedata import STANDARD_DATASETS, DataError, parse_dataset_name
+from bnviz.messages import brief
 from bnviz.params.cost import check_concentration_passes, check_training_images
 from bnviz.params.fields import (
     InputError,
     checked,
     choice,
     described,
-    quote,
     real,
     reals,
     whole,
@@ -60,7 +60,7 @@ def image_dataset() -> Any:
 
     def check(raw: object, lax: bool) -> str:
         if not isinstance(raw, str) or not raw.strip():
-            raise InputError(f"enter a data set name ({_DATASETS}), got {quote(raw)}")
+            raise InputError(f"enter a data set name ({_DATASETS}), got {brief(raw)}")
         try:
             return parse_dataset_name(raw)
         except DataError as exc:

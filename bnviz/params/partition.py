@@ -24,6 +24,7 @@ from bnviz.caps import (
     SEED_MAX,
     WEIGHTS,
 )
+from bnviz.messages import brief
 from bnviz.params.cost import (
     check_alpha,
     check_bn_batch_size,
@@ -35,7 +36,6 @@ from bnviz.params.fields import (
     choice,
     count_or_all,
     int_list,
-    quote,
     real,
     whole,
     whole_or_none,
@@ -218,7 +218,7 @@ class Figure9Params:
         if not 1 <= len(layers) <= 2 or len(set(layers)) != len(layers) or \
                 min(layers) < 1 or max(layers) > depth:
             raise InputError(f"one or two different layer numbers from 1 to the depth "
-                             f"({depth}), comma-separated, got {quote(raw)}")
+                             f"({depth}), comma-separated, got {brief(raw)}")
         return layers
 
     def explorer_settings(self) -> ExplorerParams:

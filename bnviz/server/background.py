@@ -3,9 +3,9 @@
 bnviz runs work in threads of its own only in :mod:`bnviz.server` (this module; the health
 report's probes), :mod:`bnviz.service` (the kernels' loader, nginx's access log) and
 :mod:`bnviz.jobs` (the job workers); tests/test_architecture.py checks that no other module
-starts one.  A web process starts two when it starts (``app.py``'s warm-up), each after
-gunicorn's fork (a thread does not survive a fork), so that no request waits for what they
-prepare:
+starts one.  A web process starts two when it starts (``app.py``: ``warm_up``,
+``precompute_tour``), each after gunicorn's fork (a thread does not survive a fork), so that
+no request waits for what they prepare:
 
 * :func:`bnviz.service.kernel_loading.start_kernel_loading`: the exact engine's compiled
   kernels (a job's process starts it too);

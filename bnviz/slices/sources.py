@@ -77,10 +77,10 @@ def job_network(job_id: str, arm: str | None = None, run: int = 0) -> tuple[Path
     job = _job_record(job_id)
     if job is None:
         raise ValueError(f"no job {job_id}")
-    names = job_networks(job_id)
     if job.status != "succeeded":
         raise ValueError(f"job {job_id} is {job.status}: a job's networks are sliced once it "
                          "has succeeded")
+    names = job_networks(job_id)
     if not names:
         raise ValueError(f"job {job_id} kept no network (only image training jobs keep theirs, "
                          "from this version on)")

@@ -15,6 +15,7 @@ from fuzzing import FUZZ, JUNK, TOO_BIG, _whole_in, assert_clear
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bnviz.messages import brief
 from bnviz.params import (
     IMAGE_JOB_PARAMS,
     BNStatsParams,
@@ -33,7 +34,6 @@ from bnviz.params.fields import (
     choice,
     count_or_all,
     described,
-    quote,
     real,
     real_value,
     reals,
@@ -276,8 +276,8 @@ def test_single_value_readers():
         whole_value(6, 1, 5)
     with pytest.raises(InputError):
         whole_value("4", 1, 5, lax=False)
-    assert quote(10**5000) == "a number of thousands of digits"
-    assert len(quote("x" * 2000)) <= 40
+    assert brief(10**5000) == "a number of thousands of digits"
+    assert len(brief("x" * 2000)) <= 40
 
 
 # --------------------------------------------------------------------------- junk
