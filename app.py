@@ -115,35 +115,63 @@ def add_request_guard(app: Dash) -> None:
     """Refuse oversized bodies (413, before they are read) and callback requests that are not
     what Dash's client sends (400, one line) in front of Flask (bnviz.service.guard)."""
     from dash.exceptions import CallbackException, InvalidCallbackReturnValue
-    from flask import jsonify
+    from flask import jsonify, request
 
-    from bnviz.service.guard import CallbackShape, RequestGuard
+    from bnviz.server.api import PREFIX
+    from bnviz.service.guard import CallbackShape, OutputSpec, RequestGuard
     from callbacks.explorer.training import ROUTE
 
-    def shapes() -> dict[str, CallbackShape]:
-        """Every registered output: its callback's inputs and states, and whether it runs in
-        the browser (Dash lists clientside callbacks without a server function)."""
-        def deps(items: list[dict]) -> tuple[tuple[str | None, str], ...]:
-            return tuple((None if str(d["id"]).startswith("{") else d["id"], d["property"])
-                         for d in items)
+    def deps(items: list[dict]) -> tuple[tuple[str | None, str], ...]:
+        return tuple((None if str(d["id"]).startswith("{") else d["id"], d["property"])
+                     for d in items)
 
-        return {output: CallbackShape(deps(spec["inputs"]), deps(spec["state"]),
-                                      "callback" not in spec)
-                for output, spec in app.callback_map.items()}
+    def output_specs(declared: object) -> tuple[OutputSpec, ...] | None:
+        """A callback's declared outputs (Dash keeps an Output, or a list for a multi-output
+        callback); a pattern's wildcards by their names (MATCH, ALL)."""
+        items = declared if isinstance(declared, list | tuple) else [declared]
+        if not all(hasattr(o, "component_property") for o in items):
+            return None  # (no declaration to check against)
+        return tuple(OutputSpec(o.component_id if isinstance(o.component_id, str) else
+                                {k: str(v) for k, v in o.component_id.items()},
+                                o.component_property) for o in items)
+
+    built: dict[str, CallbackShape] = {}
+
+    def shapes() -> dict[str, CallbackShape]:
+        """Every registered output: its callback's inputs, states and outputs, and whether it
+        runs in the browser (Dash lists clientside callbacks without a server function).
+        Built again only when a callback was registered since."""
+        if len(built) != len(app.callback_map):
+            built.clear()
+            built.update({output: CallbackShape(
+                deps(spec["inputs"]), deps(spec["state"]), "callback" not in spec,
+                output_specs(spec.get("output")), isinstance(spec.get("output"), list | tuple))
+                for output, spec in app.callback_map.items()})
+        return built
 
     app.server.wsgi_app = RequestGuard(
         app.server.wsgi_app, app.config.routes_pathname_prefix + "_dash-update-component",
-        shapes, state_paths=[ROUTE])
+        shapes, state_paths=[ROUTE], api_prefix=PREFIX)
 
     @app.server.errorhandler(CallbackException)
     def _request_does_not_match(exc: CallbackException):
         """Dash's own check that a request's outputs and inputs match the callback's
         definition (a crafted request) is the client's error; a callback returning what its
         outputs cannot take is ours."""
-        if isinstance(exc, InvalidCallbackReturnValue):
+        if isinstance(exc, InvalidCallbackReturnValue) and not _client_counted_outputs():
             app.server.logger.exception("callback returned an invalid value")
             return jsonify(error="the server could not answer this request"), 500
         return jsonify(error=f"the request does not match the callback: {exc}"[:200]), 400
+
+    def _client_counted_outputs() -> bool:
+        """Whether the request's callback has a pattern's ALL output, whose items the client
+        lists: a return that does not fit them is then the request's mismatch with the page
+        (a crafted list), not the callback's fault."""
+        body = request.get_json(silent=True) or {}
+        shape = shapes().get(body.get("output")) if isinstance(body, dict) else None
+        return shape is not None and any(
+            not isinstance(o.component, str) and "ALL" in o.component.values()
+            for o in shape.outputs or ())
 
 
 def add_busy_answer(app: Dash) -> None:

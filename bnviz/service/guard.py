@@ -10,9 +10,16 @@ the dashboard.
   buffered whole.
 * A callback request that is not what Dash's client sends (not JSON, JSON nested too deep to
   parse, not an object, an ``output`` that is no registered callback or whose callback runs
-  in the browser, ``inputs``/``state`` not lists of ``{"id", "property"}`` items or not as
-  many as the callback declares, a URL part of dcc.Location that is not text) gets ``400``
-  with a one-line reason, instead of an exception (a 500) deep inside Dash's dispatch.
+  in the browser, ``outputs`` that are not its callback's (their count, ids and properties,
+  and their shape: a list for a multi-output callback, one item for a single output, a list
+  only where a pattern's ``ALL`` allows it), ``inputs``/``state`` not lists of
+  ``{"id", "property"}`` items or not as many as the callback declares, a URL part of
+  dcc.Location that is not text) gets ``400`` with a one-line reason, instead of an exception
+  (a 500) deep inside Dash's dispatch: a one-item list for a two-output callback reached
+  Dash's grouping code and raised IndexError (issue 42).
+* A method other than GET, HEAD and POST gets a JSON ``405`` (``Allow: GET, HEAD, POST``),
+  before any route sees it, except under the ``api_prefix`` (the jobs API answers DELETE and
+  OPTIONS itself, and its own 405s, in JSON).
 
 Answers are JSON ``{"error": "..."}``. Nothing here imports Dash or Flask: the app passes the
 route and a function that describes the registered outputs (:class:`CallbackShape`).
@@ -29,7 +36,8 @@ from typing import Any, NamedTuple
 
 from bnviz.service.headers import NGINX_ERROR_HEADERS
 
-__all__ = ["CallbackShape", "RequestGuard", "check_callback_request", "strict_json"]
+__all__ = ["ALLOWED_METHODS", "CallbackShape", "OutputSpec", "RequestGuard",
+           "check_callback_request", "strict_json"]
 
 #: The body of anything but a callback: the pages send none larger than a few kB.
 DEFAULT_MAX_BODY = 64 * 1024
@@ -45,14 +53,32 @@ class BadRequest(ValueError):
         self.status = status
 
 
+#: The methods the dashboard answers; any other is a 405 before it reaches a route.
+ALLOWED_METHODS = ("GET", "HEAD", "POST")
+#: The pattern-matching wildcards, as a declared output's id names them.
+WILDCARDS = frozenset({"MATCH", "ALL", "ALLSMALLER"})
+
+
+class OutputSpec(NamedTuple):
+    """One declared output: its component id (a string, or a pattern-matching id as a dict
+    whose wildcard values are "MATCH" or "ALL") and its property."""
+
+    component: str | Mapping[str, Any]
+    prop: str
+
+
 class CallbackShape(NamedTuple):
     """What a registered output's callback takes: its inputs and states, each as (the
-    component id, or None for a pattern-matching id; the property), and whether it runs in
-    the browser (a clientside callback, which the server cannot answer)."""
+    component id, or None for a pattern-matching id; the property), whether it runs in
+    the browser (a clientside callback, which the server cannot answer), its declared
+    outputs (None: not checked) and whether they are a list (a multi-output callback: Dash's
+    client then sends ``outputs`` as a list, else as one item)."""
 
     inputs: tuple[tuple[str | None, str], ...]
     state: tuple[tuple[str | None, str], ...]
     clientside: bool = False
+    outputs: tuple[OutputSpec, ...] | None = None
+    multi: bool = False
 
 
 def _refuse_json_constant(name: str) -> Any:
@@ -88,6 +114,42 @@ def _is_dependency(item: Any) -> bool:
             and isinstance(item.get("id"), str | dict))
 
 
+def _output_matches(item: Any, spec: OutputSpec) -> bool:
+    """One ``outputs`` entry as Dash's client sends it for ``spec``: {"id", "property"}, the
+    property perhaps with Dash's ``@hash`` of a duplicate output."""
+    if not (isinstance(item, dict) and isinstance(item.get("property"), str)):
+        return False
+    if item["property"].split("@", 1)[0] != spec.prop:
+        return False
+    given, declared = item.get("id"), spec.component
+    if isinstance(declared, str):
+        return given == declared
+    return (isinstance(given, dict) and set(given) == set(declared)
+            and all(isinstance(given[k], str | int | float | bool)
+                    and (declared[k] in WILDCARDS or given[k] == declared[k])
+                    for k in declared))
+
+
+def _check_outputs(given: Any, shape: CallbackShape) -> None:
+    """``outputs`` against the callback's declaration: what Dash's dispatch indexes by the
+    declared outputs before its own check (``validate_output_spec``) runs."""
+    if shape.outputs is None or not shape.outputs:  # unchecked, or a no-output callback
+        return
+    declared = shape.outputs
+    if shape.multi:
+        if not isinstance(given, list) or len(given) != len(declared):
+            raise BadRequest(400, f"outputs: that callback has {len(declared)}, as a list")
+        items = given
+    else:
+        items = [given]
+    for item, spec in zip(items, declared, strict=True):
+        many = isinstance(item, list)  # a pattern's ALL: any number of matching items
+        listed = isinstance(spec.component, str) or "ALL" not in spec.component.values()
+        if (many and listed) or not all(_output_matches(x, spec)
+                                        for x in (item if many else [item])):
+            raise BadRequest(400, "outputs: not the ids and properties of that callback")
+
+
 def check_callback_request(body: Any, outputs: Mapping[str, CallbackShape]) -> None:
     """Raise BadRequest (400) unless ``body`` has the shape of a Dash callback request for a
     registered server-side output, with as many inputs and states as its callback takes."""
@@ -103,6 +165,7 @@ def check_callback_request(body: Any, outputs: Mapping[str, CallbackShape]) -> N
         raise BadRequest(400, "that output's callback runs in the browser, not here")
     if not isinstance(body.get("outputs"), dict | list):
         raise BadRequest(400, "a callback request lists its outputs")
+    _check_outputs(body["outputs"], shape)
     for key in ("inputs", "state"):
         value = body.get(key, [])
         if not isinstance(value, list) or not all(_is_dependency(v) for v in value):
@@ -135,8 +198,9 @@ class RequestGuard:
                  known_outputs: Callable[[], Mapping[str, CallbackShape]],
                  max_body: int = DEFAULT_MAX_BODY,
                  max_callback_body: int = DEFAULT_MAX_CALLBACK_BODY,
-                 state_paths: Iterable[str] = ()):
+                 state_paths: Iterable[str] = (), api_prefix: str | None = None):
         self.app, self.callback_path, self.known_outputs = app, callback_path, known_outputs
+        self.api_prefix = api_prefix
         self.max_body, self.max_callback_body = max_body, max_callback_body
         self.state_paths = frozenset(state_paths)
 
@@ -145,18 +209,25 @@ class RequestGuard:
             self._check(environ)
         except BadRequest as exc:
             payload = json.dumps({"error": str(exc)}).encode()
-            reason = {400: "Bad Request", 411: "Length Required",
+            reason = {400: "Bad Request", 405: "Method Not Allowed", 411: "Length Required",
                       413: "Content Too Large"}.get(exc.status, "Error")
+            allow = [("Allow", ", ".join(ALLOWED_METHODS))] if exc.status == 405 else []
             start_response(f"{exc.status} {reason}", [
                 ("Content-Type", "application/json"), ("Content-Length", str(len(payload))),
-                ("Connection", "close"), *NGINX_ERROR_HEADERS.items()])
+                ("Connection", "close"), *allow, *NGINX_ERROR_HEADERS.items()])
             return [payload]
         return self.app(environ, start_response)
 
     def _check(self, environ: dict) -> None:
-        if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
-            return
+        method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "")
+        api = self.api_prefix is not None and (path == self.api_prefix or
+                                               path.startswith(self.api_prefix + "/"))
+        if method not in ALLOWED_METHODS and not api:
+            raise BadRequest(405, f"{_printable(method)} is not answered here: GET, HEAD or "
+                                  "POST")
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return
         callback = path == self.callback_path
         cap = self.max_callback_body if callback or path in self.state_paths else self.max_body
         raw_length = environ.get("CONTENT_LENGTH") or ""
@@ -184,3 +255,8 @@ class RequestGuard:
             except ValueError:
                 raise BadRequest(400, "a callback request is JSON") from None
             check_callback_request(parsed, self.known_outputs())
+
+
+def _printable(text: str) -> str:
+    """A client's token for a one-line message: short, and nothing but printable ASCII."""
+    return "".join(c if c.isascii() and c.isprintable() else "?" for c in text[:20])

@@ -169,9 +169,11 @@ def test_a_url_part_that_is_not_text_is_a_400():
     assert _call(_guard(), CALLBACK, body=json.dumps(body).encode())[0] == 200
 
 
-def test_outputs_that_do_not_match_the_callback_are_a_400_from_dash():
-    """Dash's own check of a request's output spec (CallbackException) answers 400, not 500;
-    the first request to a fresh app already knows every callback (warm_up)."""
+def test_outputs_that_do_not_match_the_callback_are_a_400():
+    """A request's output spec that is not its callback's answers 400, not 500 (the guard
+    checks it before Dash's dispatch indexes it; tests/service/test_callback_outputs.py for
+    every callback); the first request to a fresh app already knows every callback
+    (warm_up)."""
     import app as dashboard
 
     client = dashboard.server.test_client()
@@ -183,5 +185,33 @@ def test_outputs_that_do_not_match_the_callback_are_a_400_from_dash():
             "inputs": [{"id": "jobs-type", "property": "value", "value": None}],
             "changedPropIds": []}
     r = client.post(CALLBACK, data=json.dumps(body), content_type="application/json")
-    assert r.status_code == 400 and "does not match" in r.get_json()["error"]
+    assert r.status_code == 400 and r.get_json()["error"].startswith("outputs:")
     assert set(outputs) <= set(dashboard.app.callback_map)
+
+
+@pytest.mark.parametrize("method", ["TRACE", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT",
+                                    "PROPFIND", "BREW\x01"])
+def test_other_methods_get_a_json_405_with_the_security_headers(method):
+    """Every method but GET, HEAD and POST, on the dashboard's own paths (issue 42: TRACE got
+    an HTML 405 without the security headers)."""
+    import app as dashboard
+
+    client = dashboard.server.test_client()
+    for path in ("/", "/lecture", "/_dash-update-component", "/healthz", "/assets/x.js"):
+        r = client.open(path, method=method)
+        assert r.status_code == 405, (path, method, r.status_code)
+        assert r.headers["Allow"] == "GET, HEAD, POST"
+        assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+        error = r.get_json()["error"]
+        assert "GET, HEAD or POST" in error and error.isprintable()
+
+
+def test_the_jobs_api_keeps_its_own_methods():
+    """The jobs API answers DELETE (cancel) and OPTIONS itself, in JSON: not the guard's 405."""
+    import app as dashboard
+
+    client = dashboard.server.test_client()
+    assert client.open("/api/jobs", method="OPTIONS").status_code == 204
+    r = client.open("/api/jobs", method="PUT")
+    assert r.status_code == 405 and "OPTIONS" in r.headers["Allow"]
