@@ -122,6 +122,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_HEAVY_SLOTS", "int", _cores_but_one, 1, 1024,
             "heavy computations the web processes run at once"),
     Setting("BNVIZ_HEAVY_PER_CLIENT", "int", 1, 1, 1024,
+    Setting("BNVIZ_UPLOAD_MAX_MB", "float", 512.0, 0.001, 10**7,
+            "MB of parameters an uploaded network may declare (estimated before any load)"),
             "heavy computations one client address may run at once"),
     Setting("BNVIZ_HEAVY_WAIT_SECONDS", "float", 20.0, 0, 3600,
             "seconds a heavy computation waits for its turn before 'busy'"),

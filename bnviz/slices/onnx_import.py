@@ -4,8 +4,11 @@ executed and never unpickled.
 Supported operators: Conv, BatchNormalization, Relu, LeakyRelu, MaxPool, AveragePool,
 GlobalAveragePool, GlobalMaxPool, Add, Gemm, MatMul (with a constant matrix), Flatten,
 Reshape (to a constant (N, -1) shape), Identity and Dropout (inference: the identity).  Every
-weight must be an initializer or a Constant.  Anything else is refused in one line naming
-the operator; nothing of the file is kept then.
+weight must be an initializer or a Constant, with its data inside the file: every tensor is
+checked before any is read (:mod:`bnviz.slices.onnx_tensors`: external data anywhere is
+refused, and so are declared sizes over ``BNVIZ_UPLOAD_MAX_MB``).  Anything else is refused
+in one line naming the operator; nothing of the file is kept then, and no message quotes a
+tensor's values.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from bnviz.caps import SLICE_MAX_FILE_BYTES
 from bnviz.slices.graph import Op, SliceNet, check_size
+from bnviz.slices.onnx_tensors import check_tensors
 
 __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]
 
@@ -68,9 +72,10 @@ def _load(path: Path) -> SliceNet:
     except Exception as exc:  # the parser's many errors: one line
         raise ValueError(f"{path}: not an ONNX model ({str(exc).splitlines()[0][:100]})"
                          ) from None
-    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
-        raise ValueError(f"{path}: weights stored outside the file (external data) are not "
-                         "read: save the model with its weights inside")
+    try:  # every tensor, before any is read: none may name another file (issue 42)
+        check_tensors(model)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # the checker's many errors: one line
@@ -231,7 +236,7 @@ def _resolved(net: SliceNet, path: Path) -> SliceNet:
                              f"{op.attrs['raw_shape']} to {given}: only a constant per "
                              "channel (or one number) is supported")
         if op.kind == "flatten" and op.attrs.get("features") not in (None, int(np.prod(given))):
-            raise ValueError(f"{path}: {op.name} reshapes {given} to {op.attrs['features']} "
+            raise ValueError(f"{path}: {op.name} reshapes {given} to another number of "
                              "features")
     return out
 

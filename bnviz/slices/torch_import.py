@@ -26,74 +26,143 @@ from bnviz.slices.graph import Op, SliceNet
 __all__ = ["load_network", "slice_net"]
 
 
-def _read(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+#: safetensors' element types by torch's, and which are floating point (a weight of any
+#: floating type loads into the module's float32; the other types must match exactly).
+_DTYPE_NAMES = {torch.float16: "F16", torch.bfloat16: "BF16", torch.float32: "F32",
+                torch.float64: "F64", torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL"}
+_FLOAT_NAMES = frozenset({"F16", "BF16", "F32", "F64"})
+
+
+def _header(path: Path) -> tuple[dict[str, tuple[tuple[int, ...], str]], dict[str, str]]:
+    """The file's tensors (name: shape, element type) and metadata, read from its header
+    alone: no tensor's data is read (safetensors maps the file; nothing is touched)."""
     from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}
-            tensors = {k: f.get_tensor(k) for k in f.keys()}
+            header = {}
+            for k in f.keys():
+                part = f.get_slice(k)
+                header[k] = (tuple(int(d) for d in part.get_shape()), str(part.get_dtype()))
     except (SafetensorError, OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a safetensors file ({str(exc).splitlines()[0][:80]})"
                          ) from None
-    return tensors, meta
+    return header, meta
 
 
-def _inferred(tensors: dict[str, torch.Tensor], arch: str | None, size: int | None
-              ) -> dict[str, Any]:
+def _read(path: Path, names: list[str]) -> dict[str, torch.Tensor]:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        return {k: f.get_tensor(k) for k in names}
+
+
+def _inferred(header: dict[str, tuple[tuple[int, ...], str]], arch: str | None,
+              size: int | None) -> dict[str, Any]:
     """Build arguments read from the tensors' shapes, for a file without bnviz's metadata."""
-    convs = [v for k, v in tensors.items() if v.ndim == 4 and k.endswith("weight")]
-    linears = [v for k, v in tensors.items() if v.ndim == 2 and k.endswith("weight")]
+    convs = [v for k, (v, _) in header.items() if len(v) == 4 and k.endswith("weight")]
+    linears = [v for k, (v, _) in header.items() if len(v) == 2 and k.endswith("weight")]
     if not convs or not linears or arch is None:
         raise ValueError("the file does not say which network it holds: give --arch and use "
                          "a file of bnviz's architectures")
-    norm_keys = {k.rsplit(".", 1)[0] for k in tensors if k.endswith("running_mean")}
-    has_bias = any(f"{n}.bias" in tensors for n in norm_keys)
-    has_weight = any(f"{n}.weight" in tensors for n in norm_keys)
+    norm_keys = {k.rsplit(".", 1)[0] for k in header if k.endswith("running_mean")}
+    has_bias = any(f"{n}.bias" in header for n in norm_keys)
+    has_weight = any(f"{n}.weight" in header for n in norm_keys)
     mode = "bn" if has_weight or not has_bias else "zero_bias"
-    return {"arch": arch, "in_ch": int(convs[0].shape[1]), "classes": int(linears[-1].shape[0]),
+    return {"arch": arch, "in_ch": int(convs[0][1]), "classes": int(linears[-1][0]),
             "size": size or 32, "mode": mode, "affine": has_weight,
-            "width": int(convs[0].shape[0]) * (1 if arch != "cnn" else 3)}
+            "width": int(convs[0][0]) * (1 if arch != "cnn" else 3)}
 
 
 def load_network(path: Path, arch: str | None = None, size: int | None = None
                  ) -> tuple[nn.Module, dict[str, Any]]:
     """The network in ``path`` (eval mode) and its build arguments; one-line ValueError for a
-    file that is not one (nothing of it is loaded then)."""
-    tensors, meta = _read(path)
+    file that is not one. Nothing is allocated before the file is known to fit (issue 42: a
+    1 KB file declaring a resnet50 of width 256 made a worker allocate gigabytes): its header
+    is read, its build arguments checked, the network's parameters costed by the image jobs'
+    own count (:func:`bnviz.params.jobcost.network_cost`) against ``BNVIZ_UPLOAD_MAX_MB``,
+    the architecture built on the meta device (shapes, no memory) and its names, shapes and
+    element types compared with the header's; only then is any tensor read, and the module
+    takes the file's tensors as its own (no second copy)."""
+    header, meta = _header(path)
     if all(k in meta for k in BUILD_KEYS):
         try:  # an uploaded file's metadata: bnviz's one reader of outside JSON (deep too)
             build = {k: strict_json(meta[k]) for k in BUILD_KEYS}
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{path}: unreadable metadata ({exc})") from None
     else:
-        build = _inferred(tensors, arch, size)
+        build = _inferred(header, arch, size)
     if arch is not None and build["arch"] != arch:
         raise ValueError(f"{path} holds a {build['arch']}, not a {arch}")
     _check_build(build, path)
+    _check_cost(build, path)
     try:
-        model = build_model(build["arch"], int(build["in_ch"]), int(build["classes"]),
-                            int(build["size"]), str(build["mode"]), affine=bool(build["affine"]),
-                            width=int(build["width"]))
-        state = model.state_dict()
-        missing = sorted(set(state) - set(tensors) - {k for k, v in state.items()
-                                                          if v.dtype == torch.bool})
-        extra = sorted(set(tensors) - set(state))
-        if missing or extra:
-            raise ValueError(f"{path} does not fit a {build['arch']} of width "
-                             f"{build['width']}: " + (f"missing {missing[0]}" if missing
-                                                      else f"unexpected {extra[0]}"))
-        for k, v in tensors.items():
-            if tuple(v.shape) != tuple(state[k].shape):
-                raise ValueError(f"{path}: {k} has shape {tuple(v.shape)}, the "
-                                 f"{build['arch']} needs {tuple(state[k].shape)}")
-        model.load_state_dict(tensors, strict=False)
+        with torch.device("meta"):
+            shape_only = _build(build)
+        state = shape_only.state_dict()
+        _check_header(header, state, build, path)
+        tensors = _read(path, list(header))
+        tensors.update({k: torch.zeros(v.shape, dtype=v.dtype) for k, v in state.items()
+                        if k not in tensors})  # (the bool flags a file need not keep)
+        tensors = {k: v.to(state[k].dtype) if v.dtype != state[k].dtype else v
+                   for k, v in tensors.items()}
+        shape_only.load_state_dict(tensors, strict=True, assign=True)
+        model = shape_only
         for m in model.modules():
             if isinstance(m, ModeNorm) and m.mode == "frozen":
                 m.calibrated.fill_(True)
     except (RuntimeError, ValueError, KeyError) as exc:
         raise ValueError(str(exc).splitlines()[0]) from None
     return model.eval(), build
+
+
+def _build(build: dict[str, Any]) -> nn.Module:
+    return build_model(build["arch"], int(build["in_ch"]), int(build["classes"]),
+                       int(build["size"]), str(build["mode"]), affine=bool(build["affine"]),
+                       width=int(build["width"]))
+
+
+def _check_cost(build: dict[str, Any], path: Path) -> None:
+    """Refuse (one line, with the estimate) a network whose parameters are over
+    ``BNVIZ_UPLOAD_MAX_MB`` as float32, or whose largest feature map is over what a slice
+    reads, counted from the build arguments before anything exists."""
+    from bnviz.caps import SLICE_MAX_TENSOR_UNITS
+    from bnviz.config import setting
+    from bnviz.params.jobcost import network_cost
+
+    cost = network_cost(str(build["arch"]), int(build["in_ch"]), int(build["size"]),
+                        int(build["width"]), int(build["classes"]))
+    need, cap = 4 * cost.parameters / 2**20, setting("BNVIZ_UPLOAD_MAX_MB")
+    if need > cap:
+        raise ValueError(f"{path}: a {build['arch']} of width {build['width']} has about "
+                         f"{cost.parameters / 1e6:,.0f} million parameters ({need:,.0f} MB), "
+                         f"over the {cap:,.0f} MB a network may hold (BNVIZ_UPLOAD_MAX_MB)")
+    if cost.peak > SLICE_MAX_TENSOR_UNITS:
+        raise ValueError(f"{path}: a {build['arch']} of width {build['width']} on "
+                         f"{build['size']}-pixel images has {cost.peak:,.0f} units in a layer, "
+                         f"more than the {SLICE_MAX_TENSOR_UNITS:,} a slice reads")
+
+
+def _check_header(header: dict[str, tuple[tuple[int, ...], str]],
+                  state: dict[str, torch.Tensor], build: dict[str, Any], path: Path) -> None:
+    """The file's tensors are the architecture's: the same names (a bool flag may be
+    absent), shapes, and element types (any floating type for a floating tensor)."""
+    net = f"a {build['arch']} of width {build['width']}"
+    missing = sorted(set(state) - set(header) - {k for k, v in state.items()
+                                                   if v.dtype == torch.bool})
+    extra = sorted(set(header) - set(state))
+    if missing or extra:
+        raise ValueError(f"{path} does not fit {net}: " + (
+            f"missing {missing[0]}" if missing else f"unexpected {extra[0]}"))
+    for k, (shape, dtype) in header.items():
+        want = state[k]
+        if shape != tuple(want.shape):
+            raise ValueError(f"{path}: {k} has shape {shape}, {net} needs "
+                             f"{tuple(want.shape)}")
+        wanted = _DTYPE_NAMES.get(want.dtype)
+        if dtype != wanted and not (want.is_floating_point() and dtype in _FLOAT_NAMES):
+            raise ValueError(f"{path}: {k} holds {dtype} values, {net} needs {wanted}")
 
 
 #: What the build arguments of a file may say (checked before anything is built).
