@@ -20,92 +20,15 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 import torch
 from onnx import TensorProto, helper, numpy_helper
+from onnx_hostile import CANARY, CANARY_NUMBERS, declared_only, models, reshape_net
 from onnx_nets import conv_net
 from safetensors.torch import save_file
 
 from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.torch_import import load_network
-
-CANARY = b"BNVIZ-CANARY-77!"  # 16 bytes: two int64s, as a Reshape's shape would read them
-CANARY_NUMBERS = [str(v) for v in np.frombuffer(CANARY, np.int64)]
-
-
-def _declared_only(name: str, dtype: int, dims) -> TensorProto:
-    """A tensor's header without its data (what a crafted file may say)."""
-    t = TensorProto(name=name, data_type=dtype)
-    t.dims.extend(dims)
-    return t
-
-
-def _external(name: str, location: str, dims=(2,), dtype=TensorProto.INT64) -> TensorProto:
-    t = _declared_only(name, dtype, dims)
-    t.data_location = TensorProto.EXTERNAL
-    for key, value in (("location", location), ("offset", "0"), ("length", "16")):
-        entry = t.external_data.add()
-        entry.key, entry.value = key, value
-    return t
-
-
-def _reshape_net(shape_node: onnx.NodeProto | None, inits=(), extra_nodes=(), **model_kw):
-    """x -> Relu -> Reshape(shape) -> Gemm: the issue's reader, whose refusal named the
-    shape it was given."""
-    w = numpy_helper.from_array(np.ones((3, 16), np.float32), "w")
-    nodes = [*extra_nodes, *([shape_node] if shape_node is not None else []),
-             helper.make_node("Relu", ["x"], ["r"]),
-             helper.make_node("Reshape", ["r", "shape"], ["f"]),
-             helper.make_node("Gemm", ["f", "w"], ["y"], transB=1)]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])], [*inits, w])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], **model_kw)
-
-
-def _branch(location: str) -> onnx.GraphProto:
-    node = helper.make_node("Constant", [], ["c"], value=_external("v", location))
-    return helper.make_graph([node], "branch", [],
-                             [helper.make_tensor_value_info("c", TensorProto.INT64, [2])])
-
-
-def _models(location: str) -> dict[str, onnx.ModelProto]:
-    """The same reader with the external tensor in each place a protobuf can hold one."""
-    const = helper.make_node("Constant", [], ["shape"], value=_external("v", location))
-    listed = helper.make_node("Constant", [], ["shape"],
-                              value=numpy_helper.from_array(np.array([1, -1], np.int64)))
-    listed.attribute.add().CopyFrom(helper.make_attribute(
-        "extra", [_external("v", location)]))
-    cond = numpy_helper.from_array(np.array(True), "cond")
-    if_node = helper.make_node("If", ["cond"], ["shape"], then_branch=_branch(location),
-                               else_branch=_branch(location))
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["c_in"], ["c_out"])], "body",
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in
-         (("i", TensorProto.INT64, []), ("cond_in", TensorProto.BOOL, []),
-          ("c_in", TensorProto.INT64, [2]))],
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in
-         (("cond_out", TensorProto.BOOL, []), ("c_out", TensorProto.INT64, [2]))],
-        [_external("hidden", location)])
-    body.node.append(helper.make_node("Identity", ["cond_in"], ["cond_out"]))
-    start = numpy_helper.from_array(np.array([1, -1], np.int64), "start")
-    loop = helper.make_node("Loop", ["", "", "start"], ["shape"], body=body)
-    plain = numpy_helper.from_array(np.array([1, -1], np.int64), "shape")
-    training = _reshape_net(None, [plain])
-    info = training.training_info.add()
-    info.initialization.CopyFrom(helper.make_graph([], "init", [], [],
-                                                   [_external("t", location)]))
-    function = _reshape_net(None, [plain])
-    function.functions.append(helper.make_function(
-        "custom", "f", ["a"], ["b"],
-        [helper.make_node("Constant", [], ["b"], value=_external("v", location))],
-        [helper.make_opsetid("", 17)]))
-    return {"constant": _reshape_net(const), "initializer": _reshape_net(
-                None, [_external("shape", location)]),
-            "tensors attribute": _reshape_net(listed), "if branch": _reshape_net(if_node, [cond]),
-            "loop body": _reshape_net(loop, [start]), "training graph": training,
-            "function": function}
 
 
 @pytest.fixture
@@ -123,7 +46,7 @@ def served_folder(tmp_path, monkeypatch):
 def test_external_data_anywhere_is_refused_without_reading_it(served_folder, tmp_path, how):
     location = {"relative": "canary.bin", "absolute": str(served_folder / "canary.bin"),
                 "symlink": "link.bin", "outside": "../work/canary.bin"}[how]
-    for place, model in _models(location).items():
+    for place, model in models(location).items():
         path = tmp_path / f"{place.replace(' ', '-')}.onnx"
         path.write_bytes(model.SerializeToString())  # (onnx.save would resolve the data)
         with pytest.raises(ValueError) as present:
@@ -145,11 +68,11 @@ def test_external_data_anywhere_is_refused_without_reading_it(served_folder, tmp
 def test_other_tensors_bnviz_does_not_read_are_refused(tmp_path):
     shape = numpy_helper.from_array(np.array([1, -1], np.int64), "shape")
     text = helper.make_tensor("label", TensorProto.STRING, [1], vals=[b"x"])
-    model = _reshape_net(None, [shape, text])
+    model = reshape_net(None, [shape, text])
     (tmp_path / "s.onnx").write_bytes(model.SerializeToString())
     with pytest.raises(ValueError, match="initializer 'label': element type 8 is not read"):
         load_onnx(tmp_path / "s.onnx")
-    sparse = _reshape_net(None, [shape])
+    sparse = reshape_net(None, [shape])
     sparse.graph.sparse_initializer.append(helper.make_sparse_tensor(
         numpy_helper.from_array(np.ones(1, np.float32), "sv"),
         numpy_helper.from_array(np.zeros(1, np.int64), "si"), [4]))
@@ -160,9 +83,9 @@ def test_other_tensors_bnviz_does_not_read_are_refused(tmp_path):
 
 def test_declared_sizes_over_the_cap_are_refused_before_reading(tmp_path, monkeypatch):
     """A tensor declaring 2**40 floats is costed from its dims, not allocated."""
-    huge = _declared_only("huge", TensorProto.FLOAT, [2**20, 2**20])
+    huge = declared_only("huge", TensorProto.FLOAT, [2**20, 2**20])
     shape = numpy_helper.from_array(np.array([1, -1], np.int64), "shape")
-    (tmp_path / "h.onnx").write_bytes(_reshape_net(None, [shape, huge]).SerializeToString())
+    (tmp_path / "h.onnx").write_bytes(reshape_net(None, [shape, huge]).SerializeToString())
     with pytest.raises(ValueError, match=r"declare over 4,194,304 MB.*BNVIZ_UPLOAD_MAX_MB"):
         load_onnx(tmp_path / "h.onnx")
     path = conv_net(tmp_path / "net.onnx", channels=16)  # about 45 kB of weights
