@@ -86,6 +86,15 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
+#: ``--bn train`` on an ONNX file without BN (torch.onnx.export folds BN into the
+#: convolutions by default): train mode would silently be eval mode.
+NO_BN_IN_FILE = ("--bn train: the network has no BatchNormalization node (it was folded into "
+                 "the convolutions at export, so there are no batch statistics to use); export "
+                 "it with BN kept: model.eval(), then torch.onnx.export(..., training="
+                 "torch.onnx.TrainingMode."
+                 "PRESERVE, do_constant_folding=False)")
+
+
 def run_slice_command(args: argparse.Namespace) -> bytes:
     check_output_path("--geometry", args.geometry, (".npz",))
     if args.concentration is not None:
@@ -117,7 +126,12 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
         weights, job_data = job_network(args.job, args.arm, args.run)
         data = data or job_data
     net = open_network(args.model, weights, args.arch)
-    images = load_images(data or "digits", net.input_shape)
+    if args.model is not None and params.bn == "train" and \
+            not any(op.kind == "bn" for op in net.ops):
+        raise CLIError(NO_BN_IN_FILE)
+    # images only where they are used: the plane through them, or train mode's batches
+    wanted = args.plane is None or (params.bn == "train" and args.batch is None)
+    images = load_images(data or "digits", net.input_shape) if wanted else None
     if args.plane is not None:
         plane = load_plane(args.plane, net.input_shape)
     else:
@@ -127,7 +141,7 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
         chosen = images.test[list(through)]
         plane = plane_through_images(chosen) if len(through) == 3 else \
             plane_through_image(chosen[0], params.seed)
-    train = images.train
+    train = images.train if images is not None else None
     if args.batch is not None:
         train = load_images(str(args.batch), net.input_shape).test
     from bnviz.cli.progress import progress_bar
@@ -141,7 +155,7 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
 
         return render_slice(result, args.format)
     summary = slice_summary(result, net)
-    if images.labels is not None and args.plane is None:
+    if images is not None and images.labels is not None and args.plane is None:
         summary["labels"] = [int(images.labels[i]) for i in through]
     if args.geometry is not None:
         summary["geometry"] = str(args.geometry)

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 
-from bnviz.views.render import _check_format, _encoded, _segments
+from bnviz.views.render import check_picture_format, encoded_picture, line_segments
 
 __all__ = ["render_slice", "slice_picture"]
 
@@ -24,12 +24,12 @@ def slice_picture(result) -> Figure:
                                      edgecolors="none"))
     facets = [lay.facets for lay in first.layers if len(lay.facets)]
     if facets:
-        ax.add_collection(LineCollection(_segments(np.concatenate(facets)), colors="#555555",
+        ax.add_collection(LineCollection(line_segments(np.concatenate(facets)), colors="#555555",
                                          linewidths=0.2))
     colours = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
     for k, s in enumerate(result.slices):
         if len(s.decision_boundary):
-            ax.add_collection(LineCollection(_segments(s.decision_boundary),
+            ax.add_collection(LineCollection(line_segments(s.decision_boundary),
                                              colors=colours[k % len(colours)], linewidths=1.6,
                                              alpha=1.0 if len(result.slices) == 1 else 0.7))
     anchors = first.plane.anchors
@@ -47,5 +47,5 @@ def slice_picture(result) -> Figure:
 
 
 def render_slice(result, fmt: str = "png", dpi: int = 150) -> bytes:
-    _check_format(fmt)
-    return _encoded(slice_picture(result), fmt, dpi)
+    check_picture_format(fmt)
+    return encoded_picture(slice_picture(result), fmt, dpi)

@@ -34,14 +34,14 @@ MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "cr
            "x": "X", "star": "*", "pentagon": "p"}
 
 
-def _encoded(fig: Figure, fmt: str, dpi: int) -> bytes:
+def encoded_picture(fig: Figure, fmt: str, dpi: int) -> bytes:
     """The figure as PNG or SVG bytes."""
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi)
     return buf.getvalue()
 
 
-def _check_format(fmt: str) -> None:
+def check_picture_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise ValueError(f"format must be png or svg, got {fmt!r}")
 
@@ -105,8 +105,8 @@ def draw_layer_panel(ax, part: Partition, layer: int, points: np.ndarray,
 def render_partition(part: Partition, points: np.ndarray, fmt: str = "png", dpi: int = 150,
                      title: str | None = None) -> bytes:
     """:func:`partition_picture` as PNG or SVG bytes."""
-    _check_format(fmt)
-    return _encoded(partition_picture(part, points, title), fmt, dpi)
+    check_picture_format(fmt)
+    return encoded_picture(partition_picture(part, points, title), fmt, dpi)
 
 
 def jitter_picture(result) -> Figure:
@@ -148,8 +148,8 @@ def draw_jitter(ax, result, scale: float = 1.0, ink: Callable[[str], str] = _sam
 
 def render_jitter(result, fmt: str = "png", dpi: int = 150) -> bytes:
     """:func:`jitter_picture` as PNG or SVG bytes."""
-    _check_format(fmt)
-    return _encoded(jitter_picture(result), fmt, dpi)
+    check_picture_format(fmt)
+    return encoded_picture(jitter_picture(result), fmt, dpi)
 
 
 def density_picture(result, points: np.ndarray, mode: str) -> Figure:
@@ -184,8 +184,8 @@ def draw_density_panel(ax, counts: np.ndarray, layer: int, box, points: np.ndarr
 def render_density(result, points: np.ndarray, mode: str, fmt: str = "png",
                    dpi: int = 150) -> bytes:
     """:func:`density_picture` as PNG or SVG bytes."""
-    _check_format(fmt)
-    return _encoded(density_picture(result, points, mode), fmt, dpi)
+    check_picture_format(fmt)
+    return encoded_picture(density_picture(result, points, mode), fmt, dpi)
 
 
 def training_frame_picture(frame, points: np.ndarray, labels: np.ndarray, mode: str,
@@ -243,7 +243,7 @@ def write_training_movie(frames: list, points: np.ndarray, labels: np.ndarray, p
     from PIL import Image
 
     path = Path(path)
-    pngs = [_encoded(training_frame_picture(f, points, labels, mode,
+    pngs = [encoded_picture(training_frame_picture(f, points, labels, mode,
                                             frames[i - 1] if i else None), "png", 100)
             for i, f in enumerate(frames)]
     if path.suffix.lower() == ".gif":

@@ -143,3 +143,70 @@ def test_the_concentration_judge_turns_with_its_numbers():
     assert run([1.3, 1.0, 1.1, 0.95], [1.0, 1.2, 0.99, 1.01]) == "partly"
     assert run([1.0, 1.0, 1.0, 1.0], [1.1, 1.2, 1.1, 1.1]) == "not reproduced"
     assert run([0.9, 0.95, 0.9, 0.92], [0.8, 0.8, 0.8, 0.8]) == "not reproduced"  # not > 1
+
+
+@pytest.fixture
+def no_data_set(monkeypatch):
+    """Any data set loaded by name fails the test: --plane and --batch need none."""
+    import bnviz.data.imagedata as imagedata
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a data set was loaded")
+
+    monkeypatch.setattr(imagedata, "load_image_data", refuse)
+
+
+@pytest.mark.parametrize("bn", ["eval", "train"])
+@pytest.mark.parametrize("fmt", ["summary", "json", "png", "svg"])
+def test_every_format_on_a_plane_of_another_shape(tmp_path, capsys, no_data_set, fmt, bn):
+    """Issue 44: png and svg crashed with an ImportError after the whole cut, and --plane on
+    a network whose input is not digits' 1x8x8 loaded digits and refused its shape."""
+    net = conv_net(tmp_path / "net.onnx", size=6, maxpool=True, seed=3)
+    rng = np.random.default_rng(2)
+    np.savez(tmp_path / "plane.npz", origin=rng.normal(0, 1, (1, 6, 6)),
+             u=rng.normal(0, 1, (1, 6, 6)), v=rng.normal(0, 1, (1, 6, 6)))
+    np.save(tmp_path / "batch.npy", rng.normal(0, 1, (16, 1, 6, 6)).astype(np.float32))
+    out = tmp_path / f"out.{fmt}"
+    extra = ["--batch", str(tmp_path / "batch.npy"), "--batch-size", "8", "--batches", "2"] \
+        if bn == "train" else []
+    code, _, err = _run(capsys, "slice", "--model", str(net), "--plane",
+                        str(tmp_path / "plane.npz"), "--extent", "1.5", "--bn", bn, *extra,
+                        "--format", fmt, "--out", str(out))
+    assert code == 0, err
+    data = out.read_bytes()
+    if fmt == "png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 2000
+    elif fmt == "svg":
+        assert b"<svg" in data[:400] and data.count(b"<path") > 3
+    else:
+        s = json.loads(data)
+        assert s["bn"] == bn and min(s["regions"]) > 1
+        assert len(s.get("regions_per_batch", [])) == (2 if bn == "train" else 0)
+
+
+def test_train_mode_on_an_onnx_without_bn_is_refused(tmp_path, capsys):
+    """torch.onnx.export folds BN into the convolutions by default: --bn train on such a
+    file ran as eval mode and said train."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(0, 1, (4, 1, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.normal(0, 1, (3, 4)).astype(np.float32), "fc")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "folded", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, ["N", 1, 6, 6])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, ["N", 3])], inits)
+    path = tmp_path / "folded.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    np.save(tmp_path / "batch.npy", rng.normal(0, 1, (16, 1, 6, 6)).astype(np.float32))
+    code, out, err = _run(capsys, "slice", "--model", str(path), "--data",
+                          str(tmp_path / "batch.npy"), "--bn", "train", "--batch-size", "8")
+    assert code == 2 and err.count("\n") == 1 and out == ""
+    assert "no BatchNormalization node" in err and "TrainingMode.PRESERVE" in err
+    assert _run(capsys, "slice", "--model", str(path), "--data",
+                str(tmp_path / "batch.npy"))[0] == 0  # eval mode is what the file holds
