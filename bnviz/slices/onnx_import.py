@@ -3,7 +3,9 @@ executed and never unpickled.
 
 Supported operators: Conv, BatchNormalization, Relu, LeakyRelu, MaxPool, AveragePool,
 GlobalAveragePool, GlobalMaxPool, Add, Gemm, MatMul (with a constant matrix), Flatten,
-Reshape (to a constant (N, -1) shape), Identity and Dropout (inference: the identity).  Every
+Reshape (to a constant (N, -1) shape), Identity and Dropout (inference: the identity), and
+Softmax or LogSoftmax as the output (the same argmax and the same regions: read as the
+logits).  Every
 weight must be an initializer or a Constant, with its data inside the file: every tensor is
 checked before any is read (:mod:`bnviz.slices.onnx_tensors`: external data anywhere is
 refused, and so are declared sizes over ``BNVIZ_UPLOAD_MAX_MB``).  Anything else is refused
@@ -27,7 +29,7 @@ __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]
 MIN_OPSET = 13
 SUPPORTED = ("Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "AveragePool",
              "GlobalAveragePool", "GlobalMaxPool", "Add", "Gemm", "MatMul", "Flatten",
-             "Reshape", "Identity", "Dropout", "Constant")
+             "Reshape", "Identity", "Dropout", "Constant", "Softmax", "LogSoftmax")
 
 
 def _onnx() -> Any:
@@ -90,7 +92,7 @@ def _load(path: Path) -> SliceNet:
                           or n.domain not in ("", "ai.onnx")})
     if unsupported:
         raise ValueError(f"{path}: operator {', '.join(unsupported)} is not supported (bnviz "
-                         f"slices {', '.join(SUPPORTED[:-1])})")
+                         f"slices {', '.join(s for s in SUPPORTED if s != 'Constant')})")
     consts = {t.name: numpy_helper.to_array(t).astype(np.float64)
               if t.data_type in (1, 10, 11) else numpy_helper.to_array(t)
               for t in g.initializer}
@@ -124,6 +126,14 @@ def _load(path: Path) -> SliceNet:
             consts[out] = numpy_helper.to_array(attrs["value"]).astype(np.float64)
             continue
         if kind in ("Identity", "Dropout"):
+            alias[out] = ins[0]
+            continue
+        if kind in ("Softmax", "LogSoftmax"):
+            # strictly increasing in each logit given the others' order: the same argmax, and
+            # after the last affine layer, so no region changes; only as the output itself
+            if out != g.output[0].name or int(attrs.get("axis", -1)) not in (-1, 1):
+                raise ValueError(f"{path}: {name}: {kind} is read only at the output, over "
+                                 "the classes")
             alias[out] = ins[0]
             continue
         if kind == "Conv":

@@ -210,3 +210,35 @@ def test_train_mode_on_an_onnx_without_bn_is_refused(tmp_path, capsys):
     assert "no BatchNormalization node" in err and "TrainingMode.PRESERVE" in err
     assert _run(capsys, "slice", "--model", str(path), "--data",
                 str(tmp_path / "batch.npy"))[0] == 0  # eval mode is what the file holds
+
+
+@pytest.mark.parametrize("head", ["Softmax", "LogSoftmax"])
+def test_a_softmax_at_the_output_changes_no_region(tmp_path, capsys, head):
+    """Most exported classifiers end in a (log-)softmax: the same argmax, the same regions."""
+    import onnx
+    from onnx import helper
+
+    plain = conv_net(tmp_path / "plain.onnx", maxpool=True)
+    model = onnx.load(str(plain))
+    logits = model.graph.output[0].name
+    model.graph.node.append(helper.make_node(head, [logits], ["probabilities"], axis=1))
+    model.graph.output[0].name = "probabilities"
+    onnx.save(model, str(tmp_path / "head.onnx"))
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(0, 1, (8, 1, 6, 6)))
+    answers = []
+    for name in ("plain.onnx", "head.onnx"):
+        code, out, err = _run(capsys, "slice", "--model", str(tmp_path / name), "--data",
+                              str(tmp_path / "x.npy"), "--json")
+        assert code == 0, err
+        s = json.loads(out)
+        answers.append((s["regions"], s["layers"], s["decision_boundary_segments"],
+                        s["classes"]))
+    assert answers[0] == answers[1]
+    inner = onnx.load(str(plain))  # anywhere else it is refused
+    first = inner.graph.node[0]
+    inner.graph.node.insert(1, helper.make_node(head, [first.output[0]], ["soft"], axis=1))
+    inner.graph.node[2].input[0] = "soft"
+    onnx.save(inner, str(tmp_path / "inner.onnx"))
+    code, _, err = _run(capsys, "slice", "--model", str(tmp_path / "inner.onnx"), "--data",
+                        str(tmp_path / "x.npy"))
+    assert code == 2 and "read only at the output" in err
