@@ -62,6 +62,7 @@ __all__ = [
     "MIN_SAMPLES",
     "SLICE_LIMITS",
     "SLICE_MAX_FILE_BYTES",
+    "SLICE_MAX_GRAPH_DEPTH",
     "SLICE_MAX_OPS",
     "SLICE_MAX_TENSOR_UNITS",
     "SLICE_MAX_TOTAL_UNITS",
@@ -301,6 +302,9 @@ SLICE_MAX_TOTAL_REGIONS = 2_000_000
 SLICE_MAX_TENSOR_UNITS = 2**18
 SLICE_MAX_TOTAL_UNITS = 2**21
 SLICE_MAX_OPS = 512
+#: Graphs nested in an ONNX file's attributes (If, Loop, Scan bodies) walked before any tensor
+#: is read (protobuf's own parser stops at 100 levels of messages).
+SLICE_MAX_GRAPH_DEPTH = 32
 #: The largest network file a slice reads (ONNX or safetensors; a slice's network is small).
 SLICE_MAX_FILE_BYTES = 512 * 2**20
 #: The largest network file the /slice page takes (the page's upload box and the request

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bnviz.caps import SLICE_MAX_GRAPH_DEPTH
 from bnviz.config import setting
 
 __all__ = ["READ_TYPES", "check_tensors", "declared_bytes"]
@@ -31,8 +32,6 @@ __all__ = ["READ_TYPES", "check_tensors", "declared_bytes"]
 #: weights, int32 and int64 for shapes and axes, bool, int8 and uint8 (a Dropout's
 #: training_mode, say); their bytes per element. Strings, complex and float8 are refused.
 READ_TYPES = {1: 4, 10: 2, 16: 2, 11: 8, 6: 4, 7: 8, 9: 1, 2: 1, 3: 1}
-#: Graphs nested deeper than this are refused (protobuf's own parser stops at 100 levels).
-MAX_GRAPH_DEPTH = 32
 #: AttributeProto's types that hold tensors or graphs (onnx.AttributeProto.AttributeType).
 _TENSOR, _GRAPH, _TENSORS, _GRAPHS, _SPARSE, _SPARSES = 4, 5, 9, 10, 11, 12
 
@@ -73,8 +72,8 @@ def _node_tensors(node: Any, where: str, depth: int) -> Iterator[tuple[Any, str]
 
 
 def _graph_tensors(graph: Any, where: str, depth: int = 0) -> Iterator[tuple[Any, str]]:
-    if depth > MAX_GRAPH_DEPTH:
-        raise ValueError(f"{where}: graphs nested over {MAX_GRAPH_DEPTH} deep")
+    if depth > SLICE_MAX_GRAPH_DEPTH:
+        raise ValueError(f"{where}: graphs nested over {SLICE_MAX_GRAPH_DEPTH} deep")
     if len(graph.sparse_initializer):
         raise ValueError(f"{where}: sparse initializer "
                          f"{_label(graph.sparse_initializer[0].values.name)} is not read")
