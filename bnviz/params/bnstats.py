@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bnviz.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
 from bnviz.params.fields import InputError, reals, whole, whole_or_none
-from bnviz.params.model import ValidationInfo, field_validator, model_validator, params_dataclass
+from bnviz.params.model import CheckInfo, field_check, model_check, params_dataclass
 
 __all__ = ["BNStatsParams"]
 
@@ -30,14 +30,14 @@ class BNStatsParams:
     means: reals(count=(1, MAX_UNITS)) = (1.0, 0.0, -1.0)
     variances: reals(0.0, lo_open=True, count=(1, MAX_UNITS)) = (1.0, 3.0, 0.1)
 
-    @field_validator("virtual_batch_size", mode="after")
+    @field_check("virtual_batch_size", mode="after")
     @classmethod
-    def _half_the_batch(cls, value: int | None, info: ValidationInfo) -> int | None:
+    def _half_the_batch(cls, value: int | None, info: CheckInfo) -> int | None:
         batch = info.data.get("batch_size")
         return max(2, batch // 2) if value is None and batch is not None else value
 
-    @model_validator(mode="after")
-    def _consistent(self) -> BNStatsParams:
+    @model_check
+    def _consistent(self) -> None:
         if self.batch_size > self.train_size:
             raise InputError(f"{self.batch_size} is larger than the training set "
                              f"({self.train_size})", "batch_size")
@@ -51,4 +51,3 @@ class BNStatsParams:
         if len(self.variances) != len(self.means):
             raise InputError(f"enter one variance per mean ({len(self.means)}), got "
                              f"{len(self.variances)}", "variances")
-        return self

@@ -29,8 +29,9 @@ __all__ = ["CALIBRATION", "SECONDS_PER_FLOP", "SECONDS_PER_REGION", "always_heav
            "check_alpha", "check_bn_batch", "check_bn_batch_size",
            "check_concentration_passes", "check_density_work", "check_landscape_work",
            "check_network_size", "check_partition_size", "check_training_images",
-           "concentration_passes", "density_work", "expected_regions", "forward_seconds",
-           "landscape_work", "partition_seconds", "training_images"]
+           "claims_seconds", "concentration_passes", "density_work", "expected_regions",
+           "forward_seconds", "landscape_work", "luo_seconds", "partition_seconds",
+           "slides_seconds", "training_images"]
 
 #: Relative spread under which a BN batch counts as having none (docs/conventions.md: an eps
 #: for a zero sigma is <= 1e-12 relative).
@@ -261,3 +262,36 @@ def always_heavy(*_args: object, **_kwargs: object) -> float:
     """The cost of a computation too varied to estimate (a training, the claims table):
     always heavy, so it waits for its turn under load (and is cached once computed)."""
     return float("inf")
+
+
+# ---- the pages' fixed computations, measured on the 2-core machine under load (issue 42) --
+
+#: The debate page's claims table (bnviz.papers.claims.shared_claims, one torch thread):
+#: 11.4 s warm and 17.9 s with torch's first calls, with another process busy on both cores.
+CLAIMS_SECONDS = 15.0
+#: One lecture slide (bnviz.lecture.slides): its scene at the step's own settings and its PNG
+#: and SVG. 17 slides: 77.7 s with the papers' networks trained first (a fresh BNVIZ_HOME),
+#: 20.0 s once they are on disk (``bnviz lecture --export DIR``); about half is drawing.
+SLIDE_SECONDS = 2.0
+#: Luo et al.'s statistics on the debate page: per sample drawn, and the fixed part (0.28 s
+#: for a batch of 4, 0.84 s for 256: the 7 gammas' batches and the 20,000 statistics).
+LUO_SECONDS_PER_SAMPLE, LUO_SECONDS = 1.7e-8, 0.25
+
+
+def claims_seconds(*_args: object, **_kwargs: object) -> float:
+    """Estimated seconds of the claims table (:data:`CLAIMS_SECONDS`)."""
+    return CLAIMS_SECONDS
+
+
+def slides_seconds(steps: int) -> float:
+    """Estimated seconds of the lecture's slides for ``steps`` tour steps, drawn in a job's
+    process where no scene is in memory yet (:data:`SLIDE_SECONDS`)."""
+    return SLIDE_SECONDS * max(int(steps), 0)
+
+
+def luo_seconds(batch: int, statistics: int, gap_batches: int, gammas: int) -> float:
+    """Estimated seconds of Luo et al.'s statistics view: ``statistics`` mini-batch
+    statistics of ``batch`` samples, and ``gap_batches`` batches for each of ``gammas``
+    decay values."""
+    samples = float(batch) * (statistics + gammas * gap_batches)
+    return LUO_SECONDS + LUO_SECONDS_PER_SAMPLE * samples

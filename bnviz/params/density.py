@@ -18,7 +18,7 @@ from bnviz.caps import (
 from bnviz.messages import brief
 from bnviz.params.cost import check_density_work
 from bnviz.params.fields import InputError, choice, int_list, real, whole
-from bnviz.params.model import ValidationInfo, field_validator, model_validator, params_dataclass
+from bnviz.params.model import CheckInfo, field_check, model_check, params_dataclass
 
 __all__ = ["DensityPageParams", "DensityParams", "default_layers"]
 
@@ -51,9 +51,9 @@ class DensityParams:
     radius: real(0.0, MAX_EXTENT, lo_open=True) = 0.15
     extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
 
-    @field_validator("layers", mode="before")
+    @field_check("layers", mode="before")
     @classmethod
-    def _layer_list(cls, raw: Any, info: ValidationInfo) -> tuple[int, ...]:
+    def _layer_list(cls, raw: Any, info: CheckInfo) -> tuple[int, ...]:
         depth = info.data.get("depth")
         if depth is None:  # the depth itself was refused: that is the message
             return ()
@@ -65,10 +65,9 @@ class DensityParams:
                              f"got {brief(raw)}")
         return layers
 
-    @model_validator(mode="after")
-    def _cheap_enough(self) -> DensityParams:
+    @model_check
+    def _cheap_enough(self) -> None:
         check_density_work(self.grid, self.depth, self.width)
-        return self
 
 
 @params_dataclass
@@ -84,7 +83,6 @@ class DensityPageParams:
     grid: whole(*_P["grid"]) = 128
     eps: real(*_P["eps"]) = 1.0
 
-    @model_validator(mode="after")
-    def _cheap_enough(self) -> DensityPageParams:
+    @model_check
+    def _cheap_enough(self) -> None:
         check_density_work(self.grid, self.depth, self.width)
-        return self

@@ -15,7 +15,7 @@ from bnviz.caps import (
 )
 from bnviz.params.cost import check_alpha
 from bnviz.params.fields import InputError, choice, real, whole, whole_or_none
-from bnviz.params.model import model_validator, params_dataclass
+from bnviz.params.model import model_check, params_dataclass
 
 __all__ = ["JitterNetwork", "JitterParams", "TrainingJobParams", "TrainingParams"]
 
@@ -37,10 +37,9 @@ class JitterNetwork:
     alpha: real() = 0.1
     seed: whole(0, SEED_MAX) = 0
 
-    @model_validator(mode="after")
-    def _slope(self) -> JitterNetwork:
+    @model_check
+    def _slope(self) -> None:
         check_alpha(self.activation, self.alpha)
-        return self
 
     def _batch_fits(self, batch_size: int) -> None:
         if batch_size > self.n:
@@ -63,14 +62,13 @@ class JitterParams(JitterNetwork):
     batch_seed: whole(0, SEED_MAX) = 0
     extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
 
-    @model_validator(mode="after")
-    def _consistent(self) -> JitterParams:
+    @model_check
+    def _consistent(self) -> None:
         self._batch_fits(self.batch_size)
         vb = self.virtual_batch_size
         if vb is not None and vb > self.batch_size:
             raise InputError(f"enter a whole number from 2 to the batch size "
                              f"({self.batch_size}), got {vb}", "virtual_batch_size")
-        return self
 
 
 @params_dataclass
@@ -94,7 +92,6 @@ class TrainingJobParams(JitterNetwork):
     lr: real(*LEARNING_RATE, lo_open=True) = 0.01
     optimizer: choice(OPTIMIZERS) = "adam"
 
-    @model_validator(mode="after")
-    def _consistent(self) -> TrainingJobParams:
+    @model_check
+    def _consistent(self) -> None:
         self._batch_fits(self.batch_size)
-        return self

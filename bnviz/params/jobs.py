@@ -28,7 +28,7 @@ from bnviz.params.fields import (
     reals,
     whole,
 )
-from bnviz.params.model import field_validator, json_schema, model_validator, params_dataclass
+from bnviz.params.model import field_check, json_schema, model_check, params_dataclass
 
 __all__ = ["ARMS", "IMAGE_JOB_PARAMS", "JOB_FLAGS", "JOB_OPTIONS", "AffineAblationParams",
            "ConcentrationParams", "ImageJobParams", "JitterNoiseParams", "JobOption",
@@ -100,7 +100,7 @@ class ImageJobParams:
     max_train: _int("max_train", "use at most this many training images (0: all)") = 0
     image_size: _int("image_size", "side of image-folder images after resizing") = 64
 
-    @field_validator("max_train", mode="after")
+    @field_check("max_train", mode="after")
     @classmethod
     def _a_batch_of_two(cls, value: int) -> int:
         if value == 1:
@@ -108,11 +108,10 @@ class ImageJobParams:
                              f"{int(_I['max_train'][1])} (BN needs a batch of two), got 1")
         return value
 
-    @model_validator(mode="after")
-    def _capped(self) -> ImageJobParams:
+    @model_check
+    def _capped(self) -> None:
         if self.job_type:  # a job type's model (this base class is none)
             self.check_work()
-        return self
 
     @property
     def arms(self) -> int:

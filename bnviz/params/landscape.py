@@ -11,7 +11,7 @@ from typing import Any
 from bnviz.caps import DATASETS, LANDSCAPE_LIMITS, PAGE_SEED_MAX
 from bnviz.params.cost import check_landscape_work, landscape_work
 from bnviz.params.fields import InputError, choice, real, whole
-from bnviz.params.model import model_validator, params_dataclass, parse
+from bnviz.params.model import model_check, params_dataclass, parse
 
 __all__ = ["LANDSCAPE_PAGE_LABELS", "LandscapeParams", "NoisyBN", "landscape_from_page"]
 
@@ -58,8 +58,8 @@ class LandscapeParams:
     etas: _int("etas") = 8
     noisy: NoisyBN | None = None  # Algorithm 1 on the BN arm
 
-    @model_validator(mode="after")
-    def _consistent(self) -> LandscapeParams:
+    @model_check
+    def _consistent(self) -> None:
         if self.eta_hi <= self.eta_lo:
             raise InputError(f"enter a step size (a multiple of lr) above eta lo "
                              f"({self.eta_lo:g}), got {self.eta_hi:g}", "eta_hi")
@@ -67,7 +67,6 @@ class LandscapeParams:
             raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
                              "batch_size")
         check_landscape_work(self.steps, self.etas, self.depth, self.batch_size, self.width)
-        return self
 
     def work(self) -> float:
         """Forward-backward work of the run (:func:`~bnviz.params.cost.landscape_work`)."""

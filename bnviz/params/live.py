@@ -25,7 +25,7 @@ from bnviz.caps import (
 )
 from bnviz.params.cost import check_alpha, check_partition_size, expected_regions
 from bnviz.params.fields import InputError, choice, real, whole
-from bnviz.params.model import model_validator, params_dataclass
+from bnviz.params.model import model_check, params_dataclass
 
 __all__ = ["LiveFrameParams", "LiveTrainingParams"]
 
@@ -53,8 +53,8 @@ class LiveTrainingParams:
     optimizer: choice(OPTIMIZERS) = "adam"
     extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
 
-    @model_validator(mode="after")
-    def _consistent(self) -> LiveTrainingParams:
+    @model_check
+    def _consistent(self) -> None:
         check_alpha(self.activation, self.alpha)
         if self.batch_size > self.n:
             raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
@@ -69,7 +69,6 @@ class LiveTrainingParams:
                              f"each is over the cap of {TRAIN_MAX_FRAME_REGIONS:.2g} regions "
                              "in all: record fewer frames, or lower the width or the depth",
                              "frames")
-        return self
 
     @property
     def mode_of_partition(self) -> str:

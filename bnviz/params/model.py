@@ -13,10 +13,12 @@ from it).
 
 A field is ``Annotated[type, Rule]`` (the helpers of :mod:`bnviz.params.fields` make them);
 a field without a Rule is checked by its type (bool, int, float, str, a tuple of them, a
-nested model, or ``X | None``).  Hooks: :func:`field_validator` (``mode="before"``: the raw
-value; ``"after"``: the checked one, with the fields before it in ``info.data``) and
-:func:`model_validator` (``mode="after"``: the whole model).  Any failure is an
-:class:`~bnviz.messages.InputError` with one line, "<label>: <what is allowed>".
+nested model, or ``X | None``; a plain float is finite).  Checks of our own, with plain
+names (no library's): :func:`field_check` (``mode="before"``: the raw value; ``"after"``: the
+checked one, with the fields before it that passed in ``info.data``) and :func:`model_check`
+(the whole model, once every field passed; it returns nothing).  Every field is checked,
+whatever the others gave, so one answer names every bad value: an
+:class:`~bnviz.messages.InputError` with one line, "<label>: <what is allowed>; <label>: ...".
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import inspect
+import math
 import numbers
 import typing
 from collections.abc import Callable, Mapping
@@ -31,8 +35,8 @@ from typing import Any, TypeVar
 
 from bnviz.messages import InputError, brief
 
-__all__ = ["MODELS", "Rule", "ValidationInfo", "field_validator", "json_schema",
-           "model_validator", "params_dataclass", "parse", "validator"]
+__all__ = ["MODELS", "CheckInfo", "Rule", "field_check", "json_schema", "model_check",
+           "params_dataclass", "parse", "validator"]
 
 T = TypeVar("T")
 
@@ -49,20 +53,25 @@ class Rule:
 
 
 @dataclasses.dataclass(frozen=True)
-class ValidationInfo:
-    """What an "after" or "before" field hook sees besides the value: the fields checked
-    before it (by name), as a model's definition orders them."""
+class CheckInfo:
+    """What an "after" or "before" field check sees besides the value: the fields checked
+    before it (by name), as a model's definition orders them; a field that was refused is
+    absent (its own message says why)."""
 
     data: Mapping[str, Any]
 
 
 class _Invalid(Exception):
     """A field's failure on its way out: the path of field names (a nested model's field:
-    two names) and the message."""
+    two names) and the message; ``more``: the other fields' failures of the same check."""
 
-    def __init__(self, path: tuple[str, ...], error: ValueError):
+    def __init__(self, path: tuple[str, ...], error: ValueError,
+                 more: tuple[_Invalid, ...] = ()):
         super().__init__(str(error))
-        self.path, self.error = path, error
+        self.path, self.error, self.more = path, error, more
+
+    def each(self) -> tuple[_Invalid, ...]:
+        return (self, *self.more)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,20 +81,22 @@ class _Hook:
     mode: str
 
 
-def field_validator(*names: str, mode: str = "after") -> Callable[[Any], _Hook]:
-    """A classmethod ``(cls, value[, info])`` that reads the named fields' value: before
-    their Rule (``mode="before"``, the raw value) or after it (``"after"``)."""
+def field_check(*names: str, mode: str = "after") -> Callable[[Any], _Hook]:
+    """A function ``(cls, value[, info])`` (a classmethod or not, decorated or not) that
+    reads the named fields' value and returns it, perhaps changed: before their Rule
+    (``mode="before"``, the raw value) or after it (``"after"``). It raises InputError to
+    refuse the value."""
     if mode not in ("before", "after"):
-        raise ValueError(f"a field hook runs 'before' or 'after' the field's rule, not {mode!r}")
+        raise ValueError(f"a field check runs 'before' or 'after' the field's rule, not "
+                         f"{mode!r}")
     return lambda function: _Hook(function, names, mode)
 
 
-def model_validator(mode: str = "after") -> Callable[[Any], _Hook]:
-    """A method ``(self) -> self`` run once every field is checked: a check across fields
-    (raise ``InputError(text, field)`` to name the field to blame)."""
-    if mode != "after":
-        raise ValueError(f"a model hook runs 'after' the fields, not {mode!r}")
-    return lambda function: _Hook(function, (), "model")
+def model_check(function: Callable[[Any], None]) -> _Hook:
+    """A method ``(self) -> None`` run once every field passed its own checks: a check
+    across fields, which raises ``InputError(text, field)`` (naming the field to blame) or
+    returns nothing; the model is frozen, so it cannot change a field."""
+    return _Hook(function, (), "model")
 
 
 #: Every parameter model, in the order their modules defined them (:func:`params_dataclass`
@@ -111,10 +122,28 @@ class _Validator:
 
 
 def _bound(hook: _Hook, cls: type) -> Callable[..., Any]:
-    """The hook as a callable ``(value, info)`` (a hook may take the value alone)."""
-    function = hook.function.__get__(None, cls)
-    code = getattr(hook.function, "__func__", hook.function).__code__
-    return function if code.co_argcount >= 3 else lambda value, info: function(value)
+    """The field check as a callable ``(value, info)``: bound to the class whether or not it
+    is a classmethod, given ``info`` where its signature takes a second argument (a
+    decorator that keeps the signature, with functools.wraps, is read through)."""
+    function = hook.function
+    if isinstance(function, staticmethod):
+        bound = function.__func__
+    else:
+        bound = (function if isinstance(function, classmethod) else classmethod(function)
+                 ).__get__(None, cls)
+    try:
+        parameters = list(inspect.signature(bound).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: give it both
+        return bound
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return bound
+    return lambda value, info: bound(value)
+
+
+def _model_hook(hook: _Hook) -> Callable[[Any], Any]:
+    function = hook.function
+    return function.__func__ if isinstance(function, staticmethod | classmethod) else function
 
 
 @functools.cache
@@ -134,41 +163,54 @@ def validator(model: type) -> _Validator:
         fields.append(_Field(f.name, rule_of(hints[f.name]), f.default, f.default_factory,
                              tuple(_bound(h, model) for h in mine if h.mode == "before"),
                              tuple(_bound(h, model) for h in mine if h.mode == "after")))
-    return _Validator(tuple(fields), tuple(h.function for h in hooks.values()
+    return _Validator(tuple(fields), tuple(_model_hook(h) for h in hooks.values()
                                            if h.mode == "model"))
 
 
 def _check(model: type[T], values: Mapping[str, Any], lax: bool, into: T | None = None) -> T:
-    """The model from ``values`` (missing: the default), or _Invalid for the first bad
-    field in definition order (then the model hooks, in the order they were defined)."""
+    """The model from ``values`` (missing: the default), or _Invalid for every bad field in
+    definition order (then, when every field passed, the model checks, in the order they
+    were defined)."""
     spec = validator(model)
     done: dict[str, Any] = {}
-    info = ValidationInfo(done)  # the fields checked so far, as each hook runs
+    info = CheckInfo(done)  # the fields checked so far, as each hook runs
+    refused: list[_Invalid] = []
     for field in spec.fields:
         raw = values.get(field.name, field.default)
         if raw is dataclasses.MISSING and field.factory is not dataclasses.MISSING:
             raw = field.factory()
-        if raw is dataclasses.MISSING:
-            raise _Invalid((field.name,), InputError("a value is required"))
         try:
+            if raw is dataclasses.MISSING:
+                raise InputError("a value is required")
             for hook in field.before:
                 raw = hook(raw, info)
             value = field.rule.check(raw, lax)
             for hook in field.after:
                 value = hook(value, info)
-        except _Invalid as inner:  # a nested model's field
-            raise _Invalid((field.name, *inner.path), inner.error) from None
+        except _Invalid as inner:  # a nested model's fields
+            refused += [_Invalid((field.name, *one.path), one.error) for one in inner.each()]
+            continue
         except ValueError as exc:
-            raise _Invalid((field.name,), exc) from None
+            refused.append(_Invalid((field.name,), exc))
+            continue
+        except KeyError:  # a check reading a field refused before it: that one says why
+            if not refused:
+                raise
+            continue
         done[field.name] = value
+    if refused:
+        raise _Invalid(refused[0].path, refused[0].error, tuple(refused[1:]))
     out = object.__new__(model) if into is None else into
     for name, value in done.items():
         object.__setattr__(out, name, value)
     for hook in spec.model_hooks:
         try:
-            hook(out)
+            returned = hook(out)
         except ValueError as exc:
             raise _Invalid((), exc) from None
+        if returned is not None and returned is not out:
+            raise TypeError(f"{model.__name__}.{hook.__name__}: a model check returns "
+                            "nothing (the model is frozen)")
     return out
 
 
@@ -177,8 +219,13 @@ def _label(field: str, labels: Mapping[str, str] | None) -> str:
 
 
 def _one_line(problem: _Invalid, labels: Mapping[str, str] | None = None) -> str:
-    """"<label>: <text>", the label of the field to blame (a cross-field check names it:
-    ``InputError.field``; a nested model's field adds its own name)."""
+    """Every refused field as "<label>: <text>", joined with "; " on one line: the label of
+    the field to blame (a cross-field check names it: ``InputError.field``; a nested
+    model's field adds its own name)."""
+    return "; ".join(_one(each, labels) for each in problem.each())
+
+
+def _one(problem: _Invalid, labels: Mapping[str, str] | None) -> str:
     path = list(problem.path)
     named = getattr(problem.error, "field", None)
     if named and named not in path[-1:]:
@@ -193,7 +240,7 @@ def parse(model: type[T], raw: object, labels: Mapping[str, str] | None = None, 
           lax: bool = True) -> T:
     """Validate raw values (a mapping of field name -> value from a page, a URL, a request)
     into ``model``: missing -> the default, unknown keys ignored.  Raises only
-    :class:`InputError`, whose message names the first bad field by its label.
+    :class:`InputError`, whose one line names every bad field by its label.
 
     ``lax=False`` takes typed values only, as construction does (a Python function's
     arguments), with the messages naming the fields by ``labels`` (e.g. the argument names).
@@ -248,7 +295,9 @@ def _plain(kind: type, raw: object, lax: bool) -> Any:
     elif kind is int and isinstance(raw, numbers.Integral):  # numpy's ints too
         return int(raw)
     elif kind is float and isinstance(raw, numbers.Real):
-        return float(raw)
+        if math.isfinite(raw):
+            return float(raw)
+        raise InputError(f"expected a finite number, got {brief(raw)}")
     elif isinstance(raw, kind):
         return raw
     raise InputError(f"expected {_SCHEMAS[kind]['type']}, got {brief(raw)}")

@@ -41,9 +41,9 @@ from bnviz.params.fields import (
     whole_or_none,
 )
 from bnviz.params.model import (
-    ValidationInfo,
-    field_validator,
-    model_validator,
+    CheckInfo,
+    field_check,
+    model_check,
     params_dataclass,
     parse,
 )
@@ -105,8 +105,8 @@ class PartitionParams:
     def layer_widths(self) -> tuple[int, ...]:
         return self.widths if self.widths is not None else (self.width,) * self.depth
 
-    @model_validator(mode="after")
-    def _fits(self) -> PartitionParams:
+    @model_check
+    def _fits(self) -> None:
         widths = self.layer_widths
         check_network_size(widths, "widths")
         check_alpha(self.activation, self.alpha)
@@ -120,7 +120,6 @@ class PartitionParams:
         if not self.data_file:
             check_bn_batch_size(self.mode, self.batch_size, self.n)
         check_partition_size(widths, self.activation, self.mode, self.extent, MAX_REGIONS)
-        return self
 
 
 @params_dataclass
@@ -156,14 +155,14 @@ class ExplorerParams:
     shift_y: _float("shift") = 0.0
     weights: choice(WEIGHTS) = "random"
 
-    @field_validator("target_layer", "layer", mode="after")
+    @field_check("target_layer", "layer", mode="after")
     @classmethod
-    def _within_depth(cls, value: int, info: ValidationInfo) -> int:
+    def _within_depth(cls, value: int, info: CheckInfo) -> int:
         return min(value, info.data.get("depth", value))
 
-    @field_validator("target_unit", mode="after")
+    @field_check("target_unit", mode="after")
     @classmethod
-    def _within_width(cls, value: int, info: ValidationInfo) -> int:
+    def _within_width(cls, value: int, info: CheckInfo) -> int:
         return min(value, info.data.get("width", value + 1) - 1)
 
     @classmethod
@@ -206,9 +205,9 @@ class Figure9Params:
     #: The two layers shown, e.g. "1,4" (None: 1 and the depth, as the paper's Figure 9).
     layers: tuple[int, ...] | None = None
 
-    @field_validator("layers", mode="before")
+    @field_check("layers", mode="before")
     @classmethod
-    def _two_layers(cls, raw: Any, info: ValidationInfo) -> tuple[int, ...]:
+    def _two_layers(cls, raw: Any, info: CheckInfo) -> tuple[int, ...]:
         depth = info.data.get("depth")
         if depth is None:  # the depth itself was refused: that is the message
             return ()

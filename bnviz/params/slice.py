@@ -19,7 +19,7 @@ from bnviz.caps import (
     SLICE_PAGE_MAX_REGIONS,
 )
 from bnviz.params.fields import InputError, choice, real, text, whole
-from bnviz.params.model import model_validator, params_dataclass
+from bnviz.params.model import model_check, params_dataclass
 
 __all__ = ["SlicePageParams", "SliceParams", "check_slice_regions"]
 
@@ -39,12 +39,11 @@ class SliceParams:
     extent: real(0.0, MAX_EXTENT) = 0.0
     max_regions: whole(1, SLICE_MAX_REGIONS) = SLICE_MAX_REGIONS
 
-    @model_validator(mode="after")
-    def _consistent(self) -> SliceParams:
+    @model_check
+    def _consistent(self) -> None:
         if self.batches > 1 and self.bn != "train":
             raise InputError("several mini-batches need BN in train mode (--bn train): eval "
                              "mode's running statistics are one", "batches")
-        return self
 
 
 def check_slice_regions(estimate: int, params: SliceParams) -> None:
@@ -73,8 +72,8 @@ class SlicePageParams(SliceParams):
     images: text(64) = "0,1,2"
     max_regions: whole(1, SLICE_PAGE_MAX_REGIONS) = SLICE_PAGE_MAX_REGIONS
 
-    @model_validator(mode="after")
-    def _page(self) -> SlicePageParams:
+    @model_check
+    def _page(self) -> None:
         if not self.job:
             raise InputError("choose a job whose networks to slice", "job")
         arms = ["upload"] if self.job.startswith("up-") else [
@@ -87,4 +86,3 @@ class SlicePageParams(SliceParams):
             idx = []
         if len(idx) != 3 or min(idx) < 0 or len(set(idx)) != 3:
             raise InputError("three different test image indices, e.g. 0,1,2", "images")
-        return self

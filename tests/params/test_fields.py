@@ -7,6 +7,9 @@ the allowed range, and nothing else is ever raised (hypothesis feeds every kind 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import math
 from dataclasses import FrozenInstanceError, asdict, fields, replace
 
@@ -42,10 +45,10 @@ from bnviz.params.fields import (
     whole_value,
 )
 from bnviz.params.model import (
-    ValidationInfo,
-    field_validator,
+    CheckInfo,
+    field_check,
     json_schema,
-    model_validator,
+    model_check,
     params_dataclass,
 )
 
@@ -348,24 +351,23 @@ class Checked:
     a: whole(0, 9) = 0
     b: whole(0, 9) = 0
 
-    @field_validator("b", mode="after")
+    @field_check("b", mode="after")
     @classmethod
-    def _at_most_a(cls, value: int, info: ValidationInfo) -> int:
+    def _at_most_a(cls, value: int, info: CheckInfo) -> int:
         return min(value, info.data["a"])
 
-    @model_validator(mode="after")
-    def _not_five(self) -> Checked:
+    @model_check
+    def _not_five(self) -> None:
         if self.a == 5:
             raise InputError("not 5", "a")
-        return self
 
 
 @params_dataclass
 class Unchecked(Checked):
     """The same fields; its plain method of the model hook's name replaces the hook."""
 
-    def _not_five(self) -> Unchecked:
-        return self
+    def _not_five(self) -> None:
+        return None
 
 
 def test_hooks_run_in_order_and_a_subclass_may_replace_one():
@@ -374,7 +376,103 @@ def test_hooks_run_in_order_and_a_subclass_may_replace_one():
         Checked(a=5)
     assert Unchecked(a=5, b=9) == Unchecked(a=5, b=5)
     with pytest.raises(ValueError, match="not 'wrap'"):
-        model_validator(mode="wrap")
+        field_check("a", mode="wrap")
+
+
+def _logged(function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        return function(*args, **kwargs)
+    return wrapper
+
+
+def _opaque(function):
+    def wrapper(*args):  # no functools.wraps: no signature to read
+        return function(*args)
+    return wrapper
+
+
+@params_dataclass
+class Plainly:
+    """Field checks written without @classmethod, wrapped by decorators, with and without
+    ``info`` (issue 43: each failed with a raw TypeError from a sniffed argument count)."""
+
+    a: whole(0, 9) = 0
+    b: whole(0, 9) = 0
+    c: whole(0, 9) = 0
+    d: whole(0, 9) = 0
+
+    @field_check("a", mode="after")
+    def _double(cls, value: int) -> int:
+        return 2 * value
+
+    @field_check("b", mode="after")
+    def _at_most_a(cls, value: int, info: CheckInfo) -> int:
+        return min(value, info.data["a"])
+
+    @field_check("c", mode="after")
+    @classmethod
+    @_logged
+    def _plus_one(cls, value: int, info: CheckInfo) -> int:
+        return value + 1
+
+    @field_check("d", mode="after")
+    @_opaque
+    def _minus_one(cls, value: int, info: CheckInfo) -> int:
+        return value - 1
+
+
+def test_field_checks_need_no_classmethod_and_may_be_wrapped():
+    got = Plainly(a=3, b=9, c=4, d=4)
+    assert (got.a, got.b, got.c, got.d) == (6, 6, 5, 3)
+
+
+@params_dataclass
+class Returns:
+    a: whole(0, 9) = 0
+
+    @model_check
+    def _returns_another(self) -> None:
+        return dataclasses.replace(self, a=1) if self.a == 5 else None
+
+
+def test_a_model_check_that_returns_a_model_is_a_programming_error():
+    """Its return was thrown away silently while every check ended ``return self``."""
+    assert Returns(a=4).a == 4
+    with pytest.raises(TypeError, match="a model check returns nothing"):
+        Returns(a=5)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_plain_float_fields_are_finite(bad):
+    @params_dataclass
+    class Plain:
+        x: float = 0.0
+
+    assert Plain(x=2.5).x == 2.5
+    with pytest.raises(InputError, match="x: expected a finite number"):
+        Plain(x=bad)
+    with pytest.raises(InputError, match="x: expected a finite number"):
+        parse(Plain, {"x": bad})
+
+
+def test_every_bad_field_is_named_in_one_line():
+    """Checking went on past the first error only now: a page shows every bad value at
+    once, and a check reading a refused field sees it absent (the branches for a refused
+    depth in the density and partition models ran for the first time)."""
+    from bnviz.params.density import DensityParams
+
+    with pytest.raises(InputError) as info:
+        parse(Checked, {"a": "x", "b": 99})
+    assert str(info.value) == ("a: enter a whole number from 0 to 9, got 'x'; "
+                               "b: enter a whole number from 0 to 9, got 99")
+    with pytest.raises(InputError, match=r"^a: enter a whole number from 0 to 9, got 'x'$"):
+        parse(Checked, {"a": "x", "b": 3})  # b's check reads a: a's refusal is the message
+    with pytest.raises(InputError) as info:
+        parse(DensityParams, {"depth": 0, "layers": "1,2", "grid": -1})
+    message = str(info.value)
+    assert message.count("\n") == 0 and message.startswith("depth: ")
+    assert "grid: " in message and "layers" not in message  # the depth's refusal is why
 
 
 def test_plain_fields_take_numpy_values_and_refuse_other_kinds():
