@@ -12,9 +12,12 @@ worker loses no job.
 
 import os
 
-from bnviz.config import exit_on_bad_settings, setting
+from bnviz.config import PRIVATE_UMASK, exit_on_bad_settings, setting
 
 exit_on_bad_settings()  # a bad setting stops the server here, in one line, before any worker
+# What the workers write under BNVIZ_HOME (results, uploads, caches) is the service's: 0600
+# files, 0700 folders; a worker inherits the master's umask. (bnviz serve sets it too.)
+os.umask(PRIVATE_UMASK)
 
 # Imported once here, in the master, so that every forked worker has it: the first
 # torch.func call or optimiser imports torch._dynamo (~800 modules, 2-3 s). Left to the first
@@ -28,6 +31,9 @@ import torch._dynamo  # noqa: E402, F401
 # and no page waits for that; the engine cuts with its vectorised path meanwhile.
 
 bind = os.environ.get("BNVIZ_BIND", "0.0.0.0:8050")
+# a unix socket (bnviz serve's) is bound 0600, not gunicorn's default 0777; the stack gives
+# it nginx's group where nginx's workers are another user (bnviz.service.nginx)
+umask = 0o177
 workers = int(setting("BNVIZ_WEB_WORKERS"))
 threads = int(setting("BNVIZ_WEB_THREADS"))
 worker_class = "gthread"

@@ -16,13 +16,32 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SETTINGS", "Setting", "SettingError", "bnviz_home", "check_settings",
-           "exit_on_bad_settings", "setting"]
+__all__ = ["PRIVATE_UMASK", "SETTINGS", "Setting", "SettingError", "bnviz_home",
+           "check_settings", "exit_on_bad_settings", "private_home", "setting"]
+
+#: The service's processes create files 0600 and folders 0700 (``bnviz serve``, gunicorn's
+#: config, and what they start inherit it): the job store, results, uploads and caches are
+#: the service's, not every local user's.
+PRIVATE_UMASK = 0o077
 
 
 def bnviz_home() -> Path:
     """``BNVIZ_HOME`` or ``~/.bnviz``."""
     return Path(os.environ.get("BNVIZ_HOME", Path.home() / ".bnviz"))
+
+
+def private_home() -> Path:
+    """:func:`bnviz_home`, created 0700, or made 0700 where it exists and is this user's (a
+    home made before, 0755 by a usual umask, exposed the files it holds to every local user
+    through their own modes). Another user's folder is left as it is."""
+    home = bnviz_home()
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if home.stat().st_uid == os.geteuid():
+            home.chmod(0o700)
+    except OSError:  # a read-only mount, say: its own modes stand
+        pass
+    return home
 
 
 class SettingError(ValueError):
@@ -103,6 +122,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "jobs one client may have queued or running"),
     Setting("BNVIZ_JOB_ATTEMPTS", "int", 3, 1, 100,
             "times a job is started before a lost worker fails it"),
+    Setting("BNVIZ_UPLOAD_MAX_MB", "float", 512.0, 0.001, 10**7,
+            "MB of parameters an uploaded network may declare (estimated before any load)"),
     Setting("BNVIZ_UPLOAD_QUOTA_MB", "float", 200.0, 0.001, 10**7,
             "disk the uploaded networks may take"),
     Setting("BNVIZ_UPLOAD_RETENTION_DAYS", "float", 30.0, 0.001, 10**5,
@@ -122,8 +143,6 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_HEAVY_SLOTS", "int", _cores_but_one, 1, 1024,
             "heavy computations the web processes run at once"),
     Setting("BNVIZ_HEAVY_PER_CLIENT", "int", 1, 1, 1024,
-    Setting("BNVIZ_UPLOAD_MAX_MB", "float", 512.0, 0.001, 10**7,
-            "MB of parameters an uploaded network may declare (estimated before any load)"),
             "heavy computations one client address may run at once"),
     Setting("BNVIZ_HEAVY_WAIT_SECONDS", "float", 20.0, 0, 3600,
             "seconds a heavy computation waits for its turn before 'busy'"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import time
@@ -65,6 +66,20 @@ def _busy(exc: sqlite3.Error) -> bool:
         ("locked" in str(exc) or "busy" in str(exc))
 
 
+def _make_private(path: Path) -> None:
+    """The store's file 0600 (created so before SQLite opens it, whatever the umask of the
+    process that makes it first: it was 0644, every local user could read the jobs), and an
+    existing one of this user's made 0600 with its -wal and -shm. SQLite creates the -wal and
+    -shm with the database file's mode, so they follow it."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # an empty file is an empty store
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if part.stat().st_uid == os.geteuid() and part.stat().st_mode & 0o077:
+                part.chmod(0o600)
+        except OSError:  # not there, or not ours to change
+            pass
+
+
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
@@ -77,7 +92,8 @@ class SQLiteStore(JobStore):
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _make_private(self.path)
             with closing(self._connect()) as db:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.executescript(_SCHEMA)

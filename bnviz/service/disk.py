@@ -56,10 +56,13 @@ def keep_checked(path: Path, data: bytes, check: Callable[[Path], T]) -> T:
     check, as one ValueError line naming "the upload") keeps nothing.  DiskFull first when
     the disk is nearly full."""
     check_free_disk()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
-        tmp.write_bytes(data)
+        # 0600 whatever the process's umask: an upload is its sender's, not every local user's
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as out:
+            out.write(data)
         try:
             out = check(tmp)
         except Exception as exc:  # a loader's many errors on hostile bytes: one line
