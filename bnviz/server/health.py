@@ -17,15 +17,19 @@ may name a path or a URL) need the token (``Authorization: Bearer <token>``).
 
 Behind ``bnviz serve`` it is answered by a process of its own (:mod:`bnviz.server.health_app`),
 so that it never waits behind the dashboard's busy threads; there it also reports whether
-the dashboard's gunicorn accepts connections and how long it takes to answer a light request
-(``web``, :class:`LightProbe`): over ``LIGHT_GOAL_SECONDS`` the status is "degraded".
+the dashboard's gunicorns accept connections (two, where the stack splits the workers: one
+that does not, being started again, is a problem too, though the other serves) and how long
+they take to answer a light request (``web``, :class:`LightProbe`): over
+``LIGHT_GOAL_SECONDS`` the status is "degraded".
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -136,34 +140,48 @@ LIGHT_PROBE_EVERY = 2.0
 
 
 class LightProbe:
-    """Times a light request to the dashboard's gunicorn in a background thread, every
-    LIGHT_PROBE_EVERY s, so that /healthz answers at once from what it last saw: the last
-    answer's seconds, or how long the request in flight has waited so far."""
+    """Times a light request to the dashboard's gunicorns in a background thread, every
+    LIGHT_PROBE_EVERY s (to each in turn, past one that does not take connections), so that
+    /healthz answers at once from what it last saw: the last answer's seconds, or how long
+    the request in flight has waited so far."""
 
-    def __init__(self, socket_path: str):
-        self.socket_path = socket_path
+    def __init__(self, socket_paths: Sequence[str]):
+        self.socket_paths = tuple(socket_paths)
+        self.turn = 0
         self.started: float | None = None  # the request in flight, since (monotonic)
         self.last: float | None = None  # the last answer's seconds (None: no answer yet)
         self.failed = False
         threading.Thread(target=self._run, name="bnviz-light-probe", daemon=True).start()
 
+    def _connected(self) -> socket.socket | None:
+        """A connection to the next gunicorn in turn that takes one, or None."""
+        n = len(self.socket_paths)
+        self.turn += 1
+        for i in range(n):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(60)
+            try:
+                sock.connect(self.socket_paths[(self.turn + i) % n])
+                return sock
+            except OSError:
+                sock.close()
+        return None
+
     def _once(self) -> None:
         import http.client
 
-        class _UnixConnection(http.client.HTTPConnection):
-            def connect(inner) -> None:  # noqa: N805 (the connection, not this probe)
-                inner.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                inner.sock.settimeout(inner.timeout)
-                inner.sock.connect(self.socket_path)
-
         self.started = time.monotonic()
-        conn = _UnixConnection("localhost", timeout=60)
+        sock = self._connected()
+        conn = http.client.HTTPConnection("localhost", timeout=60)
+        conn.sock = sock
         try:
+            if sock is None:
+                raise ConnectionRefusedError
             conn.request("GET", "/_dash-layout")
             response = conn.getresponse()
             response.read()
             self.failed = response.status >= 500
-        except OSError:
+        except (OSError, http.client.HTTPException):
             self.failed = True
         finally:
             conn.close()
@@ -182,21 +200,47 @@ class LightProbe:
         return max(waiting, self.last) if self.last is not None else (waiting or None)
 
 
-_probes: dict[str, LightProbe] = {}
+_probes: dict[tuple[str, ...], LightProbe] = {}
 _probes_lock = threading.Lock()
 
 
-def _light_probe(socket_path: str) -> LightProbe:
+def _light_probe(socket_paths: tuple[str, ...]) -> LightProbe:
     with _probes_lock:
-        if socket_path not in _probes:
-            _probes[socket_path] = LightProbe(socket_path)
-        return _probes[socket_path]
+        if socket_paths not in _probes:
+            _probes[socket_paths] = LightProbe(socket_paths)
+        return _probes[socket_paths]
 
 
-def health(web_socket: str | None = None) -> dict[str, Any]:
-    """The JSON of ``/healthz`` (see the module docstring). ``web_socket``: asked from
-    another process (:mod:`bnviz.server.health_app`), the dashboard's gunicorn socket, which
-    must accept connections; without it the dashboard answers for itself."""
+def _web_section(web_sockets: str | Sequence[str] | None,
+                 problems: list[str]) -> dict[str, Any]:
+    if web_sockets is None:
+        return {"accepting": True}
+    paths = tuple(web_sockets.split(os.pathsep) if isinstance(web_sockets, str)
+                  else web_sockets)
+    up = sum(_web_accepting(path) for path in paths)
+    web: dict[str, Any] = {"accepting": up > 0, "servers": len(paths), "servers_accepting": up}
+    if not up:
+        problems.append("the dashboard's server does not accept connections")
+        return web
+    if up < len(paths):
+        problems.append(f"{len(paths) - up} of the dashboard's {len(paths)} servers do not "
+                        "accept connections (the stack starts a dead one again)")
+    light = _light_probe(paths)
+    seconds = light.seconds()
+    web["light_request_seconds"] = None if seconds is None else round(seconds, 3)
+    if seconds is not None and seconds > LIGHT_GOAL_SECONDS:
+        problems.append(f"the dashboard took {seconds:.1f} s to answer a light request "
+                        f"(more than {LIGHT_GOAL_SECONDS:g} s): it is overloaded")
+    elif light.failed:
+        problems.append("the dashboard failed a light request (GET /_dash-layout)")
+    return web
+
+
+def health(web_sockets: str | Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON of ``/healthz`` (see the module docstring). ``web_sockets``: asked from
+    another process (:mod:`bnviz.server.health_app`), the dashboard's gunicorn sockets (a
+    sequence, or one string joined by os.pathsep), which must accept connections; without
+    them the dashboard answers for itself."""
     from bnviz.device import pick_device
     from bnviz.service.disk import free_megabytes
 
@@ -216,19 +260,7 @@ def health(web_socket: str | None = None) -> dict[str, Any]:
     if not disk["ok"]:
         problems.append(f"the disk is nearly full ({free:.0f} MB free, {need:.0f} MB kept "
                         "spare): new work is refused")
-    web: dict[str, Any] = {"accepting": True if web_socket is None
-                           else _web_accepting(web_socket)}
-    if not web["accepting"]:
-        problems.append("the dashboard's server does not accept connections")
-    elif web_socket is not None:
-        light = _light_probe(web_socket)
-        seconds = light.seconds()
-        web["light_request_seconds"] = None if seconds is None else round(seconds, 3)
-        if seconds is not None and seconds > LIGHT_GOAL_SECONDS:
-            problems.append(f"the dashboard took {seconds:.1f} s to answer a light request "
-                            f"(more than {LIGHT_GOAL_SECONDS:g} s): it is overloaded")
-        elif light.failed:
-            problems.append("the dashboard failed a light request (GET /_dash-layout)")
+    web = _web_section(web_sockets, problems)
     return {"status": "degraded" if problems else "ok", "problems": problems,
             "version": __version__, "device": device, "web": web, "jobs": jobs, "disk": disk}
 

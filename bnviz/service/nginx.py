@@ -1,6 +1,7 @@
 """nginx's part of ``bnviz serve`` (:mod:`bnviz.server.stack`): its config, rendered from
 ``nginx.conf.template`` with the settings, the user its workers run as, and the private
-directory of the unix sockets it reaches gunicorn by."""
+directory of the unix sockets it reaches gunicorn by, each socket published there
+(:func:`publish_socket`) only once its gunicorn answers."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import re
 import resource
 import sys
 import threading
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 from bnviz.config import setting
 from bnviz.service.headers import NGINX_ERROR_HEADERS
 
-__all__ = ["listen_address", "nginx_worker_ids", "private_socket_dir", "render_nginx_conf"]
+__all__ = ["listen_address", "nginx_worker_ids", "private_socket_dir", "publish_socket",
+           "render_nginx_conf"]
 
 
 def listen_address(host: str, port: int) -> str:
@@ -37,17 +40,36 @@ def nginx_worker_ids() -> tuple[int, int]:
 
 
 def private_socket_dir(run_dir: Path) -> Path:
-    """The directory of the stack's unix sockets: 0700 and owned by the user nginx's workers
-    run as, so that no other local user can reach gunicorn past nginx (its rate limits,
-    body caps and X-Forwarded-For, which the app trusts only behind this hop). gunicorn,
-    started by the same user (or root), creates its sockets there."""
+    """The directory of the stack's unix sockets, so that no other local user can reach
+    gunicorn past nginx (its rate limits, body caps and X-Forwarded-For, which the app trusts
+    only behind this hop): this user's, 0700 where nginx's workers run as this user; under
+    root, whose nginx workers are nobody, 0710 with their group (they may pass, not list or
+    change it). gunicorn, started by the same user, creates its sockets there."""
     path = run_dir / "sockets"
     path.mkdir(mode=0o700)
-    os.chmod(path, 0o700)  # whatever the umask
     uid, gid = nginx_worker_ids()
-    if (uid, gid) != (os.geteuid(), os.getegid()):
-        os.chown(path, uid, gid)
+    if uid != os.geteuid():
+        os.chown(path, -1, gid)
+        os.chmod(path, 0o710)
+    else:
+        os.chmod(path, 0o700)  # whatever the umask
     return path
+
+
+def publish_socket(booting: Path, published: Path) -> None:
+    """Put the socket a gunicorn bound at ``booting`` where nginx looks for it, ``published``
+    (a hard link: gunicorn unlinks its own path when it stops), once it answers: 0600 where
+    nginx's workers are this user, else 0660 with their group. Until then nginx finds no
+    socket there, which it takes as an error and passes the request to the other gunicorn
+    (``proxy_next_upstream``), instead of queueing it behind a worker still booting."""
+    uid, gid = nginx_worker_ids()
+    if uid != os.geteuid():
+        os.chown(booting, -1, gid)
+        os.chmod(booting, 0o660)
+    else:
+        os.chmod(booting, 0o600)
+    published.unlink(missing_ok=True)
+    os.link(booting, published)
 
 
 def _user_line() -> str:
@@ -90,19 +112,25 @@ class AccessLogPipe:
                 pass
 
 
-def render_nginx_conf(run_dir: Path, socket_path: Path, host: str, port: int,
+def render_nginx_conf(run_dir: Path, sockets: Path | Sequence[Path], host: str, port: int,
                       access_log: str | None = None, health_socket: Path | None = None) -> str:
     """nginx's config for this stack: the packaged template with its @NAME@ filled in from
-    the arguments and the settings (rate limits, time-outs). ``access_log``: the path nginx
-    writes its access log to (an :class:`AccessLogPipe`'s), None for none. ``/healthz`` goes to
-    ``health_socket`` (default: the dashboard's ``socket_path``)."""
+    the arguments and the settings (rate limits, time-outs). ``sockets``: the dashboard's
+    gunicorns, one upstream (a request one cannot take goes to the next). ``access_log``: the
+    path nginx writes its access log to (an :class:`AccessLogPipe`'s), None for none.
+    ``/healthz`` goes to ``health_socket`` (default: the first dashboard socket)."""
+    sockets = [sockets] if isinstance(sockets, Path) else list(sockets)
+    # a server that failed is tried again after 2 s (a restarted gunicorn is published only
+    # once it answers); the one retry goes to the other
+    servers = "\n        ".join(f"server unix:{path} max_fails=1 fail_timeout=2s;"
+                                for path in sockets)
     template = resources.files("bnviz.service").joinpath("nginx.conf.template").read_text()
     rate = int(setting("BNVIZ_RATE_PER_ADDRESS"))
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     nofile = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
     values = {
-        "RUN": str(run_dir), "SOCKET": str(socket_path), "LISTEN": listen_address(host, port),
-        "HEALTH_SOCKET": str(health_socket or socket_path),
+        "RUN": str(run_dir), "APP_SERVERS": servers, "LISTEN": listen_address(host, port),
+        "HEALTH_SOCKET": str(health_socket or sockets[0]),
         "USER": _user_line(),
         "ACCESS_LOG": access_log or "off",
         "NOFILE": str(nofile), "CONNECTIONS": str(max(256, min(8192, nofile // 2))),

@@ -4,6 +4,7 @@ when the service cannot do all its work, with one line per problem."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import namedtuple
@@ -144,9 +145,28 @@ def test_the_health_app_checks_that_the_dashboard_accepts(home: Path, tmp_path: 
         assert report["status"] == "ok" and report["web"]["accepting"] is True
     path.unlink()
     report = json.loads(_call("/healthz")[2])
-    assert report["status"] == "degraded" and report["web"] == {"accepting": False}
+    assert report["status"] == "degraded" and report["web"]["accepting"] is False
     assert report["problems"] == ["the dashboard's server does not accept connections"]
     assert _call("/healthz", "HEAD")[2] == b""
+
+
+def test_one_of_two_dashboard_gunicorns_down_is_degraded(home: Path, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """bnviz serve's two dashboard gunicorns (issue 42): while one is being started again the
+    other serves (accepting), but the report says which share is down."""
+    import json
+    import socket
+
+    up, down = tmp_path / "one.sock", tmp_path / "two.sock"
+    monkeypatch.setenv("BNVIZ_WEB_SOCKET", f"{up}{os.pathsep}{down}")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
+        listening.bind(str(up))
+        listening.listen(1)
+        report = json.loads(_call("/healthz")[2])
+    web = report["web"]
+    assert web["accepting"] is True and (web["servers"], web["servers_accepting"]) == (2, 1)
+    assert report["status"] == "degraded"
+    assert "1 of the dashboard's 2 servers do not accept connections" in report["problems"][0]
 
 
 def _dashboard(path: Path, delay: float, stop: threading.Event) -> threading.Thread:
@@ -213,6 +233,10 @@ def test_the_health_app_serves_nothing_else(home: Path) -> None:
     assert _call("/")[0].startswith("404") and _call("/healthz/x")[0].startswith("404")
     status, headers, body = _call("/healthz", "POST")
     assert status.startswith("405") and headers["Allow"] == "GET, HEAD"
+    # issue 42: its answers carry the browser headers, as every answer of the stack does
+    for answer in (headers, _call("/healthz")[1], _call("/")[1]):
+        assert answer["Content-Security-Policy"].startswith("default-src 'none'")
+        assert answer["X-Content-Type-Options"] == "nosniff" and answer["X-Frame-Options"]
     assert body == b'{"error": "only GET /healthz"}\n'
 
 

@@ -1,21 +1,26 @@
 """``bnviz serve`` / ``make serve``: nginx in front of gunicorn, and the job worker, on one
 machine. Run on loopback with this venv: it serves through nginx, its rate limits refuse a
-burst of job submissions (429) and let a lecture hall's burst of callbacks through, SIGTERM to
-its process group stops every process of it and exits 0, and what keeps it from starting
-(no nginx, a port in use) is one line."""
+burst of job submissions (429) and let a lecture hall's burst of callbacks through, a killed
+gunicorn master costs no request a 502 (the other gunicorn answers), its files and sockets
+are private, SIGTERM to its process group stops every process of it and exits 0, and what
+keeps it from starting (no nginx, a port in use) is one line."""
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -38,16 +43,19 @@ def _env(home: Path, port: int, **extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def serving(tmp_path_factory):
-    """``python -m bnviz serve`` on a free port; yields (base URL, process, log)."""
-    home = tmp_path_factory.mktemp("home")
+    """``python -m bnviz serve`` on a free port, with two web workers (so two gunicorns of
+    one each); yields (base URL, process, log, BNVIZ_HOME). The home is made by serve, the
+    log lies beside it (the test's file, not the service's)."""
+    home = tmp_path_factory.mktemp("serving") / "home"
     port = free_port()
-    log = home / "serve.log"
-    proc = start([sys.executable, "-m", "bnviz", "serve"], _env(home, port), log)
+    log = home.parent / "serve.log"
+    proc = start([sys.executable, "-m", "bnviz", "serve"],
+                 _env(home, port, BNVIZ_WEB_WORKERS="2"), log)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_answering(proc, base + "/healthz", log)
         _wait_serving_line(log)
-        yield base, proc, log
+        yield base, proc, log, home
     finally:
         stop_group(proc)
 
@@ -71,8 +79,29 @@ def _request(url: str, method: str = "GET", body: bytes | None = None) -> tuple[
         return exc.code, dict(exc.headers), exc.read()
 
 
+def _ppid(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text.rsplit(")", 1)[1].split()[1])
+
+
+def _dashboard_masters(serve_pid: int) -> list[int]:
+    """The dashboard's gunicorn masters: serve's children that run app:server."""
+    masters = []
+    for pid in group_pids(serve_pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"app:server" in argv and _ppid(pid) == serve_pid:
+            masters.append(pid)
+    return masters
+
+
 def test_serves_through_nginx_and_caches_dash_scripts(serving):
-    base, _, log = serving
+    base, _, log, _ = serving
     status, headers, page = _request(base + "/")
     assert status == 200 and headers["Server"] == "nginx" and b"<title>bnviz</title>" in page
     # the browser headers pass nginx once (issue 30): the app's policy, not a second copy
@@ -98,6 +127,32 @@ def test_serves_through_nginx_and_caches_dash_scripts(serving):
     while f'"GET {script}' not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert f'"GET {script} HTTP/1.1" 200' in log.read_text()
+
+
+def test_other_methods_are_a_json_405_and_healthz_carries_the_headers(serving):
+    """issue 42: a method other than GET, HEAD and POST is nginx's JSON 405 with the browser
+    headers (TRACE was nginx's bare HTML 405), except where the jobs API takes it (DELETE,
+    OPTIONS) or answers its own 405; /healthz, served by the health process, carries the
+    browser headers too."""
+    base, *_ = serving
+    for method, path in [("TRACE", "/"), ("PUT", "/"), ("DELETE", "/_dash-layout"),
+                         ("OPTIONS", "/"), ("PATCH", "/_dash-update-component"),
+                         ("PROPFIND", "/assets/x.css"), ("TRACE", "/api/jobs")]:
+        status, headers, raw = _request(base + path, method)
+        assert status == 405, (method, path, status, raw[:200])
+        assert headers["Content-Type"] == "application/json" and json.loads(raw)["error"]
+        assert headers["Allow"] == "GET, HEAD, POST"
+        assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"]
+    # the jobs API still takes what it serves: a cancel of no job is its own JSON 404
+    status, _, raw = _request(base + "/api/jobs/" + "0" * 12, "DELETE")
+    assert status == 404 and "no job" in json.loads(raw)["error"], (status, raw)
+    assert _request(base + "/api/jobs", "OPTIONS")[0] == 204
+    for method in ("GET", "POST"):
+        status, headers, _ = _request(base + "/healthz", method)
+        assert status == (200 if method == "GET" else 405)
+        assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"]
 
 
 def test_a_burst_of_callbacks_from_one_address_all_pass(serving):
@@ -149,7 +204,7 @@ def test_healthz_answers_while_the_dashboard_cannot(serving):
     a light request within 2 s (issue 30); "ok" again once the dashboard answers."""
     from bnviz.server.health import LIGHT_GOAL_SECONDS, LIGHT_PROBE_EVERY
 
-    base, proc, _ = serving
+    base, proc, *_ = serving
 
     def report() -> dict:
         t0 = time.monotonic()
@@ -200,7 +255,7 @@ def test_job_submissions_are_rate_limited(serving):
 def test_a_killed_worker_is_started_again_and_runs_the_queued_job(serving):
     """issue 30: kill -9 of the job worker: the stack starts it again (with backoff, said in
     its log) and a job submitted through the API afterwards completes; the site stays up."""
-    base, proc, log = serving
+    base, proc, log, home = serving
     line = _wait_serving_line(log)
     worker = int(line.split("worker ", 1)[1].split(",")[0].split(";")[0])
     os.kill(worker, signal.SIGKILL)
@@ -208,7 +263,6 @@ def test_a_killed_worker_is_started_again_and_runs_the_queued_job(serving):
     while "worker exited with code -9: starting it again" not in log.read_text():
         assert time.monotonic() < deadline, log.read_text()[-2000:]
         time.sleep(0.1)
-    home = log.parent
     env = _env(home, 0)
     # the restarted worker holds the home's worker lock once it has imported torch; the job
     # is submitted by the command line (nginx's strict limit on API writes is spent above)
@@ -232,22 +286,132 @@ def test_a_killed_worker_is_started_again_and_runs_the_queued_job(serving):
     assert proc.poll() is None and _request(base + "/healthz")[0] == 200
 
 
+def test_a_killed_gunicorn_master_costs_no_502(serving):
+    """issue 42: kill -9 of a dashboard gunicorn's master. The other gunicorn takes its
+    requests: / answers 200 again within 10 s (with one gunicorn, its boot was 7 s of 502s
+    here, 36 s under load), no answer meanwhile is a 502, and whatever is not a 200 is
+    nginx's 503 with Retry-After and a JSON error. The stack starts the master again and
+    publishes it once it answers; the dead master's workers end and are reaped."""
+    base, proc, log, _ = serving
+    masters = _dashboard_masters(proc.pid)
+    victim = int(_wait_serving_line(log).split("gunicorn-1 ", 1)[1].split(",")[0])
+    assert len(masters) == 2 and victim in masters, (masters, victim)
+    orphans = [pid for pid in group_pids(proc.pid) if _ppid(pid) == victim]
+    assert orphans
+    back = log.read_text().count("answers again")
+    seen: list[tuple[float, str, object, dict, bytes]] = []
+    halt = threading.Event()
+    callback = json.dumps(JOBS_REFRESH).encode()
+
+    def client(path: str, body: bytes | None) -> None:
+        while not halt.is_set():
+            sent = time.monotonic()
+            try:
+                answer = _request(base + path, "POST" if body else "GET", body)
+            except OSError as exc:  # no HTTP answer at all: a failure too
+                answer = (f"no answer: {exc}", {}, b"")
+            seen.append((sent, path, *answer))
+            halt.wait(0.05)
+
+    clients = [threading.Thread(target=client, args=args, daemon=True) for args in
+               [("/", None), ("/", None), ("/_dash-update-component", callback),
+                ("/_dash-update-component", callback)]]
+    killed = time.monotonic()
+    os.kill(victim, signal.SIGKILL)
+    for thread in clients:
+        thread.start()
+    try:
+        deadline = killed + 240  # a loaded machine's boot: generous, the bound is below
+        while log.read_text().count("answers again") == back or time.monotonic() < killed + 10:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+    finally:
+        halt.set()
+        for thread in clients:
+            thread.join(90)
+    assert "gunicorn-1 exited with code -9: starting it again" in log.read_text()
+    # "/ answers 200 again within 10 s": every request sent from then on is a 200 (the dead
+    # master's workers may still answer the first few, so the first 200 says nothing)
+    late = [status for sent, path, status, *_ in seen if path == "/" and sent >= killed + 10]
+    assert late and set(late) == {200}, late
+    statuses = [status for _, _, status, *_ in seen]
+    assert 502 not in statuses
+    for _, path, status, headers, raw in seen:
+        if status != 200:
+            assert status == 503 and headers.get("Retry-After"), (path, status, raw[:200])
+            assert "busy or restarting" in json.loads(raw)["error"]
+    # the restarted master serves (both gunicorns accept again), the dead one's workers are
+    # gone: reaped by the stack, not zombies
+    deadline = time.monotonic() + 60
+    while (web := json.loads(_request(base + "/healthz")[2])["web"])["servers_accepting"] != 2:
+        assert time.monotonic() < deadline, web
+        time.sleep(0.5)
+    assert len(_dashboard_masters(proc.pid)) == 2
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{pid}").exists() for pid in orphans):
+        assert time.monotonic() < deadline, "the dead master's workers were not reaped"
+        time.sleep(0.2)
+
+
+def test_the_service_files_and_sockets_are_private(serving):
+    """issue 42: what the running stack created under BNVIZ_HOME (the job store and its -wal
+    and -shm, the worker's lock, the job's networks and checkpoints' folder: earlier tests of
+    this module served pages and ran a job) is 0600, its folders 0700; gunicorn's sockets
+    are 0600, or 0660 with the group of nginx's workers where they are another user (root's
+    nobody)."""
+    import sqlite3
+
+    base, proc, log, home = serving
+    assert _request(base + "/")[0] == 200
+    # the -wal and -shm live while a connection is open (the store's connections are short):
+    # this one's, which SQLite makes with the store file's mode, whoever opens it
+    with closing(sqlite3.connect(home / "jobs" / "jobs.sqlite")) as db:
+        assert db.execute("SELECT count(*) FROM jobs").fetchone()[0] >= 1
+        found = {p.relative_to(home).as_posix(): p.lstat() for p in [home, *home.rglob("*")]}
+    assert {"jobs/jobs.sqlite", "jobs/jobs.sqlite-wal", "jobs/jobs.sqlite-shm",
+            "jobs/worker.lock"} <= set(found)
+    # the job's kept networks, written by its own process (the worker's child)
+    assert any(name.endswith(".safetensors") for name in found), sorted(found)
+    wrong = {name: oct(st.st_mode & 0o777) for name, st in found.items()
+             if stat.S_IMODE(st.st_mode) != (0o700 if stat.S_ISDIR(st.st_mode) else 0o600)}
+    assert wrong == {}
+    line = _wait_serving_line(log)
+    sockets = Path(line.split("run directory ", 1)[1].rstrip(")")) / "sockets"
+    uid, gid = nginx.nginx_worker_ids()
+    published = sorted(p for p in sockets.glob("*.sock") if not p.name.endswith(".boot.sock"))
+    assert [p.name for p in published] == ["gunicorn-1.sock", "gunicorn-2.sock",
+                                           "health.sock"]
+    for path in published:
+        st = path.stat()
+        assert stat.S_ISSOCK(st.st_mode)
+        if uid == os.geteuid():
+            assert stat.S_IMODE(st.st_mode) == 0o600
+        else:
+            assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == gid, grp.getgrgid(gid)
+
+
 def test_sigterm_to_the_group_stops_every_process(serving):
     """SIGTERM to the process group (what a terminal's Ctrl-C or a service manager sends):
     nginx, the gunicorns and the worker stop gracefully, serve exits 0, nothing is left; the run
     directory is removed. Last in this file: it stops the module's stack."""
-    base, proc, log = serving
+    base, proc, log, _ = serving
     text = log.read_text()
     line = next(x for x in text.splitlines() if "bnviz serve: serving" in x)
-    for part in ("gunicorn ", "health ", "worker ", "nginx "):
+    for part in ("gunicorn-1 ", "gunicorn-2 ", "health ", "worker ", "nginx "):
         assert part in line
     run_dir = Path(line.split("run directory ", 1)[1].rstrip(")"))
-    assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 8  # serve, 4 masters, workers
-    # issue 30: gunicorn's sockets sit in a 0700 directory of the user nginx's workers run as
+    assert run_dir.is_dir() and len(group_pids(proc.pid)) >= 9  # serve, 5 masters, workers
+    # issue 30: gunicorn's sockets sit in a directory of their own, which only this user
+    # and (under root) the group of nginx's workers may pass
     sockets = run_dir / "sockets"
-    assert sockets.stat().st_mode & 0o777 == 0o700
-    assert sockets.stat().st_uid == nginx.nginx_worker_ids()[0]
-    assert sorted(p.name for p in sockets.iterdir()) == ["gunicorn.sock", "health.sock"]
+    uid, gid = nginx.nginx_worker_ids()
+    assert sockets.stat().st_uid == os.geteuid()
+    if uid == os.geteuid():
+        assert sockets.stat().st_mode & 0o777 == 0o700
+    else:
+        assert sockets.stat().st_mode & 0o777 == 0o710 and sockets.stat().st_gid == gid
+    assert {"gunicorn-1.sock", "gunicorn-2.sock", "health.sock"} <= \
+        {p.name for p in sockets.iterdir()}
     assert not list(run_dir.glob("*.sock"))
     os.killpg(proc.pid, signal.SIGTERM)
     try:
@@ -262,7 +426,8 @@ def test_sigterm_to_the_group_stops_every_process(serving):
     kill_group(proc)
     assert code == 0 and left == []
     assert not run_dir.exists()
-    assert "bnviz serve: stopped (gunicorn 0, health 0, worker 0, nginx 0)" in log.read_text()
+    assert "bnviz serve: stopped (gunicorn-1 0, gunicorn-2 0, health 0, worker 0, nginx 0)" \
+        in log.read_text()
 
 
 def test_sigterm_to_serve_alone_stops_it_too(tmp_path):
@@ -357,9 +522,12 @@ def test_the_rendered_config_is_valid_nginx(tmp_path, monkeypatch):
     monkeypatch.setenv("BNVIZ_RATE_PER_ADDRESS", "7")
     monkeypatch.setenv("BNVIZ_JOBS_RATE_PER_ADDRESS", "3")
     monkeypatch.setenv("BNVIZ_WEB_TIMEOUT", "90")
-    text = nginx.render_nginx_conf(tmp_path, tmp_path / "gunicorn.sock", "127.0.0.1", 8050,
-                                   access_log=None)
-    assert "@" not in text.replace("@too_", "").replace("@unavailable", "")
+    text = nginx.render_nginx_conf(tmp_path, [tmp_path / "a.sock", tmp_path / "b.sock"],
+                                   "127.0.0.1", 8050, access_log=None)
+    assert "@" not in text.replace("@too_", "").replace("@unavailable", "").replace(
+        "@not_allowed", "")
+    for name in ("a", "b"):  # one upstream of both gunicorns
+        assert f"server unix:{tmp_path / name}.sock max_fails=1" in text
     assert "rate=7r/s" in text and "burst=14 nodelay" in text and "rate=3r/m" in text
     assert "proxy_read_timeout 100s" in text and "listen 127.0.0.1:8050" in text
     conf = tmp_path / "nginx.conf"
@@ -415,3 +583,10 @@ print(ppid == os.getpid(), pid == orphan, os.path.exists(f"/proc/{orphan}"))
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
     assert out.stdout.split() == ["True", "True", "False"], out.stdout + out.stderr
+
+
+def test_the_workers_are_split_between_two_gunicorns():
+    """Two gunicorns where there are two workers or more, the same workers in all."""
+    assert stack.web_shares(1) == [1]
+    assert stack.web_shares(2) == [1, 1] and stack.web_shares(5) == [3, 2]
+    assert all(sum(stack.web_shares(n)) == n for n in range(1, 40))
