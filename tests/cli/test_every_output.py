@@ -1,0 +1,88 @@
+"""Every module imports, and every ``--format`` of every command runs on a tiny input
+(issue 43): ``bnviz slice --format png`` once crashed with an ImportError after its whole cut,
+in a module no test had imported.
+
+The commands and their formats are read from the parser itself, so a new command or a new
+format with no tiny input here fails :func:`test_every_format_has_a_tiny_input`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+
+import numpy as np
+import pytest
+from onnx_nets import conv_net
+
+import bnviz
+from bnviz.cli import build_parser, main
+from bnviz.cli.commands import COMMANDS
+
+
+def _modules() -> list[str]:
+    import callbacks
+    import layouts
+
+    names = []
+    for package in (bnviz, callbacks, layouts):
+        names += [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+                  if not m.name.endswith("__main__")]
+    return [*names, "app"]
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_every_module_imports(name):
+    importlib.import_module(name)
+
+
+def _format_choices() -> dict[str, tuple[str, ...]]:
+    """command -> the choices of its --format, from the parser."""
+    found = {}
+    for command in COMMANDS:
+        parser = build_parser(command)
+        subparsers = next(a for a in parser._actions
+                          if isinstance(a, argparse._SubParsersAction))
+        for action in subparsers.choices[command]._actions:
+            if "--format" in action.option_strings:
+                found[command] = tuple(action.choices)
+    return found
+
+
+#: A tiny input per command that has formats ({tmp}: the test's folder).
+TINY = {
+    "partition": ["--depth", "2", "--width", "4", "--n", "40"],
+    "jitter": ["--depth", "2", "--width", "4", "--n", "40", "--realizations", "2",
+               "--batch-size", "8"],
+    "density": ["--depth", "2", "--width", "4", "--grid", "16", "--n", "20"],
+    "slice": ["--model", "{tmp}/net.onnx", "--data", "{tmp}/images.npy"],
+}
+SIGNATURES = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg"}
+
+
+def test_every_format_has_a_tiny_input():
+    assert set(_format_choices()) == set(TINY)
+
+
+@pytest.mark.parametrize("command, fmt", [(c, f) for c, fs in _format_choices().items()
+                                         for f in fs])
+def test_every_format_of_every_command_runs(command, fmt, tmp_path, capsysbinary):
+    if command == "slice":
+        conv_net(tmp_path / "net.onnx", size=6)
+        np.save(tmp_path / "images.npy",
+                np.random.default_rng(0).normal(0, 1, (12, 1, 6, 6)).astype(np.float32))
+    out = tmp_path / f"out.{fmt}"
+    argv = [command, *(a.format(tmp=tmp_path) for a in TINY[command]), "--format", fmt,
+            "--out", str(out)]
+    code = main(argv)
+    err = capsysbinary.readouterr().err.decode()
+    assert code == 0, err
+    data = out.read_bytes()
+    if fmt in SIGNATURES:
+        assert SIGNATURES[fmt] in data[:400], data[:80]
+    elif fmt == "summary":
+        assert data.strip() and b"Traceback" not in data
+    else:
+        assert isinstance(json.loads(data), dict)
