@@ -72,8 +72,10 @@ run: $(VENV)/.installed bytecode
 serve: $(VENV)/.installed bytecode
 	$(PY) -m bnviz serve
 
+# ruff, and the import contracts of .importlinter (layers, no cycles: import-linter)
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 
 # The suite on every core (pytest-xdist; TEST_WORKERS=0 runs it in this process): the browser
 # tests share one worker (dash's test server has one port), the rest are spread.

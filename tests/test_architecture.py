@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ast
 import math
+import os
+import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from importgraph import REPO, cycles, import_graph
 
 from bnviz import params
 from bnviz.params import InputError
@@ -22,6 +25,7 @@ from bnviz.params import model as param_model
 #: bnviz's own code: the library, the web layer, the app (the benchmarks are scripts that
 #: drive it from outside; they count for the import graph and the line limit only).
 SOURCE = ("bnviz", "callbacks", "layouts")
+REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app.py"
 #: The house rule: modules stay under ~400 lines (the longest today: 396).  tests/ is not
 #: held to it (its longest files are 400-840 lines of cases).
@@ -69,98 +73,50 @@ def _calls(path: Path) -> list[tuple[str, str, int]]:
 
 
 # --------------------------------------------------------------------------- the import graph
+# The contracts themselves are configuration (.importlinter: layers, acyclic siblings,
+# forbidden imports), checked by import-linter; these tests run it and show it can fail.
+
+CONTRACTS = REPO / ".importlinter"
 
 
-def test_no_import_cycles():
-    """Dependencies point one way (core <- params <- views <- ...): no module reaches itself
-    through imports, counting every import (in functions too) as farm-studio draws them
-    (tests/importgraph.py)."""
-    found = cycles(import_graph())
-    assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    lint = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run([str(lint), "--config", str(CONTRACTS), "--no-cache"], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root), "COLUMNS": "300"}, capture_output=True,
+                          text=True, timeout=300)
 
 
-#: bnviz, package by package, from the bottom: each layer imports only the layers before it
-#: and itself. The leaves (the package's version, settings, messages and InputError, caps,
-#: the device's name, the optional extras); the data sets; the exact engine; the parameter
-#: layer; what jobs leave and what requests share (records, service); the 2D views; the image
-#: experiments; the slices of image networks; the papers' checks; the lecture and the
-#: replication report; the job system; the running server; the command line.
-LAYERS = (
-    {"bnviz", "bnviz.config", "bnviz.messages", "bnviz.caps", "bnviz.device", "bnviz.extras"},
-    {"bnviz.data"},
-    {"bnviz.core"},
-    {"bnviz.params"},
-    {"bnviz.records", "bnviz.service"},
-    {"bnviz.views"},
-    {"bnviz.images"},
-    {"bnviz.slices"},
-    {"bnviz.papers"},
-    {"bnviz.lecture", "bnviz.replication"},
-    {"bnviz.jobs"},
-    {"bnviz.server"},
-    {"bnviz.cli", "bnviz.__main__"},
-)
+def test_the_import_contracts_hold():
+    """No import cycle in bnviz, callbacks or layouts; bnviz layered package by package; the
+    web layer above bnviz; app.py imported by nothing; caps a leaf (``make lint`` runs the
+    same)."""
+    run = _lint_imports(REPO)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "0 broken" in run.stdout
 
 
-def _package(module: str) -> str:
-    return ".".join(module.split(".")[:2])
-
-
-def test_the_packages_point_one_way():
-    """Package by package, bnviz is layered (issue 32: core imported the parameter layer for
-    its caps and InputError, and data and params imported each other; above them the job
-    system, the images, the slices, the views and the service imported each other): a
-    module of a layer imports nothing of bnviz beyond its own layer and those below, and
-    every package has its layer."""
-    graph = import_graph()
-    packages = {_package(m) for m in graph if m.startswith("bnviz")}
-    assert packages <= set().union(*LAYERS), f"no layer: {packages - set().union(*LAYERS)}"
-    allowed: set[str] = set()
-    upward = []
-    for layer in LAYERS:
-        allowed |= layer
-        for module, targets in graph.items():
-            if module.startswith("bnviz.") and _package(module) in layer:
-                upward += [(module, t) for t in targets
-                           if t.startswith("bnviz") and _package(t) not in allowed]
-    assert not upward, "imports up the layers:\n" + "\n".join(f"{a} -> {b}" for a, b in upward)
-
-
-def test_the_cycle_finder_finds_cycles(tmp_path):
-    """The finder on a package with four cycles: through an import inside a function, a
-    relative import, a package's ``__init__`` re-exporting a module that imports the package,
-    and two scripts importing each other by bare name; and one chain that is no cycle."""
-    files = {
-        "pkg/__init__.py": "from pkg.c import VALUE\n",
-        "pkg/a.py": "def f():\n    from pkg import b\n    return b\n",
-        "pkg/b.py": "from . import a\n",
-        "pkg/c.py": "from pkg import helper\nVALUE = 1\n",
-        "pkg/d.py": "import pkg.e\nimport os\n",
-        "pkg/e.py": "from pkg.c import VALUE\n",
-        "tools/one.py": "import two\n",
-        "tools/two.py": "def g():\n    import one\n",
-    }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    graph = import_graph(tmp_path, packages=("pkg",), script_dirs=("tools",), scripts=())
-    found = cycles(graph)
-    assert {frozenset(c) for c in found} == {
-        frozenset({"pkg.a", "pkg.b"}), frozenset({"pkg", "pkg.c"}),
-        frozenset({"tools.one", "tools.two"})}
-    assert all(c[0] == c[-1] and len(c) == 3 for c in found)  # each a -> b -> a
-    assert graph["pkg.d"] == {"pkg.e"}
-
-
-def test_caps_is_the_bottom_of_the_graph():
-    """bnviz.caps imports nothing of bnviz, so the engine and the data sets read their
-    caps there without depending on the parameter models (was core -> caps -> data)."""
-    graph = import_graph()
-    assert graph["bnviz.caps"] == set()
-    engine_on_models = {(m, t) for m, ts in graph.items() if m.startswith("bnviz.core.")
-                        for t in ts if t.startswith("bnviz.params") and t != "bnviz.caps"}
-    # the sliders' target layer is refused with the parameter layer's InputError
-    assert engine_on_models <= {("bnviz.core.overrides", "bnviz.params.fields")}
+@pytest.mark.parametrize("plant, broken", [
+    (("bnviz/core/bn.py", "def _planted():\n    import bnviz.cli\n"), "bnviz is layered"),
+    (("bnviz/caps.py", "def _planted():\n    import bnviz.config\n"), "caps imports nothing"),
+    (("bnviz/views/style.py", "def _planted():\n    import callbacks.explorer.ids\n"),
+     "web layer imports bnviz"),
+    (("callbacks/explorer/ids.py", "def _planted():\n    import app\n"), "app.py is the top"),
+    (("bnviz/core/arrays.py", "def _planted():\n    from bnviz.core import partition\n"),
+     "No import cycles"),
+])
+def test_a_planted_import_breaks_its_contract(tmp_path, plant, broken):
+    for tree in ("bnviz", "callbacks", "layouts"):
+        shutil.copytree(REPO / tree, tmp_path / tree,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.json", "*.template"))
+    (tmp_path / "app.py").write_text("")
+    path, text = plant
+    with open(tmp_path / path, "a") as f:
+        f.write("\n\n" + text)
+    run = _lint_imports(tmp_path)
+    verdicts = {line.rsplit(" ", 1)[0]: line.rsplit(" ", 1)[1] for line in
+                run.stdout.splitlines() if line.endswith((" KEPT", " BROKEN"))}
+    assert run.returncode != 0 and len(verdicts) == 5, run.stdout[-2000:]
+    assert [v for name, v in verdicts.items() if broken in name] == ["BROKEN"], verdicts
 
 
 def test_modules_stay_under_the_line_limit():
