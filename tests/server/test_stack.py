@@ -590,3 +590,31 @@ def test_the_workers_are_split_between_two_gunicorns():
     assert stack.web_shares(1) == [1]
     assert stack.web_shares(2) == [1, 1] and stack.web_shares(5) == [3, 2]
     assert all(sum(stack.web_shares(n)) == n for n in range(1, 40))
+
+
+def test_a_socket_is_published_private_to_nginx(tmp_path, monkeypatch):
+    """The sockets' folder and a published socket, where nginx's workers run as this user
+    (an unprivileged stack: 0700 and 0600) and where they are another (root's: nobody; 0710
+    and 0660 with their group). The published path is a link to the socket gunicorn bound,
+    which keeps its own path (gunicorn unlinks it when it stops)."""
+    me = (os.geteuid(), os.getegid())
+    others = [(me, 0o700, 0o600)]
+    if os.geteuid() == 0:  # only root may hand a file to another group
+        others.append(((65534, 65534), 0o710, 0o660))
+    for i, (ids, folder_mode, socket_mode) in enumerate(others):
+        monkeypatch.setattr(nginx, "nginx_worker_ids", lambda ids=ids: ids)
+        run = tmp_path / str(i)
+        run.mkdir()
+        folder = nginx.private_socket_dir(run)
+        assert stat.S_IMODE(folder.stat().st_mode) == folder_mode
+        assert folder.stat().st_gid == ids[1] and folder.stat().st_uid == me[0]
+        bound, published = folder / "g.boot.sock", folder / "g.sock"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
+            listening.bind(str(bound))
+            listening.listen(1)
+            nginx.publish_socket(bound, published)
+            st = published.stat()
+            assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == socket_mode
+            assert st.st_gid == ids[1] and st.st_ino == bound.stat().st_ino
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                client.connect(str(published))  # the link reaches the bound socket
