@@ -11,6 +11,7 @@ from pathlib import Path
 from bnviz.caps import ACTIVATIONS, DATASETS, MODES, OPTIMIZERS, WEIGHTS
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, integer, number, validated
+from bnviz.cli.progress import add_quiet, progress_bar
 
 __all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnstats",
            "run_density", "run_figure9", "run_jitter"]
@@ -18,6 +19,7 @@ __all__ = ["add_bnstats", "add_density", "add_figure9", "add_jitter", "run_bnsta
 
 def add_jitter(sub: argparse._SubParsersAction) -> None:
     j = sub.add_parser("jitter", help=summary("jitter"))
+    add_quiet(j)
     j.add_argument("--dataset", choices=DATASETS, default="moons",
                    help="binary task (labels mod 2)")
     j.add_argument("--n", type=integer, default=200)
@@ -71,18 +73,24 @@ def run_jitter(args: argparse.Namespace) -> bytes:
         net = random_network(settings.depth, settings.width, settings.activation,
                              settings.alpha, "bn", settings.seed, head_outputs=2)
     extra = {"train_steps": training.train_steps}
-    if training.train_steps:
-        report = train_network(net, data.points, data.labels, training.train_steps,
-                               batch_size=settings.batch_size, lr=training.lr,
-                               optimizer=training.optimizer, seed=settings.seed, device=device)
-        net = report.network
-        extra |= {"final_loss": float(report.losses[-1]), "train_accuracy": report.accuracy}
-    if args.save is not None:
-        try:
-            save_network(net, args.save)
-        except OSError as exc:
-            raise CLIError(f"cannot write {args.save}: {exc.strerror or exc}") from None
-    result = run_jitter(settings, net=net, data=data, device=device)
+
+    with progress_bar(args, "jitter") as report:
+        if training.train_steps:
+            trained = train_network(net, data.points, data.labels, training.train_steps,
+                                    batch_size=settings.batch_size, lr=training.lr,
+                                    optimizer=training.optimizer, seed=settings.seed,
+                                    device=device)
+            net = trained.network
+            extra |= {"final_loss": float(trained.losses[-1]),
+                      "train_accuracy": trained.accuracy}
+            report(0.5)
+        if args.save is not None:
+            try:
+                save_network(net, args.save)
+            except OSError as exc:
+                raise CLIError(f"cannot write {args.save}: {exc.strerror or exc}") from None
+        result = run_jitter(settings, net=net, data=data, device=device)
+        report(1.0)
     if args.format == "json":
         return (json.dumps(result.as_json() | extra) + "\n").encode()
     from bnviz.views.render import render_jitter
@@ -92,6 +100,7 @@ def run_jitter(args: argparse.Namespace) -> bytes:
 
 def add_density(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("density", help=summary("density"))
+    add_quiet(d)
     d.add_argument("--depth", type=integer, default=11)
     d.add_argument("--width", type=integer, default=1024)
     d.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")
@@ -128,8 +137,10 @@ def run_density(args: argparse.Namespace) -> bytes:
     data = make_dataset(p.dataset, p.n, p.seed)
     net = random_network(p.depth, p.width, p.activation, 0.1, p.mode, p.seed)
     e = p.extent
-    result = concentration(net, data.points, p.layers, p.grid, p.eps, (-e, e, -e, e),
-                           device=pick_device(args.device))
+
+    with progress_bar(args, "density") as report:
+        result = concentration(net, data.points, p.layers, p.grid, p.eps, (-e, e, -e, e),
+                               device=pick_device(args.device), progress=report)
     ratios = near_data_ratio(result, data.points, p.radius)
     if args.format != "json":
         from bnviz.views.render import render_density
@@ -172,6 +183,7 @@ def run_bnstats(args: argparse.Namespace) -> bytes:
 
 def add_figure9(sub: argparse._SubParsersAction) -> None:
     f = sub.add_parser("figure9", help=summary("figure9"))
+    add_quiet(f)
     f.add_argument("--dataset", choices=DATASETS, default="moons")
     f.add_argument("--n", type=integer, default=100, help="number of data points")
     f.add_argument("--seed", type=integer, default=0,
@@ -203,7 +215,10 @@ def run_figure9(args: argparse.Namespace) -> bytes:
     from bnviz.device import device_name
     from bnviz.views.figure9 import figure9
 
-    result = figure9(p.explorer_settings(), p.layers, device=device_name(args.device))
+
+    with progress_bar(args, "figure9") as report:
+        result = figure9(p.explorer_settings(), p.layers, device=device_name(args.device))
+        report(1.0)
     if args.json:
         return (json.dumps(result.as_json()) + "\n").encode()
     return figure9_table(result).encode()

@@ -86,3 +86,37 @@ def test_every_format_of_every_command_runs(command, fmt, tmp_path, capsysbinary
         assert data.strip() and b"Traceback" not in data
     else:
         assert isinstance(json.loads(data), dict)
+
+
+def test_a_long_command_without_a_terminal_says_it_is_working(tmp_path):
+    """Issue 43: jitter, density and figure9 ran 25-49 s, lecture --export minutes, with
+    nothing on stderr. Without a terminal a line comes every interval (0.5 s here, 10 s by
+    default), from a timer, while the work reports nothing (progress_bar uses it when stderr
+    is not a terminal, as in this subprocess)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import time
+        from bnviz.cli.progress import progress_lines
+        with progress_lines("work", every=0.5) as report:
+            report(0.25)
+            deadline = time.monotonic() + 1.8
+            while time.monotonic() < deadline:  # a step that reports nothing
+                sum(range(10_000))
+        print("done")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    lines = run.stderr.splitlines()
+    assert 2 <= len(lines) <= 4, lines
+    assert all(line.startswith("bnviz work: 25% after ") for line in lines), lines
+
+
+@pytest.mark.parametrize("command", ["jitter", "density", "figure9"])
+def test_the_long_commands_report_progress(command):
+    """Each command that can run over 2 s opens a progress report (and takes --quiet)."""
+    parser = build_parser(command)
+    assert parser.parse_args([command, "--quiet"]).quiet
