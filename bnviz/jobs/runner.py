@@ -6,7 +6,7 @@ per job: cancelling or a crash never takes the worker down); a Celery task calls
 :data:`HEARTBEAT_SECONDS`, so a reader can tell a long epoch from a dead process.
 
 A job with ``gpus`` > 1 trains with torch DDP: one process per GPU started here the way
-torchrun does (``MASTER_ADDR``/``MASTER_PORT``, NCCL on cuda), each taking its share of every
+torchrun does (meeting through a file of their own, NCCL on cuda), each taking its share of every
 mini-batch; rank 0 evaluates and reports. ``BNVIZ_DDP_CPU=1`` runs the same code in CPU
 processes with the gloo backend (how the DDP path is tested on machines without GPUs).
 
@@ -23,9 +23,10 @@ and the reaper gave the job away) stops without touching it.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
-import socket
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -146,24 +147,20 @@ class _Heartbeat(threading.Thread):
                 pass  # a store hiccup: the next beat tries again
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _ddp_rank(rank: int, world: int, port: int, job_id: str, url: str, job_type: str,
+def _ddp_rank(rank: int, world: int, rendezvous: str, job_id: str, url: str, job_type: str,
               params: dict, device_type: str) -> None:
+    """One DDP process. The processes meet through a file of their own (``rendezvous``),
+    not a TCP port: a port found free and released before rank 0 bound it could be taken by
+    another process meanwhile (a test of the suite failed so, once in four runs)."""
     import torch.distributed as dist
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
     torch.set_num_threads(1 if device_type == "cpu" else torch.get_num_threads())
     device = torch.device(f"cuda:{rank}") if device_type == "cuda" else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank,
-                            world_size=world)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                            init_method=f"file://{rendezvous}", rank=rank, world_size=world)
     try:
         ctx = StoreContext(open_store(url), job_id, device, report=rank == 0, check_every=0.0)
         get_job_type(job_type).run(params, ctx, DistInfo(rank, world))
@@ -185,15 +182,19 @@ def _run_ddp(store: JobStore, job_id: str, job_type: str, params: dict,
 
     store.add_log(job_id, f"DDP: {world} processes ({device.type})")
     t0 = time.perf_counter()
+    meeting = tempfile.mkdtemp(prefix="bnviz-ddp-")
     try:
-        mp.spawn(_ddp_rank, args=(world, _free_port(), job_id, store.url, job_type, params,
-                                  device.type), nprocs=world, join=True)
+        mp.spawn(_ddp_rank, args=(world, os.path.join(meeting, "rendezvous"), job_id,
+                                  store.url, job_type, params, device.type),
+                 nprocs=world, join=True)
     except mp.ProcessRaisedException as exc:
         job = store.get(job_id)
         if job is not None and job.cancel_requested:
             raise Cancelled from None
         last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
         raise RuntimeError(f"a DDP process failed: {last}") from None
+    finally:
+        shutil.rmtree(meeting, ignore_errors=True)
     return {"seconds": time.perf_counter() - t0, "world_size": world}
 
 

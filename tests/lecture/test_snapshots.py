@@ -122,7 +122,10 @@ def test_n_names_the_state_and_the_link_keeps_and_opens_it(dash_duo):
     until(lambda: _shown(dash_duo).startswith("3 /"), TIMEOUT)
     ActionChains(driver).send_keys("?").perform()
     link = dash_duo.wait_for_element(f"#{ids.SNAPSHOT_LIST} a.{ids.SNAPSHOT_LINK}", TIMEOUT)
-    assert link.text == "half the BN mean"
+    # the panel is in the page before it is shown, and Selenium reads a hidden element's text
+    # as '' (issue 43: a run failed so): wait for the text a person sees, then click it
+    until(lambda: link.is_displayed() and link.text == "half the BN mean", TIMEOUT,
+          msg="the keys panel did not show the snapshot's name")
     link.click()
     until(lambda: _shown(dash_duo).startswith("2 /"), TIMEOUT, msg="the link did not open it")
     until(lambda: "mu_t=0.5" in _shown(dash_duo) and "snaps=" in _shown(dash_duo), TIMEOUT)
