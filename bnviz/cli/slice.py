@@ -118,7 +118,7 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
     from bnviz.device import pick_device
     from bnviz.slices.plane import load_plane, plane_through_image, plane_through_images
     from bnviz.slices.sources import job_network, load_images, open_network
-    from bnviz.slices.view import run_slice, slice_summary
+    from bnviz.slices.view import run_slice, slice_provenance, slice_summary
 
     device = pick_device(args.device)
     weights, data = args.weights, args.data
@@ -148,13 +148,14 @@ def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
 
     with progress_bar(args, "slice") as report:
         result = run_slice(net, plane, params, train, device, report)
+    provenance = slice_provenance(result, _batch_source(args, images, params))
     if args.geometry is not None:
-        _write_geometry(result.slices[0], args.geometry)
+        _write_geometry(result.slices[0], args.geometry, provenance)
     if args.format in ("png", "svg"):
         from bnviz.slices.picture import render_slice
 
         return render_slice(result, args.format)
-    summary = slice_summary(result, net)
+    summary = slice_summary(result, net) | {"provenance": provenance}
     if images is not None and images.labels is not None and args.plane is None:
         summary["labels"] = [int(images.labels[i]) for i in through]
     if args.geometry is not None:
@@ -181,10 +182,28 @@ def _concentration(args: argparse.Namespace) -> bytes:
     return (json.dumps(out) + "\n").encode()
 
 
-def _write_geometry(s, path: Path) -> None:
+def _batch_source(args: argparse.Namespace, images, params) -> str | None:
+    """Where train mode's mini-batches were drawn from: the batch file's sha256, or the data
+    set's training images."""
+    if params.bn != "train":
+        return None
+    if args.batch is not None:
+        import hashlib
+
+        return "sha256:" + hashlib.sha256(Path(args.batch).read_bytes()).hexdigest()
+    return f"{images.name}: training images"
+
+
+def _write_geometry(s, path: Path, provenance: dict) -> None:
     import numpy as np
 
-    arrays = {"window": np.asarray(s.window), "decision_boundary": s.decision_boundary}
+    plane = provenance["plane"]
+    arrays = {"window": np.asarray(s.window), "decision_boundary": s.decision_boundary,
+              "plane_origin": np.reshape(plane["origin"], plane["shape"]),
+              "plane_u": np.reshape(plane["u"], plane["shape"]),
+              "plane_v": np.reshape(plane["v"], plane["shape"]),
+              # the rest as one JSON text (a unicode array: np.load reads it without pickle)
+              "provenance": np.asarray(json.dumps(provenance))}
     for i, lay in enumerate(s.layers):
         arrays |= {f"layer{i}_ptr": lay.regions.ptr, f"layer{i}_vertices": lay.regions.vertices,
                    f"layer{i}_codes": lay.regions.packed_codes, f"layer{i}_parents": lay.parents,

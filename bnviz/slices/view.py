@@ -30,6 +30,11 @@ TRAIN_MODE_NOTE = ("train mode: BN uses the statistics of each mini-batch of tra
                    "affine on the plane")
 
 
+#: What a slice's ``seconds`` measure (its JSON says so beside them).
+SECONDS_MEASURE = ("wall time of the exact cuts, summed over the mini-batches: not the "
+                   "process's start, the network's or images' loading, nor the estimate")
+
+
 @dataclass(frozen=True)
 class SliceResult:
     params: SliceParams
@@ -37,16 +42,23 @@ class SliceResult:
     stats: list  # each mini-batch's BN statistics (None: the running ones)
     estimate: int
     disagreement: float | None  # fraction of the window where the K boundaries disagree
+    batch_indices: list[list[int]] | None = None  # each mini-batch's images (train mode)
+
+
+def batch_indices(count: int, params: SliceParams) -> list[list[int]]:
+    """The indices of K mini-batches of ``batch_size`` of ``count`` images, drawn without
+    replacement (seeded): a slice's train mode is reproduced from them."""
+    if count < params.batch_size:
+        raise ValueError(f"a mini-batch of {params.batch_size} needs as many images; there "
+                         f"are {count}")
+    rng = np.random.default_rng(params.seed)
+    return [rng.choice(count, params.batch_size, replace=False).tolist()
+            for _ in range(params.batches)]
 
 
 def mini_batches(images: np.ndarray, params: SliceParams) -> list[np.ndarray]:
     """K mini-batches of ``batch_size`` images drawn without replacement (seeded)."""
-    if len(images) < params.batch_size:
-        raise ValueError(f"a mini-batch of {params.batch_size} needs as many images; there "
-                         f"are {len(images)}")
-    rng = np.random.default_rng(params.seed)
-    return [images[rng.choice(len(images), params.batch_size, replace=False)]
-            for _ in range(params.batches)]
+    return [images[i] for i in batch_indices(len(images), params)]
 
 
 def statistics_of(net: SliceNet, batches: list[np.ndarray]) -> list[Statistics | None]:
@@ -61,10 +73,12 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
     ``progress`` hears the fraction done (over the K cuts)."""
     window = ((-params.extent, params.extent, -params.extent, params.extent)
               if params.extent > 0 else plane.default_window())
+    chosen = None
     if params.bn == "train":
         if train_images is None:
             raise ValueError("train mode needs images for its mini-batches")
-        stats = statistics_of(net, mini_batches(train_images, params))
+        chosen = batch_indices(len(train_images), params)
+        stats = statistics_of(net, [train_images[i] for i in chosen])
     else:
         stats = [None]
     estimate = estimate_regions(net, plane, window, stats[0])
@@ -73,7 +87,7 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
                         lambda f, k=k: progress((k + f) / len(stats)))
               for k, s in enumerate(stats)]
     disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
-    return SliceResult(params, slices, stats, estimate, disagreement)
+    return SliceResult(params, slices, stats, estimate, disagreement, chosen)
 
 
 @torch.no_grad()
@@ -116,4 +130,24 @@ def slice_summary(result: SliceResult, net: SliceNet) -> dict:
         out["regions_per_batch"] = [s.counts for s in result.slices]
     if result.disagreement is not None:
         out["disagreement_area"] = result.disagreement
+    out["provenance"] = slice_provenance(result)
     return out
+
+
+def slice_provenance(result: SliceResult, batch_source: str | None = None) -> dict:
+    """What reproduces a slice from its JSON or geometry file alone: the plane (origin, u, v
+    as flat lists of the image's shape), the window, the seed, each mini-batch's image
+    indices (train mode) and where they were drawn from, bnviz's version, and what
+    ``seconds`` measures."""
+    from bnviz import __version__
+
+    plane = result.slices[0].plane
+    return {
+        "plane": {"shape": list(np.shape(plane.origin)),
+                  "origin": np.ravel(plane.origin).tolist(), "u": np.ravel(plane.u).tolist(),
+                  "v": np.ravel(plane.v).tolist()},
+        "window": list(result.slices[0].window), "seed": result.params.seed,
+        "bn": result.params.bn, "batch_indices": result.batch_indices,
+        "batch_source": batch_source, "bnviz_version": __version__,
+        "seconds_measure": SECONDS_MEASURE,
+    }

@@ -242,3 +242,37 @@ def test_a_softmax_at_the_output_changes_no_region(tmp_path, capsys, head):
     code, _, err = _run(capsys, "slice", "--model", str(tmp_path / "inner.onnx"), "--data",
                         str(tmp_path / "x.npy"))
     assert code == 2 and "read only at the output" in err
+
+
+def test_the_json_and_geometry_reproduce_the_slice(files, capsys):
+    """Issue 44: the plane, the window, the seed, the batches and the version are in the
+    JSON and the geometry file, so a slice is cut again from them alone."""
+    import hashlib
+
+    tmp, net, data = files
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
+                          "--bn", "train", "--batch", str(data), "--batch-size", "8",
+                          "--batches", "2", "--seed", "5", "--geometry", str(tmp / "g.npz"))
+    assert code == 0, err
+    first = json.loads(out)
+    prov = first["provenance"]
+    assert prov["seed"] == 5 and prov["bnviz_version"] and "exact cuts" in prov["seconds_measure"]
+    assert prov["batch_source"] == "sha256:" + hashlib.sha256(data.read_bytes()).hexdigest()
+    assert len(prov["batch_indices"]) == 2 and all(len(b) == 8 for b in prov["batch_indices"])
+    shape = prov["plane"]["shape"]
+    np.savez(tmp / "plane.npz", **{k: np.reshape(prov["plane"][k], shape)
+                                   for k in ("origin", "u", "v")})
+    with np.load(tmp / "g.npz") as g:
+        assert json.loads(str(g["provenance"])) == prov
+        assert np.array_equal(g["plane_u"].ravel(), prov["plane"]["u"])
+    # the same batches, from the indices alone, and the same window: the same partition
+    images = np.load(data)
+    for k, chosen in enumerate(prov["batch_indices"]):
+        np.save(tmp / f"batch{k}.npy", images[chosen])
+        a0, a1, b0, b1 = prov["window"]
+        assert a0 == -a1 and b0 == -b1 and a1 == b1
+        code, out, err = _run(capsys, "slice", "--model", str(net), "--plane",
+                              str(tmp / "plane.npz"), "--extent", repr(a1), "--bn", "train",
+                              "--batch", str(tmp / f"batch{k}.npy"), "--batch-size", "8")
+        assert code == 0, err
+        assert json.loads(out)["regions"] == first["regions_per_batch"][k]
