@@ -20,9 +20,10 @@ under :func:`admitted`:
   wait; its excess is refused at once.
 
 A heavy computation that cannot run waits for its turn (up to ``BNVIZ_HEAVY_WAIT_SECONDS``).
-One refused, or that waited in vain, raises :class:`ServerBusy`: an InputError, so a page
-shows its one line where it shows a bad value's (nothing is lost; the controls stay), and a
-route that does not catch it answers ``429`` with ``Retry-After`` (app.py).
+One refused, or that waited in vain, raises :class:`ServerBusy`: an InputError whose one line
+says when to try again, so a page shows it where it shows a bad value's (nothing is lost;
+the controls stay), and a route that does not catch it answers ``429`` with ``Retry-After``
+(app.py).
 
 The slots are ``flock`` locks on files in a private directory of this server (0700, under the
 system's temporary directory, named for the user and ``BNVIZ_HOME``): shared by every
@@ -48,10 +49,13 @@ from pathlib import Path
 from bnviz.config import bnviz_home, setting
 from bnviz.messages import InputError
 
-__all__ = ["LIGHT_THREADS", "ServerBusy", "admitted", "heavy_in_process", "slot_directory"]
+__all__ = ["LIGHT_THREADS", "RETRY_SECONDS", "ServerBusy", "admitted", "heavy_in_process",
+           "slot_directory"]
 
 #: Threads of each web process kept for light requests.
 LIGHT_THREADS = 2
+#: The retry time (seconds) a busy answer gives, in its words and as its Retry-After.
+RETRY_SECONDS = 5
 #: How often a waiting heavy computation tries the slots again (seconds).
 POLL_SECONDS = 0.05
 
@@ -118,8 +122,8 @@ def _process_share() -> Iterator[None]:
     limit = max(1, int(setting("BNVIZ_WEB_THREADS")) - LIGHT_THREADS)
     with _process_lock:
         if _process_heavy >= limit:
-            raise ServerBusy("the server is busy with other heavy views: try again in a "
-                             "moment")
+            raise ServerBusy("the server is busy with other heavy views: try again in "
+                             f"{RETRY_SECONDS} s", RETRY_SECONDS)
         _process_heavy += 1
     try:
         yield
@@ -149,7 +153,8 @@ def admitted(seconds: float, client: str | None = None) -> Iterator[None]:
         ticket = _first_free(directory, f"client-{client}-ticket-", 3 * per_client)
         if ticket is None:
             raise ServerBusy(f"you already have {3 * per_client} heavy views in progress: "
-                             "this one waits until they are done; try again in a moment")
+                             f"try again in {RETRY_SECONDS} s, once they are done",
+                             RETRY_SECONDS)
         held.append(ticket)
         try:
             deadline = time.monotonic() + setting("BNVIZ_HEAVY_WAIT_SECONDS")
@@ -165,8 +170,8 @@ def admitted(seconds: float, client: str | None = None) -> Iterator[None]:
                 if time.monotonic() >= deadline:
                     waited = setting("BNVIZ_HEAVY_WAIT_SECONDS")
                     raise ServerBusy(f"the server is busy with other heavy views: this one "
-                                     f"waited {waited:g} s for its turn; try again in a "
-                                     "moment", 10)
+                                     f"waited {waited:g} s for its turn; try again in "
+                                     f"{2 * RETRY_SECONDS} s", 2 * RETRY_SECONDS)
                 time.sleep(POLL_SECONDS * random.uniform(0.5, 1.5))
             _local.admitted = True
             try:

@@ -9,7 +9,8 @@ shared by every process of a ``BNVIZ_HOME``.
   own background callbacks use): results that take seconds (the claims table, the Ergen et al.
   training) are computed once per ``BNVIZ_HOME``, not once per web process.
   :func:`shared_memoize` wraps a function with it, and holds a lock across processes while
-  computing, so that N workers asked at once compute once (the others wait and read).
+  computing, so that N workers asked at once compute once (the others wait and read; a web
+  request waits no longer than for a heavy slot, then is told when to try again).
 
 ``BNVIZ_CACHE_MB`` bounds each process's memory cache, shared by every memoised function
 (default 256) and ``BNVIZ_DISK_CACHE_MB``
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import sys
 import threading
+import time
 from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -171,9 +174,11 @@ def shared_cache() -> diskcache.Cache:
 def shared_memoize(name: str, expire: float | None = None,
                    cost: Callable[..., float] | None = None) -> Callable[[F], F]:
     """Decorator: memoise a function of hashable, picklable arguments in :func:`shared_cache`
-    under ``name`` (bump it when the function's results change meaning). While one process
-    computes a key, the others asking for it wait on a lock (diskcache's ``Lock``) and then
-    read the stored value: computed once per ``BNVIZ_HOME``. ``cost``: as :func:`memoize`'s."""
+    under ``name`` (bump it when the function's results change meaning). One caller computes
+    a key (holding its lock in the cache, across processes); the others asking for it meanwhile
+    wait and then read the stored value: computed once per ``BNVIZ_HOME``. ``cost``: as
+    :func:`memoize`'s; a web request waits for another's computation as long as for a heavy
+    slot, no longer (:func:`_lock_or_value`)."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
@@ -183,16 +188,56 @@ def shared_memoize(name: str, expire: float | None = None,
             value = cache.get(key, default=_MISSING)
             if value is not _MISSING:
                 return value
-            with diskcache.Lock(cache, ("lock", key), expire=600):
+            lock = ("lock", key)
+            value = _lock_or_value(cache, key, lock, cost, args, kwargs)
+            if value is not _MISSING:
+                return value
+            try:
                 value = cache.get(key, default=_MISSING)
                 if value is _MISSING:
                     value = _computed(fn, cost, args, kwargs)
                     cache.set(key, value, expire=expire)
-            return value
+                return value
+            finally:
+                cache.delete(lock, retry=True)
 
         return cached  # type: ignore[return-value]
 
     return wrap
+
+
+#: How long a computing caller's lock lives at most (a process killed while computing).
+LOCK_SECONDS = 600
+#: How often a caller waiting for another's computation looks again (seconds).
+WAIT_POLL_SECONDS = 0.05
+
+
+def _lock_or_value(cache: diskcache.Cache, key: tuple, lock: tuple,
+                   cost: Callable[..., float] | None, args: tuple, kwargs: dict) -> Any:
+    """Take ``lock`` (then the caller computes: returns _MISSING), or the value another caller
+    stored meanwhile. A web request waits at most ``BNVIZ_HEAVY_WAIT_SECONDS``, as for a heavy
+    slot, then is answered :class:`~bnviz.service.admission.ServerBusy` with the computation's
+    estimated seconds as its retry time: three callers of a 15 s computation kept three of a
+    worker's few threads for its whole length (issue 42), and past a proxy's timeout they got
+    504s. Outside a request (a web process's precompute thread, the command line) it waits."""
+    from bnviz.config import setting
+    from bnviz.service.admission import RETRY_SECONDS, ServerBusy
+    from bnviz.service.clients import request_client
+
+    in_request = request_client() is not None
+    deadline = time.monotonic() + setting("BNVIZ_HEAVY_WAIT_SECONDS")
+    while not cache.add(lock, None, expire=LOCK_SECONDS, retry=True):
+        value = cache.get(key, default=_MISSING)
+        if value is not _MISSING:
+            return value
+        if in_request and time.monotonic() >= deadline:
+            seconds = cost(*args, **kwargs) if cost is not None else float("inf")
+            retry = math.ceil(seconds) if seconds < 60 else 2 * RETRY_SECONDS
+            retry = max(retry, RETRY_SECONDS)
+            raise ServerBusy("the server is computing this for another request: try again "
+                             f"in {retry} s", retry)
+        time.sleep(WAIT_POLL_SECONDS)
+    return _MISSING
 
 
 _MISSING = object()
