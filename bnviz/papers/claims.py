@@ -36,7 +36,7 @@ from bnviz.papers.checks_santurkar import (
     santurkar_thm41_printed,
 )
 from bnviz.papers.claim import Claim
-from bnviz.params.cost import always_heavy
+from bnviz.params.cost import claims_seconds
 from bnviz.service.cache import shared_memoize
 
 __all__ = ["all_claims", "claim_ids", "run_claims"]
@@ -88,10 +88,14 @@ def all_claims(device: torch.device | str | None = None) -> dict:
 
 # v2: Proposition 2 in full, Corollary 2 on the engine's statistics (issue 17); v3: each
 # claim's statement_tex (issue 31)
-@shared_memoize("papers-claims-v3", cost=always_heavy)
+@shared_memoize("papers-claims-v3", cost=claims_seconds)
 def shared_claims() -> tuple[dict, ...]:
-    """The claims' JSON (about 6 s on 2 cores), computed once per ``BNVIZ_HOME`` and read by
-    every web process after: the debate page's table. A web process computes it in the
+    """The claims' JSON (6 s to 18 s on 2 cores: :data:`bnviz.params.cost.CLAIMS_SECONDS`),
+    computed once per ``BNVIZ_HOME`` and read from the disk cache by every web process after,
+    also after a restart: the debate page's table. A web process computes it in the
     background when it starts (:mod:`bnviz.server.background`), so the page's first visitor
-    does not wait. Seeded: the same every time; bump the name when a claim changes."""
+    does not wait; a request that finds it missing computes it under the heavy-work admission,
+    and one that finds another computing it waits no longer than for a heavy slot
+    (:func:`bnviz.service.cache.shared_memoize`: ServerBusy with a retry time). Seeded: the
+    same every time; bump the name when a claim changes."""
     return tuple(all_claims()["claims"])

@@ -6,7 +6,7 @@ import json
 
 import dash_bootstrap_components as dbc
 import numpy as np
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from bnviz.caps import DANNEMANN_MAX_POINTS
 from bnviz.papers import luo
@@ -14,9 +14,10 @@ from bnviz.papers.claims import shared_claims
 from bnviz.papers.dannemann import weight_plane
 from bnviz.papers.ergen import ergen_experiment
 from bnviz.papers.landscape import load_landscape
-from bnviz.params.cost import always_heavy
+from bnviz.params.cost import always_heavy, luo_seconds
 from bnviz.params.landscape import landscape_from_page
 from bnviz.records.store import check_job_id
+from bnviz.service.admission import ServerBusy, admitted
 from bnviz.service.cache import shared_memoize
 from callbacks.background import BackgroundIds, BackgroundRun, register_background
 from callbacks.papers import ids
@@ -67,8 +68,32 @@ def claims_table(claims: tuple[dict, ...]) -> dbc.Table:
 
 @callback(Output(ids.CLAIMS, "children"), Input(ids.CLAIMS_REQUEST, "data"))
 def show_claims(_request):
-    """Fill the claims panel (computed at the first request, then cached)."""
-    return claims_table(shared_claims())
+    """Fill the claims panel from the disk cache (a web process computes the table when it
+    starts); a request that finds it missing computes it under the heavy-work admission. A
+    busy server (no turn, or another request computing it) answers one line with the retry
+    time, and the panel asks again by itself then (:func:`retry_claims`), never a 5xx."""
+    try:
+        return claims_table(shared_claims())
+    except ServerBusy as exc:
+        return busy_panel(exc, ids.CLAIMS_RETRY)
+
+
+def busy_panel(exc: ServerBusy, retry_id: str) -> list:
+    """A busy answer in a panel: its one line, and an interval that fires once after the
+    retry time (its callback asks for the panel again)."""
+    return [html.P(str(exc), className="text-muted busy-line", role="status"),
+            dcc.Interval(id=retry_id, interval=1000 * max(int(exc.retry_after), 1),
+                         max_intervals=1)]
+
+
+@callback(Output(ids.CLAIMS_REQUEST, "data"), Input(ids.CLAIMS_RETRY, "n_intervals"),
+          State(ids.CLAIMS_REQUEST, "data"), prevent_initial_call=True)
+def retry_claims(_n_intervals, request):
+    """The busy answer's retry time has passed: ask for the claims table again (a new value
+    of the store that :func:`show_claims` listens to; a count, whatever a crafted request
+    sent)."""
+    fresh = type(request) is int and 0 <= request < 10**6
+    return request + 1 if fresh else 1
 
 
 def parse_points(rows) -> tuple[np.ndarray, np.ndarray]:
@@ -247,6 +272,7 @@ def show_landscape(result):
 # ---- Luo et al.: regularisation ----------------------------------------------------------
 
 LUO_GAMMAS = np.array([0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
+LUO_STATISTICS = 20_000  # mini-batch statistics drawn for the histograms
 
 
 @callback(Output(ids.LUO_STATS, "figure"), Output(ids.LUO_GAP, "figure"),
@@ -266,9 +292,13 @@ def update_luo(distribution, batch, eta, zeta, printed_i2):
             raise ValueError("η: a number from 0.1 to 6")
         if zeta_v is None or not 0 <= zeta_v <= 1:
             raise ValueError("ζ: a number from 0 to 1")
-        stats = luo.statistics_samples(distribution, m, 20_000, seed=0)
-        gap = luo.gamma_decay_gap(m, LUO_GAMMAS, batches=min(1 << 16, (1 << 22) // m), seed=0)
-        dyn = luo.learning_dynamics(eta_v, zeta_v, printed_i2=printed_i2 is True)
+        gap_batches = min(1 << 16, (1 << 22) // m)
+        # up to 0.9 s at a batch of 256: admitted as the explorer's views are (a busy server
+        # answers the message with its retry time)
+        with admitted(luo_seconds(m, LUO_STATISTICS, gap_batches, len(LUO_GAMMAS))):
+            stats = luo.statistics_samples(distribution, m, LUO_STATISTICS, seed=0)
+            gap = luo.gamma_decay_gap(m, LUO_GAMMAS, batches=gap_batches, seed=0)
+            dyn = luo.learning_dynamics(eta_v, zeta_v, printed_i2=printed_i2 is True)
     except ValueError as exc:
         return no_update, no_update, no_update, no_update, str(exc), True
     numbers = html.Ul([

@@ -6,6 +6,7 @@ module registers no callback."""
 
 CLAIMS = "papers-claims"  # the claims table
 CLAIMS_REQUEST = "papers-claims-request"  # a store whose initial value computes the table
+CLAIMS_RETRY = "papers-claims-retry"  # an interval in a busy answer: asks for the table again
 # Dannemann & Junike's weight plane
 DJ_GRAPH = "papers-dj-graph"
 DJ_POINTS = "papers-dj-points"  # DataTable of x1, x2, y
