@@ -23,6 +23,8 @@ from layouts.common import loading
 PLAYBACK_SPEEDS = (0.25, 0.5, 1, 2, 4)
 TYPE_SCALES = (1, 1.15, 1.3, 1.5, 1.75)
 TYPE_PX = 18
+#: How often the page asks for the slides export's progress while it runs (ms).
+EXPORT_POLL_MS = 700
 _GLYPHS = {0.25: "¼", 0.5: "½"}  # the keys panel's factors, short enough for one line
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
@@ -144,6 +146,10 @@ def layout(state: LectureState) -> html.Div:
         html.Div(id=ids.SINK, hidden=True),
         html.Div(id=ids.PREFETCH_SINK, hidden=True),
         dcc.Download(id=ids.DOWNLOAD),
+        # the export's job (callbacks/lecture/export.py): per page, not kept (a kept one would
+        # download the zip again whenever the page opens)
+        dcc.Store(id=ids.EXPORT_JOB),
+        dcc.Interval(id=ids.EXPORT_POLL, interval=EXPORT_POLL_MS, disabled=True),
         dcc.Interval(id=ids.TIMER, interval=100, disabled=True),
         header(),
         html.Div(id=ids.MAIN, className="lecture-main", children=[
@@ -158,7 +164,9 @@ def layout(state: LectureState) -> html.Div:
                          role="status"),
                 html.Div(id=ids.INFO, className="lecture-info", **{"aria-live": "polite"}),
                 sliders(state.sliders),
-                loading(html.Div(id=ids.EXPORT_STATUS, className="lecture-export-status")),
+                # the export's line and progress bar (no spinner: the bar shows it runs)
+                html.Div(id=ids.EXPORT_STATUS, className="lecture-export-status",
+                         **{"aria-live": "polite"}),
             ]),
         ]),
         html.Div(id=ids.BLANK, className="lecture-blank", hidden=True),

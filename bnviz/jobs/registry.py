@@ -4,7 +4,8 @@ The job types live beside the code they run (the image experiments in
 :mod:`bnviz.images.experiments`, the density page's Figure 3 run in :mod:`bnviz.views.density`,
 the debate page's 2D landscape run of Santurkar et al. in :mod:`bnviz.papers.landscape`, the
 jitter page's training in :mod:`bnviz.views.training_cache`, the /slice page's cut in
-:mod:`bnviz.slices.job`), and each imports :mod:`bnviz.records.types` for what a job type is.
+:mod:`bnviz.slices.job`, the lecture's slides in :mod:`bnviz.lecture.slides`), and each
+imports :mod:`bnviz.records.types` for what a job type is.
 This module is the one that imports them back, each only when a job of that type is checked
 or run (:func:`get_job_type`), so that listing the types loads neither torch nor their code.
 """
@@ -24,6 +25,7 @@ PAGE_JOB_TYPES: dict[str, str] = {
     "landscape-2d": "bnviz.papers.landscape:LANDSCAPE_2D_JOB",
     "jitter-training": "bnviz.views.training_cache:TRAINING_JOB",
     "slice": "bnviz.slices.job:SLICE_JOB",
+    "lecture-slides": "bnviz.lecture.slides:SLIDES_JOB",
 }
 
 

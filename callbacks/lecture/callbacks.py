@@ -1,6 +1,8 @@
 """Lecture callbacks: the step and the four sliders -> :func:`bnviz.lecture.scenes.
 compute_scene` -> the scene's figure (:mod:`callbacks.lecture.figures`); the clicker's keys,
-the play button, the theme and the panels are client-side (assets/lecture.js)."""
+the play button, the theme and the panels are client-side (assets/lecture.js). The "export
+all" button's callbacks are :mod:`callbacks.lecture.export` (imported here: registered with
+the page's)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from dash import (
     callback,
     clientside_callback,
     ctx,
-    dcc,
     html,
     no_update,
 )
@@ -25,6 +26,7 @@ from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import SLIDERS, TOUR
 from bnviz.params import InputError
 from bnviz.views.style import PARTITION
+from callbacks.lecture import export as _export  # noqa: F401 - registers the export's callbacks
 from callbacks.lecture import ids
 from callbacks.lecture.figures import filled, is_wide, projected, readout, scene_figure
 from callbacks.lecture.state import (
@@ -241,19 +243,6 @@ def show_qr(is_open, link):
             "page by the machine's network address (the server listens on it with make run "
             "or make serve), then show the code.", className="lecture-message")]
     return image, link
-
-
-@callback(Output(ids.DOWNLOAD, "data"), Output(ids.EXPORT_STATUS, "children"),
-          Input(ids.EXPORT, "n_clicks"), State(ids.THEME, "data"), prevent_initial_call=True)
-def export_slides(clicks, theme):
-    """Every step as PNG and SVG with its caption, in one zip (bnviz.lecture.slides)."""
-    from bnviz.lecture.slides import slides_zip
-
-    if not isinstance(clicks, int) or clicks < 1:
-        return no_update, no_update
-    data = slides_zip(theme if theme in THEMES else "light")
-    return (dcc.send_bytes(data, "bnviz-lecture-slides.zip"),
-            f"slides: {len(TOUR)} steps, {len(data) // 1024} kB")
 
 
 clientside_callback(ClientsideFunction("lecture", "withGhost"),

@@ -4,6 +4,7 @@ themes. Rendering every slide takes a few seconds: once per module."""
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import itertools
@@ -177,17 +178,19 @@ def test_captions_file_has_every_caption(files):
 
 
 def test_slides_zip(files, monkeypatch):
-    """The zip holds slide_files under bnviz-lecture/ (the memoised function unwrapped, and
-    fed the module's files, so that no slide is drawn twice)."""
+    """The zip holds slide_files under bnviz-lecture/ (fed the module's files, so that no
+    slide is drawn twice), and passes its progress on."""
     calls = []
 
-    def fake(theme="light", progress=None):
+    def fake(theme="light", progress=lambda fraction: None):
         calls.append(theme)
+        progress(0.5)
         return files
 
     monkeypatch.setattr(slides_module, "slide_files", fake)
-    data = slides_module.slides_zip.__wrapped__("light")
-    assert calls == ["light"]
+    heard = []
+    data = slides_module.slides_zip("light", heard.append)
+    assert calls == ["light"] and heard == [0.5]
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         names = zf.namelist()
@@ -206,14 +209,62 @@ def test_export_slides_writes_the_files(files, tmp_path, monkeypatch):
         assert path.read_bytes() == files[path.name]
 
 
-def test_the_pages_export_all_button_downloads_the_zip(files, monkeypatch):
-    """The lecture page's "export all" answers the zip as a download (the slides are the
-    module's; a theme a crafted request sends is taken as light); no click, no download."""
-    import base64
+def test_the_slides_job_keeps_the_zip_as_its_result(files, monkeypatch):
+    """The page's zip is a job (issue 42): it reports each step, and its result is the zip's
+    bytes; the CLI's files and the job's zip come from the one slide_files."""
+    from bnviz.records.types import DistInfo, RecordingContext
 
+    def fake(theme="light", progress=lambda fraction: None):
+        for k in range(1, len(TOUR) + 1):
+            progress(k / len(TOUR))
+        return files
+
+    monkeypatch.setattr(slides_module, "slide_files", fake)
+    ctx = RecordingContext()
+    params = slides_module.check_slides_params({"theme": "dark"})
+    summary = slides_module.run_slides_job(params, ctx, DistInfo())
+    data = ctx.result["zip"].tobytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # (not the bytes: a zip holds its time)
+        assert {name: zf.read(name) for name in zf.namelist()} == {
+            f"bnviz-lecture/{name}": content for name, content in files.items()}
+    assert summary == {"steps": len(TOUR), "kB": len(data) // 1024}
+    assert ctx.fractions[:len(TOUR)] == [k / len(TOUR) for k in range(1, len(TOUR) + 1)]
+    assert ctx.fractions[-1] == 1.0
+
+
+@pytest.mark.parametrize("raw, says", [
+    ({"theme": "purple"}, "theme must be light or dark"),
+    ({"theme": "light", "pages": 3}, "unknown parameter"),
+    ({"theme": "light", "edition": "0" * 12}, "another edition"),
+    (["light"], "must be a mapping"),
+])
+def test_the_slides_jobs_parameters_are_checked(raw, says):
+    from bnviz.records.types import ParamError
+
+    with pytest.raises(ParamError, match=says) as caught:
+        slides_module.check_slides_params(raw)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_slides_edition_follows_the_tour(monkeypatch):
+    """A new caption makes a new edition: a job of the old one is not reused."""
+    import dataclasses
+
+    before = slides_module.slides_edition()
+    assert before == slides_module.slides_edition()
+    changed = (dataclasses.replace(TOUR[0], caption=TOUR[0].caption + " More."), *TOUR[1:])
+    monkeypatch.setattr(slides_module, "TOUR", changed)
+    assert slides_module.slides_edition() != before
+
+
+def test_the_pages_export_all_button_runs_the_slides_job(files, inline_jobs, monkeypatch):
+    """The lecture page's "export all" starts the slides' job (a theme a crafted request
+    sends is taken as light) and, once it succeeded, answers the zip as a download at once;
+    no click, no job."""
     from dash import no_update
 
-    from callbacks.lecture import callbacks as cl
+    from bnviz import jobs
+    from callbacks.lecture import export
 
     themes = []
 
@@ -222,20 +273,21 @@ def test_the_pages_export_all_button_downloads_the_zip(files, monkeypatch):
         return files
 
     monkeypatch.setattr(slides_module, "slide_files", fake)
-    slides_module.slides_zip.cache_clear()
-    try:
-        download, status = cl.export_slides(1, "purple")
-        assert themes == ["light"]
-        assert download["filename"] == "bnviz-lecture-slides.zip"
-        data = base64.b64decode(download["content"]) if download.get("base64") else \
-            download["content"]
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            assert len(zf.namelist()) == 2 * len(TOUR) + 2
-        assert f"{len(TOUR)} steps" in status
-        assert cl.export_slides(None, "light") == (no_update, no_update)
-        assert cl.export_slides(0, "light") == (no_update, no_update)
-    finally:
-        slides_module.slides_zip.cache_clear()  # the fake's zip is not kept for later tests
+    assert export.export_slides(None, "light") == (no_update,) * 5
+    assert export.export_slides(0, "light") == (no_update,) * 5
+    download, status, job_id, poll_off, button_off = export.export_slides(1, "purple")
+    if job_id is not None:  # still running: the page polls, the button is disabled
+        assert (download, poll_off, button_off) == (no_update, False, True)
+        assert jobs.wait_job(job_id, timeout=120).status == "succeeded"
+        download, status, job_id, poll_off, button_off = export.export_slides(1, "purple")
+    assert themes == ["light"]
+    assert (job_id, poll_off, button_off) == (None, True, False)
+    assert download["filename"] == "bnviz-lecture-slides.zip"
+    data = base64.b64decode(download["content"]) if download.get("base64") else \
+        download["content"]
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert len(zf.namelist()) == 2 * len(TOUR) + 2
+    assert f"{len(TOUR)} steps" in status
 
 
 def test_figure_1_slide_draws_the_command_lines_columns():
