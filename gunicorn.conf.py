@@ -54,3 +54,21 @@ loglevel = os.environ.get("BNVIZ_LOG_LEVEL", "info")
 control_socket_disable = True
 # Dash debug mode stays off in production: app.py never enables it, and Flask's is off.
 raw_env = ["FLASK_DEBUG=0"]
+
+
+def worker_exit(server, worker):  # noqa: ARG001 - gunicorn's hook signature
+    """A worker leaving while one of bnviz's background threads is still computing (the
+    lecture tour's precompute, the kernels' compile) leaves at once. Left to the interpreter's
+    finalisation, such a thread still inside torch's C++ code aborted the worker ("terminate
+    called without an active exception", SIGABRT: two stops in three, issue 43); what it was
+    filling is a cache, written atomically, so nothing is lost but that unfinished entry."""
+    import sys
+    import threading
+
+    busy = [t.name for t in threading.enumerate()
+            if t.is_alive() and t.name in ("bnviz-tour", "bnviz-kernels")]
+    if busy:
+        worker.log.info("worker %s leaves with %s still running", worker.pid, ", ".join(busy))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
