@@ -30,16 +30,14 @@ from bnviz.lecture.tour import TOUR
 from bnviz.params.cost import slides_seconds
 from bnviz.records.results import has_result
 from bnviz.records.store import Job
+from bnviz.server.api import RETRY_BUSY
 from bnviz.service.clients import request_client
 from callbacks.background import one_line, percent
 from callbacks.lecture import ids
 
-__all__ = ["FILENAME", "RETRY_BUSY", "answer", "busy_line", "export_slides", "poll_export"]
+__all__ = ["FILENAME", "answer", "busy_line", "export_slides", "poll_export"]
 
 FILENAME = "bnviz-lecture-slides.zip"
-#: The retry time of a refused start (seconds): the jobs API's for the same refusal.
-RETRY_BUSY = 30
-
 #: The callbacks' outputs, in order: the download, the status (line and bar), the job store,
 #: the poll interval's disabled and the button's disabled.
 _OUTPUTS = ((ids.DOWNLOAD, "data"), (ids.EXPORT_STATUS, "children"), (ids.EXPORT_JOB, "data"),
@@ -82,7 +80,8 @@ def answer(job: Job) -> tuple:
 
 
 def busy_line(exc: Exception) -> str:
-    """A refused start as one line with when to try again."""
+    """A refused start as one line with when to try again (the jobs API's Retry-After for the
+    same refusal)."""
     text = one_line(exc)
     if isinstance(exc, jobs.QueueFull | jobs.StoreError):  # ClientBusy too
         return f"slides: {text}; retry in about {RETRY_BUSY} s"
