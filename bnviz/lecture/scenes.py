@@ -20,6 +20,7 @@ import numpy as np
 
 from bnviz.lecture.tour import TOUR, TourStep, step_by_key
 from bnviz.params import ExplorerParams, InputError, JitterParams
+from bnviz.params.cost import SCENE_SECONDS, scene_seconds
 from bnviz.service.cache import memoize, shared_memoize
 
 __all__ = ["BATCH_ALL", "BATCH_SLIDER", "Scene", "compute_scene", "precompute_tour",
@@ -231,7 +232,7 @@ def _dannemann():
     return weight_plane(*dannemann_example(), DANNEMANN_W0, False, False)
 
 
-@memoize()
+@memoize(cost=lambda settings: SCENE_SECONDS["figure9"])
 def _figure9(settings: ExplorerParams):
     """Figure 9's numbers for the input-space scene of these settings (layer 1 and the
     highlighted layer)."""
@@ -240,7 +241,9 @@ def _figure9(settings: ExplorerParams):
     return tls_layers(_scene_data("space", settings)[0])
 
 
-@memoize()
+# a slider's new value computes under the web's admission (a busy server answers one line,
+# which the lecture shows where it shows a bad value), a precomputed step never waits
+@memoize(cost=scene_seconds)
 def _scene_data(scene: str, settings: ExplorerParams) -> tuple[Any, str]:
     if scene in ("space", "unit"):
         return _explore(settings), ""

@@ -12,10 +12,12 @@ The estimate (:func:`expected_regions`) is an upper envelope of region counts me
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from bnviz.caps import (
+    EXPLORER_MAX_REGIONS,
     MAX_CONCENTRATION_PASSES,
     MAX_DENSITY_WORK,
     MAX_DEPTH,
@@ -25,7 +27,8 @@ from bnviz.caps import (
 )
 from bnviz.params.fields import InputError
 
-__all__ = ["CALIBRATION", "SECONDS_PER_FLOP", "SECONDS_PER_REGION", "always_heavy",
+__all__ = ["CALIBRATION", "SCENE_SECONDS", "SECONDS_PER_FLOP", "SECONDS_PER_REGION",
+           "always_heavy", "scene_seconds",
            "check_alpha", "check_bn_batch", "check_bn_batch_size",
            "check_concentration_passes", "check_density_work", "check_landscape_work",
            "check_network_size", "check_partition_size", "check_training_images",
@@ -295,3 +298,25 @@ def luo_seconds(batch: int, statistics: int, gap_batches: int, gammas: int) -> f
     decay values."""
     samples = float(batch) * (statistics + gammas * gap_batches)
     return LUO_SECONDS + LUO_SECONDS_PER_SAMPLE * samples
+
+
+#: The lecture's scenes beyond a partition (bnviz.lecture.scenes), measured on the 2-core
+#: machine under load (issue 42): Figure 3's densities 5.1-6.8 s, the training step's recorded
+#: runs 6.5 s, Figure 9's numbers 2.5-3.5 s. The slice step's scene is kept on disk once
+#: computed; a miss is a cut of a CNN's slice: always heavy.
+SCENE_SECONDS = {"density": 6.0, "training": 6.5, "figure9": 3.0, "slice": float("inf")}
+
+
+def scene_seconds(scene: str, settings: Any) -> float:
+    """Estimated seconds of a lecture scene at explorer ``settings`` (an ExplorerParams): a
+    partition (two for the side-by-side scenes, sixteen realisations for the jitter), or a
+    measured figure (:data:`SCENE_SECONDS`); the papers' small scenes are light."""
+    one = partition_seconds((settings.width,) * settings.depth, settings.activation,
+                            settings.mode, settings.extent, EXPLORER_MAX_REGIONS)
+    if scene in ("space", "unit"):
+        return one
+    if scene in ("layers", "split"):
+        return 2 * one
+    if scene == "jitter":
+        return 0.3 + 16 * one
+    return SCENE_SECONDS.get(scene, 0.0)
