@@ -22,7 +22,8 @@ def _outcomes() -> dict[str, dict]:
 
 
 def _readme() -> str:
-    return " ".join((REPO / "README.md").read_text().split())  # lines joined, as read
+    """The sentences' page: docs/papers.md, which the README links (issue 43 moved them)."""
+    return " ".join((REPO / "docs/papers.md").read_text().split())  # lines joined, as read
 
 
 def _pct(x: float) -> str:
@@ -97,7 +98,7 @@ def test_the_readme_quotes_the_stored_outcome(entry, heading, phrases):
 def test_no_misattribution_to_dannemann_and_junike():
     """Their paper refutes Santurkar et al.'s Lemma 4.5 for one linear neuron; it says
     nothing about training from frozen BN statistics (issue 29)."""
-    files = [REPO / "README.md", REPO / "docs/REPLICATION.md",
+    files = [REPO / "README.md", *REPO.glob("docs/*.md"),
              *REPO.glob("bnviz/**/*.py"), *REPO.glob("callbacks/**/*.py")]
     for path in files:
         text = " ".join(path.read_text().split())
