@@ -15,7 +15,7 @@
 # The command is `bnviz serve`, what `make serve` runs on a machine: nginx on
 # BNVIZ_HOST:BNVIZ_PORT (0.0.0.0:8050 here) buffering in front of gunicorn (gunicorn.conf.py)
 # on a unix socket, and the job worker; `docker stop` (SIGTERM) stops the three gracefully.
-# Settings come from environment variables (README, "Settings" and "Deploying").
+# Settings come from environment variables (docs/settings.md; deploying: docs/deploying.md).
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
