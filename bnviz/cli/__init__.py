@@ -18,6 +18,7 @@ Bad options or files print one line on stderr and exit with code 2; nothing prin
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -174,4 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`bnviz replicate | head`): no traceback
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # no real stdout (a test's capture)
+            pass
+        return 1
     return code

@@ -120,3 +120,16 @@ def test_the_long_commands_report_progress(command):
     """Each command that can run over 2 s opens a progress report (and takes --quiet)."""
     parser = build_parser(command)
     assert parser.parse_args([command, "--quiet"]).quiet
+
+
+def test_a_reader_that_goes_away_is_no_traceback():
+    """``bnviz replicate | head -c 0``: the pipe closes before the output is written."""
+    import subprocess
+    import sys
+
+    reader = subprocess.Popen(["head", "-c", "0"], stdin=subprocess.PIPE)
+    run = subprocess.run([sys.executable, "-m", "bnviz", "replicate"], stdout=reader.stdin,
+                         stderr=subprocess.PIPE, text=True, timeout=120)
+    reader.stdin.close()
+    reader.wait(30)
+    assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stderr
