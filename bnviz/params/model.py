@@ -295,8 +295,12 @@ def _plain(kind: type, raw: object, lax: bool) -> Any:
     elif kind is int and isinstance(raw, numbers.Integral):  # numpy's ints too
         return int(raw)
     elif kind is float and isinstance(raw, numbers.Real):
-        if math.isfinite(raw):
-            return float(raw)
+        try:
+            value = float(raw)  # an int too large for a float: OverflowError
+        except OverflowError:
+            value = math.inf
+        if math.isfinite(value):
+            return value
         raise InputError(f"expected a finite number, got {brief(raw)}")
     elif isinstance(raw, kind):
         return raw
