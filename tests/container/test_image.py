@@ -30,8 +30,8 @@ IMAGE = os.environ.get("BNVIZ_IMAGE_TEST", "")
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "image-test-token"
 #: the image's size budget: issue 33 aimed at 1.5 GB with the CPU torch; it is 1.71 GB, of
-#: which torch alone is 690 MB and numba's llvmlite 172 MB (docs/deploying.md, "The container image",
-#: says where the rest goes). A change that grows it past this bound fails here.
+#: which torch alone is 690 MB and numba's llvmlite 172 MB (docs/deploying.md, "The container
+#: image", says where the rest goes). A change that grows it past this bound fails here.
 MAX_IMAGE_BYTES = 1.8e9
 
 pytestmark = [
