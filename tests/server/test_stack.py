@@ -30,7 +30,9 @@ from stackrun import ROOT, group_pids, kill_group, start, stop_group, wait_answe
 from bnviz.server import stack
 from bnviz.service import nginx
 
-pytestmark = pytest.mark.slow
+# one worker, in file order: the file-mode test reads what the earlier tests' pages and
+# job left under the module's one BNVIZ_HOME (split across xdist workers, it found no job)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
 
 def _env(home: Path, port: int, **extra: str) -> dict[str, str]:
