@@ -277,6 +277,10 @@ def test_papers_page_in_a_browser(dash_duo, claims_ready):
     from app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
+    # the page typesets every claim's TeX once the table arrives: with the suite's other
+    # worker starting a server stack beside it, the renderer answered no script for the
+    # driver's default 30 s (two full runs); a person waits, so the test does too
+    dash_duo.driver.set_script_timeout(120)
     dash_duo.start_server(app)
     dash_duo.driver.find_element(By.LINK_TEXT, "The debate (4 papers)").click()
     until(lambda: dash_duo.driver.current_url.endswith("/papers"), TIMEOUT,

@@ -31,7 +31,8 @@ from stackrun import ROOT, group_pids, start, stop_group, wait_answering
 
 from callbacks.slice import ids
 
-pytestmark = pytest.mark.slow
+# with the stack's tests on one worker: one server stack at a time beside the browser
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 TOKEN = "t0k3n-for-the-hostile-upload-test"
 
 

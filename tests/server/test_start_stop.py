@@ -15,7 +15,8 @@ import pytest
 from served import free_port
 from stackrun import group_pids, start, stop_group
 
-pytestmark = pytest.mark.slow
+# with the stack's tests on one worker: one server stack at a time beside the browser
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
 
 def test_a_stop_while_the_tour_precomputes_aborts_no_worker(tmp_path):
