@@ -58,17 +58,20 @@ COPY . .
 # The bnviz package itself (its dependencies are the lock above): the `bnviz` command. Then
 # the app's own bytecode (PYTHONDONTWRITEBYTECODE leaves it uncompiled: every worker and job
 # process would compile it again) and the exact engine's compiled kernels (numba), compiled
-# once here rather than by the first server or job of each container.
-ENV NUMBA_CACHE_DIR=/app/.numba-cache
+# once here rather than by the first server or job of each container. matplotlib (the
+# pictures of `--format png|svg` and the lecture's slides) keeps its font list in
+# MPLCONFIGDIR: built here too, so that no container writes it into the user's home.
+ENV NUMBA_CACHE_DIR=/app/.numba-cache MPLCONFIGDIR=/app/.matplotlib
 RUN pip install --no-deps --no-build-isolation . \
     && rm -rf build *.egg-info /root/.cache \
-    && python -m compileall -q bnviz layouts callbacks app.py > /dev/null \
-    && python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()"
+    && python -m compileall -q bnviz > /dev/null \
+    && python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()" \
+    && python -c "import matplotlib.font_manager"
 # A user of its own: the image writes only to its data volume (/data) and /tmp. numba uses a
 # cache directory only where it may write (else it compiles again into ~/.cache): the
 # kernels' cache is the user's, though a container only reads it (tests/container checks).
 RUN useradd --create-home --uid 1000 bnviz && mkdir -p /data \
-    && chown bnviz /data && chown -R bnviz "$NUMBA_CACHE_DIR"
+    && chown bnviz /data && chown -R bnviz "$NUMBA_CACHE_DIR" "$MPLCONFIGDIR"
 USER bnviz
 VOLUME ["/data"]
 EXPOSE 8050

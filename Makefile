@@ -58,7 +58,7 @@ $(VENV)/.installed-test: requirements-test.txt requirements.txt pyproject.toml |
 # compiled bnviz's sources again: 25 ms of a 0.21 s `bnviz partition` (bench/cli.py). Only
 # stale files are recompiled; a stale .pyc is never used (Python checks the source's mtime).
 bytecode: $(VENV)/.installed
-	$(PY) -m compileall -q -j 0 bnviz layouts callbacks app.py > /dev/null
+	$(PY) -m compileall -q -j 0 bnviz > /dev/null
 
 # The embedded single-machine default: gunicorn (threads and processes, gunicorn.conf.py), not
 # Flask's development server, on BNVIZ_HOST:BNVIZ_PORT (127.0.0.1:8050), no server to install.

@@ -9,26 +9,14 @@ import dash_bootstrap_components as dbc
 import torch
 from dash import Dash, dcc, html
 
-# importing each page's callbacks module registers its callbacks
-import callbacks.density.callbacks  # noqa: F401
-import callbacks.explorer.callbacks  # noqa: F401
-import callbacks.explorer.training  # noqa: F401
-import callbacks.jitter.callbacks  # noqa: F401
-import callbacks.jobs.callbacks  # noqa: F401
-import callbacks.lecture.callbacks  # noqa: F401
-import callbacks.lecture.prefetch  # noqa: F401
-import callbacks.lecture.presenter  # noqa: F401
-import callbacks.lecture.snapshots  # noqa: F401
-import callbacks.papers.callbacks  # noqa: F401
-import callbacks.slice.callbacks  # noqa: F401
 from bnviz.config import exit_on_bad_settings, setting
 from bnviz.server.background import start_tour_precompute
 from bnviz.service.kernel_loading import start_kernel_loading
 from bnviz.service.webapp import assets_dir
-from callbacks.jobs.ids import TOKEN_STORE
-from callbacks.lecture import ids as lecture_ids
-from layouts.client_config import config_script
-from layouts.registry import register_pages
+from bnviz.web.callbacks.jobs.ids import TOKEN_STORE
+from bnviz.web.callbacks.lecture import ids as lecture_ids
+from bnviz.web.layouts.client_config import config_script
+from bnviz.web.layouts.registry import register_pages
 
 
 def configure_torch() -> None:
@@ -41,10 +29,9 @@ def configure_torch() -> None:
 
 def create_app() -> Dash:
     configure_torch()
-    # Bootstrap 5.3 CSS is vendored in assets/: beside app.py in a checkout, in
-    # <prefix>/share/bnviz/assets once installed from the wheel (bnviz.service.webapp)
+    # Bootstrap 5.3 CSS is vendored in assets/ (bnviz.web's, bnviz.service.webapp)
     app = Dash(__name__, use_pages=True, pages_folder="", title="bnviz",
-               assets_folder=str(assets_dir(__file__)), suppress_callback_exceptions=True)
+               assets_folder=str(assets_dir()), suppress_callback_exceptions=True)
     register_pages()  # each layouts/<page>.py declares its PAGES
     # the ids and constants assets/*.js use, as JSON in the page (layouts/client_config.py),
     # before the scripts that read it
@@ -119,7 +106,7 @@ def add_request_guard(app: Dash) -> None:
 
     from bnviz.server.api import PREFIX
     from bnviz.service.guard import CallbackShape, OutputSpec, RequestGuard
-    from callbacks.explorer.training import ROUTE
+    from bnviz.web.callbacks.explorer.training import ROUTE
 
     def deps(items: list[dict]) -> tuple[tuple[str | None, str], ...]:
         return tuple((None if str(d["id"]).startswith("{") else d["id"], d["property"])
@@ -198,7 +185,7 @@ def add_jobs_api(app: Dash) -> None:
 def add_training_route(app: Dash) -> None:
     """``POST /api/training/frame``: one frame of the explorer's live training, for the tab's
     player (callbacks.explorer.training)."""
-    from callbacks.explorer.training import add_training_route as register
+    from bnviz.web.callbacks.explorer.training import add_training_route as register
 
     register(app.server)
 

@@ -1,6 +1,6 @@
-"""gunicorn settings for bnviz: ``gunicorn -c gunicorn.conf.py app:server``, what ``make run``
-runs on its own and ``bnviz serve`` (the container's command) runs behind nginx on a unix
-socket. Every value can be overridden from the environment (listed in docs/settings.md).
+"""gunicorn settings for bnviz: ``gunicorn -c gunicorn.conf.py bnviz.web.app:server``, what
+``make run`` runs on its own and ``bnviz serve`` (the container's command) runs behind nginx
+on a unix socket. Every value can be overridden from the environment (listed in docs/settings.md).
 
 Sizing: the callbacks are CPU-bound torch work of ~10-300 ms, each on one torch thread
 (``BNVIZ_TORCH_THREADS``), so requests run in parallel across processes (one per core by

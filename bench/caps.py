@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 warnings.filterwarnings("ignore")
 
-import app  # noqa: E402, F401  (registers the callbacks)
 from bnviz.service.memory import release_freed_memory  # noqa: E402
-from callbacks.explorer import callbacks as ce  # noqa: E402
-from callbacks.jitter import callbacks as cj  # noqa: E402
+from bnviz.web import app  # noqa: E402, F401  (registers the callbacks)
+from bnviz.web.callbacks.explorer import callbacks as ce  # noqa: E402
+from bnviz.web.callbacks.jitter import callbacks as cj  # noqa: E402
 
 
 def _explorer(depth, width, mode, seed, view="space", dataset="gaussian", batch=64,

@@ -43,9 +43,9 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
-import app as dashboard  # noqa: E402
-from callbacks.explorer import callbacks as explorer_callbacks  # noqa: E402
-from callbacks.explorer import ids  # noqa: E402
+from bnviz.web import app as dashboard  # noqa: E402
+from bnviz.web.callbacks.explorer import callbacks as explorer_callbacks  # noqa: E402
+from bnviz.web.callbacks.explorer import ids  # noqa: E402
 
 CHROME_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                "--disable-quic", "--no-first-run", "--disable-background-networking",

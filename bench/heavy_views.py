@@ -41,9 +41,9 @@ def _payload(deps: list, output: str, values: dict, layout: dict | None = None) 
 def heavy_requests(base: str) -> dict:
     """name -> function(rng) -> callback body: each page's heaviest request at its caps
     (bench/caps.py's rows), with a fresh random seed each time so no cache answers it."""
-    from callbacks.explorer import ids as ex
-    from callbacks.jitter import ids as ji
-    from callbacks.papers import ids as pa
+    from bnviz.web.callbacks.explorer import ids as ex
+    from bnviz.web.callbacks.jitter import ids as ji
+    from bnviz.web.callbacks.papers import ids as pa
 
     with urllib.request.urlopen(base + "/_dash-dependencies", timeout=30) as r:
         deps = json.load(r)

@@ -43,8 +43,8 @@ import explorer as explorer_bench  # noqa: E402  (bench/explorer.py)
 
 from bnviz.lecture.scenes import precompute_tour  # noqa: E402
 from bnviz.lecture.tour import TOUR  # noqa: E402
-from callbacks.explorer import ids as explorer_ids  # noqa: E402
-from callbacks.lecture import ids  # noqa: E402
+from bnviz.web.callbacks.explorer import ids as explorer_ids  # noqa: E402
+from bnviz.web.callbacks.lecture import ids  # noqa: E402
 
 # One key on the page (the document): keydown -> the graph's next afterplot.
 PAGE_KEY = """
@@ -116,7 +116,7 @@ document.body.dispatchEvent(new KeyboardEvent('keydown', {key: 'p', bubbles: tru
 def playback(driver, base: str) -> tuple[float | None, float]:
     """(ms to the training step's last frame, its nominal ms)."""
     from bnviz.lecture.tour import step_by_key
-    from callbacks.lecture.callbacks import ANIMATIONS
+    from bnviz.web.callbacks.lecture.callbacks import ANIMATIONS
 
     driver.get(base + f"/lecture?step={step_by_key('train').number}")
     explorer_bench.wait_for(lambda: driver.execute_script(explorer_bench.LISTEN, ids.GRAPH),

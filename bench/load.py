@@ -1,6 +1,6 @@
 """Load: a lecture hall of users moving the explorer's sliders at once.
 
-Starts ``make run``'s gunicorn command (``gunicorn -c gunicorn.conf.py app:server``) on a
+Starts ``make run``'s gunicorn command (``gunicorn -c gunicorn.conf.py bnviz.web.app:server``) on a
 free loopback port (or uses ``--url``), then runs N simulated users (default 30) for a
 bounded time. Each user is a thread that, like a student dragging a slider, moves the mu or
 the sigma slider one step, POSTs the explorer's figure callback to ``/_dash-update-component``
@@ -51,7 +51,7 @@ def _user(host: str, port: int, payload: dict, mu_i: int, sigma_i: int, seed: in
     rng = random.Random(seed)
     body = json.loads(json.dumps(payload))
     if not shared:
-        from callbacks.explorer import ids
+        from bnviz.web.callbacks.explorer import ids
 
         for entry in body["inputs"]:
             if entry["id"] == ids.DATA_SEED:
@@ -121,7 +121,7 @@ def _serve(workers: str | None, threads: str | None) -> tuple[str, subprocess.Po
     if threads:
         env["BNVIZ_WEB_THREADS"] = threads
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-                             "app:server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             "bnviz.web.app:server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

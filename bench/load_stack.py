@@ -3,11 +3,11 @@ while 80 clients trickle request headers (slowloris) or 20 clients request the h
 
 Run by ``bench/load.py --scenario slow|heavy``. The server is ``python -m bnviz serve
 --no-worker`` (nginx in front of gunicorn, as ``make serve`` and the container run it), or with
-``--no-stack`` the bare ``gunicorn -c gunicorn.conf.py app:server``, on a free loopback port with
-a temporary ``BNVIZ_HOME``, in its own process group, stopped as a group at the end (also on
-Ctrl-C or an error). A probe GETs /healthz every 0.5 s on a fresh connection, alone first (the
-baseline, same server), then for the whole loaded run. The load comes from one address, as a
-hall behind one NAT does: nginx's per-address limits apply, and 429s are counted.
+``--no-stack`` the bare ``gunicorn -c gunicorn.conf.py bnviz.web.app:server``, on a free
+loopback port with a temporary ``BNVIZ_HOME``, in its own process group, stopped as a group at
+the end (also on Ctrl-C or an error). A probe GETs /healthz every 0.5 s on a fresh connection,
+alone first (the baseline, same server), then for the whole loaded run. The load comes from one
+address, as a hall behind one NAT does: nginx's per-address limits apply, and 429s are counted.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def start_server(stack: bool, home: Path, workers: str | None = None,
         argv = [sys.executable, "-m", "bnviz", "serve", "--no-worker"]
     else:
         env["BNVIZ_BIND"], env["BNVIZ_ACCESS_LOG"] = f"127.0.0.1:{port}", "0"  # as the hall
-        argv = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"]
+        argv = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "bnviz.web.app:server"]
     log = home / "server.log"
     proc = start(argv, env, log)
     base = f"http://127.0.0.1:{port}"

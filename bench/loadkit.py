@@ -26,7 +26,7 @@ def free_port() -> int:
 
 def layout_values() -> dict[str, dict]:
     """id -> {prop: value} of the explorer page's components (its default state)."""
-    from layouts.explorer import page_layout
+    from bnviz.web.layouts.explorer import page_layout
 
     found: dict[str, dict] = {}
 
@@ -49,7 +49,7 @@ def layout_values() -> dict[str, dict]:
 def figure_request(base: str) -> tuple[dict, int, int]:
     """The explorer's figure callback as the browser sends it, with default values; returns
     (payload, index of the mu input, index of the sigma input)."""
-    from callbacks.explorer import ids
+    from bnviz.web.callbacks.explorer import ids
 
     with urllib.request.urlopen(base + "/_dash-dependencies", timeout=30) as r:
         deps = json.load(r)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from explorer import start_browser, start_server  # noqa: E402
 
-from callbacks.explorer import ids  # noqa: E402
+from bnviz.web.callbacks.explorer import ids  # noqa: E402
 
 COUNT = f"""
 window.__frames = [];
@@ -48,8 +48,8 @@ return performance.getEntriesByType('resource')
 def server_frame_ms(side: bool, frames: int = 20) -> float:
     """Median time of one frame answer in this process (no browser, no HTTP)."""
     from bnviz.params import ExplorerParams
-    from callbacks.explorer.state import control_values
-    from callbacks.explorer.training import frame_answer
+    from bnviz.web.callbacks.explorer.state import control_values
+    from bnviz.web.callbacks.explorer.training import frame_answer
 
     body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
             "optimizer": "adam", "steps": 5, "side": side, "state": None}

@@ -48,7 +48,7 @@ from bnviz.service.clients import (
     request_client,
     token_ok,
 )
-from callbacks.jobs.ids import TOKEN_STORE
+from bnviz.web.callbacks.jobs.ids import TOKEN_STORE
 
 __all__ = ["BackgroundIds", "BackgroundRun", "job_id_of", "one_line", "percent",
            "register_background"]

@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from bnviz.views.style import BLUE, DARK_GRAY, LIGHT_GRAY, VERMILLION
-from callbacks.plotting import Figure
+from bnviz.web.callbacks.plotting import Figure
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "projected", "wrap_title"]
 

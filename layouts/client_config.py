@@ -16,10 +16,10 @@ from types import ModuleType
 
 from bnviz.lecture.scenes import BATCH_ALL
 from bnviz.lecture.tour import TOUR
-from callbacks.explorer import ids as explorer_ids
-from callbacks.lecture import ids as lecture_ids
-from layouts.lecture import PLAYBACK_SPEEDS, TYPE_PX, TYPE_SCALES
-from layouts.registry import pages
+from bnviz.web.callbacks.explorer import ids as explorer_ids
+from bnviz.web.callbacks.lecture import ids as lecture_ids
+from bnviz.web.layouts.lecture import PLAYBACK_SPEEDS, TYPE_PX, TYPE_SCALES
+from bnviz.web.layouts.registry import pages
 
 #: The element's id (the one name assets/00-config.js knows by itself).
 CONFIG_ID = "bnviz-config"

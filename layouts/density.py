@@ -5,10 +5,11 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+import bnviz.web.callbacks.density.callbacks  # noqa: F401  (registers the page's callbacks)
 from bnviz.data.datasets import DATASETS
-from callbacks.density import ids
-from callbacks.plotting import placeholder
-from layouts.common import PERSIST, labelled_row, loading, number_input, run_controls
+from bnviz.web.callbacks.density import ids
+from bnviz.web.callbacks.plotting import placeholder
+from bnviz.web.layouts.common import PERSIST, labelled_row, loading, number_input, run_controls
 
 EXPLAIN = [
     html.B("Figure 3. "),

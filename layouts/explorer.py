@@ -11,15 +11,17 @@ import math
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+import bnviz.web.callbacks.explorer.callbacks  # noqa: F401  (registers the page's callbacks)
+import bnviz.web.callbacks.explorer.training  # noqa: F401  (registers the page's callbacks)
 from bnviz.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
-from callbacks.explorer import ids
-from callbacks.explorer.state import initial_state
-from layouts.common import graph
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer.state import initial_state
+from bnviz.web.layouts.common import graph
 
 MODE_LABELS = {"bn": "batch norm", "zero_bias": "zero bias", "random_bias": "random bias"}
 SCOPE_LABELS = {"all": "all layers", "layer": "one layer", "unit": "one unit"}
@@ -265,9 +267,9 @@ def training_tab() -> html.Div:
         html.Div(id=ids.TRAIN_MESSAGE, className="small text-danger"),
         html.Div([
             html.Div(graph(ids.GRAPH_TRAIN, "max(250px, calc(100vh - 340px))"),
-                     id=ids.TRAIN_FRAME_BOX, className=TRAIN_BOXES[False][0]),
+                     id=ids.TRAIN_FRAME_BOX, className=ids.TRAIN_BOXES[False][0]),
             html.Div(graph(ids.GRAPH_CURVES, "max(250px, calc(100vh - 340px))"),
-                     id=ids.TRAIN_CURVES_BOX, className=TRAIN_BOXES[False][1]),
+                     id=ids.TRAIN_CURVES_BOX, className=ids.TRAIN_BOXES[False][1]),
         ], className="row g-0 training-graphs"),
         html.Div([html.Span("replay", className="small me-2"),
                   html.Div(dcc.Slider(id=ids.TRAIN_SCRUB, min=0, max=0, step=1, value=0,
@@ -276,11 +278,6 @@ def training_tab() -> html.Div:
                  className="d-flex align-items-center"),
         html.P(EXPLANATIONS["training"], className="small explain"),
     ])
-
-
-#: The frame's and the curves' boxes (bootstrap columns): side by side, and one above the
-#: other (BN vs no BN's three panels, or projector type, need the column's width).
-TRAIN_BOXES = {False: ("col-12 col-lg-7", "col-12 col-lg-5"), True: ("col-12", "col-12")}
 
 
 def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,

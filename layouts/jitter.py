@@ -6,9 +6,10 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+import bnviz.web.callbacks.jitter.callbacks  # noqa: F401  (registers the page's callbacks)
 from bnviz.views.jitter import JITTER_LIMITS
-from callbacks.jitter import ids
-from layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
+from bnviz.web.callbacks.jitter import ids
+from bnviz.web.layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
 
 BINARY_SETS = ("moons", "circles", "blobs", "spiral", "gaussian", "star")
 

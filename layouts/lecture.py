@@ -11,12 +11,16 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+import bnviz.web.callbacks.lecture.callbacks  # noqa: F401  (registers the page's callbacks)
+import bnviz.web.callbacks.lecture.prefetch  # noqa: F401  (registers the page's callbacks)
+import bnviz.web.callbacks.lecture.presenter  # noqa: F401  (registers the page's callbacks)
+import bnviz.web.callbacks.lecture.snapshots  # noqa: F401  (registers the page's callbacks)
 from bnviz.caps import LECTURE_MAX_SNAPSHOT_NAME, LECTURE_MAX_SNAPSHOTS
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
-from callbacks.lecture import ids
-from callbacks.lecture.state import LectureState, initial_state
-from layouts.common import loading
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.state import LectureState, initial_state
+from bnviz.web.layouts.common import loading
 
 #: The animation speeds the [ and ] keys step through (assets/lecture.js, via the client
 #: config), and the type sizes of + and -, as factors of the projector's TYPE_PX.

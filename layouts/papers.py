@@ -5,15 +5,10 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
-from callbacks.papers import ids
-from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input
-
-#: Data sets of the Ergen et al. view (each has at least two classes).
-ERGEN_DATASETS = ("blobs", "moons", "circles", "spiral")
-
-#: Example 3.2 of Dannemann & Junike: inputs and labels.
-DJ_EXAMPLE = [{"x1": 1.0, "x2": 1.0, "y": 2.0}, {"x1": 1.0, "x2": 2.0, "y": 5.0},
-              {"x1": 2.0, "x2": 3.0, "y": 13.0}]
+import bnviz.web.callbacks.papers.callbacks  # noqa: F401  (registers the page's callbacks)
+from bnviz.web.callbacks.papers import ids
+from bnviz.web.callbacks.papers.content import DJ_EXAMPLE, ERGEN_DATASETS, math_text
+from bnviz.web.layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input
 
 #: Each disagreement in two sentences (Markdown, math as inline TeX: the page renders it with
 #: MathJax), with where the page (or the dashboard) shows it.
@@ -48,12 +43,6 @@ DISAGREEMENTS = [
      "ablation (Table 1).",
      "#ergen", "the convex view below, and the affine-ablation job"),
 ]
-
-
-def math_text(text: str, **kwargs) -> dcc.Markdown:
-    """Markdown whose ``$...$`` is TeX, typeset by the MathJax that Dash bundles (served from
-    this origin, like every other script: the content security policy needs nothing more)."""
-    return dcc.Markdown(text, mathjax=True, **kwargs)
 
 
 def _claims_section() -> html.Div:

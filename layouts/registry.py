@@ -19,7 +19,7 @@ from types import ModuleType
 
 import dash
 
-import layouts
+from bnviz.web import layouts
 
 __all__ = ["page_modules", "pages", "register_pages"]
 

@@ -22,9 +22,9 @@ from bnviz.replication.report import (
 )
 from bnviz.replication.smart_init import smart_init_arm
 from bnviz.replication.store import STATUSES, OutcomesError, read_outcomes
-from callbacks.replication import ids
-from callbacks.replication.figures import ARMS, smart_init_figure
-from layouts.common import loading
+from bnviz.web.callbacks.replication import ids
+from bnviz.web.callbacks.replication.figures import ARMS, smart_init_figure
+from bnviz.web.layouts.common import loading
 
 #: A status's badge colour (the word is always written: colour is not the only cue).
 STATUS_COLOURS = {"reproduced": "success", "partly": "warning", "inconclusive": "info",

@@ -7,10 +7,19 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+import bnviz.web.callbacks.slice.callbacks  # noqa: F401  (registers the page's callbacks)
 from bnviz.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.data.imagedata import STANDARD_DATASETS
-from callbacks.slice import ids
-from layouts.common import KEPT, PERSIST, graph, labelled_row, loading, number_input, run_controls
+from bnviz.web.callbacks.slice import ids
+from bnviz.web.layouts.common import (
+    KEPT,
+    PERSIST,
+    graph,
+    labelled_row,
+    loading,
+    number_input,
+    run_controls,
+)
 
 #: The window's half-width the page starts with: the default window through three digits
 #: holds millions of regions (estimated before any cut, and refused), +-0.25 about their

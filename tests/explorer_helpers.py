@@ -25,9 +25,9 @@ from bnviz.data.datasets import DATASETS
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import SCOPES
 from bnviz.views.style import PARTITION
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import ids
-from callbacks.explorer import state as es
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer import state as es
 
 INT_FIELDS = ("depth", "width", "weight_seed", "n_points", "data_seed", "batch_seed",
               "target_layer", "target_unit", "layer")

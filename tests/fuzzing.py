@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, currently_in_test_context, event, settings
 from hypothesis import strategies as st
 
 from bnviz.cli import main
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import ids as EIDS
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import ids as EIDS
 
 #: Examples per test; BNVIZ_FUZZ_EXAMPLES=500 runs a deeper search (minutes, not seconds).
 EXAMPLES = int(os.environ.get("BNVIZ_FUZZ_EXAMPLES", "40"))

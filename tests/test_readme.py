@@ -175,7 +175,7 @@ def test_the_export_example_counts_what_the_export_writes():
 
 def test_the_lecture_help_names_every_step_as_a_jump():
     from bnviz.lecture.tour import TOUR
-    from layouts.lecture import KEYS, help_panel
+    from bnviz.web.layouts.lecture import KEYS, help_panel
 
     assert (f"1 … {len(TOUR)} (type the number)", "jump to that step") in KEYS
     steps = help_panel().children[1].children.children[1].children.children[0]

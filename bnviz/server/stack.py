@@ -2,7 +2,7 @@
 
 Its processes under one small supervisor (this process):
 
-* the dashboard's **gunicorn** (``gunicorn -c gunicorn.conf.py app:server``), twice where
+* the dashboard's **gunicorn** (``gunicorn -c gunicorn.conf.py bnviz.web.app:server``), twice where
   ``BNVIZ_WEB_WORKERS`` is 2 or more, each with half of the workers, on unix sockets in a
   private run directory, one nginx upstream: when one dies (even ``kill -9`` of its master)
   nginx passes its requests to the other at once while it is started again (a gunicorn's
@@ -94,9 +94,7 @@ def find_nginx() -> str:
 
 
 def find_web() -> WebFiles:
-    """The dashboard to serve, its packages installed (:mod:`bnviz.service.webapp`): the
-    checkout in the current folder (the container's /app), else the checkout this bnviz
-    package lives in (an editable install), else the installed wheel's files."""
+    """The dashboard to serve (:mod:`bnviz.service.webapp`), its packages installed."""
     try:
         require_web_extra()
         return find_web_files()

@@ -11,9 +11,14 @@ from dash import Input, Output, State, callback, no_update
 
 from bnviz.params import DensityPageParams, parse
 from bnviz.views.density import load_density, near_data_ratios
-from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
-from callbacks.density import ids
-from callbacks.density.figures import density_figure, near_ratio_figure
+from bnviz.web.callbacks.background import (
+    BackgroundIds,
+    BackgroundRun,
+    percent,
+    register_background,
+)
+from bnviz.web.callbacks.density import ids
+from bnviz.web.callbacks.density.figures import density_figure, near_ratio_figure
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 

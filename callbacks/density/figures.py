@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from bnviz.views.style import DENSITY, mode_label
-from callbacks.plotting import Figure, axis, colourscale, panel_axes, typed_array
+from bnviz.web.callbacks.plotting import Figure, axis, colourscale, panel_axes, typed_array
 
 __all__ = ["density_figure", "near_ratio_figure"]
 

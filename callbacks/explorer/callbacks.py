@@ -37,14 +37,14 @@ from bnviz.views.explorer import (
 )
 from bnviz.views.figure9 import Figure9, figure9_layers, tls_layers
 from bnviz.views.style import PARTITION
-from callbacks.explorer import ids
-from callbacks.explorer.figures import (
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer.figures import (
     partition_figure,
     small_multiples_figure,
     tls_figure,
     unit_figure,
 )
-from callbacks.explorer.state import (
+from bnviz.web.callbacks.explorer.state import (
     CONTROLS,
     checked_points,
     control_values,
@@ -53,8 +53,8 @@ from callbacks.explorer.state import (
     settings_from_controls,
     upload_points,
 )
-from callbacks.parsing import finite_number, shown_name
-from callbacks.projector import projected
+from bnviz.web.callbacks.parsing import finite_number, shown_name
+from bnviz.web.callbacks.projector import projected
 
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 

@@ -28,7 +28,7 @@ from bnviz.views.style import (
     region_colour_index,
     subscript,
 )
-from callbacks.plotting import (
+from bnviz.web.callbacks.plotting import (
     Figure,
     axis,
     colourscale,

@@ -68,3 +68,7 @@ GRAPH_TRAIN = "explorer-graph-train"
 TRAIN_FRAME_BOX = "explorer-train-frame-box"  # the frame's column (wider side by side)
 TRAIN_CURVES_BOX = "explorer-train-curves-box"
 GRAPH_CURVES = "explorer-graph-curves"
+
+#: The training panel's frame and curves boxes (bootstrap columns): side by side, and one
+#: above the other (BN vs no BN's three panels, or projector type, need the column's width).
+TRAIN_BOXES = {False: ("col-12 col-lg-7", "col-12 col-lg-5"), True: ("col-12", "col-12")}

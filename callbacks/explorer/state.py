@@ -25,8 +25,8 @@ from bnviz.views.explorer import (
     PRESETS,
     InputError,
 )
-from callbacks.explorer import ids
-from callbacks.parsing import finite_number, shown_name
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.parsing import finite_number, shown_name
 
 #: The explorer's views (the URL's ``view``).
 VIEWS = ("space", "layers", "unit", "training")

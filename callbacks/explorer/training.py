@@ -36,16 +36,15 @@ from bnviz.params import InputError, LiveFrameParams, parse
 from bnviz.params.cost import partition_seconds
 from bnviz.service.admission import ServerBusy, admitted
 from bnviz.views.trainer import live_step, training_data
-from callbacks.background import one_line
-from callbacks.explorer import ids
-from callbacks.explorer.state import CONTROLS, settings_from_controls
-from callbacks.explorer.training_figures import (
+from bnviz.web.callbacks.background import one_line
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer.state import CONTROLS, settings_from_controls
+from bnviz.web.callbacks.explorer.training_figures import (
     curve_point,
     curves_figure,
     frame_figure,
     frame_panels,
 )
-from layouts.explorer import TRAIN_BOXES
 
 __all__ = ["ROUTE", "add_training_route", "frame_answer"]
 
@@ -246,7 +245,7 @@ clientside_callback(
 # BN vs no BN, or projector type: the frame takes the column's width, the curves go below.
 clientside_callback(
     f"""function(side, projector) {{
-        const boxes = {json.dumps({str(k).lower(): v for k, v in TRAIN_BOXES.items()})};
+        const boxes = {json.dumps({str(k).lower(): v for k, v in ids.TRAIN_BOXES.items()})};
         return boxes[side === true || projector === true ? "true" : "false"];
     }}""",
     Output(ids.TRAIN_FRAME_BOX, "className"), Output(ids.TRAIN_CURVES_BOX, "className"),

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING
-from callbacks.plotting import Figure, axis, panel_axes, sizes, typed_array
-from callbacks.plotting import line as segment_line
+from bnviz.web.callbacks.plotting import Figure, axis, panel_axes, sizes, typed_array
+from bnviz.web.callbacks.plotting import line as segment_line
 
 __all__ = ["CURVES", "curve_point", "curves_figure", "frame_figure", "frame_panels"]
 

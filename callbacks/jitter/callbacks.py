@@ -32,15 +32,15 @@ from bnviz.views.training_cache import (
     training_reference,
 )
 from bnviz.views.virtual_batch import virtual_curve_point
-from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.jitter import ids
-from callbacks.jitter.figures import (
+from bnviz.web.callbacks.background import BackgroundIds, BackgroundRun, register_background
+from bnviz.web.callbacks.jitter import ids
+from bnviz.web.callbacks.jitter.figures import (
     disagreement_curve,
     figure7_figure,
     jitter_figure,
     margins_figure,
 )
-from callbacks.parsing import shown_name, whole_number
+from bnviz.web.callbacks.parsing import shown_name, whole_number
 
 
 def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterParams:

@@ -13,7 +13,7 @@ import numpy as np
 
 from bnviz.views.bnstats import analytical_density
 from bnviz.views.style import FIGURE7, JITTER
-from callbacks.plotting import Figure, axis, line, panel_axes, rgba, typed_array
+from bnviz.web.callbacks.plotting import Figure, axis, line, panel_axes, rgba, typed_array
 
 __all__ = ["disagreement_curve", "figure7_figure", "jitter_figure", "margins_figure"]
 

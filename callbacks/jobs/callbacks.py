@@ -21,10 +21,10 @@ from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.records.types import IMAGE_JOB_TYPES as JOB_TYPES
 from bnviz.records.types import ParamError
 from bnviz.service.clients import request_client, token_ok
-from callbacks.jobs import ids
-from callbacks.jobs.figures import NO_JOB, NO_OVERLAY, job_figure, placeholder
-from callbacks.jobs.ids import progress_id
-from layouts.jobs import experiment_explanation
+from bnviz.web.callbacks.jobs import ids
+from bnviz.web.callbacks.jobs.explanation import experiment_explanation
+from bnviz.web.callbacks.jobs.figures import NO_JOB, NO_OVERLAY, job_figure, placeholder
+from bnviz.web.callbacks.jobs.ids import progress_id
 
 STATUS_COLOURS = {"queued": "secondary", "running": "primary", "succeeded": "success",
                   "failed": "danger", "cancelled": "warning"}

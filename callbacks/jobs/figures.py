@@ -7,7 +7,7 @@ Job summaries in (:func:`bnviz.images.experiments.summarise`), figure dicts out.
 from __future__ import annotations
 
 from bnviz.views.style import CATEGORICAL
-from callbacks.plotting import Figure, placeholder
+from bnviz.web.callbacks.plotting import Figure, placeholder
 
 __all__ = ["JOB_COLOURS", "NO_JOB", "NO_OVERLAY", "job_figure", "placeholder"]
 

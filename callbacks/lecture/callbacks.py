@@ -26,10 +26,10 @@ from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import SLIDERS, TOUR
 from bnviz.params import InputError
 from bnviz.views.style import PARTITION
-from callbacks.lecture import export as _export  # noqa: F401 - registers the export's callbacks
-from callbacks.lecture import ids
-from callbacks.lecture.figures import filled, is_wide, projected, readout, scene_figure
-from callbacks.lecture.state import (
+from bnviz.web.callbacks.lecture import export as _export  # noqa: F401 - registers the export's callbacks
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.figures import filled, is_wide, projected, readout, scene_figure
+from bnviz.web.callbacks.lecture.state import (
     THEMES,
     lecture_query,
     slider_values,

@@ -32,8 +32,8 @@ from bnviz.records.results import has_result
 from bnviz.records.store import Job
 from bnviz.server.api import RETRY_BUSY
 from bnviz.service.clients import request_client
-from callbacks.background import one_line, percent
-from callbacks.lecture import ids
+from bnviz.web.callbacks.background import one_line, percent
+from bnviz.web.callbacks.lecture import ids
 
 __all__ = ["FILENAME", "answer", "busy_line", "export_slides", "poll_export"]
 

@@ -14,23 +14,23 @@ import numpy as np
 
 from bnviz.lecture.scenes import Scene
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
-from callbacks.density.figures import density_figure
-from callbacks.explorer.figures import (
+from bnviz.web.callbacks.density.figures import density_figure
+from bnviz.web.callbacks.explorer.figures import (
     partition_figure,
     small_multiples_figure,
     tls_figure,
     unit_figure,
 )
-from callbacks.explorer.training_figures import frame_figure, frame_panels
-from callbacks.jitter.figures import figure7_figure, jitter_figure
-from callbacks.papers.figures import (
+from bnviz.web.callbacks.explorer.training_figures import frame_figure, frame_panels
+from bnviz.web.callbacks.jitter.figures import figure7_figure, jitter_figure
+from bnviz.web.callbacks.papers.figures import (
     batch_statistics_figure,
     landscape_figure,
     weight_plane_figure,
     whitening_figure,
 )
-from callbacks.plotting import Figure
-from callbacks.projector import FONT_PX, THEME_COLOURS, projected
+from bnviz.web.callbacks.plotting import Figure
+from bnviz.web.callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "filled", "is_wide", "projected", "readout",
            "scene_figure", "side_by_side"]

@@ -17,10 +17,10 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import TOUR
 from bnviz.params import InputError
-from callbacks.lecture import ids
-from callbacks.lecture.callbacks import MAIN, MAIN_WIDE, counter, drawn, step_note
-from callbacks.lecture.figures import is_wide, readout
-from callbacks.lecture.state import THEMES, lecture_query, step_for
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.callbacks import MAIN, MAIN_WIDE, counter, drawn, step_note
+from bnviz.web.callbacks.lecture.figures import is_wide, readout
+from bnviz.web.callbacks.lecture.state import THEMES, lecture_query, step_for
 
 __all__ = ["prefetch_next"]
 

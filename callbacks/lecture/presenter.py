@@ -25,9 +25,9 @@ from bnviz.lecture.notes import notes_for, planned_minutes
 from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import TOUR
 from bnviz.params import InputError
-from callbacks.lecture import ids
-from callbacks.lecture.figures import projected, scene_figure
-from callbacks.lecture.state import THEMES, step_for
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.figures import projected, scene_figure
+from bnviz.web.callbacks.lecture.state import THEMES, step_for
 
 __all__ = ["presenter_panel"]
 

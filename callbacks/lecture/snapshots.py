@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dash import ClientsideFunction, Input, Output, callback, clientside_callback, html
 
-from callbacks.lecture import ids
-from callbacks.lecture.state import snapshots_query
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.state import snapshots_query
 
 __all__ = ["snapshot_list"]
 

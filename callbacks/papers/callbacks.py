@@ -19,9 +19,10 @@ from bnviz.params.landscape import landscape_from_page
 from bnviz.records.store import check_job_id
 from bnviz.service.admission import ServerBusy, admitted
 from bnviz.service.cache import shared_memoize
-from callbacks.background import BackgroundIds, BackgroundRun, register_background
-from callbacks.papers import ids
-from callbacks.papers.figures import (
+from bnviz.web.callbacks.background import BackgroundIds, BackgroundRun, register_background
+from bnviz.web.callbacks.papers import ids
+from bnviz.web.callbacks.papers.content import DJ_EXAMPLE, ERGEN_DATASETS, math_text
+from bnviz.web.callbacks.papers.figures import (
     batch_statistics_figure,
     closed_form_figure,
     data_points_figure,
@@ -34,8 +35,7 @@ from callbacks.papers.figures import (
     weight_plane_figure,
     whitening_figure,
 )
-from callbacks.parsing import finite_number, whole_number
-from layouts.papers import DJ_EXAMPLE, ERGEN_DATASETS, math_text
+from bnviz.web.callbacks.parsing import finite_number, whole_number
 
 
 def _value(v) -> str:

@@ -23,7 +23,7 @@ from bnviz.views.style import (
     SLATE,
     VERMILLION,
 )
-from callbacks.plotting import Figure, typed_array
+from bnviz.web.callbacks.plotting import Figure, typed_array
 
 __all__ = ["batch_statistics_figure", "closed_form_figure", "data_points_figure",
            "decision_maps_figure", "dynamics_figure", "gap_figure", "ics_figure",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from bnviz.params.jobs import ARMS as JOB_ARMS
-from callbacks.jobs.figures import job_figure
-from callbacks.plotting import Figure
+from bnviz.web.callbacks.jobs.figures import job_figure
+from bnviz.web.callbacks.plotting import Figure
 
 __all__ = ["ARMS", "smart_init_figure"]
 

@@ -11,11 +11,16 @@ from bnviz.slices.inspect import image_at, region_info
 from bnviz.slices.job import load_slices
 from bnviz.slices.sources import job_images, kept_networks
 from bnviz.slices.uploads import save_upload
-from callbacks.background import BackgroundIds, BackgroundRun, percent, register_background
-from callbacks.parsing import finite_number, shown_name
-from callbacks.plotting import placeholder
-from callbacks.slice import ids
-from callbacks.slice.figures import density_figure, slice_figure, thumbnail
+from bnviz.web.callbacks.background import (
+    BackgroundIds,
+    BackgroundRun,
+    percent,
+    register_background,
+)
+from bnviz.web.callbacks.parsing import finite_number, shown_name
+from bnviz.web.callbacks.plotting import placeholder
+from bnviz.web.callbacks.slice import ids
+from bnviz.web.callbacks.slice.figures import density_figure, slice_figure, thumbnail
 
 LABELS = {"job": "job", "arms": "network", "images": "images", "bn": "BN",
           "batches": "mini-batches K", "extent": "window"}

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 
 from bnviz.slices.inspect import class_grid
-from callbacks.plotting import Figure, axis, line, panel_axes, typed_array
+from bnviz.web.callbacks.plotting import Figure, axis, line, panel_axes, typed_array
 
 __all__ = ["density_figure", "slice_figure", "thumbnail"]
 

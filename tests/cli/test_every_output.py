@@ -23,14 +23,9 @@ from bnviz.cli.commands import COMMANDS
 
 
 def _modules() -> list[str]:
-    import callbacks
-    import layouts
-
-    names = []
-    for package in (bnviz, callbacks, layouts):
-        names += [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
-                  if not m.name.endswith("__main__")]
-    return [*names, "app"]
+    """Every module of bnviz, the web layer (bnviz.web: app, layouts, callbacks) included."""
+    return [m.name for m in pkgutil.walk_packages(bnviz.__path__, "bnviz.")
+            if not m.name.endswith("__main__")]
 
 
 @pytest.mark.parametrize("name", _modules())

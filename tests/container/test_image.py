@@ -67,7 +67,7 @@ def _request(url: str, body: dict | None = None, token: str | None = None,
 def _explorer_callback(base: str) -> dict:
     """The request a browser sends for the explorer's partition, from the dependencies the
     image serves and the explorer's values when its page loads."""
-    from layouts.explorer import page_layout
+    from bnviz.web.layouts.explorer import page_layout
 
     deps = json.loads(_request(base + "/_dash-dependencies")[1])
     return callback_request(deps, "..explorer-graph.figure...", page_values(page_layout()))

@@ -84,7 +84,7 @@ def test_landscape_parameters():
 
 
 def test_landscape_job_on_digits():
-    from callbacks.jobs.figures import job_figure
+    from bnviz.web.callbacks.jobs.figures import job_figure
 
     params = check_params("landscape", {"epochs": 2, "runs": 1, "max_train": 128,
                                           "width": 4, "measure_every": 2, "etas": 2})

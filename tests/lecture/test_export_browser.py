@@ -14,10 +14,10 @@ from types import SimpleNamespace
 import pytest
 from dash.testing.wait import until
 
-from app import app
 from bnviz.lecture import slides
 from bnviz.lecture.tour import TOUR
-from callbacks.lecture import ids
+from bnviz.web.app import app
+from bnviz.web.callbacks.lecture import ids
 from tests.lecture.test_lecture_browser import TIMEOUT, _viewport
 
 pytestmark = pytest.mark.browser

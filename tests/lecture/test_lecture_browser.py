@@ -19,9 +19,9 @@ from PIL import Image
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from app import app
 from bnviz.lecture.tour import TOUR, step_by_key
-from callbacks.lecture import ids
+from bnviz.web.app import app
+from bnviz.web.callbacks.lecture import ids
 
 pytestmark = pytest.mark.browser
 

@@ -21,10 +21,10 @@ from dash._utils import AttributeDict
 from bnviz.lecture.qr import MAX_URL_LENGTH
 from bnviz.lecture.scenes import BATCH_ALL, compute_scene
 from bnviz.lecture.tour import SLIDERS, TOUR, step_by_key
-from callbacks.lecture import callbacks as cl
-from callbacks.lecture import ids
-from callbacks.lecture.figures import FONT_PX, THEME_COLOURS, projected, scene_figure
-from callbacks.lecture.state import initial_state, slider_values
+from bnviz.web.callbacks.lecture import callbacks as cl
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.figures import FONT_PX, THEME_COLOURS, projected, scene_figure
+from bnviz.web.callbacks.lecture.state import initial_state, slider_values
 
 KEYS = [s.key for s in TOUR]
 BLACK = {"#000000", "#000", "black", "rgb(0,0,0)", "rgba(0,0,0,1)"}

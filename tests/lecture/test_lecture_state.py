@@ -19,7 +19,7 @@ from bnviz.lecture.qr import MAX_URL_LENGTH, qr_data_url, qr_png
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER, compute_scene, step_settings
 from bnviz.lecture.tour import TOUR, step_by_key
 from bnviz.params import ExplorerParams
-from callbacks.lecture.state import (
+from bnviz.web.callbacks.lecture.state import (
     THEMES,
     LectureState,
     explorer_step,

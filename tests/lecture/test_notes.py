@@ -10,7 +10,7 @@ from dash import no_update
 
 from bnviz.lecture.notes import NOTES, notes_for, planned_minutes
 from bnviz.lecture.tour import TOUR
-from callbacks.lecture.presenter import presenter_panel
+from bnviz.web.callbacks.lecture.presenter import presenter_panel
 
 
 def test_every_step_has_notes_and_nothing_else_does():

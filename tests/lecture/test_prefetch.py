@@ -16,9 +16,9 @@ from dash._callback_context import context_value
 from dash._utils import AttributeDict
 
 from bnviz.lecture.tour import SLIDERS, TOUR
-from callbacks.lecture import callbacks as cl
-from callbacks.lecture import ids
-from callbacks.lecture.prefetch import prefetch_next
+from bnviz.web.callbacks.lecture import callbacks as cl
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.prefetch import prefetch_next
 
 NO_SLIDERS = {name: None for name in SLIDERS}
 

@@ -10,8 +10,8 @@ from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from app import app
-from callbacks.lecture import ids
+from bnviz.web.app import app
+from bnviz.web.callbacks.lecture import ids
 
 pytestmark = pytest.mark.browser
 

@@ -10,10 +10,10 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from app import app
 from bnviz.lecture.notes import NOTES
 from bnviz.lecture.tour import TOUR
-from callbacks.lecture import ids
+from bnviz.web.app import app
+from bnviz.web.callbacks.lecture import ids
 
 pytestmark = pytest.mark.browser
 

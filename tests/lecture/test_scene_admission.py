@@ -28,7 +28,7 @@ def all_slots_taken(tmp_home, monkeypatch):
 
 
 def test_a_new_heavy_scene_waits_its_turn_and_a_light_one_does_not(all_slots_taken):
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     settings, _ = scenes.step_settings(scenes.step_by_key("fig3"), None, None, None, 3)
     assert scene_seconds("density", settings) > 1 > scene_seconds("dannemann", settings)

@@ -264,7 +264,7 @@ def test_the_pages_export_all_button_runs_the_slides_job(files, inline_jobs, mon
     from dash import no_update
 
     from bnviz import jobs
-    from callbacks.lecture import export
+    from bnviz.web.callbacks.lecture import export
 
     themes = []
 

@@ -17,9 +17,9 @@ from selenium.webdriver.common.keys import Keys
 from bnviz.caps import LECTURE_MAX_SNAPSHOT_NAME as MAX_SNAPSHOT_NAME
 from bnviz.caps import LECTURE_MAX_SNAPSHOTS as MAX_SNAPSHOTS
 from bnviz.lecture.tour import TOUR
-from callbacks.lecture import ids
-from callbacks.lecture.snapshots import snapshot_list
-from callbacks.lecture.state import (
+from bnviz.web.callbacks.lecture import ids
+from bnviz.web.callbacks.lecture.snapshots import snapshot_list
+from bnviz.web.callbacks.lecture.state import (
     initial_state,
     parse_snapshots,
     snapshots_query,
@@ -101,7 +101,7 @@ def _shown(dash_duo) -> str:
 
 @pytest.mark.browser
 def test_n_names_the_state_and_the_link_keeps_and_opens_it(dash_duo):
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.start_server(app)
     driver = dash_duo.driver

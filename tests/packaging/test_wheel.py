@@ -1,9 +1,9 @@
-"""The wheel is the whole product (pyproject.toml): the bnviz package, the dashboard (the
-module ``app``, the packages ``layouts`` and ``callbacks``) and, as data files in
-``<prefix>/share/bnviz/``, ``gunicorn.conf.py`` and ``assets/``; its metadata has compatible
-ranges, never an exact pin (the locks pin). Built here from a copy of the checkout, with no
-network and no build isolation (the venv's setuptools), then installed into a fresh venv,
-where the dashboard's files are found from another folder (bnviz.service.webapp)."""
+"""The wheel is the whole product under one top-level name (pyproject.toml): the bnviz
+package, the dashboard as bnviz.web (app.py, layouts/, callbacks/, gunicorn.conf.py and
+assets/, which bnviz/web/ names by symbolic links); its metadata has compatible ranges, never
+an exact pin (the locks pin). Built here from a copy of the checkout, with no network and no
+build isolation (the venv's setuptools), then installed into a fresh venv, where the
+dashboard's files are found from another folder (bnviz.service.webapp)."""
 
 from __future__ import annotations
 
@@ -44,34 +44,36 @@ def names(wheel) -> set[str]:
         return set(z.namelist())
 
 
-def _data(names: set[str]) -> str:
-    (info,) = {n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info")}
-    return info.removesuffix(".dist-info") + ".data/data/share/bnviz/"
-
-
 def _sources(folder: str) -> set[str]:
     return {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*.py")
-            if "__pycache__" not in p.parts}
+            if "__pycache__" not in p.parts and not p.is_symlink()}
+
+
+def test_the_wheels_only_top_level_name_is_bnviz(wheel, names):
+    with zipfile.ZipFile(wheel) as z:
+        (record,) = [n for n in names if n.endswith(".dist-info/RECORD")]
+        installed = {line.split(",")[0] for line in z.read(record).decode().splitlines()}
+    tops = {n.split("/")[0] for n in installed if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"bnviz"}, tops
 
 
 def test_the_wheel_holds_the_dashboard(names):
-    assert "app.py" in names
-    for package in ("bnviz", "layouts", "callbacks"):
-        missing = _sources(package) - names
-        assert not missing, f"not in the wheel: {sorted(missing)}"
+    assert "bnviz/web/app.py" in names and "bnviz/web/__init__.py" in names
+    missing = _sources("bnviz") - names
+    for folder in ("layouts", "callbacks"):
+        missing |= {"bnviz/web/" + n for n in _sources(folder)} - names
+    assert not missing, f"not in the wheel: {sorted(missing)}"
     assert "bnviz/service/nginx.conf.template" in names
     assert "bnviz/replication/outcomes.json" in names
 
 
-def test_the_wheel_holds_gunicorn_conf_and_every_asset_as_data(names):
-    data = _data(names)
-    assert data + "gunicorn.conf.py" in names
+def test_the_wheel_holds_gunicorn_conf_and_every_asset(names):
+    assert "bnviz/web/gunicorn.conf.py" in names
     assets = {p.name for p in (ROOT / "assets").iterdir() if p.is_file()}
     assert any(a.endswith(".js") for a in assets) and any(a.endswith(".css") for a in assets)
-    missing = {a for a in assets if data + "assets/" + a not in names}
-    assert not missing, f"assets not in the wheel (pyproject's data-files): {sorted(missing)}"
-    # no top-level folder that other distributions could share (and Dash would serve)
-    assert not any(n.startswith(("assets/", "tests/", "bench/")) for n in names)
+    missing = {a for a in assets if "bnviz/web/assets/" + a not in names}
+    assert not missing, f"assets not in the wheel (pyproject's package-data): {sorted(missing)}"
+    assert not any(".data/" in n for n in names), "no data files outside the package"
 
 
 def test_the_metadata_has_ranges_and_the_extras(wheel):
@@ -91,8 +93,7 @@ def test_the_metadata_has_ranges_and_the_extras(wheel):
 
 def test_an_installed_wheel_finds_the_dashboard_from_any_folder(wheel, tmp_path):
     """Installed into a fresh venv (no dependencies: finding the files needs none) and asked
-    from a folder that is no checkout, the files are the wheel's: ``app`` in site-packages,
-    gunicorn.conf.py and the assets in <venv>/share/bnviz."""
+    from a folder that is no checkout, the files are the wheel's, in site-packages/bnviz/web."""
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
@@ -100,11 +101,10 @@ def test_an_installed_wheel_finds_the_dashboard_from_any_folder(wheel, tmp_path)
                     "--no-deps", "--no-index", "--quiet", str(wheel)],
                    check=True, capture_output=True, text=True, timeout=300)
     code = ("import json, sysconfig; from pathlib import Path;"
-            "from bnviz.service.webapp import assets_dir, find_web_files;"
+            "from bnviz.service.webapp import find_web_files;"
             "w = find_web_files();"
             "print(json.dumps({'web': [str(w.app_dir), str(w.gunicorn_conf), str(w.assets)],"
-            " 'site': sysconfig.get_path('purelib'),"
-            " 'assets': str(assets_dir(w.app_dir / 'app.py'))}))")
+            " 'site': sysconfig.get_path('purelib')}))")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -112,8 +112,11 @@ def test_an_installed_wheel_finds_the_dashboard_from_any_folder(wheel, tmp_path)
                          capture_output=True, text=True, timeout=60)
     found = json.loads(run.stdout)
     app_dir, conf, assets = map(Path, found["web"])
-    assert app_dir == Path(found["site"]).resolve() and (app_dir / "app.py").is_file()
-    assert conf == (env_dir / "share" / "bnviz" / "gunicorn.conf.py").resolve()
-    assert conf.is_file() and Path(found["assets"]) == assets
+    site = Path(found["site"]).resolve()
+    assert app_dir == site and (site / "bnviz" / "web" / "app.py").is_file()
+    assert conf == site / "bnviz" / "web" / "gunicorn.conf.py" and conf.is_file()
+    assert not conf.is_symlink() and not assets.is_symlink()
     assert {p.name for p in assets.iterdir()} == {p.name for p in (ROOT / "assets").iterdir()
                                                    if p.is_file()}
+    # the top-level names of a checkout are not installed
+    assert not (site / "app.py").exists() and not (site / "layouts").exists()

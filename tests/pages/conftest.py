@@ -11,7 +11,7 @@ from pagefuzz import end_open_jobs, recording_starts
 def _fresh_explorer_cache():
     """Monkeypatched caps must not leak through the explorer's result cache."""
     yield
-    from callbacks.explorer import callbacks as ce
+    from bnviz.web.callbacks.explorer import callbacks as ce
 
     ce._explore_cached.cache_clear()
 

@@ -95,7 +95,7 @@ def _config_misses(source: str) -> set[str]:
     """What a script reads from the client config that the config does not hold: a page,
     a key of a page's config (``CONFIG.steps`` or ``window.bnvizConfig.lecture.steps``) or
     an id (``IDS.COUNTER``, where ``const IDS = CONFIG.ids``)."""
-    from layouts.client_config import client_config
+    from bnviz.web.layouts.client_config import client_config
 
     config = client_config()
     misses = set()
@@ -138,9 +138,9 @@ def test_a_misspelt_config_entry_is_caught():
 def test_no_script_writes_an_id_itself(script):
     """Ids come from the config: no component id of an ids module is a string literal of a
     script (a CSS class of the same text is allowed; the page's root is both)."""
-    from callbacks.explorer import ids as explorer_ids
-    from callbacks.lecture import ids as lecture_ids
-    from layouts.client_config import module_ids
+    from bnviz.web.callbacks.explorer import ids as explorer_ids
+    from bnviz.web.callbacks.lecture import ids as lecture_ids
+    from bnviz.web.layouts.client_config import module_ids
 
     every_id = {*module_ids(lecture_ids).values(), *module_ids(explorer_ids).values()}
     written = _js_names((ASSETS / script).read_text(), _prefixes()) & every_id
@@ -152,9 +152,9 @@ def test_the_page_carries_the_config_before_the_scripts(tmp_home):
     scripts of assets/ that read it; no id can end the element early."""
     import json
 
-    from app import app
     from bnviz.lecture.tour import TOUR
-    from layouts.client_config import CONFIG_ID, client_config
+    from bnviz.web.app import app
+    from bnviz.web.layouts.client_config import CONFIG_ID, client_config
 
     html = app.server.test_client().get("/lecture").get_data(as_text=True)
     m = re.search(rf'<script type="application/json" id="{CONFIG_ID}">(.*?)</script>', html,

@@ -49,10 +49,10 @@ from bnviz.views.density import (
     density_work,
     load_density,
 )
-from callbacks.background import job_id_of
-from callbacks.density import callbacks as cd
-from callbacks.density import ids
-from callbacks.density.figures import density_figure
+from bnviz.web.callbacks.background import job_id_of
+from bnviz.web.callbacks.density import callbacks as cd
+from bnviz.web.callbacks.density import ids
+from bnviz.web.callbacks.density.figures import density_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 BOX = (-3.0, 3.0, -3.0, 3.0)
@@ -445,7 +445,7 @@ def test_cancel_stops_a_long_run_and_the_page_goes_on(jobs_home):
 
 _CANCELLER = """
 import sys
-from callbacks.density import callbacks as cd
+from bnviz.web.callbacks.density import callbacks as cd
 print("ready", flush=True)
 print(cd.cancel(1, sys.stdin.readline().strip()), flush=True)  # the store's value
 """
@@ -667,7 +667,7 @@ def test_a_long_job_is_not_reported_dead_by_another_worker(jobs_home):
 
 
 _WEB_PROCESS = """
-from callbacks.density import callbacks as cd
+from bnviz.web.callbacks.density import callbacks as cd
 print(cd.compute(1, 3, "16", "star", 50, 0, "48", 1)[0], flush=True)
 import time
 time.sleep(60)
@@ -731,7 +731,7 @@ def test_density_page_in_the_browser(dash_duo, jobs_home):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
     dash_duo.start_server(app)
@@ -786,8 +786,8 @@ def test_with_a_jobs_token_start_and_cancel_need_it(jobs_home, monkeypatch):
     it (nothing is stored), in the callbacks and through the whole HTTP stack."""
     import json
 
-    import app as dashboard
-    from callbacks.background import TOKEN_NEEDED
+    from bnviz.web import app as dashboard
+    from bnviz.web.callbacks.background import TOKEN_NEEDED
 
     monkeypatch.setenv("BNVIZ_JOBS_TOKEN", "s3cret")
     monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)  # nothing runs

@@ -19,10 +19,10 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from app import app
 from bnviz.views.explorer import PRESETS
-from callbacks.explorer import ids
-from callbacks.explorer.state import query_string
+from bnviz.web.app import app
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer.state import query_string
 
 pytestmark = pytest.mark.browser
 

@@ -30,9 +30,9 @@ from fuzzing import in_callback
 import bnviz.views.explorer as bx
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import ids
-from callbacks.explorer import state as es
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer import state as es
 
 # --------------------------------------------------------------------------- presets
 

@@ -16,9 +16,9 @@ from plotly.colors import sample_colorscale
 from bnviz.views.explorer import PRESETS
 from bnviz.views.figure9 import figure9
 from bnviz.views.style import FIGURE9, PARTITION
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import state as es
-from callbacks.projector import projected
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import state as es
+from bnviz.web.callbacks.projector import projected
 
 PRESET = PRESETS["fig9"]
 

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import PRESETS, InputError
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import ids
-from callbacks.explorer import state as es
-from layouts.explorer import page_layout
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer import state as es
+from bnviz.web.layouts.explorer import page_layout
 
 # --------------------------------------------------------------------------- controls
 

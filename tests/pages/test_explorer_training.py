@@ -22,16 +22,16 @@ import pytest
 from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 
-from app import app
 from bnviz.core.network import layer_statistics
 from bnviz.core.partition import box_from_extent, compute_partition
 from bnviz.data.datasets import make_dataset
 from bnviz.params import ExplorerParams
 from bnviz.views.trainer import new_trainer
-from callbacks.explorer import ids
-from callbacks.explorer import training as ct
-from callbacks.explorer.state import control_values
-from callbacks.explorer.training_figures import curves_figure
+from bnviz.web.app import app
+from bnviz.web.callbacks.explorer import ids
+from bnviz.web.callbacks.explorer import training as ct
+from bnviz.web.callbacks.explorer.state import control_values
+from bnviz.web.callbacks.explorer.training_figures import curves_figure
 
 SETTINGS = ExplorerParams(depth=3, width=6, n_points=80, dataset="circles", data_seed=2,
                           weight_seed=5)

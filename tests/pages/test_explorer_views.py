@@ -33,8 +33,8 @@ from bnviz.core.network import random_network
 from bnviz.params import ExplorerParams
 from bnviz.views.explorer import PRESETS, explore
 from bnviz.views.style import UNIT
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import state as es
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import state as es
 
 # --------------------------------------------------------------------------- update_views
 
@@ -461,7 +461,7 @@ def test_past_the_vector_budget_the_context_layers_are_pictures(monkeypatch):
     the highlighted layer stays lines (it is what a person zooms into)."""
     import json
 
-    from callbacks.explorer import figures as cf
+    from bnviz.web.callbacks.explorer import figures as cf
 
     s = replace(SMALL, depth=3, layer=3)
     result = explore(s)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from dash.testing.wait import until
 
-from callbacks.explorer import ids as explorer_ids
-from callbacks.jobs import ids as jobs_ids
+from bnviz.web.callbacks.explorer import ids as explorer_ids
+from bnviz.web.callbacks.jobs import ids as jobs_ids
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +32,7 @@ def _viewport(driver, width: int, height: int) -> None:
 
 
 def test_on_the_first_screen_at_1280x720(dash_duo):
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.start_server(app)
     _viewport(dash_duo.driver, 1280, 720)

@@ -29,8 +29,8 @@ from pagefuzz import (
 from bnviz import jobs
 from bnviz.data.datasets import DATASETS
 from bnviz.views.density import MAX_DENSITY_WORK, density_work
-from callbacks.background import job_id_of
-from callbacks.density import callbacks as cd
+from bnviz.web.callbacks.background import job_id_of
+from bnviz.web.callbacks.density import callbacks as cd
 
 
 @FUZZ

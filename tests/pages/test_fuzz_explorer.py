@@ -45,13 +45,13 @@ from bnviz.views.explorer import (
     PRESETS,
     SCOPES,
 )
-from callbacks.explorer import callbacks as ce
-from callbacks.explorer import ids as EIDS
-from callbacks.explorer import state as es
-from layouts import density as density_layout
-from layouts import jitter as jitter_layout
-from layouts import jobs as jobs_layout
-from layouts.explorer import page_layout
+from bnviz.web.callbacks.explorer import callbacks as ce
+from bnviz.web.callbacks.explorer import ids as EIDS
+from bnviz.web.callbacks.explorer import state as es
+from bnviz.web.layouts import density as density_layout
+from bnviz.web.layouts import jitter as jitter_layout
+from bnviz.web.layouts import jobs as jobs_layout
+from bnviz.web.layouts.explorer import page_layout
 
 LIM = EXPLORER_LIMITS
 

@@ -37,10 +37,10 @@ from pagefuzz import (
 )
 
 from bnviz.data.datasets import DATASETS
-from callbacks.background import job_id_of
-from callbacks.jitter import callbacks as cj
-from layouts import density as density_layout
-from layouts import jitter as jitter_layout
+from bnviz.web.callbacks.background import job_id_of
+from bnviz.web.callbacks.jitter import callbacks as cj
+from bnviz.web.layouts import density as density_layout
+from bnviz.web.layouts import jitter as jitter_layout
 
 JITTER_VALID = {
     "dataset": st.sampled_from(DATASETS), "n": good(st.integers(8, 48)),

@@ -31,8 +31,8 @@ import bnviz.images.params as bx
 from bnviz import jobs
 from bnviz.images.params import JOB_TYPES
 from bnviz.params.jobs import JOB_OPTIONS
-from callbacks.jobs import callbacks as cjobs
-from callbacks.jobs import ids as JIDS
+from bnviz.web.callbacks.jobs import callbacks as cjobs
+from bnviz.web.callbacks.jobs import ids as JIDS
 
 JOB_BAD = {name: st.one_of(JUNK, st.just(None), st.just("")) for name in JOB_VALID}
 JOB_BAD["dataset"] = st.one_of(JUNK, st.sampled_from(["folder:../x", "folder:", "imagenet",

@@ -9,12 +9,12 @@ from fuzzing import FUZZ, HEX24, HUGE, JUNK, TOO_BIG, assert_clear, good, mixed,
 from hypothesis import given
 from hypothesis import strategies as st
 
-import app  # noqa: F401  (registers the callbacks)
 from bnviz import jobs
 from bnviz.jobs.registry import get_job_type
 from bnviz.records.store import Job
-from callbacks.papers import callbacks as cp
-from layouts.papers import DJ_EXAMPLE
+from bnviz.web import app  # noqa: F401  (registers the callbacks)
+from bnviz.web.callbacks.papers import callbacks as cp
+from bnviz.web.callbacks.papers.content import DJ_EXAMPLE
 
 NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6),
                    st.sampled_from([HUGE, -HUGE, TOO_BIG]))

@@ -14,7 +14,7 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from callbacks.jitter import ids
+from bnviz.web.callbacks.jitter import ids
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +59,7 @@ def _type(dash_duo, css: str, text: str) -> None:
 
 def test_jitter_page(dash_duo, jobs_home):
     # a fresh BNVIZ_HOME: its job store, and a local worker of its own for the training job
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
     dash_duo.start_server(app)

@@ -14,8 +14,8 @@ from dash import html, no_update
 
 from bnviz.params import JitterParams
 from bnviz.views.jitter import JITTER_LIMITS, run_jitter
-from callbacks.jitter import callbacks as cj
-from callbacks.jitter import ids
+from bnviz.web.callbacks.jitter import callbacks as cj
+from bnviz.web.callbacks.jitter import ids
 
 #: One intra-op thread, as the server runs (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -150,7 +150,7 @@ def test_update_jitter_bad_values_keep_the_picture(tmp_home, args):
 
 
 def test_layout_controls_match_the_limits():
-    from layouts import jitter as lay
+    from bnviz.web.layouts import jitter as lay
 
     page = str(lay.layout())
     for name in ("DATASET", "N", "DEPTH", "WIDTH", "SEED", "BATCH", "REALIZATIONS", "VIRTUAL",
@@ -181,7 +181,7 @@ def test_update_figure7():
 def test_the_batch_size_axis_is_labelled_in_powers_of_2():
     """issue 31: the curve's log axis read "2 5 10 2 5 100"; its ticks are now batch sizes,
     powers of 2 from the smallest to the largest, each labelled in full."""
-    from callbacks.jitter.figures import disagreement_curve
+    from bnviz.web.callbacks.jitter.figures import disagreement_curve
 
     sizes = [2, 4, 8, 16, 32, 64, 128, 256, 512]
     axis = disagreement_curve(sizes, [1.0 / s for s in sizes], 16)["layout"]["xaxis"]

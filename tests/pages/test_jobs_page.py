@@ -16,9 +16,9 @@ from bnviz import jobs
 from bnviz.images.params import JOB_TYPES
 from bnviz.params.jobs import ARMS, JOB_OPTIONS
 from bnviz.records.store import open_store
-from callbacks.jobs import callbacks as cj
-from callbacks.jobs import ids
-from callbacks.jobs.ids import progress_id
+from bnviz.web.callbacks.jobs import callbacks as cj
+from bnviz.web.callbacks.jobs import ids
+from bnviz.web.callbacks.jobs.ids import progress_id
 
 NAMES = [spec.name for spec in JOB_OPTIONS]
 
@@ -102,7 +102,7 @@ def test_submit_open_cancel_rerun_through_the_callbacks(home):
 
 
 def test_the_url_opens_a_job_and_a_tampered_one_is_ignored():
-    from layouts.jobs import layout
+    from bnviz.web.layouts.jobs import layout
 
     def selected(tree):
         found = []
@@ -181,7 +181,7 @@ def _submit_with(dash_duo, **values: str) -> None:
 
 @pytest.mark.browser
 def test_submit_a_digits_job_and_watch_it_finish(dash_duo, home):
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
     dash_duo.start_server(app)
@@ -241,7 +241,7 @@ def test_a_refusal_is_seen_on_a_projector_screen(dash_duo, home):
     """At 1280x720 the form is taller than the window; a job over the hours cap is refused
     with its one line, and that line is on screen where the submit button was pressed (the
     message is pinned to the window's corner), and stored nothing."""
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1280, 720)
     dash_duo.start_server(app)

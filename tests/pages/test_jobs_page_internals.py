@@ -34,7 +34,7 @@ def test_the_jobs_page_shows_a_failed_job_without_internals(jobs_home, monkeypat
     traceback and no server path, `jobs show` still has both."""
     from bnviz import jobs
     from bnviz.records.store import open_store
-    from callbacks.jobs import callbacks as cjobs
+    from bnviz.web.callbacks.jobs import callbacks as cjobs
 
     monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)
     job = jobs.submit_job("smart-init", {"dataset": "digits", "epochs": 1, "runs": 1})

@@ -11,15 +11,15 @@ from __future__ import annotations
 import pytest
 from dash import no_update
 
-import app as dashboard
 from bnviz import jobs
 from bnviz.params.jobs import JOB_OPTIONS
 from bnviz.records.store import open_store
 from bnviz.service.clients import client_id
-from callbacks.background import job_id_of
-from callbacks.density import callbacks as cd
-from callbacks.jobs import callbacks as cj
-from callbacks.jobs import ids
+from bnviz.web import app as dashboard
+from bnviz.web.callbacks.background import job_id_of
+from bnviz.web.callbacks.density import callbacks as cd
+from bnviz.web.callbacks.jobs import callbacks as cj
+from bnviz.web.callbacks.jobs import ids
 
 TOKEN = "page-token"
 NAMES = [spec.name for spec in JOB_OPTIONS]
@@ -55,7 +55,7 @@ def _find(tree, id_):
 
 
 def test_the_token_field_is_shown_only_when_the_server_has_a_token(monkeypatch):
-    from layouts.jobs import layout
+    from bnviz.web.layouts.jobs import layout
 
     monkeypatch.delenv("BNVIZ_JOBS_TOKEN", raising=False)
     assert _find(layout(), ids.TOKEN_ROW)["style"] == {"display": "none"}

@@ -10,14 +10,14 @@ from dash.testing.wait import until
 from explorer_helpers import walk
 from selenium.webdriver.common.by import By
 
-from app import app
-from callbacks.background import polling_off
-from callbacks.density import ids as density_ids
-from callbacks.jitter import ids as jitter_ids
-from callbacks.papers import ids as papers_ids
-from layouts import density as density_layout
-from layouts import jitter as jitter_layout
-from layouts import papers as papers_layout
+from bnviz.web.app import app
+from bnviz.web.callbacks.background import polling_off
+from bnviz.web.callbacks.density import ids as density_ids
+from bnviz.web.callbacks.jitter import ids as jitter_ids
+from bnviz.web.callbacks.papers import ids as papers_ids
+from bnviz.web.layouts import density as density_layout
+from bnviz.web.layouts import jitter as jitter_layout
+from bnviz.web.layouts import papers as papers_layout
 
 TIMEOUT = 45  # a fresh server's first figure, with the suite on every core (pytest-xdist)
 

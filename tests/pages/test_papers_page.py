@@ -19,8 +19,8 @@ from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from callbacks.papers import ids
-from layouts.papers import DJ_EXAMPLE
+from bnviz.web.callbacks.papers import ids
+from bnviz.web.callbacks.papers.content import DJ_EXAMPLE
 
 TIMEOUT = 60  # the claims are computed at the first request (a few seconds)
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def cp():
-    import app  # noqa: F401  (registers the callbacks)
-    from callbacks.papers import callbacks as papers
+    from bnviz.web import app  # noqa: F401  (registers the callbacks)
+    from bnviz.web.callbacks.papers import callbacks as papers
 
     return papers
 
@@ -157,7 +157,7 @@ def test_landscape_run_through_the_callbacks(cp, jobs_home):
     """A ``landscape-2d`` job on the real local worker, started, polled and shown."""
     from bnviz import jobs
     from bnviz.records.results import result_path
-    from callbacks.background import job_id_of
+    from bnviz.web.callbacks.background import job_id_of
 
     value, poll_off, message, shown = cp.start_landscape_run(1, 2, 8, 30, 0.1, True)
     key = job_id_of(value)  # the store holds the id and the tab's key to cancel it
@@ -274,7 +274,7 @@ def claims_ready(tmp_home):
 
 @pytest.mark.browser
 def test_papers_page_in_a_browser(dash_duo, claims_ready):
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1400, 1000)
     # the page typesets every claim's TeX once the table arrives: with the suite's other
@@ -371,7 +371,7 @@ def test_the_page_text_keeps_no_ascii_math():
     from dash import dcc
     from explorer_helpers import walk
 
-    from layouts.papers import layout
+    from bnviz.web.layouts.papers import layout
 
     tree = layout()
     markdown = [c for c in walk(tree) if isinstance(c, dcc.Markdown)]
@@ -394,7 +394,7 @@ def test_the_math_is_typeset_under_the_policy(dash_duo, claims_ready):
     """MathJax (Dash's own copy, served from this origin) typesets every claim's statement,
     the disagreements and Luo et al.'s explanation under the content security policy: no
     "$" or backtick is left to read, no TeX error, no policy violation in the console."""
-    from app import app
+    from bnviz.web.app import app
 
     dash_duo.driver.set_window_size(1280, 720)
     dash_duo.start_server(app)

@@ -11,7 +11,7 @@ import pytest
 from dash import dcc
 from explorer_helpers import walk
 
-from callbacks.plotting import colourscale, line, rgba, segments, typed_array
+from bnviz.web.callbacks.plotting import colourscale, line, rgba, segments, typed_array
 
 
 def plotly_encoding(values: np.ndarray):
@@ -75,10 +75,10 @@ def test_graphs_with_nothing_yet_say_what_to_press():
     line saying what to do: the jobs page's two graphs, as laid out and as the callbacks
     answer with no job open or chosen, and the density page's two graphs. Valid for
     plotly (go.Figure accepts it)."""
-    from callbacks.jobs import callbacks as cj
-    from callbacks.jobs import ids as job_ids
-    from callbacks.jobs.figures import NO_JOB, NO_OVERLAY
-    from layouts import density, jobs
+    from bnviz.web.callbacks.jobs import callbacks as cj
+    from bnviz.web.callbacks.jobs import ids as job_ids
+    from bnviz.web.callbacks.jobs.figures import NO_JOB, NO_OVERLAY
+    from bnviz.web.layouts import density, jobs
 
     def said(fig: dict) -> str:
         go.Figure(fig)

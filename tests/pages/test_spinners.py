@@ -8,8 +8,8 @@ import dash
 import pytest
 from dash import dcc
 
-import app  # noqa: F401  (registers the pages)
-from layouts.common import SPINNER_DELAY_MS
+from bnviz.web import app  # noqa: F401  (registers the pages)
+from bnviz.web.layouts.common import SPINNER_DELAY_MS
 
 
 def _under_spinners(node, under: dcc.Loading | None = None):
@@ -37,8 +37,8 @@ def test_every_graph_has_a_spinner_after_300_ms(path):
 
 
 def test_the_claims_table_has_the_spinner():
-    from callbacks.papers import ids
-    from layouts.papers import layout
+    from bnviz.web.callbacks.papers import ids
+    from bnviz.web.layouts.papers import layout
 
     found = [spinner for c, spinner in _under_spinners(layout())
              if getattr(c, "id", None) == ids.CLAIMS]

@@ -203,7 +203,7 @@ def test_a_job_over_the_memory_cap_is_refused_before_it_is_stored(tmp_home, monk
 
 
 def test_the_api_refuses_it_with_the_estimate(jobs_home, monkeypatch):
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     monkeypatch.setenv("BNVIZ_JOB_MAX_GB", "16")
     r = dashboard.server.test_client().post("/api/jobs", json={"type": "smart-init",

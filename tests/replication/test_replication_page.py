@@ -11,16 +11,16 @@ import pytest
 from dash.testing.wait import until
 from explorer_helpers import find, walk
 
-from app import app
 from bnviz.params.jobs import ARMS as JOB_ARMS
 from bnviz.replication.entries import entry_ids
 from bnviz.replication.report import smart_init_sentence
 from bnviz.replication.store import SHIPPED, read_outcomes, write_outcomes
-from callbacks.jobs import ids as job_ids
-from callbacks.replication import ids
-from layouts import jobs as jobs_layout
-from layouts import papers as papers_layout
-from layouts import replication as replication_layout
+from bnviz.web.app import app
+from bnviz.web.callbacks.jobs import ids as job_ids
+from bnviz.web.callbacks.replication import ids
+from bnviz.web.layouts import jobs as jobs_layout
+from bnviz.web.layouts import papers as papers_layout
+from bnviz.web.layouts import replication as replication_layout
 
 TIMEOUT = 20
 SMART = "bn-fig5-10-smart-init"

@@ -22,13 +22,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-import app as dashboard
 from bnviz import jobs
 from bnviz.messages import TRACEBACK_HINT
 from bnviz.params.jobs import ARMS, JOB_OPTIONS
 from bnviz.records.store import open_store
 from bnviz.service.clients import client_id, trust_proxy
 from bnviz.service.guard import RequestGuard
+from bnviz.web import app as dashboard
 
 TINY = {"epochs": 1, "runs": 1, "width": 4}
 TOKEN = "s3cret-token"

@@ -245,7 +245,7 @@ def test_with_a_jobs_token_anonymous_readers_see_only_the_status(home: Path, mon
     no device, no store error's text); the token shows everything, in both /healthz."""
     import json
 
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     store = open_store()
     store.create("smart-init", {})

@@ -29,7 +29,7 @@ from safetensors.torch import save_file
 from served import callback_request, free_port
 from stackrun import ROOT, group_pids, start, stop_group, wait_answering
 
-from callbacks.slice import ids
+from bnviz.web.callbacks.slice import ids
 
 # with the stack's tests on one worker: one server stack at a time beside the browser
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]

@@ -90,14 +90,14 @@ def _ppid(pid: int) -> int | None:
 
 
 def _dashboard_masters(serve_pid: int) -> list[int]:
-    """The dashboard's gunicorn masters: serve's children that run app:server."""
+    """The dashboard's gunicorn masters: serve's children that run bnviz.web.app:server."""
     masters = []
     for pid in group_pids(serve_pid):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"app:server" in argv and _ppid(pid) == serve_pid:
+        if b"bnviz.web.app:server" in argv and _ppid(pid) == serve_pid:
             masters.append(pid)
     return masters
 
@@ -172,8 +172,8 @@ def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
     not held to the job writes' strict limit (a POST under /api/), a frame carrying a
     300 kB state (a wide network's trainers) passes, and a 3 MB body is nginx's 413."""
     from bnviz.params import ExplorerParams
-    from callbacks.explorer.state import control_values
-    from callbacks.explorer.training import ROUTE
+    from bnviz.web.callbacks.explorer.state import control_values
+    from bnviz.web.callbacks.explorer.training import ROUTE
 
     base, *_ = serving
     body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
@@ -217,7 +217,7 @@ def test_healthz_answers_while_the_dashboard_cannot(serving):
 
     assert report()["status"] == "ok"
     dashboard = [pid for pid in group_pids(proc.pid)
-                 if b"app:server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+                 if b"bnviz.web.app:server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert dashboard
     for pid in dashboard:
         os.kill(pid, signal.SIGSTOP)

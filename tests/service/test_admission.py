@@ -167,8 +167,8 @@ def _explorer_body(depth: int, width: int, mu: float) -> str:
     """The explorer's figure callback as the browser sends it, its controls at these
     settings (the page's own control values, callbacks.explorer.state.control_values)."""
     from bnviz.params import ExplorerParams
-    from callbacks.explorer import ids
-    from callbacks.explorer.state import CONTROLS, control_values
+    from bnviz.web.callbacks.explorer import ids
+    from bnviz.web.callbacks.explorer.state import CONTROLS, control_values
     from tests.service.test_http_crafted import DEPENDENCIES, _body
 
     dep = next(d for d in DEPENDENCIES if f"{ids.GRAPH_SPACE}.figure" in d["output"])
@@ -181,7 +181,7 @@ def _explorer_body(depth: int, width: int, mu: float) -> str:
 
 
 def test_a_heavy_view_gets_a_busy_message_while_a_light_one_is_drawn(all_slots_taken):
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     client = dashboard.server.test_client()
     t0 = time.monotonic()
@@ -196,11 +196,11 @@ def test_a_heavy_view_gets_a_busy_message_while_a_light_one_is_drawn(all_slots_t
 
 
 def test_the_training_route_answers_429_with_retry_after_when_busy(all_slots_taken):
-    import app as dashboard
     from bnviz.caps import TRAIN_STEPS_PER_FRAME
     from bnviz.params import ExplorerParams
-    from callbacks.explorer.state import control_values
-    from callbacks.explorer.training import ROUTE
+    from bnviz.web import app as dashboard
+    from bnviz.web.callbacks.explorer.state import control_values
+    from bnviz.web.callbacks.explorer.training import ROUTE
 
     answer = dashboard.server.test_client().post(ROUTE, json={
         "controls": control_values(ExplorerParams(depth=6, width=16)), "lr": 0.05,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pagefuzz import end_open_jobs
 
-import app as dashboard
+from bnviz.web import app as dashboard
 
 CALLBACK = "/_dash-update-component"
 DEPENDENCIES = dashboard.server.test_client().get("/_dash-dependencies").get_json()

@@ -29,9 +29,9 @@ import pytest
 from served import callback_request, free_port, page_values
 from stackrun import start, stop_group
 
-import app as dashboard
-from callbacks.papers import ids
-from layouts.papers import layout as papers_layout
+from bnviz.web import app as dashboard
+from bnviz.web.callbacks.papers import ids
+from bnviz.web.layouts.papers import layout as papers_layout
 
 pytestmark = pytest.mark.slow
 
@@ -92,8 +92,8 @@ def test_concurrent_first_requests_to_a_fresh_server(round_, home, tmp_path):
     for name in ("BNVIZ_BROKER_URL", "BNVIZ_STORE_URL"):
         env.pop(name, None)
     log = tmp_path / "gunicorn.log"
-    proc = start([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"],
-                 env, log)
+    proc = start([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+                  "bnviz.web.app:server"], env, log)
     try:
         deadline = time.monotonic() + 120
         while True:  # the master listens; its workers are still booting

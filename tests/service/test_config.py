@@ -44,7 +44,8 @@ def test_whole_numbers_stay_whole(monkeypatch):
 @pytest.mark.parametrize("command", [
     [sys.executable, "app.py"],
     [sys.executable, "-m", "bnviz", "worker"],
-    [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--check-config", "app:server"],
+    [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--check-config",
+     "bnviz.web.app:server"],
 ])
 @pytest.mark.parametrize("env", [{"BNVIZ_PORT": "abc"}, {"BNVIZ_WEB_WORKERS": "-3"},
                                  {"BNVIZ_DEVICE": "tpu"}])

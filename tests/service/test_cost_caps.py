@@ -225,8 +225,8 @@ def test_the_cap_counts_every_queued_or_running_job(capped, monkeypatch):
 
 
 def test_density_and_training_pages_show_busy(capped):
-    from callbacks.density import callbacks as cd
-    from callbacks.jitter import callbacks as cj
+    from bnviz.web.callbacks.density import callbacks as cd
+    from bnviz.web.callbacks.jitter import callbacks as cj
 
     _start(1), _start(2)
     key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 3, 16, 1)
@@ -310,8 +310,8 @@ def test_heavy_post_requests_release_memory_after_the_response(monkeypatch):
 
     from flask import Flask
 
-    import app as dashboard
     from bnviz.service import memory
+    from bnviz.web import app as dashboard
 
     calls = []
     monkeypatch.setattr(memory, "release_freed_memory", lambda: calls.append(1) or True)

@@ -41,8 +41,8 @@ from bnviz.lecture import slides
 from bnviz.lecture.tour import TOUR
 from bnviz.papers import claims as claims_module
 from bnviz.service import cache
-from callbacks.lecture import ids as lecture_ids
-from callbacks.papers import ids as papers_ids
+from bnviz.web.callbacks.lecture import ids as lecture_ids
+from bnviz.web.callbacks.papers import ids as papers_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A request that gets no answer within this many seconds is a failure (held by a computation).
@@ -54,7 +54,7 @@ FAKE_CLAIM = {"id": "fake-claim", "paper": "Test, 2025", "statement_tex": "x = 1
 
 @pytest.fixture(scope="module")
 def dashboard():
-    import app
+    from bnviz.web import app
 
     return app
 
@@ -123,7 +123,7 @@ def cheap_slides(inline_jobs, monkeypatch):
 
 
 def _lecture_values() -> dict[str, dict]:
-    from layouts.lecture import page_layout
+    from bnviz.web.layouts.lecture import page_layout
 
     values = page_values(page_layout())
     values[lecture_ids.EXPORT] = {**values[lecture_ids.EXPORT], "n_clicks": 1}
@@ -261,7 +261,7 @@ def held_claims(tmp_home, monkeypatch):
 
 
 def _claims_request(dependencies: list[dict]) -> dict:
-    from layouts.papers import layout
+    from bnviz.web.layouts.papers import layout
 
     return _request(dependencies, papers_ids.CLAIMS_REQUEST, page_values(layout()))
 
@@ -309,7 +309,7 @@ def test_three_concurrent_claims_tables(served, dependencies, held_claims):
 def test_the_busy_claims_panel_asks_again_by_itself(dependencies, dashboard):
     """The interval in a busy answer fires the retry callback, whose new store value makes
     the panel ask for the table again."""
-    from callbacks.papers.callbacks import retry_claims
+    from bnviz.web.callbacks.papers.callbacks import retry_claims
 
     assert retry_claims(1, "all") == 1 and retry_claims(1, 1) == 2
     assert retry_claims(1, 10**400) == 1 and retry_claims(1, True) == 1  # crafted stores

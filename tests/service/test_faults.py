@@ -22,7 +22,7 @@ from bnviz.records.sqlite_store import SQLiteStore
 from bnviz.records.store import pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "app:server"]
+GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "bnviz.web.app:server"]
 class Server:
     """The Dockerfile's gunicorn command on a loopback port, startable and stoppable."""
 

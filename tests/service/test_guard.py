@@ -147,7 +147,7 @@ def test_any_body_is_passed_or_refused_never_raised(body):
 def test_the_dashboard_answers_crafted_callback_requests_with_400_not_500():
     """The real app: Flask's test client posts what the guard refuses; a request of Dash's
     shape for a real output reaches Dash."""
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     client = dashboard.server.test_client()
     outputs = [d["output"] for d in client.get("/_dash-dependencies").get_json()]
@@ -174,7 +174,7 @@ def test_outputs_that_do_not_match_the_callback_are_a_400():
     checks it before Dash's dispatch indexes it; tests/service/test_callback_outputs.py for
     every callback); the first request to a fresh app already knows every callback
     (warm_up)."""
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     client = dashboard.server.test_client()
     outputs = [d["output"] for d in client.get("/_dash-dependencies").get_json()]
@@ -194,7 +194,7 @@ def test_outputs_that_do_not_match_the_callback_are_a_400():
 def test_other_methods_get_a_json_405_with_the_security_headers(method):
     """Every method but GET, HEAD and POST, on the dashboard's own paths (issue 42: TRACE got
     an HTML 405 without the security headers)."""
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     client = dashboard.server.test_client()
     for path in ("/", "/lecture", "/_dash-update-component", "/healthz", "/assets/x.js"):
@@ -209,7 +209,7 @@ def test_other_methods_get_a_json_405_with_the_security_headers(method):
 
 def test_the_jobs_api_keeps_its_own_methods():
     """The jobs API answers DELETE (cancel) and OPTIONS itself, in JSON: not the guard's 405."""
-    import app as dashboard
+    from bnviz.web import app as dashboard
 
     client = dashboard.server.test_client()
     assert client.open("/api/jobs", method="OPTIONS").status_code == 204

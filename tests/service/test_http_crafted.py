@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-import app as dashboard
+from bnviz.web import app as dashboard
 
 CALLBACK = "/_dash-update-component"
 DEPENDENCIES = dashboard.server.test_client().get("/_dash-dependencies").get_json()

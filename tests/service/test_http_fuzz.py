@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pagefuzz import end_open_jobs
 
-import app as dashboard
+from bnviz.web import app as dashboard
 
 CALLBACK = "/_dash-update-component"
 DEPENDENCIES = dashboard.server.test_client().get("/_dash-dependencies").get_json()
@@ -92,8 +92,8 @@ def _frame_bodies():
     controls with junk among good ones, and states of any shape (some from a real frame with
     one leaf replaced)."""
     from bnviz.params import ExplorerParams
-    from callbacks.explorer.state import control_values
-    from callbacks.explorer.training import frame_answer
+    from bnviz.web.callbacks.explorer.state import control_values
+    from bnviz.web.callbacks.explorer.training import frame_answer
 
     controls = control_values(ExplorerParams(depth=2, width=4, n_points=40))
     good = {"controls": controls, "lr": 0.05, "batch": 8, "optimizer": "adam", "steps": 2,
@@ -138,7 +138,7 @@ def _frame_bodies():
 def test_no_crafted_training_frame_gets_a_5xx():
     """POST /api/training/frame through the whole WSGI stack: 200 with a frame, or a 400/422
     with one line; never a 5xx (issue 19)."""
-    from callbacks.explorer.training import ROUTE
+    from bnviz.web.callbacks.explorer.training import ROUTE
 
     client = dashboard.server.test_client()
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from dash.testing.wait import until
 
-import app as dashboard
 from bnviz.service.headers import FIXED_HEADERS
+from bnviz.web import app as dashboard
 
 PAGES = ("/", "/jitter", "/density", "/jobs", "/slice", "/papers", "/papers/replication",
          "/lecture")

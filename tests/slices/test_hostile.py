@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_nets import conv_net
 
 from bnviz.slices.onnx_import import load_onnx
-from callbacks.slice import callbacks as cs
+from bnviz.web.callbacks.slice import callbacks as cs
 
 
 def _model(path, nodes, inits, shape=(1, 1, 4, 4), out=3):

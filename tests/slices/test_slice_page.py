@@ -19,8 +19,8 @@ from bnviz.records.store import open_store
 from bnviz.records.types import ParamError, RecordingContext
 from bnviz.slices.inspect import region_info
 from bnviz.slices.job import SLICE_JOB, load_slices
-from callbacks.slice import callbacks as cs
-from callbacks.slice import ids
+from bnviz.web.callbacks.slice import callbacks as cs
+from bnviz.web.callbacks.slice import ids
 
 
 def _kept_job() -> str:
@@ -133,8 +133,8 @@ def _type(dash_duo, id_: str, value: str) -> None:
 
 @pytest.mark.browser
 def test_train_on_the_jobs_page_then_slice_bn_beside_no_bn(dash_duo, jobs_home, monkeypatch):
-    from app import app
-    from callbacks.jobs import ids as job_ids
+    from bnviz.web.app import app
+    from bnviz.web.callbacks.jobs import ids as job_ids
 
     monkeypatch.setenv("BNVIZ_LOCAL_WORKERS", "1")
     dash_duo.driver.set_window_size(1280, 720)
@@ -203,7 +203,7 @@ def test_the_job_reports_progress_and_stops_on_a_cancel(jobs_home):
 
 
 def test_the_layout_builds():
-    from layouts.slice import layout
+    from bnviz.web.layouts.slice import layout
 
     tree = layout()
     assert ids.GRAPH in str(tree) and ids.UPLOAD in str(tree)

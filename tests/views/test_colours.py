@@ -113,7 +113,7 @@ def test_every_class_shape_is_drawn_by_both_media():
 
 
 def test_the_jitter_figure_marks_classes_by_shape():
-    from callbacks.jitter.figures import jitter_figure
+    from bnviz.web.callbacks.jitter.figures import jitter_figure
 
     points = np.array([[0.0, 0.0], [1.0, 1.0], [0.5, 0.2]])
     fig = jitter_figure([], np.zeros((0, 4)), points, np.array([0, 1, 1]), (-2, 2, -2, 2), "")

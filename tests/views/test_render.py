@@ -30,10 +30,10 @@ from bnviz.views.render import (
     render_jitter,
     render_partition,
 )
-from callbacks.density.figures import density_figure
-from callbacks.explorer.figures import partition_figure
-from callbacks.jitter.figures import jitter_figure
-from callbacks.plotting import rgba
+from bnviz.web.callbacks.density.figures import density_figure
+from bnviz.web.callbacks.explorer.figures import partition_figure
+from bnviz.web.callbacks.jitter.figures import jitter_figure
+from bnviz.web.callbacks.plotting import rgba
 
 BOX = (-3.0, 3.0, -3.0, 3.0)
 
@@ -113,7 +113,7 @@ def test_partition_description_changes_both_media(partition, monkeypatch):
     changed = dataclasses.replace(style.PARTITION, current="#123456",
                                   title="L{layer} has {regions}")
     import bnviz.views.render as render
-    import callbacks.explorer.figures as figures
+    import bnviz.web.callbacks.explorer.figures as figures
 
     monkeypatch.setattr(render, "PARTITION", changed)
     monkeypatch.setattr(figures, "PARTITION", changed)

@@ -30,8 +30,8 @@ from bnviz.records.results import result_path
 from bnviz.records.store import Job, job_key, open_store
 from bnviz.records.types import ParamError
 from bnviz.views import training_cache as tc
-from callbacks.background import job_id_of
-from callbacks.jitter import callbacks as cj
+from bnviz.web.callbacks.background import job_id_of
+from bnviz.web.callbacks.jitter import callbacks as cj
 
 TRAIN_TIMEOUT = 90.0  # seconds for a training of a few hundred steps (and a job process start)
 
