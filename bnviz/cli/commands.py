@@ -66,8 +66,8 @@ COMMANDS: dict[str, Command] = {
     "slice": Command(
         "bnviz.cli.slice", "add_slice", "run_slice_command",
         "the exact partition of an image network on a plane through three images",
-        ("bnviz slice --model net.onnx --data digits --through 0,1,2 --json",
-         "bnviz slice --job JOB_ID --arm bn --bn train --batches 4 --format png "
+        ("bnviz slice --model net.onnx --data digits --images 0,1,2 --json",
+         "bnviz slice --job JOB_ID --arms bn_init --bn train --batches 4 --format png "
          "--out slice.png")),
     "serve": Command(
         "bnviz.cli.serve", "add_serve", "run_serve",

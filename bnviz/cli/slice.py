@@ -1,17 +1,21 @@
 """``bnviz slice``: the exact partition of an image network on a plane through image space.
 
-    bnviz slice --model net.onnx --data images.npy --through 0,1,2 --json
-    bnviz slice --job ID [--arm ARM] [--run N] --bn train --batches 8
+    bnviz slice --model net.onnx --data images.npy --images 0,1,2 --json
+    bnviz slice --job ID [--arms ARM] [--run N] --bn train --batches 8
     bnviz slice --weights net.safetensors --arch resnet9 --plane plane.npz --extent 2
 
-Options are checked by :class:`bnviz.params.SliceParams` before torch is loaded; the network
-and the images are read next (one line for a file that does not fit), the region count is
-estimated and checked, and only then is anything cut.
+A thin parser over the one model of a slice, :class:`bnviz.params.slice.SliceSetup`: each
+of its fields is the flag of its name, with its default, checked by the model before torch
+is loaded; the cut is :func:`bnviz.slices.setup.slice_networks`, the route the /slice page's
+job takes too (the network and the images read first, one line for a file that does not
+fit, the region count estimated and checked, and only then anything cut).  What is printed
+(summary, JSON, PNG/SVG, the geometry file and the provenance) is this module's.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,25 +23,17 @@ from bnviz.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
 from bnviz.cli.progress import add_quiet
+from bnviz.params.slice import SliceSetup
 
-__all__ = ["add_slice", "run_slice_command"]
+__all__ = ["add_slice", "run_slice_command", "slice_setup"]
 
 FORMATS = ("summary", "json", "png", "svg")
-_PARAMS = ("bn", "batches", "batch_size", "seed", "extent", "max_regions")
-
-
-def _indices(text: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected whole numbers like 0,1,2, got {text!r}"
-                                         ) from None
-    if any(v < 0 for v in out):
-        raise argparse.ArgumentTypeError(f"image indices are 0 or more, got {text!r}")
-    return out
+#: The model's fields, each the flag of its name, and their defaults (the flags' defaults).
+_FIELDS = {f.name: f.default for f in dataclasses.fields(SliceSetup)}
 
 
 def add_slice(sub: argparse._SubParsersAction) -> None:
+    d = _FIELDS
     p = sub.add_parser("slice", help=summary("slice"))
     add_quiet(p)
     src = p.add_mutually_exclusive_group(required=True)
@@ -46,31 +42,40 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
                           "network's region density near 3 images over far from them, on N "
                           "random triples of test images (the replication entry)")
     src.add_argument("--model", type=Path, help="an ONNX file (opset >= 13)")
-    src.add_argument("--job", help="a finished image job's id: its kept network")
+    src.add_argument("--job", help="a finished image job's id (its kept network), or an "
+                                   "uploaded network's reference (up-...)")
     src.add_argument("--weights", type=Path, help="a safetensors file of a bnviz --arch")
-    p.add_argument("--arm", help="the job's arm (default: the first it kept)")
-    p.add_argument("--run", type=integer, default=0, help="the job's run (default 0)")
-    p.add_argument("--arch", choices=ARCHS, help="the architecture of --weights")
-    p.add_argument("--data", help="images: a data set name (digits, cifar10, ...; default: "
-                                  "the job's, else digits) or an .npy (N, C, H, W)")
+    p.add_argument("--arms", default=d["arms"], metavar="ARM",
+                   help="the job's arm (default: the first it kept; the /slice page cuts two "
+                        "side by side, the command line one)")
+    p.add_argument("--run", type=integer, default=d["run"], help="the job's run")
+    p.add_argument("--arch", choices=ARCHS, default=d["arch"],
+                   help="the architecture of --weights")
+    p.add_argument("--data", default=None,
+                   help="images: a data set name (digits, cifar10, ...) or an .npy (N, C, H, "
+                        f"W) (default: {d['data']}; a job's network is cut on its job's data "
+                        "set)")
     plane = p.add_mutually_exclusive_group()
-    plane.add_argument("--through", type=_indices, default=None,
-                       help="three test image indices i,j,k (default 0,1,2), or one index: "
-                            "a plane through it along two random directions (--seed)")
+    plane.add_argument("--images", default=d["images"], metavar="I,J,K",
+                       help=f"three test image indices the plane goes through (default "
+                            f"{d['images']}), or one index: a plane through it along two "
+                            "random directions (--seed)")
     plane.add_argument("--plane", type=Path, help=".npz with origin, u, v of the image shape")
-    p.add_argument("--extent", type=number, default=0.0,
+    p.add_argument("--extent", type=number, default=d["extent"],
                    help="window [-E, E]^2 (default: the images with a margin; needed with "
                         "--plane)")
-    p.add_argument("--bn", choices=BN_SLICE_MODES, default="eval",
+    p.add_argument("--bn", choices=BN_SLICE_MODES, default=d["bn"],
                    help="eval: running statistics; train: a mini-batch's")
     p.add_argument("--batch", type=Path, help="train mode: .npy (N, C, H, W) float32 images "
                                               "the mini-batches are drawn from (default: the "
                                               "training images)")
-    p.add_argument("--batches", type=integer, default=1, help="train mode: K mini-batches "
-                                                               "(their boundaries' jitter)")
-    p.add_argument("--batch-size", type=integer, default=64, help="images a mini-batch")
-    p.add_argument("--seed", type=integer, default=0, help="mini-batches and random planes")
-    p.add_argument("--max-regions", type=integer, default=SLICE_MAX_REGIONS,
+    p.add_argument("--batches", type=integer, default=d["batches"],
+                   help="train mode: K mini-batches (their boundaries' jitter)")
+    p.add_argument("--batch-size", type=integer, default=d["batch_size"],
+                   help="images a mini-batch")
+    p.add_argument("--seed", type=integer, default=d["seed"],
+                   help="mini-batches and random planes")
+    p.add_argument("--max-regions", type=integer, default=d["max_regions"],
                    help=f"refuse above this many regions (<= {SLICE_MAX_REGIONS})")
     p.add_argument("--json", action="store_true", help="print the summary as JSON (default)")
     p.add_argument("--format", choices=FORMATS, default="summary",
@@ -86,78 +91,49 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
-#: ``--bn train`` on an ONNX file without BN (torch.onnx.export folds BN into the
-#: convolutions by default): train mode would silently be eval mode.
-NO_BN_IN_FILE = ("--bn train: the network has no BatchNormalization node (it was folded into "
-                 "the convolutions at export, so there are no batch statistics to use); export "
-                 "it with BN kept: model.eval(), then torch.onnx.export(..., training="
-                 "torch.onnx.TrainingMode."
-                 "PRESERVE, do_constant_folding=False)")
+def slice_setup(args: argparse.Namespace) -> SliceSetup:
+    """The model of the flags (one line naming the flag for a bad value): every field from
+    the flag of its name, with the model's default (a flag not given: None)."""
+    if args.job is not None and args.data is not None:
+        raise CLIError("--data: a job's network is cut on its job's own data set (leave out "
+                       "--data)")
+    values = {name: getattr(args, name) for name in _FIELDS}
+    params = validated(SliceSetup, {k: v for k, v in values.items() if v is not None})
+    if "," in params.arms:
+        raise CLIError("--arms: one arm (the command line cuts one network; the /slice page "
+                       "cuts two side by side)")
+    return params
 
 
 def run_slice_command(args: argparse.Namespace) -> bytes:
     check_output_path("--geometry", args.geometry, (".npz",))
     if args.concentration is not None:
         return _concentration(args)
-    from bnviz.params import SliceParams
-
-    params = validated(SliceParams, {name: getattr(args, name) for name in _PARAMS})
-    if args.plane is not None and args.extent <= 0:
-        raise CLIError("--plane needs --extent E (the window [-E, E]^2)")
-    if args.weights is not None and args.arch is None:
-        raise CLIError("--weights needs --arch (one of " + ", ".join(ARCHS) + ")")
-    through = args.through if args.through is not None else (0, 1, 2)
-    if args.plane is None and len(through) not in (1, 3):
-        raise CLIError("--through takes three image indices (or one)")
-    return _slice(params, args, through)
+    return _slice(slice_setup(args), args)
 
 
-def _slice(params, args: argparse.Namespace, through: tuple[int, ...]) -> bytes:
+def _slice(params: SliceSetup, args: argparse.Namespace) -> bytes:
     import numpy as np
 
+    from bnviz.cli.progress import progress_bar
     from bnviz.device import pick_device
-    from bnviz.slices.plane import load_plane, plane_through_image, plane_through_images
-    from bnviz.slices.sources import job_network, load_images, open_network
-    from bnviz.slices.view import run_slice, slice_provenance, slice_summary
+    from bnviz.slices.setup import slice_networks
+    from bnviz.slices.view import slice_provenance, slice_summary
 
     device = pick_device(args.device)
-    weights, data = args.weights, args.data
-    if args.job is not None:
-        weights, job_data = job_network(args.job, args.arm, args.run)
-        data = data or job_data
-    net = open_network(args.model, weights, args.arch)
-    if args.model is not None and params.bn == "train" and \
-            not any(op.kind == "bn" for op in net.ops):
-        raise CLIError(NO_BN_IN_FILE)
-    # images only where they are used: the plane through them, or train mode's batches
-    wanted = args.plane is None or (params.bn == "train" and args.batch is None)
-    images = load_images(data or "digits", net.input_shape) if wanted else None
-    if args.plane is not None:
-        plane = load_plane(args.plane, net.input_shape)
-    else:
-        if max(through) >= len(images.test):
-            raise CLIError(f"--through: {images.name} has {len(images.test)} test images "
-                           f"(indices 0 to {len(images.test) - 1})")
-        chosen = images.test[list(through)]
-        plane = plane_through_images(chosen) if len(through) == 3 else \
-            plane_through_image(chosen[0], params.seed)
-    train = images.train if images is not None else None
-    if args.batch is not None:
-        train = load_images(str(args.batch), net.input_shape).test
-    from bnviz.cli.progress import progress_bar
-
     with progress_bar(args, "slice") as report:
-        result = run_slice(net, plane, params, train, device, report)
-    provenance = slice_provenance(result, _batch_source(args, images, params))
+        cut = slice_networks(params, device, report)
+    prepared, result = cut.prepared, cut.results[0]
+    provenance = slice_provenance(result, prepared.batch_source)
     if args.geometry is not None:
         _write_geometry(result.slices[0], args.geometry, provenance)
     if args.format in ("png", "svg"):
         from bnviz.slices.picture import render_slice
 
         return render_slice(result, args.format)
-    summary = slice_summary(result, net) | {"provenance": provenance}
-    if images is not None and images.labels is not None and args.plane is None:
-        summary["labels"] = [int(images.labels[i]) for i in through]
+    summary = slice_summary(result, prepared.nets[0]) | {"provenance": provenance}
+    if prepared.through is not None and prepared.images.labels is not None:
+        summary["labels"] = prepared.labels
     if args.geometry is not None:
         summary["geometry"] = str(args.geometry)
     return (json.dumps(summary, default=lambda v: np.asarray(v).tolist()) + "\n").encode()
@@ -180,18 +156,6 @@ def _concentration(args: argparse.Namespace) -> bytes:
                               pick_device(args.device),
                               lambda line: print(line, file=sys.stderr, flush=True))
     return (json.dumps(out) + "\n").encode()
-
-
-def _batch_source(args: argparse.Namespace, images, params) -> str | None:
-    """Where train mode's mini-batches were drawn from: the batch file's sha256, or the data
-    set's training images."""
-    if params.bn != "train":
-        return None
-    if args.batch is not None:
-        import hashlib
-
-        return "sha256:" + hashlib.sha256(Path(args.batch).read_bytes()).hexdigest()
-    return f"{images.name}: training images"
 
 
 def _write_geometry(s, path: Path, provenance: dict) -> None:

@@ -1,15 +1,21 @@
-"""A slice of an image network (``bnviz slice``): its settings and their caps.
+"""A slice of an image network: its settings and their caps, and the one model of what is
+cut, which ``bnviz slice`` and the /slice page's ``slice`` job both fill
+(:class:`SliceSetup`; :func:`bnviz.slices.setup.slice_networks` runs it).
 
 Bounded before any work: the BN mode, the mini-batches of train mode (:data:`~bnviz.params.
 caps.SLICE_LIMITS`), and the regions, estimated for the very network, plane and window by
 :func:`bnviz.slices.estimate.estimate_regions` (a forward pass on a grid; the caller checks
 the estimate with :func:`check_slice_regions` before the cut) against
-:data:`~bnviz.caps.SLICE_MAX_REGIONS`.
+:data:`~bnviz.caps.SLICE_MAX_REGIONS` (the page: :data:`~bnviz.caps.SLICE_PAGE_MAX_REGIONS`).
 """
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from bnviz.caps import (
+    ARCHS,
     BN_SLICE_MODES,
     MAX_EXTENT,
     SEED_MAX,
@@ -18,12 +24,17 @@ from bnviz.caps import (
     SLICE_MAX_TOTAL_REGIONS,
     SLICE_PAGE_MAX_REGIONS,
 )
-from bnviz.params.fields import InputError, choice, real, text, whole
+from bnviz.messages import brief
+from bnviz.params.fields import InputError, checked, choice, real, text, whole
 from bnviz.params.model import model_check, params_dataclass
 
-__all__ = ["SlicePageParams", "SliceParams", "check_slice_regions"]
+__all__ = ["SlicePageParams", "SliceParams", "SliceSetup", "check_slice_regions",
+           "image_indices"]
 
 _S = SLICE_LIMITS
+#: The longest path of a file a slice reads (the command line's files).
+_PATH_CHARS = 4096
+_ONE_OR_THREE = "three different test image indices, e.g. 0,1,2 (or one index)"
 
 
 @params_dataclass
@@ -58,31 +69,115 @@ def check_slice_regions(estimate: int, params: SliceParams) -> None:
                          "smaller window (--extent) or fewer mini-batches", "extent")
 
 
+def _path(optional: bool) -> Any:
+    """A file's path (text, or a path object read as its text): the command line's files."""
+
+    def check(raw: object, lax: bool) -> str | None:
+        if raw is None and optional:
+            return None
+        if isinstance(raw, os.PathLike):
+            raw = os.fspath(raw)
+        if not (isinstance(raw, str) and 0 < len(raw) <= _PATH_CHARS and "\x00" not in raw):
+            raise InputError(f"a file's path or a name, got {brief(raw)}")
+        return raw
+
+    schema = {"type": "string", "maxLength": _PATH_CHARS}
+    return checked(str | None if optional else str, check,
+                   {"anyOf": [schema, {"type": "null"}]} if optional else schema)
+
+
+def _choice_or_none(options: tuple[str, ...]) -> Any:
+    """One of ``options``, or None (not given)."""
+
+    def check(raw: object, lax: bool) -> str | None:
+        if raw is None:
+            return None
+        if not (isinstance(raw, str) and raw in options):
+            raise InputError(f"choose one of {', '.join(options)}, got {brief(raw)}")
+        return raw
+
+    return checked(str | None, check, {"anyOf": [{"type": "string", "enum": list(options)},
+                                                 {"type": "null"}]})
+
+
+def image_indices(images: str) -> tuple[int, ...]:
+    """The test image indices of ``images`` ("i,j,k" or "i"); () when it is not that."""
+    try:
+        idx = tuple(int(v) for v in images.split(","))
+    except ValueError:
+        return ()
+    ok = len(idx) in (1, 3) and min(idx) >= 0 and len(set(idx)) == len(idx)
+    return idx if ok else ()
+
+
 @params_dataclass
-class SlicePageParams(SliceParams):
-    """The /slice page's job: ``arms`` (one or two, comma-separated) of the networks job
-    ``job`` kept (run ``run``), or an uploaded network (``job`` = ``up-<hash>``, through the
-    data set ``data``), through test images ``images`` ("i,j,k"), with the slice settings
-    of :class:`SliceParams` and a page's region cap."""
+class SliceSetup(SliceParams):
+    """What is cut, with the settings of :class:`SliceParams`: the networks (``job``: a
+    finished job's id, its kept networks ``arms`` of run ``run``, one or two, comma-separated,
+    default the first it kept; or an uploaded network, ``job`` = ``up-<hash>``; or a file:
+    ``model``, an ONNX file, or ``weights``, a safetensors file of architecture ``arch``),
+    the images (``data``: a data set's name or an .npy (N, C, H, W); a job's network is cut
+    on its own job's data set), and the plane: through test images ``images`` ("i,j,k", or
+    one index and two random directions from ``seed``), or the .npz file ``plane`` (origin,
+    u, v; with ``extent``).  Train mode's mini-batches come from ``batch`` (an .npy), else
+    the data set's training images.
+
+    One name and one default each, for ``bnviz slice`` (the flag ``--name``) and the page."""
 
     job: text(64) = ""  # a job's id, or an upload's reference (up-<hash>)
     arms: text(80) = ""
-    data: text(40) = "digits"  # an upload's images (a job's are its own)
     run: whole(0, 1000) = 0
+    data: _path(False) = "digits"
     images: text(64) = "0,1,2"
+    model: _path(True) = None
+    weights: _path(True) = None
+    arch: _choice_or_none(ARCHS) = None
+    plane: _path(True) = None
+    batch: _path(True) = None
+
+    @model_check
+    def _what(self) -> None:
+        sources = [name for name in ("job", "model", "weights") if getattr(self, name)]
+        if len(sources) != 1:
+            raise InputError("one network: a job's (job), an ONNX file (model) or a "
+                             "safetensors file (weights)", "job")
+        if self.weights is not None and self.arch is None:
+            raise InputError(f"the architecture of the weights file: one of {', '.join(ARCHS)}",
+                             "arch")
+        arms = [a for a in self.arms.split(",") if a]
+        if len(arms) > 2 or not all(a.replace("_", "").isalnum() for a in arms):
+            raise InputError("one or two of the job's arms, e.g. bn_init,zero_bias", "arms")
+        if self.plane is not None:
+            if self.extent <= 0:
+                raise InputError("a plane from a file needs the window's half-width E (the "
+                                 "window [-E, E]^2)", "extent")
+        elif not image_indices(self.images):
+            raise InputError(_ONE_OR_THREE, "images")
+
+
+@params_dataclass
+class SlicePageParams(SliceSetup):
+    """The /slice page's job: :class:`SliceSetup` with one or two ``arms`` of the networks
+    job ``job`` kept (run ``run``), or an uploaded network (``job`` = ``up-<hash>``, through
+    the data set ``data``, a name), through three test images ``images``, under a page's
+    region cap; the page reads no file of the server.  Its check replaces SliceSetup's (the
+    same rules, stricter: a job or an upload, three images, no file)."""
+
+    data: text(40) = "digits"  # an upload's images (a job's are its own): a name, never a path
     max_regions: whole(1, SLICE_PAGE_MAX_REGIONS) = SLICE_PAGE_MAX_REGIONS
 
     @model_check
-    def _page(self) -> None:
+    def _what(self) -> None:
+        files = [name for name in ("model", "weights", "arch", "plane", "batch")
+                 if getattr(self, name) is not None]
+        if files:
+            raise InputError("the page slices a job's or an uploaded network, never a file of "
+                             "the server", files[0])
         if not self.job:
             raise InputError("choose a job whose networks to slice", "job")
         arms = ["upload"] if self.job.startswith("up-") else [
             a for a in self.arms.split(",") if a]
         if not 1 <= len(arms) <= 2 or not all(a.replace("_", "").isalnum() for a in arms):
             raise InputError("choose one or two arms", "arms")
-        try:
-            idx = [int(v) for v in self.images.split(",")]
-        except ValueError:
-            idx = []
-        if len(idx) != 3 or min(idx) < 0 or len(set(idx)) != 3:
+        if len(image_indices(self.images)) != 3:
             raise InputError("three different test image indices, e.g. 0,1,2", "images")

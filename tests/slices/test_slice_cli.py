@@ -33,7 +33,7 @@ def files(tmp_path):
 def test_json_summary_counts_every_nonlinear_layer(files, capsys):
     tmp, net, data = files
     code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
-                          "--through", "0,1,2", "--json")
+                          "--images", "0,1,2", "--json")
     assert code == 0, err
     s = json.loads(out)
     assert len(s["regions"]) == 4 and s["regions"][0] > 1  # a1, a2, ar1, ares
