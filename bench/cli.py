@@ -106,7 +106,7 @@ def main() -> None:
         for width, depth in SIZES:
             net = Path(tmp) / f"net{width}x{depth}.npz"
             network_file(net, width, depth)
-            cold, warm, out = cold_warm([*bnviz, "partition", "--weights", str(net), "--mode",
+            cold, warm, out = cold_warm([*bnviz, "partition", "--weights-file", str(net), "--mode",
                                          "random_bias", "--activation", "relu", "--extent",
                                          "1"], args.repeats)
             ours = json.loads(out)["regions"]

@@ -47,11 +47,11 @@ return performance.getEntriesByType('resource')
 
 def server_frame_ms(side: bool, frames: int = 20) -> float:
     """Median time of one frame answer in this process (no browser, no HTTP)."""
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.web.callbacks.explorer.state import control_values
     from bnviz.web.callbacks.explorer.training import frame_answer
 
-    body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
+    body = {"controls": control_values(PartitionParams()), "lr": 0.05, "batch": 32,
             "optimizer": "adam", "steps": 5, "side": side, "state": None}
     times = []
     for _ in range(frames):

@@ -74,10 +74,10 @@ def _steps(*steps: Step | str) -> tuple[Step, ...]:
 #: Every sample the documentation shows: a few seconds each, on the machine of the README.
 SAMPLES: dict[str, Sample] = {
     "partition": Sample(_steps(Step(
-        ".venv/bin/bnviz partition --depth 4 --width 6 --mode bn --dataset star --n 50 "
+        ".venv/bin/bnviz partition --depth 4 --width 6 --mode bn --dataset star --n-points 50 "
         "--extent 3", lines=6)), "the summary's first lines: Omega_{1|L}'s regions, layer 1"),
     "partition-small": Sample(_steps(Step(
-        ".venv/bin/bnviz partition --depth 2 --width 3 --mode bn --dataset star --n 50 "
+        ".venv/bin/bnviz partition --depth 2 --width 3 --mode bn --dataset star --n-points 50 "
         "--extent 3 --head 2", mask=(SECONDS,))), "a whole summary, two layers of three"),
     "train": Sample(_steps(Step(".venv/bin/bnviz train --steps 100 --frames 5",
                                 mask=(TIME_IN,)))),

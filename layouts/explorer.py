@@ -16,7 +16,7 @@ import bnviz.web.callbacks.explorer.training  # noqa: F401  (registers the page'
 from bnviz.caps import OPTIMIZERS, TRAIN_LIMITS, TRAIN_STEPS_PER_FRAME
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.params.partition import WEIGHTS
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from bnviz.web.callbacks.explorer import ids
@@ -107,7 +107,7 @@ def presets(caption: str) -> dbc.Card:
     ]), className="mb-2")
 
 
-def network_controls(s: ExplorerParams) -> dbc.Card:
+def network_controls(s: PartitionParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Network", className="text-muted"),
         html.Div([dbc.Label("depth L", className="small"),
@@ -129,7 +129,7 @@ def network_controls(s: ExplorerParams) -> dbc.Card:
     ]), className="mb-2")
 
 
-def data_controls(s: ExplorerParams) -> dbc.Card:
+def data_controls(s: PartitionParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Data", className="text-muted"),
         _row("data set", _select(ids.DATASET, s.dataset, DATASETS)),
@@ -151,7 +151,7 @@ def data_controls(s: ExplorerParams) -> dbc.Card:
     ]), className="mb-2")
 
 
-def bn_sliders(s: ExplorerParams) -> dbc.Card:
+def bn_sliders(s: PartitionParams) -> dbc.Card:
     """The mu and sigma sliders, right under the presets: on a 1280x720 screen they were
     below the first screen (issue 31), and they are what the page is about."""
     log2_sigma = math.log2(s.sigma_s)
@@ -168,7 +168,7 @@ def bn_sliders(s: ExplorerParams) -> dbc.Card:
     ]), className="mb-2")
 
 
-def bn_controls(s: ExplorerParams) -> dbc.Card:
+def bn_controls(s: PartitionParams) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("Batch normalization", className="text-muted"),
         _row("batch size", dbc.Input(id=ids.BATCH_SIZE, type="text", debounce=True, size="sm",
@@ -187,7 +187,7 @@ def bn_controls(s: ExplorerParams) -> dbc.Card:
     ]), className="mb-2")
 
 
-def view_controls(s: ExplorerParams, tls: bool, projector: bool) -> dbc.Card:
+def view_controls(s: PartitionParams, tls: bool, projector: bool) -> dbc.Card:
     return dbc.Card(dbc.CardBody([
         html.H6("View", className="text-muted"),
         html.Div([dbc.Label("highlighted layer", className="small"),
@@ -280,7 +280,7 @@ def training_tab() -> html.Div:
     ])
 
 
-def layout(settings: ExplorerParams, view: str, tls: bool, projector: bool,
+def layout(settings: PartitionParams, view: str, tls: bool, projector: bool,
            extra_points: list, message: str, caption: str, preset: str | None) -> html.Div:
     return html.Div(id=ids.ROOT, className="projector" if projector else "", children=[
         dcc.Store(id=ids.QUERY),

@@ -49,8 +49,7 @@ def check_bounds(model: type, name: str, lo: float, hi: float, whole: bool,
 
 #: Optional fields where None is a value ("not set"), not junk.
 NONE_MEANS_DEFAULT: dict[str, tuple[str, ...]] = {
-    "PartitionParams": ("batch_seed", "batch_size", "widths"),
-    "ExplorerParams": ("batch_size",),
+    "PartitionParams": ("batch_size", "widths"),
     "JitterParams": ("virtual_batch_size",),
     "BNStatsParams": ("virtual_batch_size",),
     "DensityParams": ("layers",),

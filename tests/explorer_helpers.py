@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import SCOPES
 from bnviz.views.style import PARTITION
 from bnviz.web.callbacks.explorer import callbacks as ce
@@ -34,7 +34,7 @@ INT_FIELDS = ("depth", "width", "weight_seed", "n_points", "data_seed", "batch_s
 FLOAT_FIELDS = ("alpha", "mu_t", "sigma_s", "extent")
 
 #: A small network: every update_views call on it takes a few tens of milliseconds.
-SMALL = ExplorerParams(depth=3, width=5, n_points=60, layer=2)
+SMALL = PartitionParams(depth=3, width=5, n_points=60, layer=2)
 
 
 raw_settings = st.fixed_dictionaries({
@@ -48,11 +48,11 @@ raw_settings = st.fixed_dictionaries({
     "sigma_s": st.floats(0.25, 4.0), "scope": st.sampled_from(SCOPES),
     "target_layer": st.integers(1, 12), "target_unit": st.integers(0, 63),
     "layer": st.integers(1, 12), "extent": st.floats(0.5, 20.0)})
-valid_settings = raw_settings.map(ExplorerParams.parse)
+valid_settings = raw_settings.map(PartitionParams.from_page)
 
 
-def assert_same_settings(a: ExplorerParams, b: ExplorerParams) -> None:
-    for f in fields(ExplorerParams):
+def assert_same_settings(a: PartitionParams, b: PartitionParams) -> None:
+    for f in fields(PartitionParams):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if f.name in FLOAT_FIELDS:
             assert math.isclose(x, y, rel_tol=1e-11, abs_tol=1e-300), (f.name, x, y)
@@ -111,7 +111,7 @@ def summary_text(summary) -> str:
     return " ".join(c for c in walk(summary) if isinstance(c, str))
 
 
-def views(s: ExplorerParams, view: str = "space", tls: bool = False, projector: bool = False,
+def views(s: PartitionParams, view: str = "space", tls: bool = False, projector: bool = False,
           extra: list | None = None, controls: dict | None = None) -> tuple:
     return ce.update_views(controls if controls is not None else es.control_values(s),
                            extra or [], view, tls, projector)
@@ -122,7 +122,7 @@ def good(out: tuple) -> tuple:
     return out
 
 
-def space_fig(s: ExplorerParams, **kw) -> dict:
+def space_fig(s: PartitionParams, **kw) -> dict:
     return good(views(s, **kw))[0]
 
 

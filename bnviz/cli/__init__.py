@@ -112,7 +112,7 @@ def execute(argv: Sequence[str]) -> bytes:
 
 #: Options naming a file a command reads, and options naming one it writes (a Path once
 #: parsed): each checked before any work.
-INPUT_FILES = ("weights", "data", "model", "batch", "plane")
+INPUT_FILES = ("weights", "weights_file", "data", "model", "batch", "plane")
 OUTPUT_FILES = ("out", "save", "save_weights", "movie", "geometry")
 #: The formats whose output is binary: never written to a terminal.
 BINARY_FORMATS = ("png",)

@@ -1,7 +1,7 @@
 """What each tour step shows, for a state of the lecture's four sliders.
 
 :func:`step_settings` applies the sliders (mu, sigma, batch size, depth) to a step's settings,
-through the one parameter layer (``ExplorerParams``), keeping only the sliders that act on the
+through the one parameter layer (``PartitionParams``), keeping only the sliders that act on the
 step's scene; :func:`compute_scene` calls the one bnviz function behind the scene (the
 explorer's ``explore``, Figure 3's ``concentration`` (and on an image plane, the
 slices' ``facet_density``), Figure 6's ``run_jitter``, Figure 7's
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from bnviz.lecture.tour import TOUR, TourStep, step_by_key
-from bnviz.params import ExplorerParams, InputError, JitterParams
+from bnviz.params import InputError, JitterParams, PartitionParams
 from bnviz.params.cost import SCENE_SECONDS, scene_seconds
 from bnviz.service.cache import memoize, shared_memoize
 
@@ -47,7 +47,7 @@ TRAINING_RUN = {"steps": 300, "frames": 31, "batch_size": 32, "lr": 0.05, "optim
 @dataclass(frozen=True)
 class Scene:
     step: TourStep
-    settings: ExplorerParams  # the step's settings with the sliders applied
+    settings: PartitionParams  # the step's settings with the sliders applied
     data: Any  # what the scene's figure needs (see compute_scene)
     note: str = ""  # what the sliders could not do here, said plainly
     #: Figure 9's colours (a step with ``tls``): the two layers' values and distances
@@ -57,7 +57,7 @@ class Scene:
 
 def step_settings(step: TourStep, mu_t: float | None = None, sigma_log2: float | None = None,
                   batch_log2: float | None = None, depth: int | None = None
-                  ) -> tuple[ExplorerParams, str]:
+                  ) -> tuple[PartitionParams, str]:
     """The step's settings with the live sliders applied (None: the step's own value), and a
     note for a batch larger than the data (taken as all the data). InputError names a bad
     slider value (only a crafted request sends one)."""
@@ -88,16 +88,16 @@ def step_settings(step: TourStep, mu_t: float | None = None, sigma_log2: float |
         raw["batch_size"] = "all"
     raw.setdefault("batch_size", "all" if step.settings.batch_size is None
                    else str(step.settings.batch_size))
-    return ExplorerParams.parse(raw), note
+    return PartitionParams.from_page(raw), note
 
 
-def _explore(settings: ExplorerParams):
+def _explore(settings: PartitionParams):
     from bnviz.views.explorer import explore
 
     return explore(settings)
 
 
-def _without_and_with_bn(settings: ExplorerParams) -> tuple:
+def _without_and_with_bn(settings: PartitionParams) -> tuple:
     """The same weights without BN (random biases, or the settings' own mode) and with it."""
     from bnviz.views.explorer import comparison_modes
 
@@ -105,7 +105,7 @@ def _without_and_with_bn(settings: ExplorerParams) -> tuple:
                  for mode in comparison_modes(settings.mode))
 
 
-def _density(settings: ExplorerParams) -> dict:
+def _density(settings: PartitionParams) -> dict:
     """Figure 3: every layer's facet counts near each grid point, for each mode."""
     from bnviz.core.network import random_network
     from bnviz.data.datasets import make_dataset
@@ -123,7 +123,7 @@ def _density(settings: ExplorerParams) -> dict:
             "points": data.points, "box": (-e, e, -e, e)}
 
 
-def _jitter(settings: ExplorerParams):
+def _jitter(settings: PartitionParams):
     from bnviz.views.jitter import run_jitter
 
     n = settings.n_points
@@ -133,7 +133,7 @@ def _jitter(settings: ExplorerParams):
                                    batch_size=batch, realizations=16))
 
 
-def _training(settings: ExplorerParams) -> dict:
+def _training(settings: PartitionParams) -> dict:
     """The recorded runs of the settings' network on their data, without BN and with it
     (:func:`bnviz.views.trainer.recorded_runs`), a frame every 10 steps."""
     from bnviz.caps import EXPLORER_MAX_REGIONS
@@ -233,7 +233,7 @@ def _dannemann():
 
 
 @memoize(cost=lambda settings: SCENE_SECONDS["figure9"])
-def _figure9(settings: ExplorerParams):
+def _figure9(settings: PartitionParams):
     """Figure 9's numbers for the input-space scene of these settings (layer 1 and the
     highlighted layer)."""
     from bnviz.views.figure9 import tls_layers
@@ -244,7 +244,7 @@ def _figure9(settings: ExplorerParams):
 # a slider's new value computes under the web's admission (a busy server answers one line,
 # which the lecture shows where it shows a bad value), a precomputed step never waits
 @memoize(cost=scene_seconds)
-def _scene_data(scene: str, settings: ExplorerParams) -> tuple[Any, str]:
+def _scene_data(scene: str, settings: PartitionParams) -> tuple[Any, str]:
     if scene in ("space", "unit"):
         return _explore(settings), ""
     if scene in ("layers", "split"):

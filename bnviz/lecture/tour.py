@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 
 __all__ = ["SLIDERS", "SCENES", "TOUR", "TourStep", "step_by_key"]
 
@@ -33,7 +33,7 @@ class TourStep:
     paper: str  # short name of the paper the step is about
     caption: str  # one to three sentences
     scene: str  # one of SCENES
-    settings: ExplorerParams
+    settings: PartitionParams
     live: frozenset[str] = _EXPLORER_SLIDERS  # the sliders that act on this scene
     #: "mu" or "sigma": the slider its play button sweeps; "frames": the recorded frames
     #: its play button plays (the training step)
@@ -46,9 +46,9 @@ class TourStep:
         return next(i for i, s in enumerate(TOUR, 1) if s.key == self.key)
 
 
-_FIG1 = ExplorerParams(depth=4, width=6, mode="bn", dataset="moons", layer=4, shift_x=1.0,
+_FIG1 = PartitionParams(depth=4, width=6, mode="bn", dataset="moons", layer=4, shift_x=1.0,
                        shift_y=1.0)  # the explorer's Figure 1 preset: data off the origin
-_FIG2 = ExplorerParams(depth=2, width=8, mode="bn", scope="unit", target_layer=2,
+_FIG2 = PartitionParams(depth=2, width=8, mode="bn", scope="unit", target_layer=2,
                        target_unit=0, layer=2)
 _BN = "BN paper"
 
@@ -110,47 +110,47 @@ TOUR: tuple[TourStep, ...] = (
              "them over the plane; zero bias (top) sends every layer-1 line through the "
              "origin, here the star's centre; with BN (bottom) deeper layers keep theirs on "
              "the data. The paper: width 1024, 11 layers; here width 64.",
-             "density", ExplorerParams(depth=6, width=64, dataset="star", n_points=50,
+             "density", PartitionParams(depth=6, width=64, dataset="star", n_points=50,
                                        layer=6), live=frozenset({"depth"})),
     TourStep("slice", "Figure 3 on real images: a slice of a conv net", _BN,
              "A plane through three test digits (dots), cut through the appendix CNN at its "
              "random start, without BN and with one mini-batch's BN statistics. The near/far "
              "region density printed with it: BN raises it only a little here; the Slices "
              "page cuts trained networks.",
-             "slice", ExplorerParams(), live=frozenset()),
+             "slice", PartitionParams(), live=frozenset()),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
              "Each thin gray line is the decision boundary under one mini-batch's statistics; "
              "the thick line is the test-time boundary. Smaller batches jitter more, which the "
              "paper reads as a regulariser.",
-             "jitter", ExplorerParams(depth=3, width=8, batch_size=16, n_points=200),
+             "jitter", PartitionParams(depth=3, width=8, batch_size=16, n_points=200),
              live=frozenset({"batch", "depth"})),
     TourStep("fig7", "Figure 7: the statistics' own distributions", _BN,
              "μ_B and σ²_B over 3000 mini-batches (histograms), eq. 13's analytical law (blue) "
              "and noise-controlled BN with a virtual batch of half the batch (vermillion). "
              "Move the batch size: their variance shrinks as 1/|B|.",
-             "bnstats", ExplorerParams(batch_size=64), live=frozenset({"batch"})),
+             "bnstats", PartitionParams(batch_size=64), live=frozenset({"batch"})),
     TourStep("dannemann", "Dannemann & Junike: no better initialisation",
              "Dannemann & Junike",
              "Their three-point example, starting at W0 = W* = (1, 3), the least-squares optimum: "
              "the BN loss still has a gradient there (red arrow), and the nearest BN optimum "
              "is 4.24 away (squared), where Santurkar et al.'s Lemma 4.5 bounds it by 0.",
-             "dannemann", ExplorerParams(), live=frozenset()),
+             "dannemann", PartitionParams(), live=frozenset()),
     TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
              "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
              "2D task, both networks from the same weights, the loss varies a little more along "
              "each step with BN (mean range 0.027 against 0.023) and the effective "
              "β-smoothness is larger (4.7 against 3.8): their claim does not show here.",
-             "santurkar", ExplorerParams(), live=frozenset()),
+             "santurkar", PartitionParams(), live=frozenset()),
     TourStep("luo", "Luo et al.: mini-batch noise as a regulariser", "Luo et al.",
              "Luo et al. write BN as population normalisation plus a γ decay of strength "
              "3/(4M) from the noise of μ_B and σ_B. Move the batch size M: the statistics' "
              "spread narrows and the regulariser weakens.",
-             "luo", ExplorerParams(batch_size=16), live=frozenset({"batch"})),
+             "luo", PartitionParams(batch_size=16), live=frozenset({"batch"})),
     TourStep("ergen", "Ergen et al.: BN networks as convex programs", "Ergen et al.",
              "Ergen et al. solve a BN network's training in closed form: their BN layer whitens "
              "the data (right: U of X = UΣVᵀ), and the trained network's objective meets the "
              "closed-form optimum p* (the lecture view prints both and their gap).",
-             "ergen", ExplorerParams(), live=frozenset()),
+             "ergen", PartitionParams(), live=frozenset()),
 )
 
 

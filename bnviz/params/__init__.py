@@ -21,13 +21,13 @@ _WHERE: dict[str, str] = {
     "default_layers": "density", "InputError": "fields", "parse": "model",
     "JitterParams": "jitter", "TrainingJobParams": "jitter",
     "TrainingParams": "jitter", "IMAGE_JOB_PARAMS": "jobs", "LandscapeParams": "landscape",
-    "NoisyBN": "landscape", "ExplorerParams": "partition", "PartitionParams": "partition",
+    "NoisyBN": "landscape", "PartitionParams": "partition",
     "LiveTrainingParams": "live", "LiveFrameParams": "live", "SliceParams": "slice",
     "SlicePageParams": "slice",
 }
 
 __all__ = ["IMAGE_JOB_PARAMS", "BNStatsParams", "DensityPageParams", "DensityParams",
-           "ExplorerParams", "InputError", "JitterParams", "LandscapeParams",
+           "InputError", "JitterParams", "LandscapeParams",
            "LiveFrameParams", "LiveTrainingParams", "NoisyBN",
            "PartitionParams", "SlicePageParams", "SliceParams", "TrainingJobParams",
            "TrainingParams", "default_layers", "parse", "warm_validators"]
@@ -64,5 +64,5 @@ if TYPE_CHECKING:  # for type checkers and readers: the names, eagerly
     from bnviz.params.landscape import LandscapeParams, NoisyBN
     from bnviz.params.live import LiveFrameParams, LiveTrainingParams
     from bnviz.params.model import parse
-    from bnviz.params.partition import ExplorerParams, PartitionParams
+    from bnviz.params.partition import PartitionParams
     from bnviz.params.slice import SlicePageParams, SliceParams

@@ -149,13 +149,13 @@ def check_alpha(activation: str, alpha: float) -> None:
         raise InputError(f"leaky_relu needs 0 < alpha < 1, got {alpha:g}", "alpha")
 
 
-def check_bn_batch_size(mode: str, batch_size: int | None, n: int) -> None:
+def check_bn_batch_size(mode: str, batch_size: int | None, n: int, n_field: str = "n") -> None:
     """BN normalises by the batch's biased sigma (eq. 3): a batch of one point has sigma 0
     for every unit, and the partition would be an artefact of the sigma floor."""
     batch = n if batch_size is None else min(batch_size, n)
     if mode == "bn" and batch < 2:
         raise InputError(f"a BN batch needs at least 2 points (sigma of {batch} point is 0 "
-                         "for every unit)", "batch_size" if batch_size is not None else "n")
+                         "for every unit)", "batch_size" if batch_size is not None else n_field)
 
 
 def check_bn_batch(batch: np.ndarray, first_weights: np.ndarray, mode: str) -> None:
@@ -308,7 +308,7 @@ SCENE_SECONDS = {"density": 6.0, "training": 6.5, "figure9": 3.0, "slice": float
 
 
 def scene_seconds(scene: str, settings: Any) -> float:
-    """Estimated seconds of a lecture scene at explorer ``settings`` (an ExplorerParams): a
+    """Estimated seconds of a lecture scene at explorer ``settings`` (an PartitionParams): a
     partition (two for the side-by-side scenes, sixteen realisations for the jitter), or a
     measured figure (:data:`SCENE_SECONDS`); the papers' small scenes are light."""
     one = partition_seconds((settings.width,) * settings.depth, settings.activation,

@@ -1,12 +1,14 @@
-"""The exact partition's parameters: the command line's ``partition`` and the explorer page.
+"""The exact partition's parameters: one model for the explorer page, ``bnviz partition``,
+``bnviz figure9`` and the lecture's scenes (issue 43: one name and one default for each).
 
-Both describe one computation (a random 2D network, its data and batch, the mu and sigma
-sliders, the box); they differ in names (the CLI's option names, the page's controls) and in
-bounds (the page keeps one web request cheap: :data:`~bnviz.caps.EXPLORER_LIMITS`).
+The model's bounds are the engine's (:mod:`bnviz.caps`); the page holds its controls to
+tighter ones, which keep one web request cheap (:data:`~bnviz.caps.EXPLORER_LIMITS`), checked
+by :meth:`PartitionParams.from_page` on what a page, a URL or a lecture step sends.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -38,7 +40,6 @@ from bnviz.params.fields import (
     int_list,
     real,
     whole,
-    whole_or_none,
 )
 from bnviz.params.model import (
     CheckInfo,
@@ -48,12 +49,9 @@ from bnviz.params.model import (
     parse,
 )
 
-__all__ = ["WEIGHTS", "ExplorerParams", "Figure9Params", "PartitionParams"]
+__all__ = ["WEIGHTS", "Figure9Params", "PartitionParams"]
 
 _E = EXPLORER_LIMITS
-#: Where the explorer's weights come from: ``random`` (He-normal from the weight seed) or
-#: ``trained`` (that random start trained on the data with BN: the BN paper's Figure 9 shows
-#: a trained toy network; :func:`bnviz.views.explorer.trained_network`).
 
 
 def _int(name: str) -> Any:
@@ -65,95 +63,55 @@ def _float(name: str) -> Any:
     return real(*_E[name])
 
 
+#: Each field the page bounds, and its bounds' key in EXPLORER_LIMITS.
+_PAGE_BOUNDED = {**{name: name for name in _E if name != "shift"},
+                 "shift_x": "shift", "shift_y": "shift"}
+
+
 @params_dataclass
 class PartitionParams:
-    """``bnviz partition``: every option but the files (``--weights`` sets ``widths``).
+    """The exact partition of a random (or trained) 2D network on generated data, with BN's
+    sliders (BN paper Figures 1, 2 and 9; issue 3): every control of the explorer page and
+    every option of ``bnviz partition`` but the files.
 
-    Checked before any work: the bounds, the sliders' target, a BN batch of at least 2
-    points, and every layer's expected regions against :data:`MAX_REGIONS`
-    (:func:`bnviz.params.cost.expected_regions`, an estimate for random weights; a trained
-    network read from a file may differ, and the engine's runtime cap stays the final guard).
-    The batch's spread is checked once the data are read (:func:`~bnviz.params.cost.
-    check_bn_batch`).
+    Settings that depend on each other are clamped, not refused (a smaller depth keeps the
+    chosen layer in range), so moving one control never invalidates another. Checked before
+    any work: the network's size and a BN batch of at least 2 points; the expected regions
+    by :meth:`check_cost`, which the command line calls. The batch size is checked against
+    the data (which include a page's added points, or a file's) when the partition is
+    computed.
     """
 
     depth: whole(1, MAX_DEPTH) = 4
-    width: whole(1, MAX_WIDTH) = 6
+    width: whole(1, MAX_WIDTH) = 8
     activation: choice(ACTIVATIONS) = "leaky_relu"
     alpha: real() = 0.1
     mode: choice(MODES) = "bn"
+    weight_seed: whole(0, SEED_MAX) = 0
     dataset: choice(DATASETS) = "moons"
-    n: whole(1, MAX_POINTS) = 100
-    seed: whole(0, SEED_MAX) = 0
-    batch_seed: whole_or_none(0, SEED_MAX) = None
-    batch_size: count_or_all(2, MAX_POINTS) = None
-    extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
-    shift_x: real(-MAX_EXTENT, MAX_EXTENT) = 0.0  # the data moved off the origin
-    shift_y: real(-MAX_EXTENT, MAX_EXTENT) = 0.0
-    head: whole(0, 2) = 0
-    mu_scale: _float("mu_t") = 1.0
-    sigma_scale: _float("sigma_s") = 1.0
+    n_points: whole(1, MAX_POINTS) = 100
+    data_seed: whole(0, SEED_MAX) = 0
+    batch_size: count_or_all(2, MAX_POINTS) = None  # None: all data (test-time statistics)
+    batch_seed: whole(0, SEED_MAX) = 0
+    mu_t: _float("mu_t") = 1.0
+    sigma_s: _float("sigma_s") = 1.0
     scope: choice(SCOPES) = "all"
     target_layer: whole(1, MAX_DEPTH) = 1
     target_unit: whole(0, MAX_WIDTH - 1) = 0
+    layer: whole(1, MAX_DEPTH) = 4  # the highlighted layer (the page's views)
+    extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
+    shift_x: real(-MAX_EXTENT, MAX_EXTENT) = 0.0  # the data moved off the origin (Figure 1)
+    shift_y: real(-MAX_EXTENT, MAX_EXTENT) = 0.0
+    weights: choice(WEIGHTS) = "random"
+    #: Logits of a random classifier head (its decision boundary is drawn; 0: none).
+    head: whole(0, 2) = 0
+    #: Recompute later layers' mu, sigma after a slider moved (False: frozen, as the explorer
+    #: and the paper's Figure 2).
+    recompute_statistics: bool = False
     #: The layer widths of a network read from a file (None: ``depth`` layers of ``width``).
     widths: tuple[int, ...] | None = None
     #: Whether the data come from a file (their number is known only once read).
     data_file: bool = False
-
-    @property
-    def layer_widths(self) -> tuple[int, ...]:
-        return self.widths if self.widths is not None else (self.width,) * self.depth
-
-    @model_check
-    def _fits(self) -> None:
-        widths = self.layer_widths
-        check_network_size(widths, "widths")
-        check_alpha(self.activation, self.alpha)
-        if self.scope != "all" and self.target_layer > len(widths):
-            raise InputError(f"the network has {len(widths)} layers, got {self.target_layer}",
-                             "target_layer")
-        target_width = widths[min(self.target_layer, len(widths)) - 1]
-        if self.scope == "unit" and self.target_unit >= target_width:
-            raise InputError(f"layer {self.target_layer} has units 0..{target_width - 1}, got "
-                             f"{self.target_unit}", "target_unit")
-        if not self.data_file:
-            check_bn_batch_size(self.mode, self.batch_size, self.n)
-        check_partition_size(widths, self.activation, self.mode, self.extent, MAX_REGIONS)
-
-
-@params_dataclass
-class ExplorerParams:
-    """Every control of the explorer page (issue 3, BN paper Figures 1, 2 and 9).
-
-    Settings that depend on each other are clamped, not refused (a smaller depth keeps the
-    chosen layer in range), so moving one control never invalidates another.  The batch size
-    is checked against the data (which include added points) when the partition is computed,
-    and the page's region cap (:data:`~bnviz.caps.EXPLORER_MAX_REGIONS`) refuses a
-    too fine partition within about a second, so no estimate is needed here.
-    """
-
-    depth: _int("depth") = 4
-    width: _int("width") = 8
-    activation: choice(ACTIVATIONS) = "leaky_relu"
-    alpha: _float("alpha") = 0.1
-    mode: choice(MODES) = "bn"
-    weight_seed: _int("weight_seed") = 0
-    dataset: choice(DATASETS) = "moons"
-    n_points: _int("n_points") = 100
-    data_seed: _int("data_seed") = 0
-    batch_size: count_or_all(2, MAX_POINTS) = None  # None: all data (test-time statistics)
-    batch_seed: _int("batch_seed") = 0
-    mu_t: _float("mu_t") = 1.0
-    sigma_s: _float("sigma_s") = 1.0
-    scope: choice(SCOPES) = "all"
-    target_layer: _int("target_layer") = 1
-    target_unit: _int("target_unit") = 0
-    layer: _int("layer") = 4  # highlighted layer
-    extent: _float("extent") = 3.0
-    shift_x: _float("shift") = 0.0  # the data moved off the origin (BN paper Figure 1)
-    shift_y: _float("shift") = 0.0
-    weights: choice(WEIGHTS) = "random"
 
     @field_check("target_layer", "layer", mode="after")
     @classmethod
@@ -165,10 +123,56 @@ class ExplorerParams:
     def _within_width(cls, value: int, info: CheckInfo) -> int:
         return min(value, info.data.get("width", value + 1) - 1)
 
+    @property
+    def layer_widths(self) -> tuple[int, ...]:
+        return self.widths if self.widths is not None else (self.width,) * self.depth
+
+    @model_check
+    def _fits(self) -> None:
+        widths = self.layer_widths
+        check_network_size(widths, "widths")
+        check_alpha(self.activation, self.alpha)
+        if self.widths is not None and self.weights != "random":
+            raise InputError("a network read from a file is used as it is: weights must be "
+                             "random (the file's)", "weights")
+        if self.widths is not None and self.scope != "all":
+            if self.target_layer > len(widths):
+                raise InputError(f"the network has {len(widths)} layers, got "
+                                 f"{self.target_layer}", "target_layer")
+            target_width = widths[self.target_layer - 1]
+            if self.scope == "unit" and self.target_unit >= target_width:
+                raise InputError(f"layer {self.target_layer} has units 0..{target_width - 1}, "
+                                 f"got {self.target_unit}", "target_unit")
+        if not self.data_file:
+            check_bn_batch_size(self.mode, self.batch_size, self.n_points, "n_points")
+
+    def check_cost(self, max_regions: int = MAX_REGIONS) -> None:
+        """Refuse at once (InputError) when a layer's expected regions are over
+        ``max_regions`` (:func:`bnviz.params.cost.expected_regions`, an estimate for random
+        weights): what the command line checks before any work. The page does not: its own
+        region cap (:data:`~bnviz.caps.EXPLORER_MAX_REGIONS`) stops a too fine cut within
+        about a second, and a slider's state stays valid whatever its cost."""
+        check_partition_size(self.layer_widths, self.activation, self.mode, self.extent,
+                             max_regions)
+
     @classmethod
-    def parse(cls, raw: Any) -> ExplorerParams:
-        """Validate raw values (strings from a URL, numbers from controls); missing ->
-        default, unknown keys ignored.  Raises InputError naming the first bad setting."""
+    def from_page(cls, raw: Any) -> PartitionParams:
+        """What a page, a URL or a lecture step sends: raw values (strings from a URL,
+        numbers from controls; missing -> default, unknown keys ignored), held to the
+        page's bounds too (:data:`~bnviz.caps.EXPLORER_LIMITS`), checked first: one
+        InputError names every setting outside them, else the model's checks run."""
+        outside: dict[str, str] = {}
+        for name, key in _PAGE_BOUNDED.items():
+            lo, hi = _E[key]
+            try:  # a value that is no number is the model's to name
+                value = float(raw[name]) if isinstance(raw, Mapping) and name in raw else None
+            except (TypeError, ValueError, OverflowError):
+                value = None
+            if value is not None and not lo <= value <= hi:  # NaN: the model's
+                outside[name] = (f"{name.replace('_', ' ')}: {lo:g} to {hi:g} on this page, "
+                                 f"got {value:g}")
+        if outside:
+            raise InputError("; ".join(outside.values()), next(iter(outside)))
         return parse(cls, raw)
 
     def to_query(self) -> dict[str, str]:
@@ -220,9 +224,9 @@ class Figure9Params:
                              f"({depth}), comma-separated, got {brief(raw)}")
         return layers
 
-    def explorer_settings(self) -> ExplorerParams:
+    def explorer_settings(self) -> PartitionParams:
         """The explorer's settings of this computation (its Figure 9 preset at seed 0)."""
-        return ExplorerParams(depth=self.depth, width=self.width, activation=self.activation,
+        return PartitionParams(depth=self.depth, width=self.width, activation=self.activation,
                               weight_seed=self.seed, dataset=self.dataset, n_points=self.n,
                               data_seed=self.seed, layer=max(self.layers), extent=self.extent,
                               shift_x=self.shift_x, shift_y=self.shift_y, weights=self.weights)

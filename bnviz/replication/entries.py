@@ -53,7 +53,8 @@ class Entry:
         return self.shown or " && ".join(self.commands)
 
 
-_MOONS = "--dataset moons --shift-x 1 --shift-y 1 --depth 4 --width 6 --n 200 --seed 0"
+_MOONS = ("--dataset moons --shift-x 1 --shift-y 1 --depth 4 --width 6 --n-points 200 "
+          "--weight-seed 0 --data-seed 0")
 #: Figure 1 judged over seeds (weights and data), each in the three modes.
 FIG1_SEEDS = 10
 FIG1_MODES = ("bn", "zero_bias", "random_bias")
@@ -87,10 +88,10 @@ ENTRIES: tuple[Entry, ...] = (
           "BN (zero or random bias) they do not, and BN's layer-1 partition is central "
           "(judged by the data's distance to each layer's nearest facet, in input space)",
           "a picture (4 layers of 6 units, leaky-ReLU, 2D data)",
-          tuple(f"bnviz partition {_MOONS.replace('--seed 0', f'--seed {seed}')} --mode {mode}"
+          tuple(f"bnviz partition {_MOONS.replace('-seed 0', f'-seed {seed}')} --mode {mode}"
                 for seed in range(FIG1_SEEDS) for mode in FIG1_MODES),
           lambda *runs: j.fig1_ours(runs, FIG1_MODES), j.fig1_status,
-          shown=(f"bnviz partition {_MOONS.replace('--seed 0', '--seed S')} --mode M, for S in "
+          shown=(f"bnviz partition {_MOONS.replace('-seed 0', '-seed S')} --mode M, for S in "
                  f"0..{FIG1_SEEDS - 1} and M in {', '.join(FIG1_MODES)}")),
     Entry("bn-fig3-concentration", "bn",
           "Figure 3: only BN concentrates the facets of deep layers near the data (layers 1, "

@@ -10,7 +10,7 @@ sigma_BN are those of the network without slider changes (frozen statistics, as 
 Figure 2 fixes mu_2 while sigma_1 varies).  The weights are random (He-normal from the weight
 seed) or, for Figure 9's "trained toy DN", that random start trained with BN on the data
 (:func:`trained_network`).  Everything here is also reachable from the command line
-(``python -m bnviz partition --mu-scale ...``, ``python -m bnviz figure9``).
+(``python -m bnviz partition --mu-t ...``, ``python -m bnviz figure9``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from bnviz.core.network import (
 )
 from bnviz.core.partition import Partition, box_from_extent, compute_partition
 from bnviz.data.datasets import Dataset, as_dataset, make_dataset, shifted
-from bnviz.params import ExplorerParams, InputError
+from bnviz.params import InputError, PartitionParams
+from bnviz.params.cost import check_bn_batch
 from bnviz.service.cache import memoize
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ __all__ = [
     "is_central",
     "pattern_raster",
     "settings_overrides",
+    "partition_of",
+    "PartitionRun",
     "slider_overrides",
     "trained_network",
     "unit_view",
@@ -72,9 +75,11 @@ RASTER = 128
 TRAINING = {"steps": 500, "lr": 0.01, "optimizer": "adam", "batch_size": 32}
 
 
-def settings_overrides(settings: ExplorerParams) -> BNOverrides:
-    """The settings' mu and sigma sliders as BN overrides."""
-    return slider_overrides(settings.depth, settings.width, settings.mu_t, settings.sigma_s,
+def settings_overrides(settings: PartitionParams, net: Network) -> BNOverrides:
+    """The settings' mu and sigma sliders as BN overrides of ``net`` (the target layer's
+    width is the network's: a file's layers may differ)."""
+    target_width = net.widths[min(settings.target_layer, net.depth) - 1]
+    return slider_overrides(net.depth, target_width, settings.mu_t, settings.sigma_s,
                             settings.scope, settings.target_layer, settings.target_unit)
 
 
@@ -196,13 +201,14 @@ def trained_network(depth: int, width: int, activation: str, alpha: float, seed:
                           TRAINING["steps"])
 
 
-def explorer_network(settings: ExplorerParams) -> tuple[Network, TrainedNetwork | None]:
+def explorer_network(settings: PartitionParams) -> tuple[Network, TrainedNetwork | None]:
     """The settings' network in their mode: random weights from the weight seed, or those
     weights trained (``weights="trained"``; the same weights without BN in the other modes,
     as Figure 1 compares), with the training's report."""
     if settings.weights == "random":
         return random_network(settings.depth, settings.width, settings.activation,
-                              settings.alpha, settings.mode, settings.weight_seed), None
+                              settings.alpha, settings.mode, settings.weight_seed,
+                              head_outputs=settings.head), None
     trained = trained_network(settings.depth, settings.width, settings.activation,
                               settings.alpha, settings.weight_seed, settings.dataset,
                               settings.n_points, settings.data_seed, settings.shift_x,
@@ -212,7 +218,7 @@ def explorer_network(settings: ExplorerParams) -> tuple[Network, TrainedNetwork 
 
 @dataclass(frozen=True)
 class ExplorerResult:
-    settings: ExplorerParams
+    settings: PartitionParams
     data: Dataset
     batch: np.ndarray
     network: Network
@@ -238,7 +244,7 @@ def comparison_modes(mode: str) -> tuple[str, str]:
     return (mode if mode != "bn" else "random_bias", "bn")
 
 
-def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = None) -> Dataset:
+def explorer_data(settings: PartitionParams, extra_points: np.ndarray | None = None) -> Dataset:
     """The data set of the settings plus the points a user added (clicked or uploaded)."""
     data = shifted(make_dataset(settings.dataset, settings.n_points, settings.data_seed),
                    settings.shift_x, settings.shift_y)
@@ -251,26 +257,59 @@ def explorer_data(settings: ExplorerParams, extra_points: np.ndarray | None = No
                       np.concatenate([data.labels, extra.labels]), name=data.name)
 
 
-def explore(settings: ExplorerParams, extra_points: np.ndarray | None = None,
-            device: torch.device | str | None = None) -> ExplorerResult:
-    """Compute everything the explorer shows for one state of its controls."""
-    data = explorer_data(settings, extra_points)
+@dataclass(frozen=True)
+class PartitionRun:
+    """One exact partition of the settings: its data, network, batch, the mu and sigma each
+    layer uses (BN paper eq. 3 with the sliders' overrides) and the partition itself."""
+
+    settings: PartitionParams
+    data: Dataset
+    network: Network
+    batch: np.ndarray
+    stats: tuple[LayerStatistics, ...]
+    partition: Partition
+    training: TrainedNetwork | None = None  # weights="trained": how the network learned
+
+
+def partition_of(settings: PartitionParams, extra_points: np.ndarray | None = None, *,
+                 data: Dataset | None = None, network: Network | None = None,
+                 device: torch.device | str | None = None,
+                 max_regions: int | None = None) -> PartitionRun:
+    """The one route to the exact partition of ``settings``: the explorer page, ``bnviz
+    partition``, ``bnviz figure9`` and the lecture's scenes all call it. ``data`` and
+    ``network`` replace the generated ones (the command line's files); ``max_regions``
+    caps the cut (the page's :data:`~bnviz.caps.EXPLORER_MAX_REGIONS`; None: the engine's)."""
+    data = explorer_data(settings, extra_points) if data is None else data
     n = data.points.shape[0]
     if settings.batch_size is not None and settings.batch_size > n:
         raise InputError(f"batch size: at most the number of points ({n}), got "
                          f"{settings.batch_size}")
-    net, training = explorer_network(settings)
+    training = None
+    if network is None:
+        network, training = explorer_network(settings)
     batch = select_batch(data.points, settings.batch_size, settings.batch_seed)
-    stats = layer_statistics(net, batch, settings_overrides(settings), frozen=True)
-    part = compute_partition(net, batch, box_from_extent(settings.extent), stats=stats,
-                             device=device, max_regions=EXPLORER_MAX_REGIONS)
+    check_bn_batch(batch, network.weights[0], network.mode)
+    stats = layer_statistics(network, batch, settings_overrides(settings, network),
+                             frozen=not settings.recompute_statistics)
+    cap = {} if max_regions is None else {"max_regions": max_regions}
+    part = compute_partition(network, batch, box_from_extent(settings.extent), stats=stats,
+                             device=device, **cap)
+    return PartitionRun(settings, data, network, batch, tuple(stats), part, training)
+
+
+def explore(settings: PartitionParams, extra_points: np.ndarray | None = None,
+            device: torch.device | str | None = None) -> ExplorerResult:
+    """Compute everything the explorer shows for one state of its controls: the partition
+    (:func:`partition_of`, under the page's region cap), and the views beside it."""
+    run = partition_of(settings, extra_points, device=device, max_regions=EXPLORER_MAX_REGIONS)
+    data, net, stats, part = run.data, run.network, list(run.stats), run.partition
     facets = np.concatenate([lp.facets for lp in part.layers])
     mean_distance = float(nearest_segment_distances(data.points, facets, device=device).mean())
     unit = unit_view(net, stats, settings.target_layer, settings.target_unit)
     central = is_central(net.weights[0], stats[0].mu)
     raster = pattern_raster(net, stats, part.box, RASTER, device=device)
-    return ExplorerResult(settings, data, batch, net, part, unit, mean_distance, central, raster,
-                          tuple(stats), training)
+    return ExplorerResult(settings, data, run.batch, net, part, unit, mean_distance, central,
+                          raster, run.stats, run.training)
 
 
 @dataclass(frozen=True)
@@ -279,7 +318,7 @@ class Preset:
 
     key: str
     label: str
-    settings: ExplorerParams
+    settings: PartitionParams
     view: str  # "space" (input space), "layers" (small multiples) or "unit" (Figure 2a)
     tls: bool
     caption: str
@@ -288,33 +327,33 @@ class Preset:
 PRESETS: dict[str, Preset] = {p.key: p for p in (
     # the data off the origin, as in the paper: centred data would hide the difference in
     # layer 1, where zero bias's lines meet at the origin and BN's at the data's centroid
-    Preset("fig1", "Figure 1", ExplorerParams(depth=4, width=6, mode="bn", dataset="moons",
+    Preset("fig1", "Figure 1", PartitionParams(depth=4, width=6, mode="bn", dataset="moons",
                                                  layer=4, shift_x=1.0, shift_y=1.0),
            "layers", False,
            "Top row: without BN the folded hyperplanes of every layer spread over the whole "
            "input space, whatever the data. Bottom row: the same random weights with BN draw "
            "every layer's hyperplanes toward the data (Theorem 1), already in layer 1, whose "
            "lines meet at the data's centroid, so regions concentrate where the data are."),
-    Preset("fig2a", "Figure 2a", ExplorerParams(depth=2, width=8, mode="bn", scope="unit",
+    Preset("fig2a", "Figure 2a", PartitionParams(depth=2, width=8, mode="bn", scope="unit",
                                                   target_layer=2, target_unit=0, layer=2),
            "unit", False,
            "Unit k of layer 2 seen in its own input space: the batch projections <w, z> and "
            "the hyperplane at mu. Move the mu slider: the TLS loss is a parabola in mu whose "
            "minimum is exactly the BN mean (Theorem 1, eq. 7-9)."),
-    Preset("fig2b", "Figure 2b", ExplorerParams(depth=2, width=8, mode="bn", scope="unit",
+    Preset("fig2b", "Figure 2b", PartitionParams(depth=2, width=8, mode="bn", scope="unit",
                                                   target_layer=2, target_unit=0, layer=2,
                                                   mu_t=0.3), "space", False,
            "The same unit in the input space: its folded hyperplane F(2,k) (orange) is a bent "
            "line. Moving mu translates it, and mu = BN mean (slider at 1) brings it closest to "
            "the data (Theorem 2)."),
-    Preset("fig2c", "Figure 2c", ExplorerParams(depth=2, width=8, mode="bn", scope="layer",
+    Preset("fig2c", "Figure 2c", PartitionParams(depth=2, width=8, mode="bn", scope="layer",
                                                   target_layer=1, layer=2, sigma_s=2.0),
            "space", False,
            "Now sigma of layer 1 changes while layer 2's mu stays BN's: the layer-2 folded "
            "hyperplanes bend at the layer-1 lines, and sigma_1 changes how much they fold. "
            "Drag the sigma slider between 0.25 and 4."),
     # the paper's Figure 9: a TRAINED toy network (4 layers), layers 1 and 4 side by side
-    Preset("fig9", "Figure 9", ExplorerParams(depth=4, width=6, mode="bn", dataset="moons",
+    Preset("fig9", "Figure 9", PartitionParams(depth=4, width=6, mode="bn", dataset="moons",
                                                  layer=4, shift_x=1.0, shift_y=1.0,
                                                  weights="trained"), "space", True,
            "A 4-layer network trained with BN on the moons (black dots). Left: layer 1's "

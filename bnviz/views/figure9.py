@@ -34,7 +34,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from bnviz.core.geometry import facet_distances
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import PRESETS, ExplorerResult, explore
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ __all__ = ["FIGURE9_SETTINGS", "Figure9", "TLSLayer", "figure9", "figure9_layers
 #: The paper's setup, the explorer's Figure 9 preset: a 4-layer toy network of 6 leaky-ReLU
 #: units a layer trained on 2D data (the moons, moved off the origin as the Figure 1 preset
 #: does), test-time BN statistics over all the data.
-FIGURE9_SETTINGS: ExplorerParams = PRESETS["fig9"].settings
+FIGURE9_SETTINGS: PartitionParams = PRESETS["fig9"].settings
 @dataclass(frozen=True)
 class TLSLayer:
     """One layer of Figure 9: its units' colour and their facets' closeness to the data.
@@ -95,7 +95,7 @@ class TLSLayer:
 class Figure9:
     """Figure 9's panels, one per layer asked for, over the same data and box."""
 
-    settings: ExplorerParams
+    settings: PartitionParams
     layers: tuple[TLSLayer, ...]
     points: np.ndarray  # (N, 2) the data
     batch_mask: np.ndarray | None  # which points are in the mini-batch (None: all)
@@ -133,7 +133,7 @@ def _spearman(values: np.ndarray, distances: np.ndarray) -> float:
     return float(spearmanr(values[ok], distances[ok]).statistic)
 
 
-def figure9_layers(settings: ExplorerParams) -> tuple[int, ...]:
+def figure9_layers(settings: PartitionParams) -> tuple[int, ...]:
     """The layers Figure 9 shows for explorer settings: 1 and the highlighted layer (the
     paper: 1 and 4), or layer 1 alone."""
     return (1, settings.layer) if settings.layer > 1 else (1,)
@@ -172,7 +172,7 @@ def tls_layers(result: ExplorerResult, layers: Sequence[int] | None = None,
                    training.loss if training else None)
 
 
-def figure9(settings: ExplorerParams = FIGURE9_SETTINGS, layers: Sequence[int] | None = None,
+def figure9(settings: PartitionParams = FIGURE9_SETTINGS, layers: Sequence[int] | None = None,
             device: torch.device | str | None = None) -> Figure9:
     """BN paper Figure 9 for explorer settings (default: the paper's setup,
     :data:`FIGURE9_SETTINGS`): the exact partition with the settings' BN statistics and

@@ -202,7 +202,7 @@ class Trainer:
 
     def network(self) -> Network:
         """The current weights as a network: ``bn``, or ``random_bias`` with the learned
-        biases (the form ``bnviz partition --weights`` reads back)."""
+        biases (the form ``bnviz partition --weights-file`` reads back)."""
         ws = tuple(w.detach().numpy().copy() for w in self.ws)
         head = Head(self.head_w.detach().numpy().copy(), self.head_b.detach().numpy().copy())
         if self.cs is None:

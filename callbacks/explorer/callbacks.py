@@ -23,7 +23,7 @@ from dash import (
 
 from bnviz.caps import EXPLORER_MAX_REGIONS
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.params.cost import partition_seconds
 from bnviz.service.cache import memoize
 from bnviz.views.explorer import (
@@ -58,7 +58,7 @@ from bnviz.web.callbacks.projector import projected
 
 # ---- computation (cached: view-only changes do not recompute) ----------------------------
 
-def _explore_seconds(settings: ExplorerParams, extra: tuple) -> float:
+def _explore_seconds(settings: PartitionParams, extra: tuple) -> float:
     """The estimated seconds of :func:`_explore_cached` (bnviz.service.admission)."""
     return partition_seconds((settings.width,) * settings.depth, settings.activation,
                              settings.mode, settings.extent, EXPLORER_MAX_REGIONS)
@@ -66,20 +66,20 @@ def _explore_seconds(settings: ExplorerParams, extra: tuple) -> float:
 
 # bounded by bytes (BNVIZ_CACHE_MB): one result at the caps is ~60 MB
 @memoize(cost=_explore_seconds)
-def _explore_cached(settings: ExplorerParams, extra: tuple) -> tuple[ExplorerResult, float]:
+def _explore_cached(settings: PartitionParams, extra: tuple) -> tuple[ExplorerResult, float]:
     t0 = time.perf_counter()
     result = explore(settings, np.array(extra, dtype=np.float64).reshape(-1, 2) if extra
                      else None)
     return result, time.perf_counter() - t0
 
 
-def run_explorer(settings: ExplorerParams, extra: list) -> tuple[ExplorerResult, float]:
+def run_explorer(settings: PartitionParams, extra: list) -> tuple[ExplorerResult, float]:
     key = replace(settings, layer=1)  # the highlighted layer does not change the computation
     return _explore_cached(key, tuple(tuple(p) for p in extra or ()))
 
 
 @memoize(cost=_explore_seconds)
-def _figure9_cached(settings: ExplorerParams, extra: tuple) -> Figure9:
+def _figure9_cached(settings: PartitionParams, extra: tuple) -> Figure9:
     """Figure 9's numbers for the shown layers (the explorer's result is cached itself)."""
     result, _ = run_explorer(settings, [list(p) for p in extra])
     # the cached result's settings have layer 1 (the highlight does not change it): the
@@ -87,7 +87,7 @@ def _figure9_cached(settings: ExplorerParams, extra: tuple) -> Figure9:
     return replace(tls_layers(result, figure9_layers(settings)), settings=settings)
 
 
-def run_figure9(settings: ExplorerParams, extra: list) -> Figure9:
+def run_figure9(settings: PartitionParams, extra: list) -> Figure9:
     return _figure9_cached(settings, tuple(tuple(p) for p in extra or ()))
 
 

@@ -1,6 +1,6 @@
 """The explorer page's state: control values <-> validated settings <-> the URL query.
 
-The page's full state lives in its URL query (``ExplorerParams.to_query`` plus the view),
+The page's full state lives in its URL query (``PartitionParams.to_query`` plus the view),
 written with ``history.replaceState`` so that sliders never trigger a page reload, and read
 back by :func:`layouts.explorer.page_layout` when a shared link is opened. The added points
 (clicks, CSV uploads) are checked here too. Nothing here registers a callback.
@@ -18,7 +18,7 @@ import numpy as np
 
 from bnviz.caps import EXPLORER_MAX_UPLOAD_BYTES, EXPLORER_MAX_URL_POINTS
 from bnviz.data.pointfiles import points_from_csv_bytes
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
@@ -44,7 +44,7 @@ CONTROLS = {
 
 # ---- state <-> URL and controls ----------------------------------------------------------
 
-def settings_from_controls(values: dict) -> ExplorerParams:
+def settings_from_controls(values: dict) -> PartitionParams:
     """Control values as the page holds them (sigma as log2, unit 1-based) -> settings."""
     raw = dict(values)
     sigma = raw.get("sigma_s")
@@ -62,7 +62,7 @@ def settings_from_controls(values: dict) -> ExplorerParams:
         raise InputError(f"unit k: enter a whole number from 1 to the width "
                          f"(at most {int(hi) + 1}), got {str(unit)[:40]!r}")
     raw["target_unit"] = k - 1
-    return ExplorerParams.parse(raw)
+    return PartitionParams.from_page(raw)
 
 
 #: The caption when no preset was picked, or after a link without one.
@@ -97,7 +97,7 @@ def preset_caption(key: object, controls: dict, view: object) -> str | None:
             "button puts the figure back).")
 
 
-def control_values(s: ExplorerParams) -> dict:
+def control_values(s: PartitionParams) -> dict:
     """The inverse of :func:`settings_from_controls`."""
     out = {name: getattr(s, name) for name in CONTROLS}
     out["sigma_s"] = math.log2(s.sigma_s)
@@ -123,9 +123,9 @@ def initial_state(query: dict) -> tuple:
     # a key repeated in the link arrives as a list: the last one wins, as in a form
     query = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in query.items()}
     try:
-        settings = ExplorerParams.parse(query)
+        settings = PartitionParams.from_page(query)
     except InputError as exc:
-        settings = ExplorerParams()
+        settings = PartitionParams()
         message.append(f"The link's settings were not used ({exc}).")
     view = query.get("view", "space")
     if view not in VIEWS:
@@ -145,7 +145,7 @@ def initial_state(query: dict) -> tuple:
             preset.key if preset else None)
 
 
-def query_string(settings: ExplorerParams, view: str, tls: bool, projector: bool,
+def query_string(settings: PartitionParams, view: str, tls: bool, projector: bool,
                  extra: list, preset: str | None = None) -> str:
     q = settings.to_query()
     if preset in PRESETS:

@@ -21,7 +21,7 @@ from bnviz.caps import (
 )
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR, TourStep
-from bnviz.params import ExplorerParams, InputError
+from bnviz.params import InputError, PartitionParams
 from bnviz.service.guard import strict_json
 
 __all__ = ["LectureState", "THEMES", "explorer_step", "initial_state",
@@ -47,9 +47,9 @@ def explorer_step(base: dict | None) -> TourStep:
     """Step 0: the state the explorer sent (its settings and view), every slider live."""
     base = base if isinstance(base, dict) else {}
     try:
-        settings = ExplorerParams.parse(base.get("settings") or {})
+        settings = PartitionParams.from_page(base.get("settings") or {})
     except InputError:
-        settings = ExplorerParams()
+        settings = PartitionParams()
     view = base.get("view") if base.get("view") in EXPLORER_VIEWS else "space"
     return TourStep("explorer", "The explorer's state", "BN paper",
                     "The network, data and view you had in the explorer. Move the sliders, "
@@ -73,7 +73,7 @@ def splittable(step: TourStep) -> bool:
     return step.scene == "space" and not step.tls
 
 
-def slider_values(settings: ExplorerParams) -> dict:
+def slider_values(settings: PartitionParams) -> dict:
     """The four sliders' positions for settings: mu, log2 sigma, log2 batch ("all": the
     slider's last position), depth."""
     batch = BATCH_ALL if settings.batch_size is None else min(
@@ -109,7 +109,7 @@ def initial_state(query: dict) -> LectureState:
                                                                       "tls", "preset", "pts",
                                                                       "projector")}
         try:
-            ExplorerParams.parse(settings_query)
+            PartitionParams.from_page(settings_query)
         except InputError as exc:
             message.append(f"The explorer's settings were not used ({exc}).")
             settings_query = {}
@@ -120,7 +120,7 @@ def initial_state(query: dict) -> LectureState:
     moved = {k: query[k] for k in ("mu_t", "sigma_s", "batch_size", "depth") if k in query}
     if moved and step != 0:
         try:
-            settings = ExplorerParams.parse(step_settings.to_query() | moved)
+            settings = PartitionParams.from_page(step_settings.to_query() | moved)
             sliders = slider_values(settings)
         except InputError as exc:
             message.append(f"The link's sliders were not used ({exc}).")
@@ -177,7 +177,7 @@ def snapshots_query(snapshots: object) -> str:
                      ) if items else ""
 
 
-def lecture_query(step: int, step_def: TourStep, settings: ExplorerParams, theme: str,
+def lecture_query(step: int, step_def: TourStep, settings: PartitionParams, theme: str,
                   base: dict | None, split: bool = False) -> str:
     """The URL query of a state: the step, the sliders that moved from the step's own
     settings, the theme; step 0 carries the explorer's settings (with the sliders applied)."""

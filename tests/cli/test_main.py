@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +39,7 @@ def test_bad_command(capsysbinary, argv):
     "argv",
     [
         ["partition", "--width", "0"],
-        ["partition", "--weights", "{tmp}/missing.npz"],
+        ["partition", "--weights-file", "{tmp}/missing.npz"],
         ["frobnicate"],
         [],
     ],
@@ -194,8 +195,8 @@ def test_a_batch_of_one_point_is_refused(capsysbinary, tmp_path):
         return captured.err.decode()
 
     assert "--batch-size: enter 'all' or a whole number from 2" in refused("--batch-size", 1)
-    assert "--n: a BN batch needs at least 2 points (sigma of 1 point is 0 for every " \
-           "unit)" in refused("--n", 1)
+    assert "--n-points: a BN batch needs at least 2 points (sigma of 1 point is 0 for " \
+           "every unit)" in refused("--n-points", 1)
     same = tmp_path / "same.npy"
     np.save(same, np.tile([[0.5, -1.0]], (10, 1)))
     assert "sigma would be 0 for every unit" in refused("--data", same)
@@ -204,7 +205,7 @@ def test_a_batch_of_one_point_is_refused(capsysbinary, tmp_path):
     np.save(line, np.stack([np.linspace(-2, 3, 9), 1 - np.linspace(-2, 3, 9)], 1))
     weights = tmp_path / "w.npz"
     np.savez(weights, W1=np.array([[1.0, 1.0], [2.0, 2.0]]), W2=np.ones((2, 2)))
-    assert "no spread along any unit" in refused("--data", line, "--weights", weights)
+    assert "no spread along any unit" in refused("--data", line, "--weights-file", weights)
     # the same file without BN, or these points with weights that see them, are fine
     for argv in (["--data", same, "--mode", "zero_bias"], ["--data", line]):
         capsysbinary.readouterr()
@@ -259,8 +260,8 @@ def test_a_typo_gets_a_suggestion(argv, meant):
 
 
 @pytest.mark.parametrize(("argv", "words"), [
-    (["partition", "--weights", "missing.npz"], "--weights: missing.npz: no such file"),
-    (["partition", "--weights", "bnviz"], "--weights: bnviz: a directory, not a file"),
+    (["partition", "--weights-file", "missing.npz"], "--weights-file: missing.npz: no such file"),
+    (["partition", "--weights-file", "bnviz"], "--weights-file: bnviz: a directory, not a file"),
     (["partition", "--data", "none.npy"], "--data: none.npy: no such file"),
     (["partition", "--out", "no/such/dir/p.json"], "--out: no directory 'no/such/dir'"),
     (["partition", "--out", "bnviz"], "--out: bnviz is a directory"),
@@ -322,8 +323,9 @@ def _stderr_on_a_terminal(argv: list[str]) -> tuple[int, bytes, str]:
 
 
 def test_a_long_command_shows_progress_on_a_terminal_only():
-    """issue 28: a bar on stderr where it is a terminal; none with --quiet, none in a pipe;
-    stdout keeps only the output."""
+    """issue 28: a bar on stderr where it is a terminal; none with --quiet; in a pipe (issue
+    43) at most a plain line every 10 s ("bnviz training: 40% after 10 s": none when the run
+    is shorter); stdout keeps only the output."""
     argv = ["train", "--steps", "400", "--frames", "20", "--json"]
     code, out, terminal = _stderr_on_a_terminal(argv)
     assert code == 0 and json.loads(out)["frames"]
@@ -332,4 +334,6 @@ def test_a_long_command_shows_progress_on_a_terminal_only():
     assert code == 0 and json.loads(out)["frames"] and terminal.strip() == ""
     piped = subprocess.run([sys.executable, "-m", "bnviz", *argv], cwd=REPO,
                            capture_output=True, timeout=120)
-    assert piped.returncode == 0 and piped.stderr == b""
+    assert piped.returncode == 0 and json.loads(piped.stdout)["frames"]
+    lines = piped.stderr.decode().splitlines()
+    assert all(re.fullmatch(r"bnviz training: \d+% after \d+ s", line) for line in lines), lines

@@ -26,6 +26,11 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SMALL = ["--depth", "2", "--width", "4"]
 
 
+def seeds(seed: object) -> tuple[object, ...]:
+    """The same seed for the weights and the data (the command's former ``--seed``)."""
+    return ("--weight-seed", seed, "--data-seed", seed)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -121,7 +126,7 @@ def random_points(seed: int, n: int, scale: float = 1.0) -> np.ndarray:
 )
 def test_json_schema(capsysbinary, depth, width, activation, mode, extent):
     doc = run_json(capsysbinary, "--depth", depth, "--width", width, "--activation", activation,
-                   "--mode", mode, "--extent", extent, "--seed", 3)
+                   "--mode", mode, "--extent", extent, *seeds(3))
     assert {"extent", "regions", "layers", "seconds"} <= set(doc)
     assert isinstance(doc["extent"], float) and doc["extent"] == extent
     assert isinstance(doc["seconds"], float) and doc["seconds"] >= 0
@@ -153,7 +158,7 @@ def test_json_schema(capsysbinary, depth, width, activation, mode, extent):
 
 
 def test_every_layer_refines_the_previous(capsysbinary):
-    doc = run_json(capsysbinary, "--depth", 3, "--width", 5, "--seed", 4)
+    doc = run_json(capsysbinary, "--depth", 3, "--width", 5, *seeds(4))
     layers = doc["layers"]
     for prev, cur in zip(layers, layers[1:], strict=False):
         prefixes = {r["code"] for r in prev["regions"]}
@@ -162,7 +167,7 @@ def test_every_layer_refines_the_previous(capsysbinary):
 
 
 def test_same_options_same_output(capsysbinary):
-    args = (*SMALL, "--seed", 7, "--batch-size", 10, "--dataset", "star")
+    args = (*SMALL, *seeds(7), "--batch-size", 10, "--dataset", "star")
     a = run_json(capsysbinary, *args)
     b = run_json(capsysbinary, *args)
     a.pop("seconds")
@@ -184,8 +189,8 @@ def test_depth_and_width_shape_the_result(capsysbinary):
 
 
 def test_activation_changes_the_partition(capsysbinary):
-    relu = run_json(capsysbinary, *SMALL, "--seed", 1, "--activation", "relu")
-    absv = run_json(capsysbinary, *SMALL, "--seed", 1, "--activation", "abs")
+    relu = run_json(capsysbinary, *SMALL, *seeds(1), "--activation", "relu")
+    absv = run_json(capsysbinary, *SMALL, *seeds(1), "--activation", "abs")
     # layer 1 does not depend on the activation, layer 2 does
     assert relu["layers"][0]["mu"] == absv["layers"][0]["mu"]
     assert region_set(relu["layers"][0]["regions"]) == region_set(absv["layers"][0]["regions"])
@@ -205,7 +210,7 @@ def test_alpha_changes_leaky_relu(capsysbinary):
 @pytest.mark.parametrize("width", [3, 6])
 def test_bn_layer1_is_central(capsysbinary, seed, width):
     """Corollary 2: with BN all layer-1 lines meet at the batch centroid: 2 * D_1 regions."""
-    doc = run_json(capsysbinary, "--depth", 2, "--width", width, "--mode", "bn", "--seed", seed)
+    doc = run_json(capsysbinary, "--depth", 2, "--width", width, "--mode", "bn", *seeds(seed))
     assert len(doc["layers"][0]["regions"]) == 2 * width
 
 
@@ -213,7 +218,7 @@ def test_bn_layer1_is_central(capsysbinary, seed, width):
 def test_zero_bias_layer1_lines_pass_through_origin(capsysbinary, seed):
     width = 5
     doc = run_json(capsysbinary, "--depth", 2, "--width", width, "--mode", "zero_bias",
-                   "--seed", seed)
+                   *seeds(seed))
     layer1 = doc["layers"][0]
     assert layer1["mu"] == [0.0] * width
     assert layer1["sigma"] == [1.0] * width
@@ -226,32 +231,32 @@ def test_zero_bias_layer1_lines_pass_through_origin(capsysbinary, seed):
     assert np.all(dist < 1e-9)
     assert len(layer1["regions"]) == 2 * width
     # the modes differ on the same weights
-    bn = run_json(capsysbinary, "--depth", 2, "--width", width, "--mode", "bn", "--seed", seed)
+    bn = run_json(capsysbinary, "--depth", 2, "--width", width, "--mode", "bn", *seeds(seed))
     assert bn["layers"][0]["mu"] != layer1["mu"]
 
 
 def test_random_bias_mode_uses_random_offsets(capsysbinary):
-    doc = run_json(capsysbinary, *SMALL, "--mode", "random_bias", "--seed", 2)
+    doc = run_json(capsysbinary, *SMALL, "--mode", "random_bias", *seeds(2))
     mu = doc["layers"][0]["mu"]
     assert doc["layers"][0]["sigma"] == [1.0] * 4
     assert any(m != 0 for m in mu)
-    bn = run_json(capsysbinary, *SMALL, "--mode", "bn", "--seed", 2)
+    bn = run_json(capsysbinary, *SMALL, "--mode", "bn", *seeds(2))
     assert bn["layers"][0]["mu"] != mu
 
 
 def test_dataset_and_n_change_mu(capsysbinary):
-    moons = run_json(capsysbinary, *SMALL, "--dataset", "moons", "--n", 100)
-    blobs = run_json(capsysbinary, *SMALL, "--dataset", "blobs", "--n", 100)
-    fewer = run_json(capsysbinary, *SMALL, "--dataset", "moons", "--n", 30)
+    moons = run_json(capsysbinary, *SMALL, "--dataset", "moons", "--n-points", 100)
+    blobs = run_json(capsysbinary, *SMALL, "--dataset", "blobs", "--n-points", 100)
+    fewer = run_json(capsysbinary, *SMALL, "--dataset", "moons", "--n-points", 30)
     assert moons["layers"][0]["mu"] != blobs["layers"][0]["mu"]
     assert moons["layers"][0]["mu"] != fewer["layers"][0]["mu"]
 
 
 def test_seed_changes_weights(capsysbinary, tmp_path):
     data = tmp_path / "pts.npy"
-    np.save(data, random_points(0, 40))  # same data: only the weights depend on --seed
-    a = run_json(capsysbinary, *SMALL, "--data", data, "--seed", 0)
-    b = run_json(capsysbinary, *SMALL, "--data", data, "--seed", 1)
+    np.save(data, random_points(0, 40))  # same data: only the weights depend on --weight-seed
+    a = run_json(capsysbinary, *SMALL, "--data", data, *seeds(0))
+    b = run_json(capsysbinary, *SMALL, "--data", data, *seeds(1))
     assert a["layers"][0]["mu"] != b["layers"][0]["mu"]
     assert region_set(a["regions"]) != region_set(b["regions"])
 
@@ -270,7 +275,7 @@ def test_batch_size_mean_over_a_subset(capsysbinary, tmp_path):
     dfile = tmp_path / "pts.npy"
     np.save(dfile, pts)
 
-    doc = run_json(capsysbinary, "--weights", wfile, "--data", dfile, "--mode", "bn",
+    doc = run_json(capsysbinary, "--weights-file", wfile, "--data", dfile, "--mode", "bn",
                    "--batch-size", k, "--batch-seed", 3)
     mu = np.asarray(doc["layers"][0]["mu"])
     sigma = np.asarray(doc["layers"][0]["sigma"])
@@ -285,27 +290,27 @@ def test_batch_size_mean_over_a_subset(capsysbinary, tmp_path):
     assert not np.allclose(mu, (pts @ w1.T).mean(axis=0))
 
     # another batch seed draws another batch; the same seed the same one
-    again = run_json(capsysbinary, "--weights", wfile, "--data", dfile, "--batch-size", k,
+    again = run_json(capsysbinary, "--weights-file", wfile, "--data", dfile, "--batch-size", k,
                      "--batch-seed", 3)
     assert again["layers"][0]["mu"] == doc["layers"][0]["mu"]
-    others = [run_json(capsysbinary, "--weights", wfile, "--data", dfile, "--batch-size", k,
+    others = [run_json(capsysbinary, "--weights-file", wfile, "--data", dfile, "--batch-size", k,
                        "--batch-seed", s)["layers"][0]["mu"] for s in (4, 5, 6)]
     assert any(o != doc["layers"][0]["mu"] for o in others)
 
 
 def test_batch_seed_changes_mu(capsysbinary):
-    a = run_json(capsysbinary, *SMALL, "--n", 60, "--batch-size", 8, "--batch-seed", 1)
-    b = run_json(capsysbinary, *SMALL, "--n", 60, "--batch-size", 8, "--batch-seed", 2)
+    a = run_json(capsysbinary, *SMALL, "--n-points", 60, "--batch-size", 8, "--batch-seed", 1)
+    b = run_json(capsysbinary, *SMALL, "--n-points", 60, "--batch-size", 8, "--batch-seed", 2)
     assert a["layers"][0]["mu"] != b["layers"][0]["mu"]
 
 
 def test_batch_size_all_is_the_whole_data_set(capsysbinary):
-    default = run_json(capsysbinary, *SMALL, "--n", 50)
-    everything = run_json(capsysbinary, *SMALL, "--n", 50, "--batch-size", "all")
-    larger = run_json(capsysbinary, *SMALL, "--n", 50, "--batch-size", 50)
+    default = run_json(capsysbinary, *SMALL, "--n-points", 50)
+    everything = run_json(capsysbinary, *SMALL, "--n-points", 50, "--batch-size", "all")
+    larger = run_json(capsysbinary, *SMALL, "--n-points", 50, "--batch-size", 50)
     assert default["layers"][0]["mu"] == everything["layers"][0]["mu"]
     assert default["layers"][0]["mu"] == larger["layers"][0]["mu"]
-    sub = run_json(capsysbinary, *SMALL, "--n", 50, "--batch-size", 10)
+    sub = run_json(capsysbinary, *SMALL, "--n-points", 50, "--batch-size", 10)
     assert sub["layers"][0]["mu"] != default["layers"][0]["mu"]
 
 
@@ -333,7 +338,7 @@ def test_weights_file_and_data_pin_everything(capsysbinary, tmp_path):
     dfile = tmp_path / "pts.npy"
     np.save(dfile, pts)
     # --depth/--width are those of the file, whatever the options say
-    doc = run_json(capsysbinary, "--weights", wfile, "--data", dfile, "--mode", "bn",
+    doc = run_json(capsysbinary, "--weights-file", wfile, "--data", dfile, "--mode", "bn",
                    "--depth", 3, "--width", 6)
     assert len(doc["layers"]) == 2
     assert [len(lp["mu"]) for lp in doc["layers"]] == [3, 4]
@@ -348,7 +353,7 @@ def test_weights_file_and_data_pin_everything(capsysbinary, tmp_path):
     np.testing.assert_allclose(doc["layers"][1]["mu"], (z1 @ weights["W2"].T).mean(axis=0),
                                rtol=1e-10, atol=1e-12)
     # the seed no longer matters: weights and data come from the files
-    other = run_json(capsysbinary, "--weights", wfile, "--data", dfile, "--seed", 9)
+    other = run_json(capsysbinary, "--weights-file", wfile, "--data", dfile, *seeds(9))
     other.pop("seconds")
     doc.pop("seconds")
     assert other == doc
@@ -358,7 +363,7 @@ def test_random_bias_from_weights_file(capsysbinary, tmp_path):
     weights = random_weights(8, [4, 3])
     c1, c2 = np.array([0.5, -1.0, 0.25, 2.0]), np.array([-0.7, 0.1, 0.3])
     wfile = write_npz(tmp_path / "net.npz", **weights, c1=c1, c2=c2)
-    doc = run_json(capsysbinary, "--weights", wfile, "--mode", "random_bias")
+    doc = run_json(capsysbinary, "--weights-file", wfile, "--mode", "random_bias")
     assert doc["layers"][0]["mu"] == (-c1).tolist()
     assert doc["layers"][1]["mu"] == (-c2).tolist()
     assert doc["layers"][0]["sigma"] == [1.0] * 4
@@ -426,14 +431,14 @@ def test_format_png(capsysbinary, tmp_path):
 
 @pytest.mark.parametrize("head", [1, 2])
 def test_head_adds_decision_boundary(capsysbinary, head):
-    doc = run_json(capsysbinary, *SMALL, "--head", head, "--seed", 0)
+    doc = run_json(capsysbinary, *SMALL, "--head", head, *seeds(0))
     segs = doc["decision_boundary"]
     assert isinstance(segs, list) and segs
     for s in segs:
         assert isinstance(s, list) and len(s) == 4
         assert all(isinstance(c, float) and -3 - 1e-9 <= c <= 3 + 1e-9 for c in s)
     # the head does not change the partition
-    plain = run_json(capsysbinary, *SMALL, "--head", 0, "--seed", 0)
+    plain = run_json(capsysbinary, *SMALL, "--head", 0, *seeds(0))
     assert "decision_boundary" not in plain
     assert plain["regions"] == doc["regions"]
 
@@ -442,7 +447,7 @@ def test_head_from_weights_file(capsysbinary, tmp_path):
     weights = random_weights(2, [4, 4])
     wfile = write_npz(tmp_path / "net.npz", **weights, head_W=np.array([[1.0, -1.0, 0.5, 0.2]]),
                       head_b=np.array([0.05]))
-    doc = run_json(capsysbinary, "--weights", wfile)
+    doc = run_json(capsysbinary, "--weights-file", wfile)
     assert all(len(s) == 4 for s in doc["decision_boundary"])
 
 
@@ -479,16 +484,17 @@ def _bad_files(tmp: Path) -> dict[str, list[str]]:
         "data_empty_csv": ["--data", str(tmp / "empty.csv")],
         "data_garbage_csv": ["--data", str(tmp / "garbage.csv")],
         "data_directory": ["--data", str(tmp)],
-        "weights_missing": ["--weights", str(tmp / "missing.npz")],
-        "weights_without_w1": ["--weights", str(tmp / "no_w1.npz")],
-        "weights_wrong_shapes": ["--weights", str(tmp / "mismatch.npz")],
-        "weights_3d": ["--weights", str(tmp / "w1_3d.npz")],
-        "weights_pickled_object_array": ["--weights", str(tmp / "object_renamed.npz")],
-        "weights_object_member": ["--weights", str(tmp / "object_member.npz")],
-        "weights_non_finite": ["--weights", str(tmp / "inf.npz")],
-        "weights_bad_head": ["--weights", str(tmp / "bad_head.npz")],
-        "random_bias_without_c": ["--mode", "random_bias", "--weights", str(tmp / "no_bias.npz")],
-        "random_bias_wrong_c": ["--mode", "random_bias", "--weights",
+        "weights_missing": ["--weights-file", str(tmp / "missing.npz")],
+        "weights_without_w1": ["--weights-file", str(tmp / "no_w1.npz")],
+        "weights_wrong_shapes": ["--weights-file", str(tmp / "mismatch.npz")],
+        "weights_3d": ["--weights-file", str(tmp / "w1_3d.npz")],
+        "weights_pickled_object_array": ["--weights-file", str(tmp / "object_renamed.npz")],
+        "weights_object_member": ["--weights-file", str(tmp / "object_member.npz")],
+        "weights_non_finite": ["--weights-file", str(tmp / "inf.npz")],
+        "weights_bad_head": ["--weights-file", str(tmp / "bad_head.npz")],
+        "random_bias_without_c": ["--mode", "random_bias", "--weights-file",
+                                  str(tmp / "no_bias.npz")],
+        "random_bias_wrong_c": ["--mode", "random_bias", "--weights-file",
                                 str(tmp / "wrong_bias.npz")],
         "out_missing_directory": ["--out", str(tmp / "no" / "such" / "dir" / "x.json")],
         "out_is_a_directory": ["--out", str(tmp)],
@@ -514,9 +520,9 @@ BAD_OPTIONS: dict[str, list[str]] = {
     "extent_text": ["--extent", "big"],
     "batch_size_0": ["--batch-size", "0"],
     "batch_size_text": ["--batch-size", "some"],
-    "n_0": ["--n", "0"],
-    "n_negative": ["--n", "-5"],
-    "seed_negative": ["--seed", "-1"],
+    "n_0": ["--n-points", "0"],
+    "n_negative": ["--n-points", "-5"],
+    "seed_negative": ["--weight-seed", "-1"],
     "batch_seed_negative": ["--batch-seed", "-1"],
     "dataset_unknown": ["--dataset", "nope"],
     "format_unknown": ["--format", "gif"],
@@ -581,9 +587,9 @@ def _write_truncated_npz(path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "name", "writer"),
     [
-        ("--weights", "empty.npz", _write_empty),
-        ("--weights", "corrupt.npz", _write_corrupt_zip),
-        ("--weights", "truncated.npz", _write_truncated_npz),
+        ("--weights-file", "empty.npz", _write_empty),
+        ("--weights-file", "corrupt.npz", _write_corrupt_zip),
+        ("--weights-file", "truncated.npz", _write_truncated_npz),
         ("--data", "corrupt.npy", _write_corrupt_zip),
     ],
     ids=["weights_empty", "weights_corrupt_zip", "weights_truncated", "data_zip_magic"],
@@ -597,7 +603,7 @@ def test_unreadable_file_is_one_line_error(capsysbinary, tmp_path, option, name,
 
 def test_complex_weights_rejected(capsysbinary, tmp_path):
     wfile = write_npz(tmp_path / "complex.npz", W1=np.ones((3, 2)) * (1 + 2j))
-    rc, out, err = cli(capsysbinary, "--weights", wfile)
+    rc, out, err = cli(capsysbinary, "--weights-file", wfile)
     assert_one_error_line(rc, out, err)
 
 
@@ -631,14 +637,14 @@ def _facets(doc: dict, layer: int) -> np.ndarray:
 
 def test_slider_options_match_the_explorer(capsysbinary):
     """The CLI reproduces what the explorer draws for the same settings (frozen statistics)."""
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.views.explorer import explore
 
-    settings = ExplorerParams(depth=2, width=8, dataset="moons", n_points=60, mu_t=0.4,
+    settings = PartitionParams(depth=2, width=8, dataset="moons", n_points=60, mu_t=0.4,
                                 sigma_s=2.0, scope="layer", target_layer=1, layer=2)
     result = explore(settings)
-    rc, out, err = cli(capsysbinary, "--depth", 2, "--width", 8, "--dataset", "moons", "--n",
-                       60, "--mu-scale", 0.4, "--sigma-scale", 2, "--scope", "layer",
+    rc, out, err = cli(capsysbinary, "--depth", 2, "--width", 8, "--dataset", "moons", "--n-points",
+                       60, "--mu-t", 0.4, "--sigma-s", 2, "--scope", "layer",
                        "--target-layer", 1)
     assert rc == 0, err
     doc = strict_json(out)
@@ -656,8 +662,8 @@ def test_sigma_of_layer_1_folds_layer_2_only_with_frozen_statistics(capsysbinary
     2's BN statistics undoes it (positive homogeneity), and layer 1 never moves."""
     base = ["--depth", 2, "--width", 6, "--activation", "leaky_relu"]
     docs = {}
-    for name, extra in {"plain": [], "frozen": ["--sigma-scale", 3, "--scope", "layer"],
-                        "recomputed": ["--sigma-scale", 3, "--scope", "layer",
+    for name, extra in {"plain": [], "frozen": ["--sigma-s", 3, "--scope", "layer"],
+                        "recomputed": ["--sigma-s", 3, "--scope", "layer",
                                        "--recompute-statistics"]}.items():
         rc, out, err = cli(capsysbinary, *base, *extra)
         assert rc == 0, err
@@ -671,7 +677,7 @@ def test_sigma_of_layer_1_folds_layer_2_only_with_frozen_statistics(capsysbinary
 
 def test_unit_scope_moves_one_hyperplane(capsysbinary):
     rc, out, err = cli(capsysbinary, "--depth", 1, "--width", 5, "--mode", "bn", "--scope",
-                       "unit", "--target-layer", 1, "--target-unit", 2, "--mu-scale", 0)
+                       "unit", "--target-layer", 1, "--target-unit", 2, "--mu-t", 0)
     assert rc == 0, err
     layer = strict_json(out)["layers"][0]
     mu, mean = np.array(layer["mu"]), np.array(layer["batch_mean"])
@@ -680,9 +686,8 @@ def test_unit_scope_moves_one_hyperplane(capsysbinary):
 
 
 @pytest.mark.parametrize("args", [
-    ["--mu-scale", "2"], ["--mu-scale", "-0.1"], ["--mu-scale", "nan"],
-    ["--sigma-scale", "0.1"], ["--sigma-scale", "5"], ["--scope", "unit", "--target-unit", "9"],
-    ["--scope", "layer", "--target-layer", "7"], ["--scope", "everything"],
+    ["--mu-t", "2"], ["--mu-t", "-0.1"], ["--mu-t", "nan"],
+    ["--sigma-s", "0.1"], ["--sigma-s", "5"], ["--scope", "everything"],
     ["--target-unit", "-1"],
 ])
 def test_bad_slider_options(capsysbinary, args):
@@ -693,7 +698,7 @@ def test_bad_slider_options(capsysbinary, args):
 def test_weights_with_a_gap_in_the_layer_numbers_are_refused(capsysbinary, tmp_path):
     path = tmp_path / "gap.npz"
     np.savez(path, W1=np.ones((4, 2)), W3=np.ones((3, 4)))
-    rc, out, err = cli(capsysbinary, "--weights", path)
+    rc, out, err = cli(capsysbinary, "--weights-file", path)
     assert_one_error_line(rc, out, err)
     assert "W2 is missing" in err
 

@@ -16,7 +16,7 @@ from fuzzing import assert_one_error_line, strict_json
 from bnviz.cli import main
 from bnviz.core.crossings import RTOL
 
-NET = ["--depth", "3", "--width", "6", "--seed", "3", "--shift-x", "0.5"]
+NET = ["--depth", "3", "--width", "6", "--weight-seed", "3", "--data-seed", "3", "--shift-x", "0.5"]
 
 
 def _run(capsysbinary, *args: object) -> bytes:

@@ -18,7 +18,7 @@ from PIL import Image
 from bnviz.lecture.qr import MAX_URL_LENGTH, qr_data_url, qr_png
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER, compute_scene, step_settings
 from bnviz.lecture.tour import TOUR, step_by_key
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.web.callbacks.lecture.state import (
     THEMES,
     LectureState,
@@ -111,9 +111,9 @@ def test_step_0_is_the_explorer_state():
     assert state.step == 0 and state.theme == "dark" and state.message == ""
     assert state.base["view"] == "unit" and state.base["tls"] is False
     step = step_for(0, state.base)
-    assert step.settings == ExplorerParams(depth=3, width=5)
+    assert step.settings == PartitionParams(depth=3, width=5)
     assert step.scene == "unit" and set(step.live) == {"mu", "sigma", "batch", "depth"}
-    assert state.sliders == slider_values(ExplorerParams(depth=3, width=5))
+    assert state.sliders == slider_values(PartitionParams(depth=3, width=5))
     assert state.sliders["depth"] == 3
 
 
@@ -128,7 +128,7 @@ def test_step_0_with_bad_explorer_settings():
     state = initial_state({"step": "0", "width": "abc", "depth": "3"})
     assert state.step == 0
     _one_line(state.message)
-    assert step_for(0, state.base).settings == ExplorerParams()
+    assert step_for(0, state.base).settings == PartitionParams()
 
 
 @pytest.mark.parametrize("view", ["bogus", "", "density", None])
@@ -141,7 +141,7 @@ def test_step_0_with_a_bad_view_shows_the_space(view):
 def test_explorer_step_never_raises(base):
     step = explorer_step(base)
     assert step.scene in ("space", "layers", "unit")
-    assert isinstance(step.settings, ExplorerParams)
+    assert isinstance(step.settings, PartitionParams)
 
 
 @pytest.mark.parametrize("number", [-1, len(TOUR) + 1, "3", 2.0, True, None])
@@ -208,7 +208,7 @@ def _round_trip(number, step, settings, theme, base=None):
     ("fig1", {}, "light"),
     ("fig1", {"mu_t": 0.3, "sigma_log2": 1.0, "batch_log2": 4, "depth": 6}, "dark"),
     ("cor2", {"mu_t": 0.5}, "light"),
-    ("cor2", {"mu_t": 1.0}, "dark"),  # 1.0 is ExplorerParams' default, not the step's 0.0
+    ("cor2", {"mu_t": 1.0}, "dark"),  # 1.0 is PartitionParams' default, not the step's 0.0
     ("fig2a", {"mu_t": 0.96, "depth": 1}, "light"),
     ("fig2c", {"sigma_log2": -1.0}, "light"),
     ("fig2c", {"sigma_log2": 0.0}, "light"),  # back to the default sigma
@@ -217,7 +217,7 @@ def _round_trip(number, step, settings, theme, base=None):
     ("batch", {"batch_log2": BATCH_ALL}, "light"),  # 'all' where the step has a batch of 8
     ("batch", {"batch_log2": 7}, "light"),  # 128 of 100 points: all
     ("fig3", {"depth": 3}, "light"),
-    ("fig3", {"depth": 4}, "dark"),  # ExplorerParams' default depth
+    ("fig3", {"depth": 4}, "dark"),  # PartitionParams' default depth
     ("fig6", {"batch_log2": 2, "depth": 8}, "light"),
     ("fig7", {"batch_log2": BATCH_ALL}, "light"),
     ("fig7", {"batch_log2": 6}, "light"),  # the step's own

@@ -21,7 +21,7 @@ from bnviz.lecture.scenes import (
     step_settings,
 )
 from bnviz.lecture.tour import SCENES, SLIDERS, TOUR, TourStep, step_by_key
-from bnviz.params import ExplorerParams, InputError
+from bnviz.params import InputError, PartitionParams
 from bnviz.views.explorer import ExplorerResult, explore, is_central
 
 KEYS = [s.key for s in TOUR]
@@ -99,7 +99,7 @@ def test_order_follows_the_issue():
 @pytest.mark.parametrize("step", TOUR, ids=KEYS)
 def test_step_fields(step):
     assert step.scene in SCENES
-    assert isinstance(step.settings, ExplorerParams)
+    assert isinstance(step.settings, PartitionParams)
     assert set(step.live) <= set(SLIDERS)
     if step.animate == "frames":  # the scene's recorded frames, no slider
         assert step.scene == "training"
@@ -107,7 +107,7 @@ def test_step_fields(step):
         assert step.animate in ("mu", "sigma")
         assert step.animate in step.live
     # the settings are valid ones: they survive the URL round trip of the parameter layer
-    assert ExplorerParams.parse(step.settings.to_query()) == step.settings
+    assert PartitionParams.from_page(step.settings.to_query()) == step.settings
     assert step_by_key(step.key) is step
     assert TOUR[step.number - 1] is step
 
@@ -446,7 +446,7 @@ def test_depth_changes_the_partitions():
 
 def test_explorer_step_is_a_tour_step_too():
     """A step made on the fly (the explorer's state) goes through the same code."""
-    step = TourStep("x", "t", "BN paper", "c.", "space", ExplorerParams(depth=2, width=3))
+    step = TourStep("x", "t", "BN paper", "c.", "space", PartitionParams(depth=2, width=3))
     scene = compute_scene(step, mu_t=0.5, depth=3)
     assert scene.settings.mu_t == 0.5 and scene.settings.depth == 3
     assert len(scene.data.partition.layers[0].regions) == 6

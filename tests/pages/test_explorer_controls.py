@@ -28,7 +28,7 @@ from explorer_helpers import (
 from fuzzing import in_callback
 
 import bnviz.views.explorer as bx
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import EXPLORER_LIMITS, PRESETS
 from bnviz.web.callbacks.explorer import callbacks as ce
 from bnviz.web.callbacks.explorer import ids
@@ -96,12 +96,12 @@ def test_resample_and_new_batch_increment():
         for bad in (None, -1, -5.5, "x", math.nan, [3]):
             assert fn(1, bad) == 0
         for seed in (0, 1, 999):
-            assert ExplorerParams.parse({"weight_seed": fn(1, seed)}).weight_seed == seed + 1
+            assert PartitionParams.from_page({"weight_seed": fn(1, seed)}).weight_seed == seed + 1
 
 
 def test_buttons_at_the_largest_seed_stay_valid():
     top = EXPLORER_LIMITS["weight_seed"][1]
-    ExplorerParams.parse({"weight_seed": ce.resample_weights(1, top),
+    PartitionParams.from_page({"weight_seed": ce.resample_weights(1, top),
                             "batch_seed": ce.draw_another_batch(1, top)})
 
 
@@ -130,7 +130,7 @@ def test_animate_mu():
     # a second click restarts from 0; every value is a valid mu
     assert in_callback(ce.animate_mu, ANIM_CLICK, 2, 50, 1.0, True) == (0.0, False)
     for v in seen:
-        ExplorerParams.parse({"mu_t": v})
+        PartitionParams.from_page({"mu_t": v})
 
 
 # --------------------------------------------------------------------------- added points

@@ -22,7 +22,7 @@ from explorer_helpers import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import PRESETS, InputError
 from bnviz.web.callbacks.explorer import callbacks as ce
 from bnviz.web.callbacks.explorer import ids
@@ -111,10 +111,10 @@ def test_tampered_url_gives_defaults_and_a_message(query):
     raw = flat_query(query)
     s, view, tls, projector, pts, message, _, _ = es.initial_state(raw)
     if settings_lost:
-        assert s == ExplorerParams()
+        assert s == PartitionParams()
         assert "settings were not used" in message
     else:
-        assert s == ExplorerParams.parse({k: v for k, v in raw.items() if k != "pts"})
+        assert s == PartitionParams.from_page({k: v for k, v in raw.items() if k != "pts"})
     if points_lost:
         assert pts == [] and "added points were not readable" in message
     if what is None:

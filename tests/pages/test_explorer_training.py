@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 from bnviz.core.network import layer_statistics
 from bnviz.core.partition import box_from_extent, compute_partition
 from bnviz.data.datasets import make_dataset
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.trainer import new_trainer
 from bnviz.web.app import app
 from bnviz.web.callbacks.explorer import ids
@@ -33,7 +33,7 @@ from bnviz.web.callbacks.explorer import training as ct
 from bnviz.web.callbacks.explorer.state import control_values
 from bnviz.web.callbacks.explorer.training_figures import curves_figure
 
-SETTINGS = ExplorerParams(depth=3, width=6, n_points=80, dataset="circles", data_seed=2,
+SETTINGS = PartitionParams(depth=3, width=6, n_points=80, dataset="circles", data_seed=2,
                           weight_seed=5)
 TRAINING = {"lr": 0.05, "batch": 16, "optimizer": "adam", "steps": 4}
 

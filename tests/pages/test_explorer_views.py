@@ -30,7 +30,7 @@ from explorer_helpers import (
 
 import bnviz.views.explorer as bx
 from bnviz.core.network import random_network
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import PRESETS, explore
 from bnviz.views.style import UNIT
 from bnviz.web.callbacks.explorer import callbacks as ce
@@ -255,7 +255,7 @@ def test_unit_message_speaks_the_pages_numbering():
 
 
 def test_layers_view_over_the_cap_gives_a_message(monkeypatch):
-    s = ExplorerParams(depth=2, width=8, mode="zero_bias", layer=2)
+    s = PartitionParams(depth=2, width=8, mode="zero_bias", layer=2)
     zero = max(len(lp.regions) for lp in explore(s).partition.layers)
     bn = max(len(lp.regions) for lp in explore(replace(s, mode="bn")).partition.layers)
     assert zero < bn
@@ -330,7 +330,7 @@ def assert_picture_draws(image: dict, facets: np.ndarray, box) -> None:
     assert drawn[n - 1 - mid[inside, 1], mid[inside, 0]].all()
 
 
-def bn_forward_stats(s: ExplorerParams, layer: int, unit: int) -> tuple[float, float, float]:
+def bn_forward_stats(s: PartitionParams, layer: int, unit: int) -> tuple[float, float, float]:
     """(mean, biased std, ||w||) of <w_{l,k}, z_{l-1}> over all data, by plain numpy (BN)."""
     net = random_network(s.depth, s.width, s.activation, s.alpha, "bn", s.weight_seed)
     z = bx.explorer_data(s).points
@@ -345,7 +345,7 @@ def bn_forward_stats(s: ExplorerParams, layer: int, unit: int) -> tuple[float, f
         np.linalg.norm(w))
 
 
-def unit_fig(s: ExplorerParams) -> dict:
+def unit_fig(s: PartitionParams) -> dict:
     out = good(views(s, view="unit"))
     assert out[0] is no_update and out[1] is no_update
     return out[2]
@@ -429,7 +429,7 @@ def test_mu_slider_and_centrality():
 def test_summary_prints_the_mean_distance_to_the_boundary(mode):
     """The engine's distance (checked against shapely in tests/views/test_explorer.py) is the
     one the summary prints."""
-    s = ExplorerParams(depth=1, width=3, mode=mode, n_points=40, dataset="circles", layer=1)
+    s = PartitionParams(depth=1, width=3, mode=mode, n_points=40, dataset="circles", layer=1)
     want = explore(s).mean_boundary_distance
     assert math.isfinite(want) and f"{want:.4g}" in summary_text(good(views(s))[3])
 
@@ -437,7 +437,7 @@ def test_summary_prints_the_mean_distance_to_the_boundary(mode):
 def test_region_fill_is_the_highlighted_layers_raster():
     """The figure's heatmap is the highlighted layer's pattern raster (checked against the
     exact partition in tests/views/test_explorer.py), one colour per region."""
-    s = ExplorerParams(depth=3, width=4, n_points=50, layer=3, mu_t=0.7)
+    s = PartitionParams(depth=3, width=4, n_points=50, layer=3, mu_t=0.7)
     r = explore(s)
     raster = r.raster
     x0, x1, y0, y1 = r.partition.box

@@ -99,7 +99,7 @@ OUT_FILES = st.sampled_from(["out.json", "out.png", "out.svg", "out.npz", ".",
                              "missing/out.json", "good.csv"])
 
 
-PATH_FLAGS = {"--weights", "--data", "--out", "--save"}
+PATH_FLAGS = {"--weights", "--weights-file", "--data", "--out", "--save"}
 
 
 def options(flags: dict):
@@ -122,19 +122,21 @@ def resolve(tokens: list[list[str]], folder: Path) -> list[str]:
     return argv
 
 
-SMALL_PARTITION = ["--depth", "2", "--width", "3", "--n", "30"]
+SMALL_PARTITION = ["--depth", "2", "--width", "3", "--n-points", "30"]
 
 
 PARTITION_FLAGS = {
     "--depth": num(1, 3, "17"), "--width": num(2, 5, "257"),
     "--activation": choice(ACTIVATIONS), "--alpha": real(0.01, 0.99, "1", "-0.5"),
-    "--mode": choice(MODES), "--dataset": choice(DATASETS), "--n": num(2, 60, "1000001"),
-    "--seed": num(0, 5), "--batch-seed": num(0, 5),
+    "--mode": choice(MODES), "--dataset": choice(DATASETS),
+    "--n-points": num(2, 60, "1000001"), "--weight-seed": num(0, 5), "--data-seed": num(0, 5),
+    "--batch-seed": num(0, 5),
     "--batch-size": st.one_of(st.sampled_from(["all", "None", "FULL"]), num(1, 80)),
     "--extent": real(0.5, 5, "1e7"), "--head": num(0, 2, "3"),
-    "--weights": st.sampled_from(["net.npz", "nohead.npz", "huge.npz", "nan.npz",
-                                  "three.npz", "junk.npz", "good.csv", "missing.npz", "."]),
-    "--data": IN_FILES, "--mu-scale": real(0, 1.5, "1.6"), "--sigma-scale": real(0.25, 4, "5"),
+    "--weights": choice(["random", "trained", "npz"]),
+    "--weights-file": st.sampled_from(["net.npz", "nohead.npz", "huge.npz", "nan.npz",
+                                       "three.npz", "junk.npz", "good.csv", "missing.npz", "."]),
+    "--data": IN_FILES, "--mu-t": real(0, 1.5, "1.6"), "--sigma-s": real(0.25, 4, "5"),
     "--scope": choice(SCOPES), "--target-layer": num(1, 4), "--target-unit": num(0, 6),
     "--recompute-statistics": None, "--format": choice(["json", "svg", "png"]),
     "--out": OUT_FILES, "--device": st.sampled_from(DEVICES),
@@ -345,4 +347,5 @@ def test_b10_partition_breakdown_in_the_cli(capsysbinary):
     """B10: the same breakdown printed a traceback with exit code 1 in the CLI."""
     assert_cli_outcome(*run_cli(capsysbinary, [
         "partition", "--depth", "1", "--width", "4", "--activation", "relu", "--mode",
-        "random_bias", "--seed", "1", "--mu-scale", "1e-9", "--device", "cpu"]))
+        "random_bias", "--weight-seed", "1", "--data-seed", "1", "--mu-t", "1e-9", "--device",
+        "cpu"]))

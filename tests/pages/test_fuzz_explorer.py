@@ -38,7 +38,7 @@ from pagefuzz import (
 
 from bnviz.core.network import ACTIVATIONS, MODES
 from bnviz.data.datasets import DATASETS
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     MAX_EXTRA_POINTS,
@@ -77,7 +77,7 @@ EXPLORER_BAD["depth"] = bad_number(*LIM["depth"])
 EXPLORER_BAD["width"] = bad_number(*LIM["width"])
 
 
-VALID_CONTROLS = es.control_values(ExplorerParams(depth=2, width=3, n_points=30, layer=2))
+VALID_CONTROLS = es.control_values(PartitionParams(depth=2, width=3, n_points=30, layer=2))
 
 
 COORD = st.one_of(st.floats(-3, 3), st.sampled_from([math.nan, math.inf, -math.inf, 1e7,
@@ -158,7 +158,7 @@ def test_presets_with_any_click_counts(clicks, key):
     assert set(out) == {*es.CONTROLS, "view", "tls", "caption", "preset", "extra", "layer_max"}
     if out["preset"] is not no_update:
         assert out["preset"] == key
-        ExplorerParams.parse(out | {"sigma_s": 2.0 ** out["sigma_s"],
+        PartitionParams.from_page(out | {"sigma_s": 2.0 ** out["sigma_s"],
                                       "target_unit": out["target_unit"] - 1})
 
 
@@ -359,9 +359,9 @@ def test_b5_b7_click_with_a_non_finite_coordinate(x):
 B10_SETTINGS = [
     # reachable with the page's own controls: abs, width 8, depth 2, "resample" five times,
     # 50 points, the mu slider at 0.02 (?depth=2&width=8&activation=abs&weight_seed=5&...)
-    ExplorerParams(depth=2, width=8, activation="abs", weight_seed=5, n_points=50,
+    PartitionParams(depth=2, width=8, activation="abs", weight_seed=5, n_points=50,
                      mu_t=0.02, layer=2),
-    ExplorerParams(depth=1, width=4, activation="relu", mode="random_bias", weight_seed=1,
+    PartitionParams(depth=1, width=4, activation="relu", mode="random_bias", weight_seed=1,
                      mu_t=1e-9, layer=1),
 ]
 

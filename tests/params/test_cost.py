@@ -79,8 +79,8 @@ REFUSED = [  # the engine refuses them, after long work
 def test_requests_the_engine_completes_are_accepted(size):
     depth, width, activation, mode, extent = size
     check_partition_size([width] * depth, activation, mode, extent, MAX_REGIONS)
-    assert PartitionParams(depth=depth, width=width, activation=activation, mode=mode,
-                           extent=extent).depth == depth
+    PartitionParams(depth=depth, width=width, activation=activation, mode=mode,
+                    extent=extent).check_cost()
 
 
 @pytest.mark.parametrize("size", REFUSED, ids=str)
@@ -90,7 +90,7 @@ def test_requests_the_engine_refuses_are_refused_at_once(size):
                                          r"\(estimated before any work\), over the cap of "
                                          r"2000000: lower the width or the depth"):
         PartitionParams(depth=depth, width=width, activation=activation, mode=mode,
-                        extent=extent)
+                        extent=extent).check_cost()
 
 
 def test_the_cap_is_the_callers():

@@ -23,7 +23,6 @@ from bnviz.params import (
     BNStatsParams,
     DensityPageParams,
     DensityParams,
-    ExplorerParams,
     InputError,
     JitterParams,
     LandscapeParams,
@@ -312,7 +311,7 @@ def test_single_values_raise_only_input_error(value):
             assert_clear(str(exc))
 
 
-MODELS = [PartitionParams, ExplorerParams, JitterParams, TrainingParams, TrainingJobParams,
+MODELS = [PartitionParams, JitterParams, TrainingParams, TrainingJobParams,
           DensityParams, DensityPageParams, BNStatsParams, LandscapeParams,
           *IMAGE_JOB_PARAMS.values()]
 

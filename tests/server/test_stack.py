@@ -171,12 +171,12 @@ def test_training_frames_pass_nginx_with_the_callbacks_cap(serving):
     """The explorer's live training through nginx: a student playing 30 frames in a row is
     not held to the job writes' strict limit (a POST under /api/), a frame carrying a
     300 kB state (a wide network's trainers) passes, and a 3 MB body is nginx's 413."""
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.web.callbacks.explorer.state import control_values
     from bnviz.web.callbacks.explorer.training import ROUTE
 
     base, *_ = serving
-    body = {"controls": control_values(ExplorerParams()), "lr": 0.05, "batch": 32,
+    body = {"controls": control_values(PartitionParams()), "lr": 0.05, "batch": 32,
             "optimizer": "adam", "steps": 5, "state": None}
     statuses = []
     for _ in range(30):

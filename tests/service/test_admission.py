@@ -166,13 +166,13 @@ def all_slots_taken(bounds):
 def _explorer_body(depth: int, width: int, mu: float) -> str:
     """The explorer's figure callback as the browser sends it, its controls at these
     settings (the page's own control values, callbacks.explorer.state.control_values)."""
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.web.callbacks.explorer import ids
     from bnviz.web.callbacks.explorer.state import CONTROLS, control_values
     from tests.service.test_http_crafted import DEPENDENCIES, _body
 
     dep = next(d for d in DEPENDENCIES if f"{ids.GRAPH_SPACE}.figure" in d["output"])
-    values = control_values(ExplorerParams(depth=depth, width=width, mu_t=mu, layer=1))
+    values = control_values(PartitionParams(depth=depth, width=width, mu_t=mu, layer=1))
     by_id = {CONTROLS[name]: value for name, value in values.items()}
     body = _body(dep)
     for item in body["inputs"] + body["state"]:
@@ -197,13 +197,13 @@ def test_a_heavy_view_gets_a_busy_message_while_a_light_one_is_drawn(all_slots_t
 
 def test_the_training_route_answers_429_with_retry_after_when_busy(all_slots_taken):
     from bnviz.caps import TRAIN_STEPS_PER_FRAME
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.web import app as dashboard
     from bnviz.web.callbacks.explorer.state import control_values
     from bnviz.web.callbacks.explorer.training import ROUTE
 
     answer = dashboard.server.test_client().post(ROUTE, json={
-        "controls": control_values(ExplorerParams(depth=6, width=16)), "lr": 0.05,
+        "controls": control_values(PartitionParams(depth=6, width=16)), "lr": 0.05,
         "batch": 16, "optimizer": "adam", "steps": TRAIN_STEPS_PER_FRAME[1], "side": True,
         "reset": True, "state": None})
     assert answer.status_code == 429, answer.get_json()

@@ -252,10 +252,10 @@ def test_max_runs_setting(monkeypatch):
 def test_explorer_mean_boundary_distance_is_the_all_pairs_minimum():
     """The explorer's mean distance (R-tree on the CPU) equals the all-pairs minimum."""
     from bnviz.core.geometry import nearest_by_all_pairs
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.views.explorer import explore
 
-    r = explore(ExplorerParams(depth=3, width=8, n_points=300), device="cpu")
+    r = explore(PartitionParams(depth=3, width=8, n_points=300), device="cpu")
     facets = np.concatenate([lp.facets for lp in r.partition.layers])
     want = nearest_by_all_pairs(torch.as_tensor(r.data.points), torch.as_tensor(facets))
     assert r.mean_boundary_distance == pytest.approx(float(want.mean()), rel=1e-12)

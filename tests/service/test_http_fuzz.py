@@ -91,11 +91,11 @@ def _frame_bodies():
     """Bodies of the live training's frame route: the player's fields with drawn values,
     controls with junk among good ones, and states of any shape (some from a real frame with
     one leaf replaced)."""
-    from bnviz.params import ExplorerParams
+    from bnviz.params import PartitionParams
     from bnviz.web.callbacks.explorer.state import control_values
     from bnviz.web.callbacks.explorer.training import frame_answer
 
-    controls = control_values(ExplorerParams(depth=2, width=4, n_points=40))
+    controls = control_values(PartitionParams(depth=2, width=4, n_points=40))
     good = {"controls": controls, "lr": 0.05, "batch": 8, "optimizer": "adam", "steps": 2,
             "state": None}
     real = {side: frame_answer(dict(good, side=side))[1]["state"] for side in (False, True)}

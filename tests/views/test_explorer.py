@@ -26,7 +26,7 @@ from hypothesis import given, settings
 import bnviz.views.explorer as bx
 from bnviz.core.network import ACTIVATIONS, MODES, random_network
 from bnviz.data.datasets import DATASETS
-from bnviz.params import ExplorerParams
+from bnviz.params import PartitionParams
 from bnviz.views.explorer import (
     EXPLORER_LIMITS,
     SCOPES,
@@ -42,9 +42,9 @@ CHOICES = {"activation": ACTIVATIONS, "mode": MODES, "dataset": DATASETS, "scope
 # --------------------------------------------------------------------------- settings
 
 def test_parse_defaults_and_unknown_keys():
-    assert ExplorerParams.parse({}) == ExplorerParams()
-    s = ExplorerParams.parse({"depth": "3", "bogus": "x", "view": "unit", "__class__": 1})
-    assert s == replace(ExplorerParams(), depth=3, layer=3)  # layer 4 clamped to depth
+    assert PartitionParams.from_page({}) == PartitionParams()
+    s = PartitionParams.from_page({"depth": "3", "bogus": "x", "view": "unit", "__class__": 1})
+    assert s == replace(PartitionParams(), depth=3, layer=3)  # layer 4 clamped to depth
     assert type(s.depth) is int and type(s.mu_t) is float
 
 
@@ -62,7 +62,7 @@ def bad_numbers(name: str) -> list:
 def test_parse_rejects_bad_numbers_naming_the_field(name):
     for raw in bad_numbers(name):
         with pytest.raises(InputError) as exc:
-            ExplorerParams.parse({name: raw})
+            PartitionParams.from_page({name: raw})
         msg = str(exc.value)
         assert msg.startswith(name.replace("_", " ")), (raw, msg)
         assert "\n" not in msg and "Traceback" not in msg
@@ -73,7 +73,7 @@ def test_parse_accepts_both_bounds(name):
     lo, hi = EXPLORER_LIMITS[name]
     room = {} if name in ("depth", "width") else {"depth": 12, "width": 64}
     for raw in (lo, hi, f"{lo:.12g}", f"{hi:.12g}"):
-        value = getattr(ExplorerParams.parse(room | {name: raw}), name)
+        value = getattr(PartitionParams.from_page(room | {name: raw}), name)
         assert value == float(raw) and type(value) is (int if name in INT_FIELDS else float)
 
 
@@ -81,21 +81,21 @@ def test_parse_accepts_both_bounds(name):
 def test_parse_rejects_bad_choices(name):
     for raw in ("evil", "", None, 1, CHOICES[name][0].upper(), [CHOICES[name][0]]):
         with pytest.raises(InputError, match=f"^{name}: choose one of"):
-            ExplorerParams.parse({name: raw})
+            PartitionParams.from_page({name: raw})
     for ok in CHOICES[name]:
-        assert getattr(ExplorerParams.parse({name: ok}), name) == ok
+        assert getattr(PartitionParams.from_page({name: ok}), name) == ok
 
 
 def test_batch_size():
     for raw in ("all", "ALL", " all ", "", "none", None):
-        assert ExplorerParams.parse({"batch_size": raw}).batch_size is None
+        assert PartitionParams.from_page({"batch_size": raw}).batch_size is None
     for raw, want in (("2", 2), (2, 2), ("16", 16), (16.0, 16), ("1e3", 1000)):
-        assert ExplorerParams.parse({"batch_size": raw}).batch_size == want
+        assert PartitionParams.from_page({"batch_size": raw}).batch_size == want
     for raw in ("1", 1, 0, "-4", "2.5", 2.5, "abc", "inf", "nan", math.nan, True, [4]):
         with pytest.raises(InputError, match="^batch size"):
-            ExplorerParams.parse({"batch_size": raw})
+            PartitionParams.from_page({"batch_size": raw})
     # larger than the data: refused when the data are known, with a message
-    s = ExplorerParams(depth=1, width=3, n_points=20, batch_size=21)
+    s = PartitionParams(depth=1, width=3, n_points=20, batch_size=21)
     with pytest.raises(InputError, match=r"batch size: at most the number of points \(20\)"):
         explore(s)
     # the added points count towards n
@@ -103,10 +103,10 @@ def test_batch_size():
 
 
 def test_dependent_settings_are_clamped_not_refused():
-    s = ExplorerParams.parse({"depth": 2, "width": 3, "layer": 12, "target_layer": 9,
+    s = PartitionParams.from_page({"depth": 2, "width": 3, "layer": 12, "target_layer": 9,
                                 "target_unit": 63})
     assert (s.layer, s.target_layer, s.target_unit) == (2, 2, 2)
-    s = ExplorerParams.parse({"depth": "5", "width": "40", "layer": "5", "target_unit": 39})
+    s = PartitionParams.from_page({"depth": "5", "width": "40", "layer": "5", "target_unit": 39})
     assert (s.layer, s.target_unit) == (5, 39)
 
 
@@ -114,7 +114,7 @@ def test_huge_int_gives_message():
     # 10**400 is what json.loads returns for a 400-digit number in a crafted request
     for name in ("depth", "mu_t", "weight_seed"):
         with pytest.raises(InputError, match=f"^{name.replace('_', ' ')}"):
-            ExplorerParams.parse({name: 10**400})
+            PartitionParams.from_page({name: 10**400})
 
 
 @settings(max_examples=40, deadline=None)
@@ -122,12 +122,12 @@ def test_huge_int_gives_message():
 def test_to_query_parse_round_trip(s):
     q = s.to_query()
     assert all(isinstance(v, str) for v in q.values())
-    assert set(q) <= {f.name for f in fields(ExplorerParams)}
-    back = ExplorerParams.parse(q)
+    assert set(q) <= {f.name for f in fields(PartitionParams)}
+    back = PartitionParams.from_page(q)
     assert_same_settings(back, s)
-    assert ExplorerParams.parse(back.to_query()) == back  # a second trip is exact
+    assert PartitionParams.from_page(back.to_query()) == back  # a second trip is exact
     # defaults are left out of the query
-    assert all(getattr(s, k) != getattr(ExplorerParams, k) for k in q)
+    assert all(getattr(s, k) != getattr(PartitionParams, k) for k in q)
 
 
 # --------------------------------------------------------------------------- science
@@ -157,7 +157,7 @@ def clipped_line(w: np.ndarray, mu: float, box) -> shapely.Geometry:
 
 @pytest.mark.parametrize("mode", ["bn", "random_bias"])
 def test_mean_distance_to_the_boundary_with_shapely(mode):
-    s = ExplorerParams(depth=1, width=3, mode=mode, n_points=40, dataset="circles", layer=1)
+    s = PartitionParams(depth=1, width=3, mode=mode, n_points=40, dataset="circles", layer=1)
     r = explore(s)
     box = r.partition.box
     st_ = r.partition.layers[0].stats
@@ -177,7 +177,7 @@ def test_mean_distance_to_the_boundary_with_shapely(mode):
 # --------------------------------------------------------------------------- region fill
 
 def test_pattern_raster_agrees_with_the_exact_partition():
-    s = ExplorerParams(depth=3, width=4, n_points=50, layer=3, mu_t=0.7)
+    s = PartitionParams(depth=3, width=4, n_points=50, layer=3, mu_t=0.7)
     r = explore(s)
     raster = r.raster
     assert raster.shape == (3, bx.RASTER, bx.RASTER) and raster.dtype == np.int64
@@ -215,7 +215,7 @@ def test_pattern_raster_agrees_with_the_exact_partition():
 
 def test_pattern_raster_is_stable_under_the_sliders():
     """A region keeps its colour while sliders move: the hash depends on the pattern only."""
-    s = ExplorerParams(depth=2, width=4, n_points=50, layer=2)
+    s = PartitionParams(depth=2, width=4, n_points=50, layer=2)
     a = explore(s).raster
     # sigma scales h_1, so the layer-1 patterns (and colours) stay; layer 2 keeps BN's frozen
     # mu_2, sigma_2, so its facets move and some pixels change region

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bnviz.params import ExplorerParams, InputError
+from bnviz.params import InputError, PartitionParams
 from bnviz.views.explorer import explore
 from bnviz.views.inspect import inspect_point
 
-SETTINGS = [ExplorerParams(), ExplorerParams(depth=3, width=5, mode="random_bias", layer=2),
-            ExplorerParams(depth=2, width=7, activation="relu", batch_size=16, mu_t=0.4,
+SETTINGS = [PartitionParams(), PartitionParams(depth=3, width=5, mode="random_bias", layer=2),
+            PartitionParams(depth=2, width=7, activation="relu", batch_size=16, mu_t=0.4,
                            sigma_s=2.0, layer=2)]
 
 
@@ -52,7 +52,7 @@ def test_codes_and_nearest_facet_against_independent_computations(settings):
 
 
 def test_on_a_facet_the_pre_activation_vanishes():
-    r = explore(ExplorerParams(layer=1))
+    r = explore(PartitionParams(layer=1))
     lp = r.partition.layers[0]
     for seg, unit in zip(lp.facets[:10], lp.facet_units[:10], strict=True):
         mid = (seg[:2] + seg[2:]) / 2
@@ -69,4 +69,4 @@ def test_on_a_facet_the_pre_activation_vanishes():
 @pytest.mark.parametrize("point", [(np.nan, 0.0), (0.0, np.inf), (3.5, 0.0), (0.0, -9.0)])
 def test_points_outside_the_box_are_refused(point):
     with pytest.raises(InputError):
-        inspect_point(explore(ExplorerParams()), *point)
+        inspect_point(explore(PartitionParams()), *point)
