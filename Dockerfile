@@ -54,17 +54,19 @@ RUN if [ -f /run/build-ca.crt ]; then export PIP_CERT=/run/build-ca.crt SSL_CERT
     && site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") \
     && find "$site" -mindepth 2 -type d -name tests -prune -exec rm -rf {} + \
     && rm -rf "$site/torch/include" /tmp/lock.txt /root/.cache
-COPY . .
-# The bnviz package itself (its dependencies are the lock above): the `bnviz` command. Then
-# the app's own bytecode (PYTHONDONTWRITEBYTECODE leaves it uncompiled: every worker and job
-# process would compile it again) and the exact engine's compiled kernels (numba), compiled
-# once here rather than by the first server or job of each container. matplotlib (the
-# pictures of `--format png|svg` and the lecture's slides) keeps its font list in
-# MPLCONFIGDIR: built here too, so that no container writes it into the user's home.
+COPY . /tmp/src
+# The bnviz package itself (its dependencies are the lock above): the `bnviz` command and the
+# dashboard (bnviz.web), installed into site-packages with their bytecode (pip compiles it;
+# PYTHONDONTWRITEBYTECODE would leave every worker and job process compiling it again). The
+# source tree goes: a second copy of bnviz in the working folder would be imported instead of
+# the installed one by any `python -m` run there, with kernels cached for other paths. Then
+# the exact engine's compiled kernels (numba), compiled once here for the installed files
+# rather than by the first server or job of each container. matplotlib (the pictures of
+# `--format png|svg` and the lecture's slides) keeps its font list in MPLCONFIGDIR: built
+# here too, so that no container writes it into the user's home.
 ENV NUMBA_CACHE_DIR=/app/.numba-cache MPLCONFIGDIR=/app/.matplotlib
-RUN pip install --no-deps --no-build-isolation . \
-    && rm -rf build *.egg-info /root/.cache \
-    && python -m compileall -q bnviz > /dev/null \
+RUN pip install --no-deps --no-build-isolation /tmp/src \
+    && rm -rf /tmp/src /root/.cache \
     && python -c "from bnviz.core.compiled_network import warm_up; warm_up(); from bnviz.slices.maxcells import warm_up as w; w()" \
     && python -c "import matplotlib.font_manager"
 # A user of its own: the image writes only to its data volume (/data) and /tmp. numba uses a
