@@ -100,7 +100,8 @@ class Setting:
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BNVIZ_PORT", "int", 8050, 1, 65535, "the port make run and bnviz serve serve on"),
-    Setting("BNVIZ_TORCH_THREADS", "int", 1, 1, 1024, "torch threads per web process"),
+    Setting("BNVIZ_TORCH_THREADS", "int", 1, 1, 1024,
+            "torch threads per web process, and of `bnviz train`"),
     Setting("BNVIZ_MAX_RUNS", "int", _cores, 1, 100_000, "jobs queued or running at once"),
     Setting("BNVIZ_LOCAL_WORKERS", "int", _cores, 1, 1024, "jobs the local worker runs"),
     Setting("BNVIZ_WORKER_IDLE_SECONDS", "float", 600.0, 0, 10**9,

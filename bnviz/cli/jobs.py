@@ -43,6 +43,8 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
     s.add_argument("type", choices=IMAGE_JOB_TYPES)
     _job_flags(s)
     s.add_argument("--json", action="store_true", help='print {"id": ...}')
+    s.add_argument("--id-only", action="store_true",
+                   help="print the job's id alone, for scripts: id=$(bnviz jobs submit ...)")
     r = jsub.add_parser("run", help="run an experiment in the foreground, here, and print "
                         "its summary; --lrs sweeps the learning rate of a training one")
     r.add_argument("type", choices=IMAGE_JOB_TYPES)
@@ -148,6 +150,8 @@ def _run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
         job = jobs.submit_job(args.type, params)
         if args.json:
             return _dump({"id": job.id}), 0
+        if args.id_only:
+            return f"{job.id}\n".encode(), 0
         return f"submitted job {job.id} ({job.type}, {job.backend} backend)\n".encode(), 0
     if cmd == "list":
         listed = jobs.list_jobs(max(1, min(args.limit, 1000)))
