@@ -7,7 +7,7 @@ animates. The steps follow the paper: Figure 1, Corollary 2, Figure 2a-c, Figure
 training (issue 19: the partition moving while the network learns), a mini-batch, Figure 3,
 Figure 3 on a slice of an image network (issue 27), Figure 6, Figure 7, then Dannemann &
 Junike, Santurkar et al., Luo et al. and Ergen et al. The captions say what our runs show
-where that differs from a paper.
+where that differs from a paper, and a paper's claim as its claim (tests/test_words.py).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ _FIG2 = PartitionParams(depth=2, width=8, mode="bn", scope="unit", target_layer=
 _BN = "BN paper"
 
 TOUR: tuple[TourStep, ...] = (
-    TourStep("fig1", "Figure 1: BN moves the partition onto the data", _BN,
+    TourStep("fig1", "Figure 1: BN draws each layer's hyperplanes to the data", _BN,
              "Top: random weights without BN spread every layer's folded hyperplanes over the "
              "whole plane, whatever the data. Bottom: the same weights with BN draw each "
              "layer's hyperplanes to the data, so the regions gather where the data are.",
@@ -129,11 +129,13 @@ TOUR: tuple[TourStep, ...] = (
              "and noise-controlled BN with a virtual batch of half the batch (vermillion). "
              "Move the batch size: their variance shrinks as 1/|B|.",
              "bnstats", PartitionParams(batch_size=64), live=frozenset({"batch"})),
-    TourStep("dannemann", "Dannemann & Junike: no better initialisation",
+    TourStep("dannemann", "Dannemann & Junike: a counterexample to Lemma 4.5",
              "Dannemann & Junike",
-             "Their three-point example, starting at W0 = W* = (1, 3), the least-squares optimum: "
-             "the BN loss still has a gradient there (red arrow), and the nearest BN optimum "
-             "is 4.24 away (squared), where Santurkar et al.'s Lemma 4.5 bounds it by 0.",
+             "At W0 = W* = (1, 3), the least-squares optimum of their three points, the BN "
+             "loss still has a gradient (red arrow) and the nearest BN optimum is 4.24 away "
+             "(squared); Santurkar et al.'s Lemma 4.5 bounds it by 0. That refutes the lemma, "
+             "for one neuron; whether BN's statistics help training is what our "
+             "smart-initialisation runs test.",
              "dannemann", PartitionParams(), live=frozenset()),
     TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
              "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
