@@ -11,6 +11,7 @@ worker loses no job.
 """
 
 import os
+import signal
 
 from bnviz.config import PRIVATE_UMASK, exit_on_bad_settings, setting
 
@@ -19,11 +20,28 @@ exit_on_bad_settings()  # a bad setting stops the server here, in one line, befo
 # files, 0700 folders; a worker inherits the master's umask. (bnviz serve sets it too.)
 os.umask(PRIVATE_UMASK)
 
-# Imported once here, in the master, so that every forked worker has it: the first
-# torch.func call or optimiser imports torch._dynamo (~800 modules, 2-3 s). Left to the first
-# requests, several threads would import it at once (the claims' torch.func, the Ergen and
-# Luo trainings' optimisers); here it costs a worker nothing, and app.warm_up makes the first
-# torch.func call before the worker takes a request.
+# The app is imported once, here in the master, before it listens (preload_app), and every
+# worker is forked from it ready: a worker answers as soon as it is forked, not after 4-9 s of
+# importing torch, Dash and the pages and warming them up (issue 43: the first 200 came
+# 5.5-9.5 s after "Listening at"; bench/startstop.py), a worker that dies is replaced as fast,
+# and the workers share the master's pages (copy-on-write) instead of each importing its own.
+# The master never serves a request. What it must not start before the fork, it holds until
+# each worker is forked (bnviz.server.background, post_worker_init below): the threads that
+# app.py's import starts (the exact engine's kernels, the lecture tour's precompute), torch's
+# intra-op pool (it imports the app with one torch thread: a child forked after that pool
+# ran hangs), /healthz's helper pool. torch asks NVML, not the CUDA runtime, whether a GPU is
+# there (torch's fork-safe check): the runtime's answer in the master would leave every
+# forked worker a CUDA that cannot be initialised.
+# `kill -HUP` then reloads the configuration, not the code: restart the server for new code.
+preload_app = True
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+
+from bnviz.server import background  # noqa: E402
+
+background.hold_until_fork()
+
+# The first torch.func call or optimiser imports torch._dynamo (~800 modules, 2-3 s): here,
+# in the master, once for every worker (app.warm_up makes the first torch.func call).
 import torch._dynamo  # noqa: E402, F401
 
 # The exact engine's compiled kernels are loaded by each worker in a background thread
@@ -72,3 +90,35 @@ def worker_exit(server, worker):  # noqa: ARG001 - gunicorn's hook signature
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+#: The signals that stop a worker. Blocked in the master around each worker's fork, and in
+#: the worker until its own handlers are in place (post_worker_init): a worker forked from the
+#: preloaded app answers within milliseconds, so a stop sent as the first answer comes (a
+#: terminal's Ctrl-C, a test's SIGTERM to the group, the master's SIGTERM to a worker it just
+#: forked) often reached a worker that still had the master's handlers, which queued it where
+#: no one looks: the worker served on, and the stop waited the 30 s graceful_timeout for it.
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
+os.register_at_fork(after_in_parent=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK,
+                                                                   STOP_SIGNALS))
+
+
+def pre_fork(server, worker):  # noqa: ARG001 - gunicorn's hook signature
+    """Before each fork of a worker: the stop signals blocked until the worker's handlers are
+    in place (STOP_SIGNALS; the master unblocks them as soon as the fork returns), and what
+    the master has built (the app, torch, Dash) moved to the collector's permanent
+    generation, so that a worker's collections never write to the pages it shares with the
+    master and its siblings (each write copies a page)."""
+    import gc
+
+    gc.freeze()
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
+def post_worker_init(worker):
+    """In each forked worker, its handlers in place: a stop that came meanwhile is delivered
+    now, and unless it came, what the master held until the fork starts (torch's threads,
+    the background threads the app's import asked for: bnviz.server.background.start_held)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if worker.alive:
+        background.start_held()

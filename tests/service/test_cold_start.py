@@ -1,8 +1,9 @@
 """Cold start (issue 15, item 4): a fresh server's first requests, many at once, all succeed.
 
 Each round starts the real app under gunicorn (``gunicorn.conf.py``, 2 workers) on a free port
-and fires 30 requests at once the moment its socket accepts, before its workers have booted,
-so that they are the workers' first: /healthz, /_dash-dependencies, /_dash-layout, /, /papers,
+and fires 30 requests at once the moment its socket accepts, as its workers are forked from
+the master that imported the app (``preload_app``; before that, as they booted), so that they
+are the workers' first: /healthz, /_dash-dependencies, /_dash-layout, /, /papers,
 the page router's callback for /papers and the debate page's callbacks as the page sends them
 when it loads (the claims table, the weight plane, Luo et al.'s statistics). Every answer must
 be 200, and /_dash-dependencies complete: the same callbacks as a warmed-up app lists.
@@ -96,7 +97,7 @@ def test_concurrent_first_requests_to_a_fresh_server(round_, home, tmp_path):
                   "bnviz.web.app:server"], env, log)
     try:
         deadline = time.monotonic() + 120
-        while True:  # the master listens; its workers are still booting
+        while True:  # the master listens; its workers are being forked
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break

@@ -82,7 +82,11 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_web_worker_killed_mid_request_is_replaced(server):
     server.start()
-    before = server.workers()
+    # the first worker forked from the preloaded app answers /healthz before the master has
+    # forked the second (gunicorn sleeps up to 0.1 s between two forks)
+    deadline = time.monotonic() + 30
+    while len(before := server.workers()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(before) == 2
     results: list[object] = []
 
