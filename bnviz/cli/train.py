@@ -39,8 +39,8 @@ from bnviz.cli.progress import add_quiet
 
 __all__ = ["add_train", "run_train"]
 
-_PARAMS = ("dataset", "n", "seed", "depth", "width", "activation", "alpha", "mode", "steps",
-           "frames", "batch_size", "lr", "optimizer", "extent")
+_PARAMS = ("dataset", "n_points", "weight_seed", "data_seed", "depth", "width", "activation",
+           "alpha", "mode", "steps", "frames", "batch_size", "lr", "optimizer", "extent")
 MOVIE_SUFFIXES = (".gif", ".mp4")
 
 
@@ -49,8 +49,10 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     add_quiet(t)
     lim = TRAIN_LIMITS
     t.add_argument("--dataset", choices=DATASETS, default="moons")
-    t.add_argument("--n", type=integer, default=100, help="number of data points")
-    t.add_argument("--seed", type=integer, default=0, help="seeds weights, data and batches")
+    t.add_argument("--n-points", type=integer, default=100, help="number of data points")
+    t.add_argument("--weight-seed", type=integer, default=0,
+                   help="seeds the random start and the mini-batches' order")
+    t.add_argument("--data-seed", type=integer, default=0, help="seeds the generated data")
     t.add_argument("--depth", type=integer, default=4, help=f"layers L (<= {lim['depth'][1]})")
     t.add_argument("--width", type=integer, default=8,
                    help=f"units per layer (<= {lim['width'][1]})")
@@ -104,8 +106,8 @@ def run_train(args: argparse.Namespace) -> bytes:
     # on each other (bnviz train --steps 200 --frames 10, 3 runs beside other work on 2
     # cores: 21.8 s median with torch's default threads, 4.5 s with one; farm-bench)
     torch.set_num_threads(int(setting("BNVIZ_TORCH_THREADS")))
-    data = training_data(p, p.seed, (0.0, 0.0))  # the data of bnviz partition --data-seed
-    trainer = new_trainer(p.depth, p.width, p.activation, p.alpha, p.mode, p.seed,
+    data = training_data(p, p.data_seed, (0.0, 0.0))  # bnviz partition's data, same seeds
+    trainer = new_trainer(p.depth, p.width, p.activation, p.alpha, p.mode, p.weight_seed,
                           data.points, data.labels, p.batch_size, p.lr, p.optimizer,
                           box_from_extent(p.extent))
     frames: list = []
@@ -133,7 +135,7 @@ def run_train(args: argparse.Namespace) -> bytes:
     if args.json:
         out = {"frames": [f.summary() for f in frames], "seconds": seconds}
         return (json.dumps(out | ({"stopped": stopped} if stopped else {})) + "\n").encode()
-    lines = [f"{p.mode}, {p.activation}, {p.depth}x{p.width}, {p.dataset} n={p.n}: "
+    lines = [f"{p.mode}, {p.activation}, {p.depth}x{p.width}, {p.dataset} n={p.n_points}: "
              f"{p.steps} steps in {seconds:.2f} s",
              f"{'step':>6} {'loss':>8} {'accuracy':>8} {'mean dist':>9}  regions per layer"]
     lines += [f"{f.step:>6} {f.loss:>8.4f} {f.accuracy:>8.3f} {f.mean_distance:>9.4f}  "

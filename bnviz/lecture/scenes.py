@@ -141,9 +141,10 @@ def _training(settings: PartitionParams) -> dict:
     from bnviz.views.trainer import recorded_runs, training_data
 
     s = settings
-    p = LiveTrainingParams(dataset=s.dataset, n=s.n_points, seed=s.weight_seed, depth=s.depth,
-                           width=s.width, activation=s.activation, alpha=s.alpha,
-                           mode="bn", extent=s.extent, **TRAINING_RUN)
+    p = LiveTrainingParams(dataset=s.dataset, n_points=s.n_points, weight_seed=s.weight_seed,
+                           data_seed=s.data_seed, depth=s.depth, width=s.width,
+                           activation=s.activation, alpha=s.alpha, mode="bn", extent=s.extent,
+                           **TRAINING_RUN)
     shift = (s.shift_x, s.shift_y)
     data = training_data(p, s.data_seed, shift)
     return {"runs": recorded_runs(p, s.data_seed, shift, TRAINING_MODES, EXPLORER_MAX_REGIONS),

@@ -36,11 +36,13 @@ _T = TRAIN_LIMITS
 class LiveTrainingParams:
     """A 2D network trained step by step with a frame every few steps
     (:mod:`bnviz.views.trainer`): the seed's random network with a two-logit head, on
-    ``n`` points of ``dataset`` (classes mod 2) generated from ``seed``."""
+    ``n_points`` points of ``dataset`` (classes mod 2) generated from ``data_seed``: the
+    explorer's names (:class:`~bnviz.params.partition.PartitionParams`)."""
 
     dataset: choice(DATASETS) = "moons"
-    n: whole(*_T["n"]) = 100
-    seed: whole(0, SEED_MAX) = 0
+    n_points: whole(*_T["n"]) = 100
+    weight_seed: whole(0, SEED_MAX) = 0  # the random start, and the mini-batches' order
+    data_seed: whole(0, SEED_MAX) = 0
     depth: whole(*_T["depth"]) = 4
     width: whole(*_T["width"]) = 8
     activation: choice(ACTIVATIONS) = "leaky_relu"
@@ -56,8 +58,9 @@ class LiveTrainingParams:
     @model_check
     def _consistent(self) -> None:
         check_alpha(self.activation, self.alpha)
-        if self.batch_size > self.n:
-            raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
+        if self.batch_size > self.n_points:
+            raise InputError(f"{self.batch_size} is larger than the data ({self.n_points} "
+                             "points)",
                              "batch_size")
         widths = [self.width] * self.depth
         check_partition_size(widths, self.activation, self.mode_of_partition, self.extent,

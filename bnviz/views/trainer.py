@@ -287,10 +287,10 @@ def train_frames(trainer: Trainer, steps: int, frames: int, max_regions: int,
 
 
 def training_data(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float]):
-    """The data a live training learns: ``params.n`` points of ``params.dataset`` drawn from
+    """The data a live training learns: ``params.n_points`` points of ``params.dataset`` drawn from
     ``data_seed`` and moved by ``shift`` (the explorer's data shift); the classes are taken
     mod 2 by the trainer."""
-    return shifted(make_dataset(params.dataset, params.n, data_seed), *shift)
+    return shifted(make_dataset(params.dataset, params.n_points, data_seed), *shift)
 
 
 def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, float],
@@ -298,8 +298,9 @@ def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, fl
               max_regions: int) -> tuple[dict[str, Frame], dict[str, dict]]:
     """One frame of the explorer's live training (its play button, a tick): for each of
     ``modes`` (one, or BN beside zero and random bias, the same initial weights and the same
-    mini-batches), the trainer of ``params`` (the weight seed is ``params.seed``; the data
-    are ``params.dataset`` of ``params.n`` points from ``data_seed``, moved by ``shift``)
+    mini-batches), the trainer of ``params`` (the weight seed is ``params.weight_seed``; the
+    data are ``params.dataset`` of ``params.n_points`` points from ``data_seed``, moved by
+    ``shift``)
     restored from ``states`` (None: step 0), trained ``params.steps`` steps further, and its
     frame.  Returns (the frames, the states to go on from)."""
     data = training_data(params, data_seed, shift)
@@ -307,7 +308,7 @@ def live_step(params: LiveTrainingParams, data_seed: int, shift: tuple[float, fl
     frames, out = {}, {}
     for mode in modes:
         trainer = new_trainer(params.depth, params.width, params.activation, params.alpha,
-                              mode, params.seed, data.points, data.labels, params.batch_size,
+                              mode, params.weight_seed, data.points, data.labels, params.batch_size,
                               params.lr, params.optimizer, box)
         if states and mode in states:
             trainer.restore(states[mode])
@@ -325,6 +326,6 @@ def recorded_runs(params: LiveTrainingParams, data_seed: int, shift: tuple[float
     data = training_data(params, data_seed, shift)
     box = box_from_extent(params.extent)
     return {mode: train_frames(new_trainer(
-        params.depth, params.width, params.activation, params.alpha, mode, params.seed,
+        params.depth, params.width, params.activation, params.alpha, mode, params.weight_seed,
         data.points, data.labels, params.batch_size, params.lr, params.optimizer, box),
         params.steps, params.frames, max_regions)[0] for mode in modes}

@@ -52,8 +52,9 @@ __all__ = ["ROUTE", "add_training_route", "frame_answer"]
 #: networks with Adam's moments reach a few hundred kB).
 ROUTE = "/api/training/frame"
 LABELS = {"lr": "learning rate", "batch": "training batch", "steps": "steps per frame",
-          "optimizer": "optimiser", "n": "points", "depth": "depth L", "width": "width",
-          "seed": "weight seed", "batch_size": "training batch"}
+          "optimizer": "optimiser", "n_points": "points", "depth": "depth L",
+          "width": "width", "weight_seed": "weight seed", "data_seed": "data seed",
+          "batch_size": "training batch"}
 #: The least time between two frames while playing (ms): 20 frames a second at most.
 FRAME_MS = 50
 #: While playing, the curves are extended every CURVE_FRAMES frames (each redraws them).
@@ -69,7 +70,8 @@ def _params(controls: dict, lr, batch, optimizer, steps) -> tuple:
     """(LiveFrameParams, data seed, shift) from the explorer's controls and the tab's."""
     s = settings_from_controls(controls)
     p = parse(LiveFrameParams, {
-        "dataset": s.dataset, "n": s.n_points, "seed": s.weight_seed, "depth": s.depth,
+        "dataset": s.dataset, "n_points": s.n_points, "weight_seed": s.weight_seed,
+        "data_seed": s.data_seed, "depth": s.depth,
         "width": s.width, "activation": s.activation, "alpha": s.alpha,
         "mode": s.mode, "steps": steps, "frames": 1, "batch_size": batch, "lr": lr,
         "optimizer": optimizer, "extent": s.extent}, LABELS)

@@ -46,7 +46,8 @@ def _partition_regions(capsysbinary, weights, mode: str, *extra: str) -> list[in
 def test_last_frame_is_a_fresh_partition_of_the_saved_weights(capsysbinary, tmp_path, mode,
                                                               read_as):
     weights = tmp_path / "w.npz"
-    net = ["--dataset", "circles", "--n", "80", "--seed", "2", "--depth", "3", "--width", "6"]
+    net = ["--dataset", "circles", "--n-points", "80", "--weight-seed", "2", "--data-seed", "2",
+           "--depth", "3", "--width", "6"]
     rc, out, err = _run(capsysbinary, *net, "--mode", mode, "--steps", "60", "--frames", "4",
                         "--json", "--save-weights", weights)
     assert rc == 0, err
@@ -57,7 +58,7 @@ def test_last_frame_is_a_fresh_partition_of_the_saved_weights(capsysbinary, tmp_
     for f in frames:
         assert set(f) == {"step", "loss", "accuracy", "regions", "mean_distance"}
         assert len(f["regions"]) == 3 and 0 <= f["accuracy"] <= 1 and f["mean_distance"] > 0
-    # the same data: train's --n and --seed are partition's --n-points and --data-seed
+    # the same data, by the same names
     same = ["--dataset", "circles", "--n-points", "80", "--data-seed", "2"]
     assert _partition_regions(capsysbinary, weights, read_as, *same) == frames[-1]["regions"]
     assert frames[-1]["regions"] != frames[0]["regions"]  # the partition moved
@@ -153,7 +154,7 @@ def test_mp4_without_any_ffmpeg_is_refused_before_training(capsysbinary, tmp_pat
     (["--frames", "301"], "--frames"),
     (["--steps", "-1"], "--steps"),
     (["--width", "33"], "--width"),
-    (["--batch-size", "500", "--n", "100"], "larger than the data"),
+    (["--batch-size", "500", "--n-points", "100"], "larger than the data"),
     (["--depth", "8", "--width", "32"], "regions"),
     (["--save-weights", "w.txt"], "--save-weights"),
     (["--movie", "m.avi"], "--movie"),
