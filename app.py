@@ -220,8 +220,9 @@ def add_proxy_fix(app: Dash) -> None:
 
 
 def warm_up(app: Dash) -> None:
-    """Build now, in the importing process (each gunicorn worker, before it accepts a
-    request), what is otherwise built on first use, where several request threads at once
+    """Build now, in the importing process (gunicorn's master, which imports the app before it
+    forks the workers: preload_app; or the one process of ``python app.py``), what is
+    otherwise built on first use, where several request threads at once
     could find it half built (measured before: a 500 on /healthz, a /_dash-dependencies
     without the callbacks, failed first callbacks on /papers). About 0.5 s a worker under
     gunicorn (tests/service/test_cold_start.py starts fresh servers):

@@ -89,24 +89,10 @@ def start_held() -> list[threading.Thread]:
     torch = sys.modules.get("torch")  # imported by the app; not imported here
     if torch is not None:
         torch.set_num_threads(int(setting("BNVIZ_TORCH_THREADS")))
-    _fresh_health_pool()
     started = [kernel_loading.release_after_fork()]
     if asked:
         started.append(start_tour_precompute(asked[0]))
     return [t for t in started if t is not None]
-
-
-def _fresh_health_pool() -> None:
-    """/healthz's helper pool (:mod:`bnviz.server.health`) anew in a forked child: the one it
-    inherits counts the master's idle thread, which the fork left behind. (Better in
-    health.py itself, as an ``os.register_at_fork(after_in_child=...)`` hook.)"""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from bnviz.server import health
-
-    health._pool = ThreadPoolExecutor(max_workers=2,  # noqa: SLF001
-                                      thread_name_prefix="bnviz-health")
-    health._pending.clear()  # noqa: SLF001
 
 
 def start_tour_precompute(report: Callable[[str], None] | None = None

@@ -48,6 +48,19 @@ _pending: list[Future] = []
 _pending_lock = threading.Lock()
 
 
+def _fresh_pool_after_fork() -> None:
+    """A forked child (a gunicorn worker of a master that imported the app, preload_app)
+    inherits a pool that counts the parent's threads, which the fork left behind: its first
+    /healthz would wait on them and say "degraded". The child gets a pool of its own."""
+    global _pool, _pending_lock
+    _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bnviz-health")
+    _pending.clear()
+    _pending_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_pool_after_fork)
+
+
 def _broker_reachable(url: str, timeout: float = 1.0) -> bool:
     """A TCP connect to the broker's host and port (no Celery round trip)."""
     parsed = urlparse(url)

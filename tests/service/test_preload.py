@@ -61,11 +61,26 @@ def unheld(monkeypatch):
     torch.set_num_threads(threads)
 
 
+def test_a_forked_child_gets_its_own_health_pool():
+    """/healthz's helper pool is made anew in a forked child (health.py's at-fork hook): the
+    parent's counts the parent's threads, and a worker's first /healthz waited on them."""
+    parent = id(health._pool)  # noqa: SLF001
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, and leave without running the parent's exit handlers
+        os.write(write, b"1" if id(health._pool) != parent and not health._pending else b"0")  # noqa: SLF001
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    os.close(read)
+    assert id(health._pool) == parent  # noqa: SLF001
+
+
 def test_held_starts_wait_for_the_fork_and_start_there(unheld, monkeypatch):
     import torch
 
     monkeypatch.setenv("BNVIZ_TORCH_THREADS", "3")
-    master_pool = health._pool  # noqa: SLF001
     background.hold_until_fork()
     background.hold_until_fork()  # gunicorn reads its configuration again on HUP
     assert os.environ["BNVIZ_TORCH_THREADS"] == "1"  # what app.py's import configures
@@ -77,8 +92,6 @@ def test_held_starts_wait_for_the_fork_and_start_there(unheld, monkeypatch):
     started = background.start_held()  # in the forked worker
     assert sorted(t.name for t in started) == list(NAMES)
     assert os.environ["BNVIZ_TORCH_THREADS"] == "3" and torch.get_num_threads() == 3
-    assert health._pool is not master_pool  # noqa: SLF001
-    health._pool.shutdown(wait=False)  # noqa: SLF001
     assert background.start_held() == []  # once
     unheld.set()
     for t in started:
