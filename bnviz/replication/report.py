@@ -126,9 +126,12 @@ def markdown(results: list[dict[str, Any]]) -> str:
              "`make replication` reruns every entry and writes this file. -->", "",
              "What bnviz's own runs show for each figure, table and closed-form claim of the "
              "five papers it presents, beside what the paper says. Status: **reproduced**, "
-             "**partly**, **inconclusive** (the interval of the difference holds both 0 and "
-             "the paper's effect: the runs cannot tell) or **not reproduced**; each rule is in "
-             "`bnviz/replication/judges.py` (smart initialisation's in `smart_init.py`). "
+             "**partly**, **inconclusive** (the runs cannot tell: the interval of the "
+             "difference holds both 0 and the paper's effect, or the smallest difference they "
+             "detect, 2.84 standard errors for 80 % power at about 5 %, exceeds the paper's "
+             "gap) or **not reproduced**; each rule is in `bnviz/replication/judges.py` "
+             "(Figure 1's in `fig1.py`, smart initialisation's in `smart_init.py`), and "
+             "tests/replication/test_statuses.py recomputes every stored status by it. "
              "`bnviz replicate --run ID` reruns one entry.", "",
              f"**{summary_line(results)}.**", ""]
     smart = next((r for r in results if r["id"] == "bn-fig5-10-smart-init"), None)
