@@ -37,10 +37,11 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("slice", help=summary("slice"))
     add_quiet(p)
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--concentration", type=integer, metavar="N",
-                     help="train --train-type here (BN beside no BN), then measure each "
-                          "network's region density near 3 images over far from them, on N "
-                          "random triples of test images (the replication entry)")
+    src.add_argument("--concentration", type=integer, metavar="T",
+                     help="the replication entry's experiment: --seeds networks per arm (BN, "
+                          "zero bias, random bias, BN's scale only) at initialisation and "
+                          "trained here, each cut exactly in windows about T triples of test "
+                          "images and about matched Gaussian and pixel-shuffled ones")
     src.add_argument("--model", type=Path, help="an ONNX file (opset >= 13)")
     src.add_argument("--job", help="a finished image job's id (its kept network), or an "
                                    "uploaded network's reference (up-...)")
@@ -83,10 +84,14 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
                         "png, svg: a picture of the last layer")
     p.add_argument("--geometry", type=Path, default=None, metavar="FILE.npz",
                    help="also write every layer's regions (flat vertex arrays, codes, parents)")
-    p.add_argument("--train-type", default="smart-init", help="with --concentration: the "
-                                                                "training job type")
-    p.add_argument("--train-epochs", type=integer, default=3)
-    p.add_argument("--train-width", type=integer, default=16)
+    p.add_argument("--seeds", type=integer, default=5,
+                   help="with --concentration: networks per arm (seeds --seed, --seed + 1, ...)")
+    p.add_argument("--train-epochs", type=integer, default=3,
+                   help="with --concentration: training epochs")
+    p.add_argument("--train-width", type=integer, default=8,
+                   help="with --concentration: the network's base width")
+    p.add_argument("--half-width", type=number, default=0.03,
+                   help="with --concentration: the windows' half-width (image-space length)")
     p.add_argument("--out", type=Path, help="output file (default: stdout)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
@@ -140,19 +145,27 @@ def _slice(params: SliceSetup, args: argparse.Namespace) -> bytes:
 
 
 def _concentration(args: argparse.Namespace) -> bytes:
+    import math
     import sys
 
     from bnviz.device import pick_device
-    from bnviz.images.sweep import SWEEP_TYPES
     from bnviz.slices.concentration import slice_concentration
+    from bnviz.slices.concentration_arms import Recipe
 
     if not 2 <= args.concentration <= 100:
         raise CLIError("--concentration: 2 to 100 triples of images")
-    if args.train_type not in SWEEP_TYPES:
-        raise CLIError(f"--train-type: one of {', '.join(SWEEP_TYPES)}")
-    params = {"dataset": args.data or "digits", "epochs": args.train_epochs, "runs": 1,
-              "width": args.train_width, "seed": args.seed}
-    out = slice_concentration(args.train_type, params, args.concentration, args.seed,
+    if not 1 <= args.seeds <= 20:
+        raise CLIError("--seeds: 1 to 20 networks per arm")
+    if not 1 <= args.train_epochs <= 50:
+        raise CLIError("--train-epochs: 1 to 50")
+    if not 1 <= args.train_width <= 64:
+        raise CLIError("--train-width: 1 to 64")
+    if not (math.isfinite(args.half_width) and 0 < args.half_width <= 10):
+        raise CLIError("--half-width: above 0, at most 10")
+    recipe = Recipe(arch=args.arch or "resnet9", width=args.train_width,
+                    epochs=args.train_epochs)
+    out = slice_concentration(args.concentration, list(range(args.seed, args.seed + args.seeds)),
+                              args.data or "digits", recipe, args.half_width, args.seed,
                               pick_device(args.device),
                               lambda line: print(line, file=sys.stderr, flush=True))
     return (json.dumps(out) + "\n").encode()
