@@ -161,8 +161,9 @@ SLICE_SCENE = {"arch": "cnn", "dataset": "digits", "images": (0, 1, 2), "batch_s
 @shared_memoize("lecture-slice-v1")
 def _slices() -> dict:
     """Each mode's facet density on the plane, every nonlinear layer (estimate.facet_density),
-    and its near/far region density (the replication entry's measure, concentration.near_far),
-    about 5 s on 2 cores: once per ``BNVIZ_HOME``."""
+    and its near/far region density (concentration.near_far: near the three images over far
+    from them, on this one plane; the replication entry counts regions in windows against
+    images off the data), about 5 s on 2 cores: once per ``BNVIZ_HOME``."""
     import torch
 
     from bnviz.images.networks import build_model

@@ -118,36 +118,6 @@ def fig4_status(ours: dict) -> str:
     return "reproduced" if all(wins) else ("partly" if any(wins) else "not reproduced")
 
 
-# ------------------------------------------------------------------ slices of image networks
-def slice_concentration_ours(run: dict) -> dict[str, Any]:
-    """Each arm's mean near/far density ratio over the triples, and BN's paired difference
-    to zero bias (the same triples) with its standard error."""
-    arms = run["arms"]
-    bn, zero = arms["bn_init"]["ratios"], arms["zero_bias"]["ratios"]
-    diff = [b - z for b, z in zip(bn, zero, strict=True) if b is not None and z is not None]
-    n = len(diff)
-    mean = sum(diff) / n if n else float("nan")
-    sem = (math.sqrt(sum((d - mean) ** 2 for d in diff) / (n - 1) / n) if n > 1
-           else float("nan"))
-    out: dict[str, Any] = {f"{arm}_ratio": round(v["mean"], 4) for arm, v in arms.items()}
-    out |= {"bn_minus_zero_bias": round(mean, 4), "bn_minus_zero_bias_sem": round(sem, 4),
-            "triples": run["triples"], "dataset": run["params"]["dataset"],
-            "epochs": run["params"]["epochs"],
-            "accuracy": {arm: round(v["accuracy"], 4) for arm, v in arms.items()}}
-    return out
-
-
-def slice_concentration_status(ours: dict) -> str:
-    """Reproduced: BN's near/far density ratio is above 1 and above zero bias's by more than
-    two standard errors of their paired difference; not reproduced: BN's ratio is not above
-    zero bias's or not above 1; partly: above both, within two standard errors (our runs
-    cannot decide)."""
-    diff, sem = ours["bn_minus_zero_bias"], ours["bn_minus_zero_bias_sem"]
-    if ours["bn_init_ratio"] <= 1 or diff <= 0:
-        return "not reproduced"
-    return "reproduced" if diff > 2 * sem else "partly"
-
-
 # ------------------------------------------------------------------ Figures 5, 10: smart init
 # ------------------------------------------------------------------ Figure 6: jitter
 def fig6_ours(init16: dict, init256: dict, trained16: dict, trained256: dict) -> dict[str, Any]:

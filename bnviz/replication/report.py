@@ -19,7 +19,8 @@ FIELDS: tuple[str, ...] = ("id", "paper", "result", "paper_value", "ours", "stat
 #: Kept in the store, shown on the page, not in the one-line table.
 _WHEN: tuple[str, ...] = ("ran_at", "seconds", "device")
 #: Keys of ``ours`` too long for one line (curves, explanations): in the JSON only.
-_LONG_SUFFIXES: tuple[str, ...] = ("_curve", "_curve_std", "_by_lr", "how")
+_LONG_SUFFIXES: tuple[str, ...] = ("_curve", "_curve_std", "_by_lr", "how", "per_network",
+                                  "comparisons")
 NOT_RUN = "not run"
 
 
