@@ -23,7 +23,11 @@ from bnviz.replication.report import (
 from bnviz.replication.smart_init import smart_init_arm
 from bnviz.replication.store import STATUSES, OutcomesError, read_outcomes
 from bnviz.web.callbacks.replication import ids
-from bnviz.web.callbacks.replication.figures import ARMS, smart_init_figure
+from bnviz.web.callbacks.replication.figures import (
+    ARMS,
+    slice_concentration_figure,
+    smart_init_figure,
+)
 from bnviz.web.layouts.common import loading
 
 #: A status's badge colour (the word is always written: colour is not the only cue).
@@ -98,6 +102,24 @@ def _smart_init(outcome: dict[str, Any] | None) -> html.Div:
     return html.Div(body, id=ids.SMART_INIT, className="mb-3")
 
 
+def _slice_concentration(outcome: dict[str, Any] | None) -> html.Div:
+    """Every network's value of the slice entry, a dot each: the paired test's inputs."""
+    ours = (outcome or {}).get("ours") or {}
+    if "per_network" not in ours:
+        return html.Div(id=ids.SLICE)
+    return html.Div([
+        html.P([html.B("The paper: "), "BN focuses the partition on the data (Figures 3, 4). ",
+                html.B("Ours: "), f"{len(ours['seeds'])} networks an arm, trained "
+                f"{ours['epochs']} epochs on the {ours['dataset']}; each dot is one network's "
+                "log of the mean exact region count in windows about three test images over "
+                "that about matched images off the data, on "
+                f"{ours['triples']} planes (above 0: more regions on the data). ",
+                status_badge(outcome["status"])]),
+        loading(dcc.Graph(id=ids.SLICE_GRAPH, figure=slice_concentration_figure(ours),
+                          style={"height": "300px"}, config={"displayModeBar": False})),
+    ], id=ids.SLICE, className="mb-3")
+
+
 def layout(**_query) -> dbc.Container:
     try:
         outcomes, problem = read_outcomes(), None
@@ -116,6 +138,9 @@ def layout(**_query) -> dbc.Container:
         _summary(results),
         html.H5("Smart initialisation (BN paper, Figures 5 and 10)", className="mt-3"),
         _smart_init(smart),
+        html.H5("Slices of trained image networks (BN paper, Figures 3 and 4)",
+                className="mt-3"),
+        _slice_concentration(outcomes.get("bn-slice-concentration")),
         html.Div([_paper_table(title, [r for r in results if r["paper"] == title])
                   for title in PAPER_TITLES.values()], id=ids.TABLE),
     ], fluid=True, className="replication-page")

@@ -67,6 +67,23 @@ def test_the_pages_follow_the_stored_smart_init_numbers(tmp_home):
         assert sentence in jobs_text
 
 
+def test_every_network_of_the_slice_entry_is_a_dot():
+    """The slice entry's status is a paired test across networks: the page shows each
+    network's stored value, not only a mean (issue 44)."""
+    outcome = read_outcomes(SHIPPED)["bn-slice-concentration"]
+    ours = outcome["ours"]
+    graph = find(replication_layout.layout(), ids.SLICE_GRAPH)
+    traces = graph.figure["data"]
+    assert [t["name"] for t in traces] == ["against gaussian images", "against shuffled images"]
+    values = ours["per_network"]["trained"]["train"]
+    for trace, kind in zip(traces, ("gaussian", "shuffled"), strict=True):
+        stored = [v for arm in ours["arms"] for v in values[arm][f"log_ratio_{kind}"]]
+        assert len(trace["y"]) == len(ours["arms"]) * len(ours["seeds"]) >= 20
+        assert trace["y"] == stored
+    text = _text(find(replication_layout.layout(), ids.SLICE))
+    assert outcome["status"] in text and f"{len(ours['seeds'])} networks an arm" in text
+
+
 def test_the_debate_page_counts_what_reproduces():
     results = read_outcomes()
     link = _text(find(papers_layout.layout(), "papers-replication-link"))
@@ -94,6 +111,10 @@ def test_the_page_at_projector_sizes(dash_duo, size):
     until(lambda: dash_duo.driver.execute_script("return location.pathname") ==
           "/papers/replication", TIMEOUT)
     dash_duo.wait_for_element(f"#{ids.SMART_INIT_GRAPH} .main-svg", timeout=TIMEOUT)
+    dash_duo.wait_for_element(f"#{ids.SLICE_GRAPH} .main-svg", timeout=TIMEOUT)
+    dots = dash_duo.driver.execute_script(
+        f"return document.querySelectorAll('#{ids.SLICE_GRAPH} .scatterlayer .point').length")
+    assert dots >= 40  # 4 arms x 5 networks x 2 kinds of off-data images
     rows = dash_duo.driver.execute_script(
         "return [...document.querySelectorAll('tr[id^=entry-]')].map(r => r.id)")
     assert rows == [ids.row(e) for e in entry_ids()]
