@@ -21,10 +21,13 @@ from bnviz.web.layouts.common import (
     run_controls,
 )
 
-#: The window's half-width the page starts with: the default window through three digits
-#: holds millions of regions (estimated before any cut, and refused), +-0.25 about their
-#: centroid some ten thousand.
-DEFAULT_EXTENT = 0.25
+#: The window's half-width the page starts with: 0, the default window, which holds the three
+#: images with a margin whatever the network (a job's, an upload of any input shape: it is
+#: laid from the images' coordinates on the plane, bnviz.slices.plane.Plane.default_window).
+#: A fixed half-width held none of them: the images lie some 5 apart on a digits plane and
+#: some 50 on a 3x32x32 one.  A trained network's default window can hold millions of
+#: regions: refused before any cut, with the estimate, and a smaller +-E is then chosen.
+DEFAULT_EXTENT = 0.0
 
 EXPLAIN = [
     html.B("Slices of image networks. "),
@@ -70,8 +73,10 @@ def controls() -> dbc.Card:
                          width=1),
                  dbc.Col(number_input(ids.BATCHES, 1, *SLICE_LIMITS["batches"]), width=4),
                  dbc.Col(html.Span("window ±E", className="small",
-                                   title="0: the three images with a margin (often millions "
-                                         "of regions: refused with the estimate)"), width=3),
+                                   title="0 (the default): the three images with a margin; "
+                                         "a trained network's is often millions of regions, "
+                                         "refused with the estimate: then a smaller ±E about "
+                                         "their centroid"), width=3),
                  dbc.Col(number_input(ids.EXTENT, DEFAULT_EXTENT, 0, 1e6, "any"), width=4)],
                 className="mb-2 g-1 align-items-center"),
         *run_controls("cut", start=ids.COMPUTE, cancel=ids.CANCEL, progress=ids.PROGRESS,

@@ -21,6 +21,16 @@ pooling: the argmax of each window, one bit per window position) and the region 
 previous nonlinear layer each lies in, so a region's full code is its ancestors' codes
 joined.  No region is dropped by area and nothing is sampled: the tolerance is RTOL of
 :mod:`bnviz.core.crossings`, relative to the terms' scale.
+
+Ties are canonical.  A unit an affine op makes zero within RTOL of the terms it summed (its
+inputs' scales through the op's linear part taken in absolute value, plus its constant) is
+exactly zero on that region: in exact arithmetic it is (a zero-sum kernel on a flat patch,
+two equal pixels subtracted), and its float64 rounding, some 1e-17, would otherwise draw a
+line of its own through the region, or break a tie of pooled values, by the sign of the
+rounding: one region counted as two.  So a ReLU unit that is zero on a region is inactive
+(code 0) there, and of pooled values tied on a region the first wins (as torch and ONNX
+report the first index of a maximum), in the ReLU codes, the argmax codes and the classes
+alike.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import numpy as np
 import torch
 
 from bnviz.core import kernels
+from bnviz.core.crossings import RTOL
 from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
@@ -159,6 +170,7 @@ class _Cutter:
         self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
         self.counts = [0] * len(self.pieces)
         self.decision: list[tuple[Polygons, np.ndarray, np.ndarray]] = []
+        self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
 
     def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
         ops = self.net.ops
@@ -180,6 +192,8 @@ class _Cutter:
                 bias = bias_of(op, tuple(out.shape[2:]), self.stats)
                 if bias is not None:
                     out[2] += torch.as_tensor(bias, dtype=out.dtype, device=out.device)
+                if op.kind != "flatten":
+                    self.snap(op, xs, out, bias)
             for name in op.inputs:
                 if self.last_use[name] == i:
                     del mesh.maps[name]
@@ -201,6 +215,50 @@ class _Cutter:
 
     def layers(self) -> list[SliceLayer]:
         return [_joined(p) for p in self.pieces]
+
+    def snap(self, op: Op, xs: list[torch.Tensor], out: torch.Tensor,
+             bias: np.ndarray | None) -> None:
+        """Make exactly zero the units of ``out`` (3, R, ...) that are zero within RTOL of the
+        terms ``op`` summed (module docstring): |op| on its inputs' scales, plus |bias|.  A
+        bound first, |op| applied to ones times each region's largest input scale: only the
+        regions with a unit under it get the exact terms (most layers have none)."""
+        if op.name not in self.absolute:
+            attrs = {k: np.abs(v) if k in ("weight", "gamma") and v is not None else v
+                     for k, v in op.attrs.items() if k != "_dense"}
+            absolute = replace(op, attrs=attrs)
+            ones = [torch.ones((1, *x.shape[2:]), dtype=out.dtype, device=out.device)
+                    for x in xs]
+            constant = torch.as_tensor(np.abs(bias) if bias is not None else 0.0,
+                                       dtype=out.dtype, device=out.device)
+            self.absolute[op.name] = (absolute, RTOL * linear_part(absolute, ones, self.stats),
+                                      RTOL * constant)
+        absolute, rows_sum, constant = self.absolute[op.name]
+        r = out.shape[1]
+        largest = torch.stack([_largest(x, self.bx, self.by) for x in xs]).amax(0)
+        bound = torch.addcmul(constant, rows_sum, largest.reshape(r, *[1] * (out.ndim - 2)))
+        rows = torch.nonzero(torch.le(out[2].abs(), bound).reshape(r, -1).any(1))[:, 0]
+        if len(rows) == 0:
+            return
+        part = out[:, rows]
+        terms = RTOL * linear_part(absolute, [_scale(x[:, rows], self.bx, self.by) for x in xs],
+                                   self.stats) + constant
+        zero = (_scale(part, self.bx, self.by) <= terms) & (part != 0).any(0)
+        if bool(zero.any()):
+            part[:, zero] = 0.0
+            out[:, rows] = part
+
+
+def _largest(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
+    """A bound of the largest unit scale of each region's maps (3, R, ...): (R,)."""
+    low, high = torch.aminmax(x.reshape(3, x.shape[1], -1), dim=2)
+    m = torch.maximum(high, -low)
+    return m[0] * bx + m[1] * by + m[2]
+
+
+def _scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
+    """Each unit's scale on each region of its maps (3, R, ...): |d/da| X + |d/db| Y +
+    |offset| (the tolerance's scale, :mod:`bnviz.core.crossings`)."""
+    return x[0].abs() * bx + x[1].abs() * by + x[2].abs()
 
 
 def _shifted(layer: SliceLayer, base: int) -> SliceLayer:
