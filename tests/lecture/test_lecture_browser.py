@@ -300,7 +300,9 @@ def test_lecture_link_opens_the_explorers_state(dash_duo):
     _viewport(dash_duo, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/?depth=3&width=5&mu_t=0.5",
                            timeout=TIMEOUT)
-    dash_duo.find_element("#lecture-open").click()
+    # the page is loaded before Dash has rendered its layout (the navbar with the link):
+    # wait for the link itself (a full run found it missing once, under load)
+    dash_duo.wait_for_element("#lecture-open", timeout=TIMEOUT).click()
     until(lambda: _js(dash_duo, "return location.pathname;") == "/lecture", TIMEOUT)
     until(lambda: dash_duo.find_element(f"#{ids.COUNTER}").text == "explorer", TIMEOUT)
     for slider, value in ((ids.DEPTH, "3"), (ids.MU, "0.5")):
