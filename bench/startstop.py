@@ -41,6 +41,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.stackrun import group_pids  # noqa: E402  (the suite's reading of /proc)
+
 PATHS = ("/", "/healthz")
 #: Seconds a run may take to start (both paths 200) or to stop before it is given up on.
 START_LIMIT, STOP_LIMIT = 180.0, 60.0
@@ -54,22 +57,6 @@ def free_port() -> int:
 
 def loadavg() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
-
-
-def group_pids(pgid: int) -> list[int]:
-    """The live processes of a process group (zombies excluded)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()  # state, ppid, pgrp, ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            pids.append(int(entry))
-    return pids
 
 
 def memory_mb(pid: int) -> tuple[float, float]:

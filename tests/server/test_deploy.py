@@ -141,7 +141,12 @@ def test_the_healthcheck_fails_unless_the_status_is_ok(reply):
 
 def test_two_gunicorn_workers_serve_and_debug_is_off(served):
     _, _, _, log = served
-    text = log.read_text()
+    # the stack says "serving" once it has seen both gunicorns answer: since the workers are
+    # forked ready (preload_app) a request can be answered before that line is written
+    deadline = time.monotonic() + 60
+    while "serving http" not in (text := log.read_text()):
+        assert time.monotonic() < deadline, text[-3000:]
+        time.sleep(0.2)
     line = text.split("serving http", 1)[1].split("\n", 1)[0]
     masters = [int(pid) for pid in re.findall(r"gunicorn-\d (\d+)", line)]
     assert len(masters) == 2  # two gunicorns of one worker each: one takes over the other's

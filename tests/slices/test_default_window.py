@@ -13,13 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kept_jobs import kept_job
 from onnx import TensorProto, helper, numpy_helper
 
 from bnviz.images.networks import build_model
 from bnviz.images.saved import save_network
 from bnviz.params.slice import SlicePageParams
-from bnviz.records.results import network_path
-from bnviz.records.store import open_store
 from bnviz.slices.setup import prepare_slice
 from bnviz.web.callbacks.slice import callbacks as cs
 from bnviz.web.callbacks.slice import ids
@@ -38,20 +37,6 @@ def _values(component: Any, found: dict[str, Any]) -> dict[str, Any]:
     if children is not None:
         _values(children, found)
     return found
-
-
-def _kept_job() -> str:
-    """A succeeded job record that kept one tiny digits network (ResNet9 of width 4)."""
-    store = open_store()
-    job = store.create("smart-init", {"dataset": "digits", "arch": "resnet9", "width": 4})
-    model = build_model("resnet9", 1, 10, 8, "zero_bias", width=4, seed=1)
-    path = network_path(job.id, "zero_bias-run0")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_network(model, path, {"arch": "resnet9", "in_ch": 1, "classes": 10, "size": 8,
-                               "mode": "zero_bias", "affine": False, "width": 4})
-    store.claim(job.id, 1)
-    store.finish(job.id, "succeeded")
-    return job.id
 
 
 def _onnx_3x32x32() -> bytes:
@@ -93,7 +78,8 @@ def test_the_default_window_holds_the_three_images_for_every_source(jobs_home, t
                                                                     source):
     start = _values(page.layout(), {})
     if source == "job":
-        job, arm, data, shape = _kept_job(), "zero_bias", start[ids.DATA], (1, 8, 8)
+        job = kept_job((("zero_bias", "zero_bias"),))
+        arm, data, shape = "zero_bias", start[ids.DATA], (1, 8, 8)
     else:
         data, shape, arm = "glyphs", (3, 32, 32), "upload"  # (images of the upload's shape)
         job = _uploaded(_onnx_3x32x32(), "net.onnx", start[ids.UPLOAD_ARCH]) \

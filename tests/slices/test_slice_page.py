@@ -6,39 +6,18 @@ sees BN's partition in eval and train mode beside the network without BN."""
 from __future__ import annotations
 
 import pytest
-import torch
 from dash.testing.wait import until
+from kept_jobs import kept_job
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from bnviz.images.networks import build_model, calibrate_frozen
-from bnviz.images.saved import save_network
-from bnviz.records.results import network_path
 from bnviz.records.store import open_store
 from bnviz.records.types import ParamError, RecordingContext
 from bnviz.slices.inspect import region_info
 from bnviz.slices.job import SLICE_JOB, load_slices
 from bnviz.web.callbacks.slice import callbacks as cs
 from bnviz.web.callbacks.slice import ids
-
-
-def _kept_job() -> str:
-    """A succeeded smart-init job record with three tiny kept networks (width 4)."""
-    store = open_store()
-    job = store.create("smart-init", {"dataset": "digits", "arch": "resnet9", "width": 4})
-    x = torch.randn(64, 1, 8, 8, generator=torch.Generator().manual_seed(0))
-    for arm, mode in (("bn_init", "frozen"), ("zero_bias", "zero_bias")):
-        model = build_model("resnet9", 1, 10, 8, mode, width=4, seed=1)
-        if mode == "frozen":
-            calibrate_frozen(model, lambda: [x])
-        path = network_path(job.id, f"{arm}-run0")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save_network(model, path, {"arch": "resnet9", "in_ch": 1, "classes": 10, "size": 8,
-                                   "mode": mode, "affine": False, "width": 4})
-    store.claim(job.id, 1)
-    store.finish(job.id, "succeeded")
-    return job.id
 
 
 def _params(job_id: str, **kw) -> dict:
@@ -48,7 +27,7 @@ def _params(job_id: str, **kw) -> dict:
 
 
 def test_the_job_cuts_both_networks_and_the_page_draws_them(jobs_home):
-    job_id = _kept_job()
+    job_id = kept_job()
     assert cs.sources(None, None, None)[1] == job_id
     options, first, others, beside = cs.arms(job_id, None, None)
     assert (first, beside) == ("bn_init", "zero_bias")
@@ -77,7 +56,7 @@ def test_bad_controls_are_one_line(jobs_home, kw, words):
 
 
 def test_too_many_regions_is_refused_before_it_is_queued(jobs_home):
-    job_id = _kept_job()
+    job_id = kept_job()
     with pytest.raises(ParamError, match="would have about"):
         SLICE_JOB.check(_params(job_id, extent=0))  # the default window: too many
 
@@ -190,7 +169,7 @@ def test_train_on_the_jobs_page_then_slice_bn_beside_no_bn(dash_duo, jobs_home, 
 def test_the_job_reports_progress_and_stops_on_a_cancel(jobs_home):
     from bnviz.records.types import Cancelled
 
-    job_id = _kept_job()
+    job_id = kept_job()
     params = SLICE_JOB.check(_params(job_id))
     ctx = RecordingContext()
     SLICE_JOB.run(params, ctx, None)

@@ -10,36 +10,13 @@ import json
 
 import numpy as np
 import pytest
-import torch
+from kept_jobs import kept_job
 
 from bnviz.cli import build_parser, main
-from bnviz.images.networks import build_model, calibrate_frozen
-from bnviz.images.saved import save_network
 from bnviz.params.slice import SlicePageParams, SliceSetup
-from bnviz.records.results import network_path
-from bnviz.records.store import open_store
 from bnviz.records.types import RecordingContext
 from bnviz.slices import setup
 from bnviz.slices.job import SLICE_JOB
-
-
-def _kept_job() -> str:
-    """A succeeded smart-init job record with two tiny kept networks (width 4), BN (frozen)
-    and no BN."""
-    store = open_store()
-    job = store.create("smart-init", {"dataset": "digits", "arch": "resnet9", "width": 4})
-    x = torch.randn(64, 1, 8, 8, generator=torch.Generator().manual_seed(0))
-    for arm, mode in (("bn_init", "frozen"), ("zero_bias", "zero_bias")):
-        model = build_model("resnet9", 1, 10, 8, mode, width=4, seed=1)
-        if mode == "frozen":
-            calibrate_frozen(model, lambda: [x])
-        path = network_path(job.id, f"{arm}-run0")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save_network(model, path, {"arch": "resnet9", "in_ch": 1, "classes": 10, "size": 8,
-                                   "mode": mode, "affine": False, "width": 4})
-    store.claim(job.id, 1)
-    store.finish(job.id, "succeeded")
-    return job.id
 
 
 def test_every_flag_is_a_field_of_the_one_model_with_its_default():
@@ -72,7 +49,7 @@ def test_the_command_and_the_job_cut_through_one_function_alike(jobs_home, tmp_p
     """The same values, once as flags and once as the page's job: both reach
     ``slice_networks`` with a SliceSetup of those values, and the partitions (every layer's
     regions, vertices and codes, the decision boundary, the plane) are the same arrays."""
-    job_id = _kept_job()
+    job_id = kept_job()
     seen: list[SliceSetup] = []
     original = setup.slice_networks
 
