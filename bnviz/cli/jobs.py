@@ -53,6 +53,9 @@ def add_commands(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="comma-separated learning rates to sweep (training types): each "
                         "arm's rate is chosen on held-out images with --validation, else on "
                         "the test images")
+    r.add_argument("--extend-lrs", action="store_true",
+                   help="with --lrs: while an arm's best rate is the grid's largest "
+                        "(smallest), add twice (half) that rate, up to 4 more")
     r.add_argument("--json", action="store_true", help="JSON output (default: a table)")
     r.add_argument("--out", type=Path)
     r.add_argument("--device", default=None)
@@ -232,6 +235,8 @@ def _run_here(args: argparse.Namespace) -> tuple[bytes, int]:
         print(line, file=sys.stderr, flush=True)
 
     if args.lrs is None:
+        if args.extend_lrs:
+            raise ValueError("--extend-lrs widens a sweep: give --lrs too")
         result = run_here(args.type, params, device, log)
         return (_dump(result) if args.json else
                 "".join(f"{arm}: {json.dumps(v)}\n" for arm, v in result["arms"].items())
@@ -242,7 +247,7 @@ def _run_here(args: argparse.Namespace) -> tuple[bytes, int]:
         raise ValueError(f"--lrs: comma-separated numbers, got {args.lrs!r}") from None
     if "lr" in params:
         raise ValueError("give --lr or --lrs, not both")
-    result = lr_sweep(args.type, params, lrs, device, log)
+    result = lr_sweep(args.type, params, lrs, device, log, extend=args.extend_lrs)
     if args.json:
         return _dump(result), 0
     lines = [f"{args.type} on {result['params']['dataset']}, {result['params']['runs']} runs, "
@@ -250,4 +255,7 @@ def _run_here(args: argparse.Namespace) -> tuple[bytes, int]:
     for arm, a in result["arms"].items():
         lines.append(f"  {arm:<12} lr {a['lr']:<6g} (by {a['selected_by']})  test accuracy "
                      f"{100 * a['final']:.2f} +- {100 * a['std']:.2f} %")
+    if result["at_edge"]:
+        lines.append(f"  at the edge of the grid: {', '.join(result['at_edge'])} (their best "
+                     "rate may lie beyond it)")
     return ("\n".join(lines) + "\n").encode(), 0

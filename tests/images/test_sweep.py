@@ -83,6 +83,52 @@ def test_without_validation_the_choice_says_test(monkeypatch):
     assert all(a["selected_by"] == "test" and a["lr"] == 0.1 for a in result["arms"].values())
 
 
+def test_an_extended_grid_grows_until_no_arm_is_at_its_edge(monkeypatch):
+    """Issue 44: a rate best at the grid's edge may not be the arm's best.  From [0.01, 0.03]
+    the fake arms' peaks (0.003 to 0.1) need the grid doubled up and halved down three times;
+    then every arm's choice is inside it, and each keeps its per-seed curves."""
+    monkeypatch.setattr(sweep, "run_experiment", _fake_run)
+    fixed = sweep.lr_sweep("smart-init", {"dataset": "digits", "runs": 3, "epochs": 2,
+                                          "validation": 0.2}, [0.01, 0.03],
+                           torch.device("cpu"))
+    assert fixed["at_edge"] == sorted(fixed["arms"])  # every arm is at one of two rates
+    result = sweep.lr_sweep("smart-init", {"dataset": "digits", "runs": 3, "epochs": 2,
+                                           "validation": 0.2}, [0.01, 0.03],
+                            torch.device("cpu"), extend=True)
+    assert result["lrs"] == pytest.approx([0.00125, 0.0025, 0.005, 0.01, 0.03, 0.06, 0.12,
+                                           0.24])
+    assert result["at_edge"] == []
+    assert {a: v["lr"] for a, v in result["arms"].items()} == pytest.approx(
+        {"zero_bias": 0.01, "random_bias": 0.03, "folded": 0.0025, "scale_only": 0.03,
+         "bn_init": 0.12})
+    for a in result["arms"].values():
+        assert np.array(a["curves"]).shape == (3, 2)
+        assert [c[-1] for c in a["curves"]] == pytest.approx(a["finals"])
+
+
+def test_an_extension_stops_after_its_limit_and_says_the_edge(monkeypatch):
+    def far(job_type, params, ctx):  # every arm's validation accuracy grows with the rate
+        for run in range(params["runs"]):
+            for arm in ("zero_bias", "random_bias", "folded", "scale_only", "bn_init"):
+                ctx.metric({"arm": arm, "run": run, "epoch": 1, "test_accuracy": 0.5,
+                            "val_accuracy": min(params["lr"], 1.0)})
+
+    monkeypatch.setattr(sweep, "run_experiment", far)
+    result = sweep.lr_sweep("smart-init", {"dataset": "digits", "runs": 2, "epochs": 1,
+                                           "validation": 0.2}, [0.01, 0.02],
+                            torch.device("cpu"), extend=True)
+    assert len(result["lrs"]) == 2 + sweep.MAX_EXTENSIONS
+    assert result["lrs"][-1] == pytest.approx(0.32)
+    assert result["at_edge"] == sorted(result["arms"])
+
+
+def test_extend_without_a_sweep_is_refused_in_one_line(capsysbinary):
+    capsysbinary.readouterr()
+    rc = main(["jobs", "run", "smart-init", "--extend-lrs"])
+    captured = capsysbinary.readouterr()
+    assert_one_error_line(rc, captured.out, captured.err.decode())
+
+
 def test_a_real_sweep_on_digits_records_validation_accuracy(capsysbinary):
     rc = main(["jobs", "run", "smart-init", "--dataset", "digits", "--max-train", "200",
                "--epochs", "1", "--runs", "2", "--validation", "0.25", "--width", "4",
