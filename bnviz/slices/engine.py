@@ -86,6 +86,8 @@ class Slice:
     predicted_class: np.ndarray  # (P,) class of each of them
     seconds: float
     device: str
+    predicted_parents: np.ndarray | None = None  # (P,) the last layer's region of each cell
+    boundary_parents: np.ndarray | None = None  # (S,) that of each boundary segment
 
     @property
     def counts(self) -> list[int]:
@@ -169,7 +171,8 @@ class _Cutter:
         self.last_use = {name: i for i, op in enumerate(net.ops) for name in op.inputs}
         self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
         self.counts = [0] * len(self.pieces)
-        self.decision: list[tuple[Polygons, np.ndarray, np.ndarray]] = []
+        self.decision: list[tuple[Polygons, np.ndarray, np.ndarray, np.ndarray,
+                                  np.ndarray]] = []
         self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
 
     def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
@@ -210,8 +213,9 @@ class _Cutter:
                 for s in range(0, mesh.n, step):
                     self.run(mesh.chunk(s, min(s + step, mesh.n)), i + 1, layer_index)
                 return
-        self.decision.append(_decision(mesh, mesh.maps[self.net.output], self.bx, self.by,
-                                       self.max_regions))
+        cells, cls, seg, parent, seg_parent = _decision(
+            mesh, mesh.maps[self.net.output], self.bx, self.by, self.max_regions)
+        self.decision.append((cells, cls, seg, parent + mesh.base, seg_parent + mesh.base))
 
     def layers(self) -> list[SliceLayer]:
         return [_joined(p) for p in self.pieces]
@@ -290,20 +294,23 @@ def _join_polygons(parts: list[Polygons]) -> Polygons:
 def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
               stats: Statistics | None = None, device: torch.device | str | None = None,
               max_regions: int = 2_000_000,
-              progress: Callable[[float], None] | None = None) -> Slice:
+              progress: Callable[[float], None] | None = None,
+              scale: tuple[float, float] | None = None) -> Slice:
     """The exact partition of ``window`` on ``plane`` after every nonlinear layer of ``net``,
     BN with the running statistics or the mini-batch statistics ``stats``
     (:func:`bnviz.slices.graph.batch_statistics`), and the decision boundary.
 
     Raises :class:`PartitionTooLarge` (one line naming the layer) when a layer would exceed
     ``max_regions`` regions.  ``progress(fraction)`` hears how far the cut is (by ops; it
-    may raise to stop the cut: a job's cancel)."""
+    may raise to stop the cut: a job's cancel).  ``scale``: the tolerance's (bx, by), by
+    default the window's largest |a| and |b| (a tile of a larger window passes the whole
+    window's: :mod:`bnviz.slices.tiles`)."""
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
     a0, a1, b0, b1 = (float(v) for v in window)
     if not (a0 < a1 and b0 < b1) or not all(map(math.isfinite, (a0, a1, b0, b1))):
         raise ValueError(f"the window must have a0 < a1 and b0 < b1, got {window}")
-    bx, by = max(abs(a0), abs(a1)), max(abs(b0), abs(b1))
+    bx, by = scale if scale is not None else (max(abs(a0), abs(a1)), max(abs(b0), abs(b1)))
     mesh = _Mesh(np.array([0, 4], np.int64),
                  np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
     basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
@@ -320,7 +327,8 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return Slice(plane, (a0, a1, b0, b1), layers, boundary, predicted, classes,
-                 time.perf_counter() - t0, str(dev))
+                 time.perf_counter() - t0, str(dev), np.concatenate([p[3] for p in parts]),
+                 np.concatenate([p[4] for p in parts]))
 
 
 def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
@@ -373,19 +381,21 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
 
 
 def _decision(mesh: _Mesh, logits: torch.Tensor, bx: float, by: float, max_regions: int
-              ) -> tuple[Polygons, np.ndarray, np.ndarray]:
+              ) -> tuple[Polygons, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The last regions split by the logits' argmax: (the cells, their classes, the decision
-    boundary's segments).  One logit: the boundary is where it changes sign (against 0)."""
+    boundary's segments, the region of each cell and of each segment).  One logit: the
+    boundary is where it changes sign (against 0)."""
     r = mesh.n
     planes = _to_numpy(logits, r)
     if planes.shape[2] == 1:
         planes = np.ascontiguousarray(np.concatenate([np.zeros_like(planes), planes], 2))
     classes = planes.shape[2]
-    status, ptr, verts, _parent, arg, seg, _win, _poly = max_cells(
+    status, ptr, verts, parent, arg, seg, _win, seg_parent = max_cells(
         mesh.ptr, mesh.verts, planes, np.arange(classes, dtype=np.int64)[None], bx, by,
         int(max_regions))
     if status:
         raise PartitionTooLarge(f"the decision cells would be more than {max_regions}: "
                                 "use a smaller window")
     cls = arg[:, 0].astype(np.int64)
-    return Polygons(ptr, verts, np.zeros((len(cls), 0), np.uint8), 0), cls, seg
+    return (Polygons(ptr, verts, np.zeros((len(cls), 0), np.uint8), 0), cls, seg, parent,
+            seg_parent)
