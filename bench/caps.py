@@ -44,7 +44,7 @@ def _explorer(depth, width, mode, seed, view="space", dataset="gaussian", batch=
 def _jitter(depth, width, k, batch_log2=4, n=2000):
     def call():
         cj._computed.cache_clear()
-        out = cj.update_jitter("moons", n, depth, width, 0, batch_log2, k, None, None)
+        out = cj.update_jitter("moons", n, depth, width, 0, 0, 0, batch_log2, k, None, None)
         return out[4] or "ok"
     return call
 
@@ -53,7 +53,7 @@ def _figure7(layer, batch_log2=9, virtual=8, depth=6, width=32):
     def call():
         cj._network_figure7.cache_clear()
         out = cj.update_figure7(str(layer), batch_log2, 3, virtual, "moons", 2000, depth,
-                                width, 0, None)
+                                width, 0, 0, None)
         return "ok" if isinstance(out[0], dict) else str(out[1])
     return call
 

@@ -162,7 +162,7 @@ EXPLORER_MAX_UPLOAD_BYTES = 1_000_000
 # ---- decision-boundary jitter (Figure 6) ----------------------------------------------------
 #: (lowest, highest) of each setting; they also bound what one request may cost.
 JITTER_LIMITS: dict[str, tuple[int, int]] = {
-    "n": (8, 2000),
+    "n_points": (8, 2000),
     "depth": (1, 6),
     "width": (2, 32),
     "batch_size": (2, 512),
@@ -204,7 +204,7 @@ MAX_DENSITY_WORK = 4e12
 DENSITY_LIMITS: dict[str, tuple[float, float]] = {
     "depth": (1, MAX_DEPTH),
     "width": (1, 4096),
-    "n": (1, MAX_POINTS),
+    "n_points": (1, MAX_POINTS),
     "grid": (2, 2048),
     "eps": (1.0, 16.0),
 }
@@ -212,8 +212,9 @@ DENSITY_LIMITS: dict[str, tuple[float, float]] = {
 DENSITY_PAGE_LIMITS: dict[str, tuple[float, float]] = {
     "depth": (1, 16),
     "width": (2, 1024),
-    "n": (2, 2000),
-    "seed": (0, PAGE_SEED_MAX),
+    "n_points": (2, 2000),
+    "weight_seed": (0, PAGE_SEED_MAX),
+    "data_seed": (0, PAGE_SEED_MAX),
     "grid": (16, 512),
     "eps": (1.0, 8.0),
 }

@@ -6,7 +6,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 import bnviz.web.callbacks.density.callbacks  # noqa: F401  (registers the page's callbacks)
+from bnviz.caps import DENSITY_PAGE_LIMITS
 from bnviz.data.datasets import DATASETS
+from bnviz.params import DensityPageParams, DensityParams, default_layers
 from bnviz.web.callbacks.density import ids
 from bnviz.web.callbacks.plotting import placeholder
 from bnviz.web.layouts.common import PERSIST, labelled_row, loading, number_input, run_controls
@@ -22,24 +24,33 @@ EXPLAIN = [
 
 
 def layout(**_query) -> dbc.Container:
-    """The page (Dash Pages passes the URL's query; this page keeps no state there)."""
+    """The page (Dash Pages passes the URL's query; this page keeps no state there). Each
+    control starts at its field's default in :class:`~bnviz.params.DensityPageParams` (the
+    names and defaults of ``bnviz density``'s flags)."""
+    s, lim = DensityPageParams(), DENSITY_PAGE_LIMITS
     controls = dbc.Card(dbc.CardBody([
         html.H6("Network and data (the paper: 11 x 1024, 50 star points)",
                 className="text-muted"),
-        labelled_row("depth", number_input(ids.DEPTH, 11, 1, 16)),
-        labelled_row("width", dbc.Select(id=ids.WIDTH, **PERSIST, value="1024", size="sm", options=[
-            {"label": str(w), "value": str(w)} for w in (16, 64, 128, 256, 512, 1024)])),
-        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value="star", size="sm",
-                                    options=[{"label": d, "value": d} for d in DATASETS])),
-        labelled_row("points", number_input(ids.N, 50, 2, 2000)),
-        labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
+        labelled_row("depth", number_input(ids.DEPTH, s.depth, *lim["depth"])),
+        labelled_row("width", dbc.Select(id=ids.WIDTH, **PERSIST, value=str(s.width), size="sm",
+                                         options=[{"label": str(w), "value": str(w)}
+                                                  for w in (16, 64, 128, 256, 512, 1024)])),
+        labelled_row("weight seed", number_input(ids.WEIGHT_SEED, s.weight_seed,
+                                                 *lim["weight_seed"])),
+        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value=s.dataset,
+                                            size="sm", options=[{"label": d, "value": d}
+                                                                for d in DATASETS])),
+        labelled_row("points", number_input(ids.N_POINTS, s.n_points, *lim["n_points"])),
+        labelled_row("data seed", number_input(ids.DATA_SEED, s.data_seed, *lim["data_seed"])),
         html.H6("Concentration", className="text-muted mt-3"),
-        labelled_row("layers shown", dbc.Input(id=ids.LAYERS, value="1,7,11", debounce=True,
-                                       size="sm", **PERSIST)),
-        labelled_row("grid", dbc.Select(id=ids.GRID, **PERSIST, value="128", size="sm", options=[
-            {"label": str(g), "value": str(g)} for g in (64, 128, 256, 512)])),
-        labelled_row("ε (grid cells)", number_input(ids.EPS, 1, 1, 8, 0.5)),
-        labelled_row("near: r", number_input(ids.RADIUS, 0.15, 0.01, 3, 0.01)),
+        labelled_row("layers shown", dbc.Input(id=ids.LAYERS, value=",".join(
+            map(str, default_layers(s.depth))), debounce=True, size="sm", **PERSIST)),
+        labelled_row("grid", dbc.Select(id=ids.GRID, **PERSIST, value=str(s.grid), size="sm",
+                                        options=[{"label": str(g), "value": str(g)}
+                                                 for g in (64, 128, 256, 512)])),
+        labelled_row("ε (grid cells)", number_input(ids.EPS, s.eps, *lim["eps"], 0.5)),
+        labelled_row("near: r", number_input(ids.RADIUS, DensityParams().radius, 0.01, 3,
+                                             0.01)),
         *run_controls("compute", start=ids.COMPUTE, cancel=ids.CANCEL, progress=ids.PROGRESS,
                       status=ids.STATUS, poll=ids.POLL, job=ids.JOB, result=ids.RESULT,
                       interval_ms=500, bar_height="18px"),

@@ -7,6 +7,8 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 import bnviz.web.callbacks.jitter.callbacks  # noqa: F401  (registers the page's callbacks)
+from bnviz.caps import PAGE_SEED_MAX
+from bnviz.params import JitterParams, TrainingJobParams
 from bnviz.views.jitter import JITTER_LIMITS
 from bnviz.web.callbacks.jitter import ids
 from bnviz.web.layouts.common import KEPT, PERSIST, graph, labelled_row, number_input
@@ -38,32 +40,45 @@ EXPLAIN_7 = [
 
 
 def controls() -> dbc.Card:
+    """The controls, each starting at its field's default in the models ``bnviz jitter``
+    uses too (:class:`~bnviz.params.JitterParams`, the training job's
+    :class:`~bnviz.params.TrainingJobParams`) and labelled by its name."""
+    s, t = JitterParams(), TrainingJobParams()
     lo_k, hi_k = JITTER_LIMITS["realizations"]
     return dbc.Card(dbc.CardBody([
         html.H6("Task and network", className="text-muted"),
-        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value="moons", size="sm",
+        labelled_row("data set", dbc.Select(id=ids.DATASET, **PERSIST, value=s.dataset, size="sm",
                                     options=[{"label": d, "value": d} for d in BINARY_SETS])),
-        labelled_row("points", number_input(ids.N, 200, *JITTER_LIMITS["n"])),
-        labelled_row("depth", number_input(ids.DEPTH, 3, *JITTER_LIMITS["depth"])),
-        labelled_row("width", number_input(ids.WIDTH, 8, *JITTER_LIMITS["width"])),
-        labelled_row("seed", number_input(ids.SEED, 0, 0, 2**31 - 1)),
+        labelled_row("points", number_input(ids.N_POINTS, s.n_points,
+                                            *JITTER_LIMITS["n_points"])),
+        labelled_row("data seed", number_input(ids.DATA_SEED, s.data_seed, 0, PAGE_SEED_MAX)),
+        labelled_row("depth", number_input(ids.DEPTH, s.depth, *JITTER_LIMITS["depth"])),
+        labelled_row("width", number_input(ids.WIDTH, s.width, *JITTER_LIMITS["width"])),
+        labelled_row("weight seed", number_input(ids.WEIGHT_SEED, s.weight_seed, 0,
+                                                 PAGE_SEED_MAX)),
         html.H6("Mini-batches", className="text-muted mt-3"),
         html.Div([html.Span("batch size |B|", className="small"),
-                  dcc.Slider(id=ids.BATCH, **PERSIST, min=1, max=9, step=1, value=4,
+                  dcc.Slider(id=ids.BATCH, **PERSIST, min=1, max=9, step=1,
+                             value=s.batch_size.bit_length() - 1,
                              marks={i: str(2**i) for i in range(1, 10)},
                              allow_direct_input=False)]),
         html.Div([html.Span("realisations K", className="small"),
-                  dcc.Slider(id=ids.REALIZATIONS, **PERSIST, min=lo_k, max=hi_k, step=1, value=16,
+                  dcc.Slider(id=ids.REALIZATIONS, **PERSIST, min=lo_k, max=hi_k, step=1,
+                             value=s.realizations,
                              marks={1: "1", 16: "16", 32: "32", 64: "64", 128: "128"},
                              tooltip={"placement": "bottom"})]),
+        labelled_row("batch seed", number_input(ids.BATCH_SEED, s.batch_seed, 0,
+                                                PAGE_SEED_MAX)),
         labelled_row("virtual batch B′", dbc.Input(id=ids.VIRTUAL, type="number", min=2, step=1,
                                            placeholder="off", debounce=True, size="sm",
-                                           **PERSIST)),
+                                           value=s.virtual_batch_size, **PERSIST)),
         html.H6("Training", className="text-muted mt-3"),
-        labelled_row("steps", number_input(ids.STEPS, 500, 1, JITTER_LIMITS["train_steps"][1])),
-        labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, **PERSIST, value="adam", size="sm",
-                                     options=[{"label": o, "value": o} for o in ("adam", "sgd")])),
-        labelled_row("learning rate", number_input(ids.LR, 0.01, 0.0001, 10, 0.001)),
+        labelled_row("steps", number_input(ids.STEPS, t.steps, 1,
+                                           JITTER_LIMITS["train_steps"][1])),
+        labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, **PERSIST, value=t.optimizer,
+                                     size="sm", options=[{"label": o, "value": o}
+                                                         for o in ("adam", "sgd")])),
+        labelled_row("learning rate", number_input(ids.LR, t.lr, 0.0001, 10, 0.001)),
         dbc.ButtonGroup([
             dbc.Button("train", id=ids.TRAIN, size="sm", color="primary"),
             dbc.Button("back to init", id=ids.UNTRAIN, size="sm", color="secondary",

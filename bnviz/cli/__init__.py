@@ -81,7 +81,23 @@ def _run_job_command(args: argparse.Namespace) -> tuple[bytes, int]:
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    return build_parser(_command_of(argv)).parse_args(list(argv))
+    command = _command_of(argv)
+    try:
+        return build_parser(command).parse_args(list(argv))
+    except CLIError as exc:
+        raise CLIError(f"{exc}{_renamed(command, argv)}") from None
+
+
+def _renamed(command: str | None, argv: Sequence[str]) -> str:
+    """What a flag of before issue 43 is called now (:data:`bnviz.params.renames.
+    OLD_FLAGS`), for the one line that refuses it: `` (--n is now --n-points)``."""
+    from bnviz.params.renames import OLD_FLAGS
+
+    old = OLD_FLAGS.get(command or "", {})
+    used = [flag for flag in old if any(a == flag or a.startswith(f"{flag}=") for a in argv)]
+    said = [f"{flag} is now {', '.join(old[flag][:-1])}{' and ' if len(old[flag]) > 1 else ''}"
+            f"{old[flag][-1]}" for flag in used]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _dispatch(args: argparse.Namespace) -> tuple[bytes, int]:

@@ -128,9 +128,11 @@ def _jitter(settings: PartitionParams):
 
     n = settings.n_points
     batch = n if settings.batch_size is None else min(settings.batch_size, n)
-    return run_jitter(JitterParams(dataset=settings.dataset, n=n, depth=settings.depth,
-                                   width=settings.width, seed=settings.weight_seed,
-                                   batch_size=batch, realizations=16))
+    return run_jitter(JitterParams(dataset=settings.dataset, n_points=n,
+                                   data_seed=settings.data_seed, depth=settings.depth,
+                                   width=settings.width, weight_seed=settings.weight_seed,
+                                   batch_size=batch, batch_seed=settings.batch_seed,
+                                   realizations=16))
 
 
 def _training(settings: PartitionParams) -> dict:

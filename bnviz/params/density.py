@@ -34,14 +34,17 @@ def default_layers(depth: int) -> tuple[int, ...]:
 
 @params_dataclass
 class DensityParams:
-    """``bnviz density``: one mode, the layers to count, the grid and the ball radius."""
+    """``bnviz density``: one mode, the layers to count, the grid and the ball radius (the
+    network and data named and defaulted as the density page's :class:`DensityPageParams`
+    and the explorer's)."""
 
     depth: whole(*_D["depth"]) = 11
     width: whole(*_D["width"]) = 1024
     activation: choice(ACTIVATIONS) = "leaky_relu"
     dataset: choice(DATASETS) = "star"
-    n: whole(*_D["n"]) = 50
-    seed: whole(0, SEED_MAX) = 0
+    n_points: whole(*_D["n_points"]) = 50
+    weight_seed: whole(0, SEED_MAX) = 0
+    data_seed: whole(0, SEED_MAX) = 0
     mode: choice(MODES) = "bn"
     #: Layers to count, e.g. "1,7,11" (None: :func:`default_layers`).
     layers: tuple[int, ...] | None = None
@@ -72,14 +75,17 @@ class DensityParams:
 
 @params_dataclass
 class DensityPageParams:
-    """The density page's controls: Figure 3 for the three modes in one background run."""
+    """The density page's controls: Figure 3 for the three modes in one background run (the
+    names and defaults of :class:`DensityParams`, within the page's bounds; the three modes'
+    networks share the weight seed)."""
 
     depth: whole(*_P["depth"]) = 11
     width: whole(*_P["width"]) = 1024
     activation: choice(("leaky_relu",)) = "leaky_relu"
     dataset: choice(DATASETS) = "star"
-    n: whole(*_P["n"]) = 50
-    seed: whole(*_P["seed"]) = 0
+    n_points: whole(*_P["n_points"]) = 50
+    weight_seed: whole(*_P["weight_seed"]) = 0
+    data_seed: whole(*_P["data_seed"]) = 0
     grid: whole(*_P["grid"]) = 128
     eps: real(*_P["eps"]) = 1.0
 

@@ -2,7 +2,7 @@
 
 Two ways in, one description:
 
-* code builds a model with typed values (``JitterParams(n=200, ...)``): strict, an int field
+* code builds a model with typed values (``JitterParams(n_points=200, ...)``): strict, an int field
   takes an int (a float 100.0 there is a bug in the caller);
 * :func:`parse` reads raw values from a page, a URL or a request: lax, numbers may come as
   text ("3", "2.5", "1e3") or as integral floats (3.0), and anything else (None, NaN, inf,

@@ -24,26 +24,30 @@ _J = JITTER_LIMITS
 
 @params_dataclass
 class JitterNetwork:
-    """The jitter page's network and data: a random BN network with a two-logit head on a
-    binary task of ``n`` points.  Shared by the jitter settings and the training job, so the
-    network a training starts from is the one the page shows."""
+    """The jitter page's network and data: a random BN network with a two-logit head (its
+    weights from ``weight_seed``) on a binary task of ``n_points`` points (from
+    ``data_seed``), the names and defaults of the explorer's :class:`~bnviz.params.
+    PartitionParams`.  Shared by the jitter settings and the training job, so the network a
+    training starts from is the one the page shows."""
 
     dataset: choice(DATASETS) = "moons"
-    n: whole(*_J["n"]) = 200
+    n_points: whole(*_J["n_points"]) = 200
     data_seed: whole(0, SEED_MAX) = 0
     depth: whole(*_J["depth"]) = 3
     width: whole(*_J["width"]) = 8
     activation: choice(ACTIVATIONS) = "leaky_relu"
     alpha: real() = 0.1
-    seed: whole(0, SEED_MAX) = 0
+    #: Seeds the random weights and, when the network is trained first, the order of the
+    #: training's mini-batches (as the explorer's trained weights).
+    weight_seed: whole(0, SEED_MAX) = 0
 
     @model_check
     def _slope(self) -> None:
         check_alpha(self.activation, self.alpha)
 
     def _batch_fits(self, batch_size: int) -> None:
-        if batch_size > self.n:
-            raise InputError(f"{batch_size} is larger than the data ({self.n} points)",
+        if batch_size > self.n_points:
+            raise InputError(f"{batch_size} is larger than the data ({self.n_points} points)",
                              "batch_size")
 
 
@@ -59,6 +63,7 @@ class JitterParams(JitterNetwork):
     batch_size: whole(*_J["batch_size"]) = 16
     realizations: whole(*_J["realizations"]) = 16
     virtual_batch_size: whole_or_none(2, _J["batch_size"][1]) = None  # None: plain BN
+    #: Seeds the K mini-batches (and a virtual batch's noise).
     batch_seed: whole(0, SEED_MAX) = 0
     extent: real(0.0, MAX_EXTENT, lo_open=True) = 3.0
 
@@ -84,8 +89,9 @@ class TrainingParams:
 @params_dataclass
 class TrainingJobParams(JitterNetwork):
     """The jitter page's training job (``jitter-training``): the page's network trained for
-    ``steps`` mini-batches of ``batch_size`` (same bounds as the jitter settings and
-    ``bnviz jitter --train-steps``; at least one step, else there is nothing to run)."""
+    ``steps`` mini-batches of ``batch_size`` in the order of ``weight_seed`` (same bounds as
+    the jitter settings and ``bnviz jitter --train-steps``; at least one step, else there is
+    nothing to run)."""
 
     steps: whole(1, _J["train_steps"][1]) = 500
     batch_size: whole(*_J["batch_size"]) = 16

@@ -193,12 +193,14 @@ class PartitionParams:
 class Figure9Params:
     """``bnviz figure9``: BN paper Figure 9 as the explorer's preset computes it (a trained
     4-layer network on data off the origin, two layers' TLS errors sigma^2/||w||^2, eq. 8),
-    within the explorer's bounds (the same computation). ``--seed`` seeds the data and the
-    weights (and the training's mini-batches)."""
+    within the explorer's bounds (the same computation), with its names and defaults:
+    ``weight_seed`` seeds the weights (and the order of the training's mini-batches, as the
+    explorer's trained weights), ``data_seed`` the data."""
 
     dataset: choice(DATASETS) = "moons"
-    n: _int("n_points") = 100
-    seed: _int("weight_seed") = 0
+    n_points: _int("n_points") = 100
+    weight_seed: _int("weight_seed") = 0
+    data_seed: _int("data_seed") = 0
     depth: _int("depth") = 4
     width: _int("width") = 6
     activation: choice(ACTIVATIONS) = "leaky_relu"
@@ -225,8 +227,10 @@ class Figure9Params:
         return layers
 
     def explorer_settings(self) -> PartitionParams:
-        """The explorer's settings of this computation (its Figure 9 preset at seed 0)."""
+        """The explorer's settings of this computation (its Figure 9 preset at the
+        defaults)."""
         return PartitionParams(depth=self.depth, width=self.width, activation=self.activation,
-                              weight_seed=self.seed, dataset=self.dataset, n_points=self.n,
-                              data_seed=self.seed, layer=max(self.layers), extent=self.extent,
+                              weight_seed=self.weight_seed, dataset=self.dataset,
+                              n_points=self.n_points, data_seed=self.data_seed,
+                              layer=max(self.layers), extent=self.extent,
                               shift_x=self.shift_x, shift_y=self.shift_y, weights=self.weights)

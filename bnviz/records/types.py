@@ -31,6 +31,7 @@ from bnviz.messages import brief
 from bnviz.params.fields import InputError
 from bnviz.params.jobs import IMAGE_JOB_PARAMS
 from bnviz.params.model import parse
+from bnviz.params.renames import current_params
 
 __all__ = ["IMAGE_JOB_TYPES", "Cancelled", "DistInfo", "Interrupted", "JobContext", "JobType",
            "ParamError", "RecordingContext", "validate_params"]
@@ -160,8 +161,10 @@ def validate_params(schema: type, raw: object, what: str | None,
     (:func:`bnviz.params.parse`: a model of :mod:`bnviz.params`): unknown names, wrong types
     and values out of range raise ParamError with one line naming the parameter (by its
     ``labels``, e.g. the CLI's flags), after ``what:`` (the job type) unless ``what`` is None
-    (the labels say enough)."""
+    (the labels say enough). A record stored under the names of before issue 43 (``n``,
+    ``seed``) is read under today's first (:func:`bnviz.params.renames.current_params`)."""
     prefix = f"{what}: " if what else ""
+    raw = current_params(schema, raw)
     if not isinstance(raw, dict):
         raise ParamError(f"{prefix}the parameters must be a mapping, got {brief(raw)}")
     names = {f.name for f in dataclasses.fields(schema)}

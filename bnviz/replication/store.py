@@ -9,7 +9,9 @@ Two layers, read in this order:
   ``docs/REPLICATION.md``).
 
 An outcome is a plain JSON object: ``id, paper, result, paper_value, ours, status, command``
-plus ``ran_at`` (UTC, ISO 8601), ``seconds`` and ``device``.  Files are written atomically
+plus ``ran_at`` (UTC, ISO 8601), ``seconds`` and ``device``; a ``command`` stored with the
+flags of before issue 43 (``--n``, ``--seed``) is read with today's
+(:func:`bnviz.params.renames.current_command`).  Files are written atomically
 (a temporary file, then a rename), so a crash or a full disk leaves the old file whole; an
 unreadable file is reported, never a traceback.
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bnviz.config import bnviz_home
+from bnviz.params.renames import current_command
 
 __all__ = ["SHIPPED", "STATUSES", "OutcomesError", "home_store", "read_outcomes",
            "write_outcomes"]
@@ -53,7 +56,9 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
     if not isinstance(outcomes, list) or not all(isinstance(o, dict) and "id" in o
                                                  for o in outcomes):
         raise OutcomesError(f"{path} is not an outcomes file ({{\"results\": [{{\"id\": ...}}]}})")
-    return {str(o["id"]): o for o in outcomes}
+    # a command stored with the flags of before issue 43 reads as today's (and is written so)
+    return {str(o["id"]): o | {"command": current_command(o["command"])} if "command" in o
+            else o for o in outcomes}
 
 
 def read_outcomes(path: Path | None = None) -> dict[str, dict[str, Any]]:

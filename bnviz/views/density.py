@@ -188,16 +188,16 @@ def check_density_params(raw: dict) -> dict:
 
 
 def run_density_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
-    """Figure 3 for the three modes (one network each, the same seed): the result holds
-    counts (3, L, grid, grid) for every layer (the near-data plot shows each), the data, the
-    modes, grid and eps. Progress goes over the three modes; a cancel stops it at the next
-    band of rows."""
-    data = make_dataset(params["dataset"], params["n"], params["seed"]).points
+    """Figure 3 for the three modes (one network each, the same weight seed): the result
+    holds counts (3, L, grid, grid) for every layer (the near-data plot shows each), the
+    data, the modes, grid and eps. Progress goes over the three modes; a cancel stops it at
+    the next band of rows."""
+    data = make_dataset(params["dataset"], params["n_points"], params["data_seed"]).points
     counts, seconds = [], 0.0
     for m, mode in enumerate(MODES):
         ctx.progress(m / len(MODES))
         net = random_network(params["depth"], params["width"], params["activation"], 0.1,
-                             mode, params["seed"])
+                             mode, params["weight_seed"])
         r = concentration(net, data, range(1, params["depth"] + 1), params["grid"],
                           params["eps"], (-3.0, 3.0, -3.0, 3.0), device=ctx.device,
                           progress=lambda f, m=m: ctx.progress((m + f) / len(MODES)))

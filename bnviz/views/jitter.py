@@ -97,10 +97,10 @@ def run_jitter(settings: JitterParams, net: Network | None = None,
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
     if data is None:
-        data = binary_task(settings.dataset, settings.n, settings.data_seed)
+        data = binary_task(settings.dataset, settings.n_points, settings.data_seed)
     if net is None:
         net = random_network(settings.depth, settings.width, settings.activation,
-                             settings.alpha, "bn", settings.seed, head_outputs=2)
+                             settings.alpha, "bn", settings.weight_seed, head_outputs=2)
     if net.head is None:
         raise ValueError("jitter needs a network with a classifier head")
     n = data.points.shape[0]

@@ -43,12 +43,13 @@ def check_training_params(raw: dict) -> dict:
 
 
 def run_training_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
-    """Train from the seed's initial weights (on the CPU: a network of at most 6 x 32 units
-    trains faster there, and the same parameters give the same network on any worker); the
-    loss goes to the job's metrics about LOSS_REPORTS times, the network to its result."""
-    data = binary_task(params["dataset"], params["n"], params["data_seed"])
+    """Train from the weight seed's initial weights, in the batch order of the same seed (on
+    the CPU: a network of at most 6 x 32 units trains faster there, and the same parameters
+    give the same network on any worker); the loss goes to the job's metrics about
+    LOSS_REPORTS times, the network to its result."""
+    data = binary_task(params["dataset"], params["n_points"], params["data_seed"])
     net = random_network(params["depth"], params["width"], params["activation"],
-                         params["alpha"], "bn", params["seed"], head_outputs=2)
+                         params["alpha"], "bn", params["weight_seed"], head_outputs=2)
     steps = params["steps"]
     every = max(1, steps // LOSS_REPORTS)
 
@@ -59,7 +60,7 @@ def run_training_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
 
     report = train_network(net, data.points, data.labels, steps,
                            batch_size=params["batch_size"], lr=params["lr"],
-                           optimizer=params["optimizer"], seed=params["seed"],
+                           optimizer=params["optimizer"], seed=params["weight_seed"],
                            progress=progress, device="cpu")
     ctx.save_result(lambda path: save_network(report.network, path))
     return {"steps": steps, "accuracy": float(report.accuracy),

@@ -361,9 +361,9 @@ def virtual_batch_check(settings: JitterParams | None = None, net: Network | Non
     if vb is None or vb >= b:
         raise ValueError(f"a virtual batch smaller than the batch ({b}) is needed, got {vb}")
     dev = torch.device(device) if device is not None else pick_device()
-    data = data if data is not None else binary_task(s.dataset, s.n, s.data_seed)
+    data = data if data is not None else binary_task(s.dataset, s.n_points, s.data_seed)
     net = net if net is not None else random_network(s.depth, s.width, s.activation, s.alpha,
-                                                     "bn", s.seed, head_outputs=2)
+                                                     "bn", s.weight_seed, head_outputs=2)
     box = (-s.extent, s.extent, -s.extent, s.extent)
     k = max(2, s.realizations)
     m = max(int(realisations), 2 * k)

@@ -24,14 +24,16 @@ BOX = (-3.0, 3.0, -3.0, 3.0)
 
 
 #: What the page calls the controls whose names differ from the parameters'.
-LABELS = {"n": "points", "eps": "ε", "dataset": "data set"}
+LABELS = {"n_points": "points", "weight_seed": "weight seed", "data_seed": "data seed",
+          "eps": "ε", "dataset": "data set"}
 
 
-def parse_params(depth, width, dataset, n, seed, grid, eps) -> dict:
+def parse_params(depth, width, dataset, n_points, weight_seed, data_seed, grid, eps) -> dict:
     """Validate the controls into the run's parameters (InputError, a ValueError, naming the
     control; the cost cap is checked here, before anything starts)."""
-    params = parse(DensityPageParams, {"depth": depth, "width": width, "dataset": dataset,
-                                       "n": n, "seed": seed, "grid": grid, "eps": eps}, LABELS)
+    params = parse(DensityPageParams, {
+        "depth": depth, "width": width, "dataset": dataset, "n_points": n_points,
+        "weight_seed": weight_seed, "data_seed": data_seed, "grid": grid, "eps": eps}, LABELS)
     return asdict(params)
 
 
@@ -51,8 +53,8 @@ compute, poll, cancel = register_background(BackgroundRun(
                   cancel=ids.CANCEL),
     job_type="density",
     controls=[State(ids.DEPTH, "value"), State(ids.WIDTH, "value"), State(ids.DATASET, "value"),
-              State(ids.N, "value"), State(ids.SEED, "value"), State(ids.GRID, "value"),
-              State(ids.EPS, "value")],
+              State(ids.N_POINTS, "value"), State(ids.WEIGHT_SEED, "value"),
+              State(ids.DATA_SEED, "value"), State(ids.GRID, "value"), State(ids.EPS, "value")],
     params=parse_params,
     running=lambda job: f"computing: {percent(job.progress)}% (3 modes)",
     done=lambda job: "done"))

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import numpy as np
 from dash import Input, Output, State, callback, dcc, html, no_update
 
-from bnviz.caps import JITTER_MAX_NETWORK_BYTES, JITTER_MAX_REGIONS
+from bnviz.caps import JITTER_MAX_NETWORK_BYTES, JITTER_MAX_REGIONS, PAGE_SEED_MAX
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.network import random_network
 from bnviz.params import JitterParams, TrainingJobParams, parse
 from bnviz.params.cost import forward_seconds, partition_seconds
+from bnviz.params.jitter import JitterNetwork
 from bnviz.records.store import Job, open_store
 from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
@@ -42,23 +43,33 @@ from bnviz.web.callbacks.jitter.figures import (
 )
 from bnviz.web.callbacks.parsing import shown_name, whole_number
 
+#: The network's controls, in the order the callbacks take them: the fields of
+#: :class:`~bnviz.params.jitter.JitterNetwork` the page sets (``bnviz jitter``'s flags of the
+#: same names).
+NETWORK = (ids.DATASET, ids.N_POINTS, ids.DEPTH, ids.WIDTH, ids.WEIGHT_SEED, ids.DATA_SEED)
 
-def parse_settings(dataset, n, depth, width, seed, batch_log2, k, virtual) -> JitterParams:
+
+def _seed(value, name: str) -> int:
+    return whole_number(value, name, 0, PAGE_SEED_MAX)
+
+
+def parse_settings(dataset, n_points, depth, width, weight_seed, data_seed, batch_seed,
+                   batch_log2, k, virtual) -> JitterParams:
     """Validate the controls (ValueError with a message for the page)."""
-    n = whole_number(n, "points", *JITTER_LIMITS["n"])
+    n_points = whole_number(n_points, "points", *JITTER_LIMITS["n_points"])
     batch = 2 ** whole_number(batch_log2, "batch size", 1, 9)
-    if batch > n:
-        raise ValueError(f"batch size {batch} is larger than the data ({n} points)")
+    if batch > n_points:
+        raise ValueError(f"batch size {batch} is larger than the data ({n_points} points)")
     vb = None if virtual in (None, "") else whole_number(virtual, "virtual batch", 2, batch)
     return JitterParams(
         dataset=dataset if dataset in ("moons", "circles", "blobs", "spiral", "gaussian",
                                         "star") else "moons",
-        n=n, data_seed=whole_number(seed, "seed", 0, 2**31 - 1),
+        n_points=n_points, data_seed=_seed(data_seed, "data seed"),
         depth=whole_number(depth, "depth", *JITTER_LIMITS["depth"]),
         width=whole_number(width, "width", *JITTER_LIMITS["width"]),
-        seed=whole_number(seed, "seed", 0, 2**31 - 1), batch_size=batch,
+        weight_seed=_seed(weight_seed, "weight seed"), batch_size=batch,
         realizations=whole_number(k, "realisations", *JITTER_LIMITS["realizations"]),
-        virtual_batch_size=vb, batch_seed=whole_number(seed, "seed", 0, 2**31 - 1))
+        virtual_batch_size=vb, batch_seed=_seed(batch_seed, "batch seed"))
 
 
 def _jitter_seconds(settings: JitterParams, trained: str | None) -> float:
@@ -69,7 +80,7 @@ def _jitter_seconds(settings: JitterParams, trained: str | None) -> float:
     widths = (settings.width,) * settings.depth
     return (0.3 + settings.realizations * partition_seconds(
         widths, settings.activation, "bn", settings.extent, JITTER_MAX_REGIONS)
-        + forward_seconds(settings.n * 9 * settings.realizations, widths))
+        + forward_seconds(settings.n_points * 9 * settings.realizations, widths))
 
 
 def _figure7_seconds(batch: int, train: int, virtual: int) -> float:
@@ -87,10 +98,10 @@ def _network_figure7_seconds(settings: JitterParams, trained: str | None, layer:
 
 @memoize(cost=_jitter_seconds)  # bounded by bytes (BNVIZ_CACHE_MB)
 def _computed(settings: JitterParams, trained: str | None):
-    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    data = binary_task(settings.dataset, settings.n_points, settings.data_seed)
     net = (load_trained(trained) if trained else
            random_network(settings.depth, settings.width, settings.activation, settings.alpha,
-                          "bn", settings.seed, head_outputs=2))
+                          "bn", settings.weight_seed, head_outputs=2))
     result = run_jitter(settings, net=net, data=data)
     curve = disagreement_by_batch_size(settings, net, data)  # real batches: the reference
     virtual = virtual_curve_point(settings, net, data)  # the calibrated virtual batch, or None
@@ -119,14 +130,16 @@ def virtual_numbers(calibration: dict, batch: int, virtual: int) -> html.P:
     Output(ids.GRAPH, "figure"), Output(ids.CURVE, "figure"), Output(ids.MARGINS, "figure"),
     Output(ids.NUMBERS, "children"), Output(ids.MESSAGE, "children"),
     Output(ids.MESSAGE, "is_open"),
-    Input(ids.DATASET, "value"), Input(ids.N, "value"), Input(ids.DEPTH, "value"),
-    Input(ids.WIDTH, "value"), Input(ids.SEED, "value"), Input(ids.BATCH, "value"),
-    Input(ids.REALIZATIONS, "value"), Input(ids.VIRTUAL, "value"), Input(ids.TRAINED, "data"),
+    *(Input(c, "value") for c in NETWORK), Input(ids.BATCH_SEED, "value"),
+    Input(ids.BATCH, "value"), Input(ids.REALIZATIONS, "value"), Input(ids.VIRTUAL, "value"),
+    Input(ids.TRAINED, "data"),
 )
-def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
+def update_jitter(dataset, n_points, depth, width, weight_seed, data_seed, batch_seed, batch,
+                  k, virtual, trained):
     trained = trained if isinstance(trained, str) else None  # a store holds a key
     try:
-        s = parse_settings(dataset, n, depth, width, seed, batch, k, virtual)
+        s = parse_settings(dataset, n_points, depth, width, weight_seed, data_seed, batch_seed,
+                           batch, k, virtual)
         result, curve, virtual_area = _computed(s, trained)
     except (ValueError, PartitionTooLarge) as exc:
         return no_update, no_update, no_update, no_update, str(exc), True
@@ -158,12 +171,13 @@ def update_jitter(dataset, n, depth, width, seed, batch, k, virtual, trained):
 
 # ---- training, saving, loading -----------------------------------------------------------
 
-def training_params(dataset, n, depth, width, seed, batch, steps, optimizer, lr) -> dict:
+def training_params(dataset, n_points, depth, width, weight_seed, data_seed, batch, steps,
+                    optimizer, lr) -> dict:
     """The training controls as a ``jitter-training`` job's parameters (ValueError with a
     message for the page)."""
-    s = parse_settings(dataset, n, depth, width, seed, batch, 1, None)
-    network = {name: getattr(s, name) for name in ("dataset", "n", "data_seed", "depth",
-                                                    "width", "activation", "alpha", "seed")}
+    s = parse_settings(dataset, n_points, depth, width, weight_seed, data_seed, 0, batch, 1,
+                       None)
+    network = {f.name: getattr(s, f.name) for f in fields(JitterNetwork)}
     job = parse(TrainingJobParams, {**network, "batch_size": s.batch_size, "steps": steps,
                                     "optimizer": optimizer, "lr": lr},
                 {"steps": "training steps", "lr": "learning rate"})
@@ -189,8 +203,7 @@ start, poll, _ = register_background(BackgroundRun(
                   status=ids.STATUS, message=ids.MESSAGE, result=(ids.TRAINED, "data"),
                   progress_label=True),
     job_type="jitter-training",
-    controls=[State(ids.DATASET, "value"), State(ids.N, "value"), State(ids.DEPTH, "value"),
-              State(ids.WIDTH, "value"), State(ids.SEED, "value"), State(ids.BATCH, "value"),
+    controls=[*(State(c, "value") for c in NETWORK), State(ids.BATCH, "value"),
               State(ids.STEPS, "value"), State(ids.OPTIMIZER, "value"), State(ids.LR, "value")],
     params=training_params, running=_training_status, done=_trained_status,
     result=lambda job: training_reference(job.id), failed="training failed: ",
@@ -200,8 +213,7 @@ start, poll, _ = register_background(BackgroundRun(
 @callback(Output(ids.TRAINED, "data", allow_duplicate=True),
           Output(ids.STATUS, "children", allow_duplicate=True),
           Output(ids.PROGRESS, "value", allow_duplicate=True),
-          Input(ids.UNTRAIN, "n_clicks"), Input(ids.DATASET, "value"), Input(ids.N, "value"),
-          Input(ids.DEPTH, "value"), Input(ids.WIDTH, "value"), Input(ids.SEED, "value"),
+          Input(ids.UNTRAIN, "n_clicks"), *(Input(c, "value") for c in NETWORK),
           prevent_initial_call=True)
 def back_to_initialisation(*_):
     """Another task or network (or the button) brings the page back to initialisation."""
@@ -276,10 +288,10 @@ def _table(report: dict) -> html.Table:
 @memoize(cost=_network_figure7_seconds)
 def _network_figure7(settings: JitterParams, trained: str | None, layer: int, batch: int,
                      virtual: int):
-    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    data = binary_task(settings.dataset, settings.n_points, settings.data_seed)
     net = (load_trained(trained) if trained else
            random_network(settings.depth, settings.width, settings.activation, settings.alpha,
-                          "bn", settings.seed, head_outputs=2))
+                          "bn", settings.weight_seed, head_outputs=2))
     if layer > net.depth:
         raise ValueError(f"the network has {net.depth} layers")
     return network_unit_statistics(net, data.points, layer, batch, 2000, virtual, seed=0)
@@ -288,10 +300,9 @@ def _network_figure7(settings: JitterParams, trained: str | None, layer: int, ba
 @callback(Output(ids.F7_GRAPH, "figure"), Output(ids.F7_TABLE, "children"),
           Input(ids.F7_SOURCE, "value"), Input(ids.F7_BATCH, "value"),
           Input(ids.F7_TRAIN, "value"), Input(ids.F7_VIRTUAL, "value"),
-          Input(ids.DATASET, "value"), Input(ids.N, "value"), Input(ids.DEPTH, "value"),
-          Input(ids.WIDTH, "value"), Input(ids.SEED, "value"), Input(ids.TRAINED, "data"))
-def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed,
-                   trained=None):
+          *(Input(c, "value") for c in NETWORK), Input(ids.TRAINED, "data"))
+def update_figure7(source, batch, train, virtual, dataset, n_points, depth, width, weight_seed,
+                   data_seed, trained=None):
     """The paper's Figure 7 setup, or the first units of a layer of this page's network.
     The sliders hold log2 of the batch size and log10 of the training set size."""
     trained = trained if isinstance(trained, str) else None  # a store holds a key
@@ -305,8 +316,9 @@ def update_figure7(source, batch, train, virtual, dataset, n, depth, width, seed
             report, samples = _figure7(batch, train, virtual)
         else:
             layer = whole_number(source, "layer", 1, JITTER_LIMITS["depth"][1])
-            s = parse_settings(dataset, n, depth, width, seed, 1, 1, None)
-            batch = whole_number(batch, "batch size", 2, s.n)
+            s = parse_settings(dataset, n_points, depth, width, weight_seed, data_seed, 0, 1, 1,
+                               None)
+            batch = whole_number(batch, "batch size", 2, s.n_points)
             virtual = whole_number(virtual, "virtual batch", 2, batch)
             report, samples = _network_figure7(s, trained, layer, batch, virtual)
     except ValueError as exc:

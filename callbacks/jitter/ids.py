@@ -4,10 +4,12 @@ The page's layout (layouts/jitter.py) and its callbacks import these; importing 
 module registers no callback."""
 
 DATASET = "jitter-dataset"
-N = "jitter-n"
+N_POINTS = "jitter-n-points"
 DEPTH = "jitter-depth"
 WIDTH = "jitter-width"
-SEED = "jitter-seed"
+WEIGHT_SEED = "jitter-weight-seed"
+DATA_SEED = "jitter-data-seed"
+BATCH_SEED = "jitter-batch-seed"
 BATCH = "jitter-batch"  # log2 of the batch size
 REALIZATIONS = "jitter-realizations"
 VIRTUAL = "jitter-virtual"  # virtual batch size, or empty for plain BN

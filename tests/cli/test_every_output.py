@@ -49,9 +49,9 @@ def _format_choices() -> dict[str, tuple[str, ...]]:
 #: A tiny input per command that has formats ({tmp}: the test's folder).
 TINY = {
     "partition": ["--depth", "2", "--width", "4", "--n-points", "40"],
-    "jitter": ["--depth", "2", "--width", "4", "--n", "40", "--realizations", "2",
+    "jitter": ["--depth", "2", "--width", "4", "--n-points", "40", "--realizations", "2",
                "--batch-size", "8"],
-    "density": ["--depth", "2", "--width", "4", "--grid", "16", "--n", "20"],
+    "density": ["--depth", "2", "--width", "4", "--grid", "16", "--n-points", "20"],
     "slice": ["--model", "{tmp}/net.onnx", "--data", "{tmp}/images.npy"],
 }
 SIGNATURES = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg"}

@@ -40,11 +40,13 @@ def test_json_is_the_presets_numbers(capsysbinary):
 
 
 def test_table_prints_every_unit_and_the_rank_correlation(capsysbinary):
-    rc, out, err = figure9_cli(capsysbinary, "--layers", "1,3", "--seed", "2")
+    rc, out, err = figure9_cli(capsysbinary, "--layers", "1,3", "--weight-seed", "2",
+                               "--data-seed", "2")
     assert rc == 0, err
     text = out.decode()
     f9 = figure9(replace(FIGURE9_SETTINGS, weight_seed=2, data_seed=2, layer=3), layers=(1, 3))
-    assert "seed 2" in text and "layer 1: value = sigma^2/||w||^2" in text
+    assert "weight seed 2, data seed 2" in text
+    assert "layer 1: value = sigma^2/||w||^2" in text
     assert "layer 3: value = sigma^2/||w||^2" in text
     for t in f9.layers:
         assert f"Spearman rank correlation of the value with the mean distance " \
@@ -64,8 +66,9 @@ def test_random_weights_and_other_data(capsysbinary):
 @pytest.mark.parametrize("args, flag", [
     (["--layers", "5"], "--layers"), (["--layers", "1,1"], "--layers"),
     (["--layers", "1,2,3"], "--layers"), (["--depth", "40"], "--depth"),
-    (["--seed", "-1"], "--seed"), (["--weights", "pretrained"], "--weights"),
-    (["--shift-x", "9"], "--shift-x"), (["--n", "1"], "--n")])
+    (["--weight-seed", "-1"], "--weight-seed"), (["--data-seed", "-1"], "--data-seed"),
+    (["--weights", "pretrained"], "--weights"), (["--shift-x", "9"], "--shift-x"),
+    (["--n-points", "1"], "--n-points")])
 def test_bad_options_are_one_line(capsysbinary, args, flag):
     rc, out, err = figure9_cli(capsysbinary, *args)
     assert_one_error_line(rc, out, err)

@@ -58,11 +58,13 @@ ROOT = Path(__file__).resolve().parents[2]
 BOX = (-3.0, 3.0, -3.0, 3.0)
 RUN_TIMEOUT = 90.0  # seconds for a small run to finish (a job process imports torch first)
 #: The controls as the page sends them: selects give strings, number inputs numbers.
-SMALL = {"depth": 3, "width": "16", "dataset": "star", "n": 50, "seed": 0, "grid": "48",
-         "eps": 1}
+SMALL = {"depth": 3, "width": "16", "dataset": "star", "n_points": 50, "weight_seed": 0,
+         "data_seed": 0, "grid": "48", "eps": 1}
+#: The controls in the order the callbacks take them.
+CONTROLS = ("depth", "width", "dataset", "n_points", "weight_seed", "data_seed", "grid", "eps")
 #: A run that takes seconds (about 2 s a mode on one thread): time to cancel it mid-way.
-LONG = {"depth": 8, "width": "256", "dataset": "star", "n": 50, "seed": 0, "grid": "256",
-        "eps": 1}
+LONG = {"depth": 8, "width": "256", "dataset": "star", "n_points": 50, "weight_seed": 0,
+        "data_seed": 0, "grid": "256", "eps": 1}
 ANNOTATION = re.compile(r"layer (\d+) \(max (\d+)\)")
 
 
@@ -78,8 +80,7 @@ def compute(**over):
     """The compute callback with the SMALL controls, some overridden; the job store's value
     comes back as the job's id (the whole value in STARTED)."""
     c = {**SMALL, **over}
-    out = cd.compute(1, c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
-                     c["eps"])
+    out = cd.compute(1, *(c[k] for k in CONTROLS))
     if isinstance(out[0], str):
         STARTED[job_id_of(out[0])] = out[0]
         return (job_id_of(out[0]), *out[1:])
@@ -88,8 +89,7 @@ def compute(**over):
 
 def params(**over) -> dict:
     c = {**SMALL, **over}
-    return cd.parse_params(c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
-                           c["eps"])
+    return cd.parse_params(*(c[k] for k in CONTROLS))
 
 
 def wait_run(job_id: str, timeout: float = RUN_TIMEOUT) -> Job:
@@ -205,17 +205,20 @@ def gate(inline_jobs, monkeypatch: pytest.MonkeyPatch):
 def test_parse_params_good_values():
     p = params()
     assert p == {"depth": 3, "width": 16, "activation": "leaky_relu", "dataset": "star",
-                 "n": 50, "seed": 0, "grid": 48, "eps": 1.0}
-    assert all(type(p[k]) is int for k in ("depth", "width", "n", "seed", "grid"))
+                 "n_points": 50, "weight_seed": 0, "data_seed": 0, "grid": 48, "eps": 1.0}
+    assert all(type(p[k]) is int for k in ("depth", "width", "n_points", "weight_seed",
+                                           "data_seed", "grid"))
     # the range ends, and numbers as text (selects) or floats (number inputs) alike; all the
     # largest together are over the cost cap, which is checked here too (before any work)
-    assert params(depth=16, width="1024", n="2000", seed=2**31 - 1, grid="256", eps=8.0) == {
-        "depth": 16, "width": 1024, "activation": "leaky_relu", "dataset": "star", "n": 2000,
-        "seed": 2**31 - 1, "grid": 256, "eps": 8.0}
+    assert params(depth=16, width="1024", n_points="2000", weight_seed=2**31 - 1,
+                  data_seed=2**31 - 1, grid="256", eps=8.0) == {
+        "depth": 16, "width": 1024, "activation": "leaky_relu", "dataset": "star",
+        "n_points": 2000, "weight_seed": 2**31 - 1, "data_seed": 2**31 - 1, "grid": 256,
+        "eps": 8.0}
     assert params(depth=11, width=1024, grid="512")["grid"] == 512
     with pytest.raises(ValueError, match=r"^grid\^2 x depth x width\^2 is over the cap"):
         params(depth=16, width="1024", grid="512")
-    assert params(depth=1, width=2, n=2, grid=16, eps="1.5")["eps"] == 1.5
+    assert params(depth=1, width=2, n_points=2, grid=16, eps="1.5")["eps"] == 1.5
     # the same settings, however typed, give the same job key (so the same computation)
     same = params(depth=3.0, width=16, grid=48.0, eps="1")
     assert same == params()
@@ -229,8 +232,9 @@ def test_parse_params_good_values():
     ("depth", 0, "depth"), ("depth", 17, "depth"), ("depth", "x", "depth"),
     ("depth", None, "depth"), ("depth", 2.5, "depth"), ("depth", 10**400, "depth"),
     ("width", 1, "width"), ("width", "5000", "width"), ("width", "", "width"),
-    ("n", 1, "points"), ("n", 2001, "points"), ("n", "many", "points"),
-    ("seed", -1, "seed"), ("seed", 2**31, "seed"),
+    ("n_points", 1, "points"), ("n_points", 2001, "points"), ("n_points", "many", "points"),
+    ("weight_seed", -1, "weight seed"), ("weight_seed", 2**31, "weight seed"),
+    ("data_seed", -1, "data seed"), ("data_seed", 2**31, "data seed"),
     ("grid", "8", "grid"), ("grid", "1024", "grid"), ("grid", "inf", "grid"),
     ("eps", 0, "ε"), ("eps", 9, "ε"), ("eps", "nan", "ε"), ("eps", "x", "ε"),
     ("eps", None, "ε"), ("eps", 0.5, "ε"),
@@ -391,7 +395,7 @@ def test_results_are_cached_by_their_settings(inline_jobs):
     assert cd.show(key, "1,3", 0.15)[2:] == ("", False)
 
     # other settings are another job
-    other, *_ = compute(seed=1)
+    other, *_ = compute(weight_seed=1)
     assert other != key
     assert wait_run(other).status == "succeeded"
     assert density_files(home) == sorted([f"{key}.npz", f"{other}.npz"])
@@ -668,7 +672,7 @@ def test_a_long_job_is_not_reported_dead_by_another_worker(jobs_home):
 
 _WEB_PROCESS = """
 from bnviz.web.callbacks.density import callbacks as cd
-print(cd.compute(1, 3, "16", "star", 50, 0, "48", 1)[0], flush=True)
+print(cd.compute(1, 3, "16", "star", 50, 0, 0, "48", 1)[0], flush=True)
 import time
 time.sleep(60)
 """
@@ -763,7 +767,8 @@ def test_density_page_in_the_browser(dash_duo, jobs_home):
 
     # the job's result was stored under BNVIZ_HOME; the printed maxima are those of its counts
     (job,) = stored_jobs()
-    assert job.params == check_density_params(cd.parse_params(3, "16", "star", 50, 0, "64", 1))
+    assert job.params == check_density_params(cd.parse_params(3, "16", "star", 50, 0, 0, "64",
+                                                                         1))
     key = job.id
     assert (jobs_home / "results" / f"{key}.npz").exists()
     counts = load_density(key)["counts"]
@@ -792,7 +797,7 @@ def test_with_a_jobs_token_start_and_cancel_need_it(jobs_home, monkeypatch):
     monkeypatch.setenv("BNVIZ_JOBS_TOKEN", "s3cret")
     monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)  # nothing runs
     c = SMALL
-    controls = (c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"], c["eps"])
+    controls = tuple(c[k] for k in CONTROLS)
     for token in (None, "", "wrong"):
         assert cd.compute(1, *controls, token=token) == (no_update, no_update, TOKEN_NEEDED,
                                                          True)
@@ -825,10 +830,9 @@ def test_without_a_token_only_the_starting_tab_cancels(jobs_home, monkeypatch):
     """issue 30: anyone can list the jobs (GET /api/jobs), but a run is cancelled only with
     the key its start gave the tab: not with the bare id, another job's key or a made-up one."""
     monkeypatch.setattr(jobs, "ensure_local_worker", lambda: None)
-    value, *_ = cd.compute(*[1], *(SMALL[k] for k in ("depth", "width", "dataset", "n",
-                                                      "seed", "grid", "eps")))
+    value, *_ = cd.compute(*[1], *(SMALL[k] for k in CONTROLS))
     job_id, key = value.split(".")
-    other, *_ = compute(seed=3)
+    other, *_ = compute(data_seed=3)
     refused = "only the tab that started this run can cancel it"
     for crafted in (job_id, f"{job_id}.", f"{job_id}.{'0' * 24}", f"{job_id}.{key[:-1]}",
                     f"{job_id}.{STARTED[other].split('.')[1]}"):

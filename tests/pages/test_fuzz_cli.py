@@ -150,18 +150,20 @@ def test_cli_partition(capsysbinary, cli_dir, tokens):
     assert_cli_outcome(*run_cli(capsysbinary, argv))
 
 
-SMALL_JITTER = ["--n", "32", "--depth", "1", "--width", "3", "--batch-size", "4",
+SMALL_JITTER = ["--n-points", "32", "--depth", "1", "--width", "3", "--batch-size", "4",
                 "--realizations", "2"]
 
 
 JITTER_FLAGS = {
-    "--dataset": choice(DATASETS), "--n": num(8, 40, "2001"), "--depth": num(1, 2, "7"),
-    "--width": num(2, 4, "33"), "--activation": choice(ACTIVATIONS), "--seed": num(0, 5),
-    "--batch-size": num(2, 8, "513"), "--realizations": num(1, 3, "129"),
-    "--virtual-batch-size": num(2, 8, "1"), "--train-steps": num(0, 3, "5001"),
+    "--dataset": choice(DATASETS), "--n-points": num(8, 40, "2001"),
+    "--data-seed": num(0, 5), "--depth": num(1, 2, "7"), "--width": num(2, 4, "33"),
+    "--activation": choice(ACTIVATIONS), "--alpha": real(0.01, 0.99, "1", "-0.5"),
+    "--weight-seed": num(0, 5), "--batch-size": num(2, 8, "513"),
+    "--realizations": num(1, 3, "129"), "--virtual-batch-size": num(2, 8, "1"),
+    "--batch-seed": num(0, 5), "--train-steps": num(0, 3, "5001"),
     "--optimizer": choice(["sgd", "adam"]), "--lr": real(1e-4, 1),
-    "--weights": st.sampled_from(["net.npz", "nohead.npz", "huge.npz", "nan.npz",
-                                  "three.npz", "junk.npz", "missing.npz"]),
+    "--weights-file": st.sampled_from(["net.npz", "nohead.npz", "huge.npz", "nan.npz",
+                                       "three.npz", "junk.npz", "missing.npz"]),
     "--save": OUT_FILES, "--extent": real(0.5, 5, "1e7"), "--json": None,
     "--format": choice(["json", "png", "svg"]), "--out": OUT_FILES,
     "--device": st.sampled_from(DEVICES),
@@ -175,13 +177,14 @@ def test_cli_jitter(capsysbinary, cli_dir, tokens):
     assert_cli_outcome(*run_cli(capsysbinary, argv))
 
 
-SMALL_DENSITY = ["--depth", "2", "--width", "6", "--grid", "16", "--n", "20"]
+SMALL_DENSITY = ["--depth", "2", "--width", "6", "--grid", "16", "--n-points", "20"]
 
 
 DENSITY_FLAGS = {
     "--depth": num(1, 3, "17"), "--width": num(2, 8, "4097"),
-    "--activation": choice(ACTIVATIONS), "--dataset": choice(DATASETS), "--n": num(2, 30),
-    "--seed": num(0, 5), "--mode": choice(MODES),
+    "--activation": choice(ACTIVATIONS), "--dataset": choice(DATASETS),
+    "--n-points": num(2, 30), "--weight-seed": num(0, 5), "--data-seed": num(0, 5),
+    "--mode": choice(MODES),
     "--layers": st.one_of(st.sampled_from(["1", "1,2", "2,1", "0", "99", "a", "", ",", "1,,2",
                                            "-1", " 1 , 2", "1.5", "9" * 5000]),
                           st.text("0123456789,- x", max_size=10)),
@@ -199,11 +202,12 @@ def test_cli_density(capsysbinary, cli_dir, tokens):
     assert_cli_outcome(*run_cli(capsysbinary, argv))
 
 
-SMALL_FIGURE9 = ["--depth", "2", "--width", "3", "--n", "20"]
+SMALL_FIGURE9 = ["--depth", "2", "--width", "3", "--n-points", "20"]
 
 
 FIGURE9_FLAGS = {
-    "--dataset": choice(DATASETS), "--n": num(2, 30, "2001"), "--seed": num(0, 3),
+    "--dataset": choice(DATASETS), "--n-points": num(2, 30, "2001"),
+    "--weight-seed": num(0, 3), "--data-seed": num(0, 3),
     "--depth": num(1, 3, "13"), "--width": num(2, 4, "65"),
     "--activation": choice(ACTIVATIONS), "--weights": choice(["random", "trained"]),
     "--layers": st.one_of(st.sampled_from(["1", "1,2", "2,1", "0", "99", "1,1", "1,2,3", "a",
@@ -337,10 +341,11 @@ def test_b3_cli_device_without_a_backend(capsysbinary, argv):
 
 def test_b8_cli_jitter_huge_seed(capsysbinary):
     """B8: `jitter --seed 10**30` was refused with torch's 'Overflow when unpacking long
-    long', which did not say which option was wrong."""
-    rc, out, err = run_cli(capsysbinary, ["jitter", *SMALL_JITTER, "--seed", str(HUGE)])
-    assert_cli_outcome(rc, out, err)
-    assert rc == 2 and "seed" in err
+    long', which did not say which option was wrong (the seeds are three flags now)."""
+    for flag in ("--weight-seed", "--data-seed", "--batch-seed"):
+        rc, out, err = run_cli(capsysbinary, ["jitter", *SMALL_JITTER, flag, str(HUGE)])
+        assert_cli_outcome(rc, out, err)
+        assert rc == 2 and flag in err
 
 
 def test_b10_partition_breakdown_in_the_cli(capsysbinary):

@@ -35,15 +35,16 @@ from bnviz.web.callbacks.density import callbacks as cd
 
 @FUZZ
 @given(c=mixed({"depth": good(st.integers(1, 16)), "width": good(st.integers(2, 1024)),
-                "dataset": st.sampled_from(DATASETS), "n": good(st.integers(2, 2000)),
-                "seed": good(st.integers(0, 2**31 - 1)), "grid": good(st.integers(16, 512)),
+                "dataset": st.sampled_from(DATASETS), "n_points": good(st.integers(2, 2000)),
+                "weight_seed": good(st.integers(0, 2**31 - 1)),
+                "data_seed": good(st.integers(0, 2**31 - 1)), "grid": good(st.integers(16, 512)),
                 "eps": good(st.floats(1, 8))},
-               {"depth": JUNK, "width": JUNK, "dataset": JUNK, "n": JUNK, "seed": JUNK,
-                "grid": JUNK, "eps": JUNK}))
+               {"depth": JUNK, "width": JUNK, "dataset": JUNK, "n_points": JUNK,
+                "weight_seed": JUNK, "data_seed": JUNK, "grid": JUNK, "eps": JUNK}))
 def test_density_requests_are_checked_and_capped(density_stub, c):
     density_stub.clear()
-    out = cd.compute(1, c["depth"], c["width"], c["dataset"], c["n"], c["seed"], c["grid"],
-                     c["eps"])
+    out = cd.compute(1, c["depth"], c["width"], c["dataset"], c["n_points"], c["weight_seed"],
+                     c["data_seed"], c["grid"], c["eps"])
     sizes = (c["grid"], c["depth"], c["width"])
     over_cap = (_whole_in(c["grid"], 16, 512) and _whole_in(c["depth"], 1, 16)
                 and _whole_in(c["width"], 2, 1024)
@@ -62,15 +63,17 @@ def test_density_requests_are_checked_and_capped(density_stub, c):
         assert out[3] and not density_stub
         eps = _number(c["eps"])
         if (eps is not None and 1 <= eps <= 8 and c["dataset"] in DATASETS
-                and _whole_in(c["n"], 2, 2000) and _whole_in(c["seed"], 0, 2**31 - 1)):
+                and _whole_in(c["n_points"], 2, 2000)
+                and _whole_in(c["weight_seed"], 0, 2**31 - 1)
+                and _whole_in(c["data_seed"], 0, 2**31 - 1)):
             assert "cap" in out[2]
 
 
 def test_density_request_at_the_cost_cap(density_stub):
     # the paper's scale (11 x 1024) at grid 512 is accepted; 16 layers is over the cap
-    assert cd.compute(1, 11, 1024, "star", 50, 0, 512, 1)[3] is False and density_stub
+    assert cd.compute(1, 11, 1024, "star", 50, 0, 0, 512, 1)[3] is False and density_stub
     density_stub.clear()
-    out = cd.compute(1, 16, 1024, "star", 50, 0, 512, 1)
+    out = cd.compute(1, 16, 1024, "star", 50, 0, 0, 512, 1)
     assert out[3] is True and "cap" in assert_clear(out[2]) and not density_stub
 
 
@@ -78,8 +81,8 @@ def test_density_request_at_the_cost_cap(density_stub):
 def density_result(inline_jobs) -> str:
     """A real (tiny) density job and its result; returns its id."""
     job = jobs.start_job("density", {"depth": 2, "width": 4, "activation": "leaky_relu",
-                                     "dataset": "star", "n": 20, "seed": 0, "grid": 16,
-                                     "eps": 1.0})
+                                     "dataset": "star", "n_points": 20, "weight_seed": 0,
+                                     "data_seed": 0, "grid": 16, "eps": 1.0})
     assert jobs.wait_job(job.id, timeout=60, poll=0.05).status == "succeeded"
     return job.id
 

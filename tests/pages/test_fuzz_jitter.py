@@ -43,17 +43,19 @@ from bnviz.web.layouts import density as density_layout
 from bnviz.web.layouts import jitter as jitter_layout
 
 JITTER_VALID = {
-    "dataset": st.sampled_from(DATASETS), "n": good(st.integers(8, 48)),
+    "dataset": st.sampled_from(DATASETS), "n_points": good(st.integers(8, 48)),
     "depth": good(st.integers(1, 2)), "width": good(st.integers(2, 4)),
-    "seed": good(st.integers(0, 3)), "batch": good(st.integers(1, 3)),
+    "weight_seed": good(st.integers(0, 3)), "data_seed": good(st.integers(0, 3)),
+    "batch_seed": good(st.integers(0, 3)), "batch": good(st.integers(1, 3)),
     "k": good(st.integers(1, 3)),
     "virtual": st.one_of(st.none(), st.just(""), good(st.integers(2, 8))),
 }
 
 
 JITTER_BAD = {
-    "dataset": JUNK, "n": bad_number(8, 2000), "depth": bad_number(1, 6),
-    "width": bad_number(2, 32), "seed": JUNK, "batch": bad_number(1, 9),
+    "dataset": JUNK, "n_points": bad_number(8, 2000), "depth": bad_number(1, 6),
+    "width": bad_number(2, 32), "weight_seed": JUNK, "data_seed": JUNK, "batch_seed": JUNK,
+    "batch": bad_number(1, 9),
     "k": bad_number(1, 128), "virtual": JUNK,
 }
 
@@ -66,8 +68,9 @@ TRAINED = st.one_of(st.none(), st.just(""), st.just("0" * 24), HEX24, JUNK,
 @FEW
 @given(c=mixed(JITTER_VALID, JITTER_BAD), trained=TRAINED)
 def test_update_jitter_answers_every_control_value(tmp_home, c, trained):
-    out = cj.update_jitter(c["dataset"], c["n"], c["depth"], c["width"], c["seed"],
-                           c["batch"], c["k"], c["virtual"], trained)
+    out = cj.update_jitter(c["dataset"], c["n_points"], c["depth"], c["width"],
+                           c["weight_seed"], c["data_seed"], c["batch_seed"], c["batch"],
+                           c["k"], c["virtual"], trained)
     assert len(out) == 6
     event("refused" if out[5] else "drawn")
     if out[5]:
@@ -85,8 +88,8 @@ def test_update_jitter_answers_every_control_value(tmp_home, c, trained):
                 "optimizer": JUNK, "lr": JUNK}))
 def test_training_requests_are_checked(training_stub, c):
     training_stub.clear()
-    out = cj.start(1, c["dataset"], c["n"], c["depth"], c["width"], c["seed"], c["batch"],
-                   c["steps"], c["optimizer"], c["lr"])
+    out = cj.start(1, c["dataset"], c["n_points"], c["depth"], c["width"], c["weight_seed"],
+                   c["data_seed"], c["batch"], c["steps"], c["optimizer"], c["lr"])
     assert len(out) == 4
     event("refused" if out[3] is True else "started")
     if out[3] is True:
@@ -96,8 +99,8 @@ def test_training_requests_are_checked(training_stub, c):
         p, = training_stub
         assert job_id_of(out[0]) == STUB_ID and out[1] is False
         assert 1 <= p["steps"] <= 5000 and 0 < p["lr"] <= 10 and math.isfinite(p["lr"])
-        assert p["optimizer"] in ("adam", "sgd") and p["n"] <= 2000
-        assert p["depth"] <= 6 and p["width"] <= 32 and p["batch_size"] <= p["n"]
+        assert p["optimizer"] in ("adam", "sgd") and p["n_points"] <= 2000
+        assert p["depth"] <= 6 and p["width"] <= 32 and p["batch_size"] <= p["n_points"]
 
 
 @FUZZ
@@ -159,7 +162,7 @@ def test_network_uploads_are_loaded_or_refused(tmp_home, contents, filename):
     assert assert_clear(status).startswith("loaded ")
     assert len(contents) <= cj.JITTER_MAX_NETWORK_BYTES * 4 // 3 + 100  # the upload cap (B9)
     # the page then draws with the loaded network, and can save it again
-    out = cj.update_jitter("moons", 32, 2, 4, 0, 2, 2, None, key)
+    out = cj.update_jitter("moons", 32, 2, 4, 0, 0, 0, 2, 2, None, key)
     assert out[5] is False or assert_clear(out[4])
     assert cj.save(1, key)[0]["filename"] == "bnviz-trained.npz"
 
@@ -185,8 +188,8 @@ def test_save_of_any_trained_key(tmp_home, trained):
        trained=TRAINED)
 def test_figure7_answers_every_control_value(tmp_home, c, trained):
     fig, table = cj.update_figure7(c["source"], c["batch"], c["train"], c["virtual"],
-                                   c["dataset"], c["n"], c["depth"], c["width"], c["seed"],
-                                   trained)
+                                   c["dataset"], c["n_points"], c["depth"], c["width"],
+                                   c["weight_seed"], c["data_seed"], trained)
     event("refused" if fig is no_update else "drawn")
     if fig is no_update:
         assert isinstance(table, html.Div) and table.className == "text-danger"
@@ -196,7 +199,7 @@ def test_figure7_answers_every_control_value(tmp_home, c, trained):
 
 
 @FUZZ
-@given(values=st.lists(JUNK, min_size=6, max_size=6))
+@given(values=st.lists(JUNK, min_size=7, max_size=7))
 def test_back_to_initialisation_with_any_value(values):
     assert cj.back_to_initialisation(*values) == (None, "at initialisation", 0)
 
@@ -256,7 +259,7 @@ def test_b9_network_upload_size_cap(tmp_home, raw):
 
 
 @pytest.mark.parametrize("call", [
-    lambda: cj.start(1, "moons", 16, 1, 2, 0, 2, 5, "adam", TOO_BIG),
+    lambda: cj.start(1, "moons", 16, 1, 2, 0, 0, 2, 5, "adam", TOO_BIG),
 ], ids=["jitter-lr"])
 def test_b5_integer_beyond_float_range(training_stub, call):
     """B5: float() of an integer beyond float range raised OverflowError, which these
@@ -267,10 +270,10 @@ def test_b5_integer_beyond_float_range(training_stub, call):
 @pytest.mark.parametrize("call", [
     lambda: cj.poll(1, "abc"),
     lambda: cj.save(1, 5),
-    lambda: cj.update_jitter("moons", 32, 1, 3, 0, 2, 1, None, 5),
-    lambda: cj.update_jitter("moons", 32, 1, 3, 0, 2, 1, None, []),
-    lambda: cj.update_figure7(1, 2, 2, 2, "moons", 32, 1, 3, 0, 5),
-    lambda: cj.update_figure7(1, 2, 2, 2, "moons", 32, 1, 3, 0, {}),
+    lambda: cj.update_jitter("moons", 32, 1, 3, 0, 0, 0, 2, 1, None, 5),
+    lambda: cj.update_jitter("moons", 32, 1, 3, 0, 0, 0, 2, 1, None, []),
+    lambda: cj.update_figure7(1, 2, 2, 2, "moons", 32, 1, 3, 0, 0, 5),
+    lambda: cj.update_figure7(1, 2, 2, 2, "moons", 32, 1, 3, 0, 0, {}),
 ], ids=["jitter-poll-key", "jitter-save-int", "jitter-trained-int", "jitter-trained-list",
         "figure7-trained-int", "figure7-trained-dict"])
 def test_b6_wrong_type_in_client_state(training_stub, call):

@@ -29,36 +29,39 @@ def decode_typed(spec) -> np.ndarray:
 
 
 def test_parse_settings_good():
-    s = cj.parse_settings("circles", 150, 2, 6, 4, 5, 12, None)
-    assert s == JitterParams(dataset="circles", n=150, data_seed=4, depth=2, width=6, seed=4,
-                               batch_size=32, realizations=12, virtual_batch_size=None,
-                               batch_seed=4)
-    assert cj.parse_settings("moons", "200", "3", "8", "0", 4, 16, "").virtual_batch_size is None
-    assert cj.parse_settings("moons", 200, 3, 8, 0, 4, 16, 8).virtual_batch_size == 8
-    assert cj.parse_settings("moons", 200, 3, 8, 0, 4, 16, 16).virtual_batch_size == 16
-    assert cj.parse_settings("moons", 512, 3, 8, 0, 9, 16, None).batch_size == 512
+    s = cj.parse_settings("circles", 150, 2, 6, 4, 5, 6, 5, 12, None)
+    assert s == JitterParams(dataset="circles", n_points=150, data_seed=5, depth=2, width=6,
+                             weight_seed=4, batch_size=32, realizations=12,
+                             virtual_batch_size=None, batch_seed=6)
+    assert cj.parse_settings("moons", "200", "3", "8", "0", "0", "0", 4, 16,
+                             "").virtual_batch_size is None
+    assert cj.parse_settings("moons", 200, 3, 8, 0, 0, 0, 4, 16, 8).virtual_batch_size == 8
+    assert cj.parse_settings("moons", 200, 3, 8, 0, 0, 0, 4, 16, 16).virtual_batch_size == 16
+    assert cj.parse_settings("moons", 512, 3, 8, 0, 0, 0, 9, 16, None).batch_size == 512
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    ((5, 3, 8, 0, 4, 16, None), "points"),
-    ((2001, 3, 8, 0, 4, 16, None), "points"),
-    (("abc", 3, 8, 0, 4, 16, None), "points"),
-    ((None, 3, 8, 0, 4, 16, None), "points"),
-    ((200, 3, 8, 0, 8, 16, None), "larger than the data"),  # 256 > 200
-    ((200, 3, 8, 0, 0, 16, None), "batch size"),
-    ((200, 3, 8, 0, 10, 16, None), "batch size"),
-    ((200, 3, 8, 0, 4.5, 16, None), "batch size"),
-    ((200, 3, 8, 0, 4, 16, 17), "virtual batch"),
-    ((200, 3, 8, 0, 4, 16, 1), "virtual batch"),
-    ((200, 3, 8, 0, 4, 16, "x"), "virtual batch"),
-    ((200, 0, 8, 0, 4, 16, None), "depth"),
-    ((200, 7, 8, 0, 4, 16, None), "depth"),
-    ((200, 3, 1, 0, 4, 16, None), "width"),
-    ((200, 3, 33, 0, 4, 16, None), "width"),
-    ((200, 3, 8, -1, 4, 16, None), "seed"),
-    ((200, 3, 8, 0, 4, 0, None), "realisations"),
-    ((200, 3, 8, 0, 4, 129, None), "realisations"),
-    ((200, 3, 8, 0, 4, 1e400, None), "realisations"),
+    ((5, 3, 8, 0, 0, 0, 4, 16, None), "points"),
+    ((2001, 3, 8, 0, 0, 0, 4, 16, None), "points"),
+    (("abc", 3, 8, 0, 0, 0, 4, 16, None), "points"),
+    ((None, 3, 8, 0, 0, 0, 4, 16, None), "points"),
+    ((200, 3, 8, 0, 0, 0, 8, 16, None), "larger than the data"),  # 256 > 200
+    ((200, 3, 8, 0, 0, 0, 0, 16, None), "batch size"),
+    ((200, 3, 8, 0, 0, 0, 10, 16, None), "batch size"),
+    ((200, 3, 8, 0, 0, 0, 4.5, 16, None), "batch size"),
+    ((200, 3, 8, 0, 0, 0, 4, 16, 17), "virtual batch"),
+    ((200, 3, 8, 0, 0, 0, 4, 16, 1), "virtual batch"),
+    ((200, 3, 8, 0, 0, 0, 4, 16, "x"), "virtual batch"),
+    ((200, 0, 8, 0, 0, 0, 4, 16, None), "depth"),
+    ((200, 7, 8, 0, 0, 0, 4, 16, None), "depth"),
+    ((200, 3, 1, 0, 0, 0, 4, 16, None), "width"),
+    ((200, 3, 33, 0, 0, 0, 4, 16, None), "width"),
+    ((200, 3, 8, -1, 0, 0, 4, 16, None), "^weight seed"),
+    ((200, 3, 8, 0, -1, 0, 4, 16, None), "^data seed"),
+    ((200, 3, 8, 0, 0, 2**31, 4, 16, None), "^batch seed"),
+    ((200, 3, 8, 0, 0, 0, 4, 0, None), "realisations"),
+    ((200, 3, 8, 0, 0, 0, 4, 129, None), "realisations"),
+    ((200, 3, 8, 0, 0, 0, 4, 1e400, None), "realisations"),
 ])
 def test_parse_settings_bad(args, words):
     with pytest.raises(ValueError, match=words):
@@ -70,11 +73,11 @@ def _trace(fig: dict, name_part: str) -> dict:
 
 
 def test_update_jitter_figure():
-    out = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, None)
+    out = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, None)
     fig, curve, margins, numbers, message, is_open = out
     assert message == "" and is_open is False
     assert fig["layout"]["title"]["text"] == "|B| = 16, 8 mini-batches, at initialisation"
-    s = cj.parse_settings("moons", 100, 2, 6, 0, 4, 8, None)
+    s = cj.parse_settings("moons", 100, 2, 6, 0, 0, 0, 4, 8, None)
     ref = run_jitter(s, device="cpu")
     blue = _trace(fig, "mini-batches")
     black = _trace(fig, "test time")
@@ -96,7 +99,7 @@ def test_update_jitter_figure():
 
 
 def test_update_jitter_virtual_batch_title():
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)[0]
+    fig = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, 4, None)[0]
     assert fig["layout"]["title"]["text"].endswith(", B′ = 4")
 
 
@@ -119,15 +122,15 @@ def test_update_jitter_virtual_batch_is_calibrated():
     virtual batch) and marks the calibrated virtual batch at B'."""
     from bnviz.views.virtual_batch import calibrate_strength, virtual_curve_point
 
-    _, curve, _, numbers, message, _ = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, 4, None)
+    _, curve, _, numbers, message, _ = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, 4, None)
     assert message == ""
-    s = cj.parse_settings("moons", 100, 2, 6, 0, 4, 8, 4)
+    s = cj.parse_settings("moons", 100, 2, 6, 0, 0, 0, 4, 8, 4)
     ref = run_jitter(s, device="cpu")
     cal = calibrate_strength(ref.network, ref.data.points, 16, 4, 8, 0, (-3, 3, -3, 3), "cpu")
     assert _find(numbers, "jitter-virtual-target").children == f"{cal.target:.3f}"
     assert _find(numbers, "jitter-virtual-matched").children == f"{cal.matched:.3f}"
     assert f"c = {cal.strength:.2f}" in str(numbers)
-    plain = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, None)[1]
+    plain = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, None)[1]
     assert curve["data"][:2] == plain["data"][:2] and len(plain["data"]) == 2
     marker = curve["data"][2]
     assert marker["x"] == [4] and "virtual" in marker["name"]
@@ -135,12 +138,12 @@ def test_update_jitter_virtual_batch_is_calibrated():
 
 
 @pytest.mark.parametrize("args", [
-    ("moons", 5, 2, 6, 0, 4, 8, None, None),
-    ("moons", 100, 2, 6, 0, 7, 8, None, None),
-    ("moons", 100, 2, 6, 0, 4, 8, 99, None),
-    ("moons", 100, 9, 6, 0, 4, 8, None, None),
-    ("moons", 100, 2, 6, 0, 4, 8, None, "../../etc/passwd"),  # a forged store value
-    ("moons", 100, 2, 6, 0, 4, 8, None, "0" * 24),  # no such trained network
+    ("moons", 5, 2, 6, 0, 0, 0, 4, 8, None, None),
+    ("moons", 100, 2, 6, 0, 0, 0, 7, 8, None, None),
+    ("moons", 100, 2, 6, 0, 0, 0, 4, 8, 99, None),
+    ("moons", 100, 9, 6, 0, 0, 0, 4, 8, None, None),
+    ("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, "../../etc/passwd"),  # a forged store value
+    ("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, "0" * 24),  # no such trained network
 ])
 def test_update_jitter_bad_values_keep_the_picture(tmp_home, args):
     out = cj.update_jitter(*args)
@@ -153,7 +156,8 @@ def test_layout_controls_match_the_limits():
     from bnviz.web.layouts import jitter as lay
 
     page = str(lay.layout())
-    for name in ("DATASET", "N", "DEPTH", "WIDTH", "SEED", "BATCH", "REALIZATIONS", "VIRTUAL",
+    for name in ("DATASET", "N_POINTS", "DEPTH", "WIDTH", "WEIGHT_SEED", "DATA_SEED",
+                 "BATCH_SEED", "BATCH", "REALIZATIONS", "VIRTUAL",
                  "STEPS", "OPTIMIZER", "LR", "TRAIN", "UNTRAIN", "PROGRESS", "POLL", "JOB",
                  "TRAINED", "SAVE", "DOWNLOAD", "LOAD", "STATUS", "GRAPH", "CURVE", "MARGINS",
                  "NUMBERS", "MESSAGE"):
@@ -163,7 +167,7 @@ def test_layout_controls_match_the_limits():
 
 
 def test_update_figure7():
-    net_args = ("moons", 200, 3, 8, 0, None)
+    net_args = ("moons", 200, 3, 8, 0, 0, None)
     fig, table = cj.update_figure7("paper", 6, 3, 32, *net_args)  # B = 2^6, N = 10^3
     assert isinstance(fig, dict) and fig["data"]
     assert isinstance(table, html.Table)

@@ -125,11 +125,11 @@ def test_page_submissions_count_per_client(home, monkeypatch):
 def test_a_pages_background_run_counts_for_its_client(home, monkeypatch):
     monkeypatch.setenv("BNVIZ_JOBS_PER_CLIENT", "1")
     with dashboard.server.test_request_context(environ_base={"REMOTE_ADDR": "10.2.2.2"}):
-        value, polling_off, _, _ = cd.compute(1, 3, "16", "star", 50, 0, "48", 1)
+        value, polling_off, _, _ = cd.compute(1, 3, "16", "star", 50, 0, 0, "48", 1)
         assert polling_off is False
         job_id = job_id_of(value)
         assert open_store().get(job_id).client == client_id("10.2.2.2")
-        again = cd.compute(1, 3, "16", "star", 50, 0, "48", 1)  # the same run: reused
+        again = cd.compute(1, 3, "16", "star", 50, 0, 0, "48", 1)  # the same run: reused
         assert job_id_of(again[0]) == job_id
-        _, _, message, is_open = cd.compute(1, 3, "16", "star", 50, 1, "48", 1)
+        _, _, message, is_open = cd.compute(1, 3, "16", "star", 50, 1, 0, "48", 1)
         assert is_open and "you have 1 jobs queued or running" in message

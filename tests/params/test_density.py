@@ -14,16 +14,18 @@ SMALL = {"depth": 2, "width": 8, "grid": 16}
 DENSITY_BOUNDS = {
     "depth": (1, 16, True, {"width": 8}),
     "width": (1, 4096, True, {"depth": 1, "grid": 16}),
-    "n": (1, 1_000_000, True, SMALL),
-    "seed": (0, 2**63 - 1, True, SMALL),
+    "n_points": (1, 1_000_000, True, SMALL),
+    "weight_seed": (0, 2**63 - 1, True, SMALL),
+    "data_seed": (0, 2**63 - 1, True, SMALL),
     "grid": (2, 2048, True, {"depth": 1, "width": 8}),
     "eps": (1.0, 16.0, False, SMALL),
 }
 PAGE_BOUNDS = {
     "depth": (1, 16, True, {"width": 8}),
     "width": (2, 1024, True, {"depth": 1}),
-    "n": (2, 2000, True, SMALL),
-    "seed": (0, 2**31 - 1, True, SMALL),
+    "n_points": (2, 2000, True, SMALL),
+    "weight_seed": (0, 2**31 - 1, True, SMALL),
+    "data_seed": (0, 2**31 - 1, True, SMALL),
     "grid": (16, 512, True, {"depth": 1, "width": 8}),
     "eps": (1.0, 8.0, False, SMALL),
 }

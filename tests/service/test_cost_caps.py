@@ -106,7 +106,7 @@ def partition_stats(mu, sigma, layer, net):
 
 def test_jitter_refusal_names_the_realisations():
     with pytest.raises(PartitionTooLarge) as err:
-        run_jitter(JitterParams(n=400, depth=2, width=32, realizations=128), device="cpu")
+        run_jitter(JitterParams(n_points=400, depth=2, width=32, realizations=128), device="cpu")
     text = str(err.value)
     assert text.startswith("128 realisations together: layer 2:")
     assert text.endswith("or the number of realisations") and "\n" not in text
@@ -165,8 +165,8 @@ def test_batch_statistics_against_numpy():
 
 # ---- background jobs: the server-wide cap -------------------------------------------------
 
-DENSITY = {"depth": 2, "width": 4, "activation": "leaky_relu", "dataset": "moons", "n": 50,
-           "seed": 0, "grid": 16, "eps": 1.0}
+DENSITY = {"depth": 2, "width": 4, "activation": "leaky_relu", "dataset": "moons",
+           "n_points": 50, "weight_seed": 0, "data_seed": 0, "grid": 16, "eps": 1.0}
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ def capped(jobs_home, monkeypatch):
 
 
 def _start(seed: int) -> jobs.Job:
-    return jobs.start_job("density", {**DENSITY, "seed": seed})
+    return jobs.start_job("density", {**DENSITY, "weight_seed": seed})
 
 
 def test_jobs_beyond_the_cap_are_refused_with_a_message(capped):
@@ -229,9 +229,10 @@ def test_density_and_training_pages_show_busy(capped):
     from bnviz.web.callbacks.jitter import callbacks as cj
 
     _start(1), _start(2)
-    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 3, 16, 1)
+    key, poll_off, message, shown = cd.compute(1, 2, 4, "moons", 50, 3, 3, 16, 1)
     assert key is no_update and shown is True and message.startswith("the server is busy")
-    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, 3, 4, 10, "adam", 0.01)
+    key, poll_off, message, shown = cj.start(1, "moons", 100, 2, 4, 3, 3, 4, 10, "adam",
+                                             0.01)
     assert key is no_update and shown is True and message.startswith("the server is busy")
     assert len(open_store().list()) == 2
 

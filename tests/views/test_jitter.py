@@ -129,8 +129,8 @@ CASES = [  # seed, dataset, n, depth, width, activation, B, K
 @pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c[5]}-{c[3]}x{c[4]}-B{c[6]}")
 def case(request):
     seed, dataset, n, depth, width, act, b, k = request.param
-    s = JitterParams(dataset=dataset, n=n, data_seed=seed, depth=depth, width=width,
-                       activation=act, seed=seed, batch_size=b, realizations=k,
+    s = JitterParams(dataset=dataset, n_points=n, data_seed=seed, depth=depth, width=width,
+                       activation=act, weight_seed=seed, batch_size=b, realizations=k,
                        batch_seed=seed + 10)
     return s, run_jitter(s, device="cpu")
 
@@ -216,7 +216,7 @@ def test_decision_boundaries_accepts_one_realisation_per_call():
 def test_one_logit_head():
     """A one-logit head (boundary {logit = 0}) works the same way."""
     base = random_network(2, 5, seed=7, head_outputs=1)
-    s = JitterParams(n=80, depth=2, width=5, batch_size=8, realizations=4)
+    s = JitterParams(n_points=80, depth=2, width=5, batch_size=8, realizations=4)
     r = run_jitter(s, net=base, device="cpu")
     for k in range(4):
         batch = r.data.points[r.batches[k]]
@@ -235,8 +235,8 @@ def _area(net, data, b, k, seed, resolution=128):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_disagreement_area_decreases_as_the_batch_grows(seed):
-    s = JitterParams(n=200, depth=3, width=8, seed=seed, data_seed=seed, batch_seed=seed,
-                       realizations=16)
+    s = JitterParams(n_points=200, depth=3, width=8, weight_seed=seed, data_seed=seed,
+                     batch_seed=seed, realizations=16)
     areas = {b: run_jitter(replace(s, batch_size=b), device="cpu").disagreement_area
              for b in (4, 32, 200)}
     assert areas[4] > areas[32] > areas[200]
@@ -265,7 +265,7 @@ def test_disagreement_of_one_realisation_is_zero():
 
 
 def test_disagreement_by_batch_size():
-    s = JitterParams(n=200, realizations=16)
+    s = JitterParams(n_points=200, realizations=16)
     data = binary_task("moons", 200, 0)
     net = random_network(3, 8, seed=0, head_outputs=2)
     curve = disagreement_by_batch_size(s, net, data, device="cpu")
@@ -280,7 +280,7 @@ def test_disagreement_by_batch_size():
 
 @pytest.fixture(scope="module")
 def small_result():
-    s = JitterParams(n=60, depth=2, width=6, seed=1, batch_size=8, realizations=5)
+    s = JitterParams(n_points=60, depth=2, width=6, weight_seed=1, batch_size=8, realizations=5)
     return run_jitter(s, device="cpu")
 
 
@@ -316,7 +316,7 @@ def test_as_json_without_any_boundary_is_strict():
     """A head that is positive everywhere has no boundary: margins infinite, JSON null."""
     base = random_network(2, 4, seed=0, head_outputs=2)
     net = Network(base.weights, head=Head(base.head.weight, np.array([0.0, 1e5])))
-    r = run_jitter(JitterParams(n=40, depth=2, width=4, batch_size=4, realizations=3),
+    r = run_jitter(JitterParams(n_points=40, depth=2, width=4, batch_size=4, realizations=3),
                    net=net, device="cpu")
     assert all(len(b) == 0 for b in r.boundaries)
     assert r.disagreement_area == 0.0
@@ -327,15 +327,15 @@ def test_as_json_without_any_boundary_is_strict():
 
 def test_settings_validation():
     JitterParams()  # the defaults are valid
-    for bad in ({"n": 7}, {"n": 2001}, {"depth": 0}, {"depth": 7}, {"width": 1},
+    for bad in ({"n_points": 7}, {"n_points": 2001}, {"depth": 0}, {"depth": 7}, {"width": 1},
                 {"width": 33}, {"batch_size": 1}, {"batch_size": 513}, {"realizations": 0},
-                {"realizations": 129}, {"n": 100, "batch_size": 128},
+                {"realizations": 129}, {"n_points": 100, "batch_size": 128},
                 {"virtual_batch_size": 1}, {"virtual_batch_size": 17},
-                {"virtual_batch_size": 4.0}, {"n": 100.0}):
+                {"virtual_batch_size": 4.0}, {"n_points": 100.0}):
         with pytest.raises(ValueError):
             JitterParams(**bad)
     with pytest.raises(ValueError, match="classifier head"):
-        run_jitter(JitterParams(n=40, depth=2, width=4),
+        run_jitter(JitterParams(n_points=40, depth=2, width=4),
                    net=random_network(2, 4, seed=0), device="cpu")
 
 
@@ -397,7 +397,8 @@ def test_noise_is_seeded():
 
 
 def test_virtual_batch_widens_the_jitter():
-    s = JitterParams(n=400, depth=2, width=6, seed=2, batch_size=64, realizations=24)
+    s = JitterParams(n_points=400, depth=2, width=6, weight_seed=2, batch_size=64,
+                     realizations=24)
     plain = run_jitter(s, device="cpu")
     noisy = run_jitter(replace(s, virtual_batch_size=4), device="cpu")
     assert noisy.as_json()["virtual_batch_size"] == 4
@@ -475,7 +476,7 @@ def test_save_and_load_round_trip(tmp_path, moons, adam_report):
 
 def test_trained_network_jitter(moons, adam_report):
     net, report, _ = adam_report
-    s = JitterParams(n=200, depth=3, width=8, batch_size=16, realizations=8)
+    s = JitterParams(n_points=200, depth=3, width=8, batch_size=16, realizations=8)
     init = run_jitter(s, net=net, data=moons, device="cpu")
     trained = run_jitter(s, net=report.network, data=moons, device="cpu")
     assert len(trained.boundaries) == 8 and all(len(b) for b in trained.boundaries)
@@ -498,11 +499,14 @@ def cli(capsysbinary, *args: object) -> tuple[int, bytes, str]:
     return rc, out.out, out.err.decode()
 
 
-SMALL_CLI = ("--n", 80, "--depth", 2, "--width", 5, "--batch-size", 8, "--realizations", 6)
+SMALL_CLI = ("--n-points", 80, "--depth", 2, "--width", 5, "--batch-size", 8,
+             "--realizations", 6)
+#: The three seeds at 3 (the former ``--seed 3``).
+SEEDS_3 = ("--weight-seed", 3, "--data-seed", 3, "--batch-seed", 3)
 
 
 def test_cli_json_schema(capsysbinary):
-    rc, out, err = cli(capsysbinary, *SMALL_CLI, "--seed", 3, "--json")
+    rc, out, err = cli(capsysbinary, *SMALL_CLI, *SEEDS_3, "--json")
     assert rc == 0 and err == ""
     doc = strict_json(out)
     assert doc["batch_size"] == 8 and doc["realizations"] == 6
@@ -512,15 +516,15 @@ def test_cli_json_schema(capsysbinary):
     assert len(doc["boundaries"]) == 6
     assert all(len(seg) == 4 for b in doc["boundaries"] for seg in b)
     assert doc["train_steps"] == 0
-    # the same as the library's result for the same settings (the CLI seeds all with --seed)
-    s = JitterParams(n=80, data_seed=3, depth=2, width=5, seed=3, batch_size=8,
+    # the same as the library's result for the same settings
+    s = JitterParams(n_points=80, data_seed=3, depth=2, width=5, weight_seed=3, batch_size=8,
                        realizations=6, batch_seed=3)
     r = run_jitter(s, device="cpu")
     for got, ref in zip(doc["boundaries"], r.boundaries, strict=True):
         assert same_segments(np.asarray(got), ref)
     assert doc["disagreement_area"] == r.disagreement_area
     # same options, same numbers
-    rc, out2, _ = cli(capsysbinary, *SMALL_CLI, "--seed", 3)
+    rc, out2, _ = cli(capsysbinary, *SMALL_CLI, *SEEDS_3)
     doc2 = strict_json(out2)
     assert doc2["boundaries"] == doc["boundaries"]
 
@@ -539,7 +543,7 @@ def test_cli_train_save_and_load(capsysbinary, tmp_path):
     assert trained["train_steps"] == 150
     assert math.isfinite(trained["final_loss"]) and trained["train_accuracy"] > 0.8
     assert path.exists()
-    rc, out, err = cli(capsysbinary, *SMALL_CLI, "--weights", path)
+    rc, out, err = cli(capsysbinary, *SMALL_CLI, "--weights-file", path)
     assert rc == 0, err
     loaded = strict_json(out)
     assert loaded["train_steps"] == 0
@@ -569,10 +573,11 @@ def _no_head(tmp_path: Path) -> Path:
     ("--batch-size", 0), ("--batch-size", 999), ("--batch-size", "x"),
     ("--realizations", 500), ("--realizations", 0),
     ("--virtual-batch-size", 1), ("--virtual-batch-size", 17),
-    ("--train-steps", 100000), ("--train-steps", -1), ("--n", 3), ("--depth", 7),
+    ("--train-steps", 100000), ("--train-steps", -1), ("--n-points", 3), ("--depth", 7),
     ("--width", 40), ("--extent", 0), ("--optimizer", "lbfgs"),
     ("--train-steps", 2, "--lr", -1),
-    ("--weights", "MISSING"), ("--weights", "NOHEAD"), ("--weights", "GARBAGE"),
+    ("--weights-file", "MISSING"), ("--weights-file", "NOHEAD"),
+    ("--weights-file", "GARBAGE"), ("--alpha", 1), ("--batch-seed", -1),
     ("--save", "/nonexistent-dir/x.npz"),
 ])
 def test_cli_bad_input_is_one_error_line(capsysbinary, tmp_path, args):
@@ -591,7 +596,7 @@ def test_cli_bad_input_is_one_error_line(capsysbinary, tmp_path, args):
 def test_cli_npy_weights_is_one_error_line(capsysbinary, tmp_path):
     path = tmp_path / "net.npy"
     np.save(path, np.ones((3, 2)))
-    rc, out, err = cli(capsysbinary, "--weights", path)
+    rc, out, err = cli(capsysbinary, "--weights-file", path)
     assert rc == 2 and err.startswith("bnviz: error:")
 
 

@@ -126,7 +126,7 @@ def test_partition_description_changes_both_media(partition, monkeypatch):
 
 
 def test_jitter_picture_and_figure_share_the_description():
-    s = JitterParams(n=80, depth=2, width=5, batch_size=8, realizations=6)
+    s = JitterParams(n_points=80, depth=2, width=5, batch_size=8, realizations=6)
     r = run_jitter(s, device="cpu")
     fig = jitter_figure(r.boundaries, r.test_boundary, r.data.points, r.data.labels, BOX, "t")
     k = len(r.boundaries)

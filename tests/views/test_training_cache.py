@@ -40,8 +40,8 @@ TRAIN_TIMEOUT = 90.0  # seconds for a training of a few hundred steps (and a job
 
 
 def train_params(**over) -> dict:
-    params = {"dataset": "moons", "n": 120, "data_seed": 0, "depth": 2, "width": 6,
-              "activation": "leaky_relu", "alpha": 0.1, "seed": 0, "steps": 120,
+    params = {"dataset": "moons", "n_points": 120, "data_seed": 0, "depth": 2, "width": 6,
+              "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 0, "steps": 120,
               "batch_size": 16, "lr": 0.05, "optimizer": "adam"}
     return params | over
 
@@ -130,7 +130,7 @@ def test_training_runs_on_the_worker_and_is_reused(jobs_home):
 def test_a_batch_larger_than_the_data_is_refused_before_any_work(inline_jobs):
     with pytest.raises(ParamError, match=r"^training: batch size: 64 is larger than the data "
                                          r"\(20 points\)$"):
-        jobs.start_job("jitter-training", train_params(n=20, batch_size=64))
+        jobs.start_job("jitter-training", train_params(n_points=20, batch_size=64))
     assert open_store().list() == []
 
 
@@ -230,7 +230,7 @@ def test_save_uploaded_rejects_an_npy_file(tmp_home):
 
 
 def test_start_poll_and_trained_picture(inline_jobs):
-    args = ("moons", 100, 2, 6, 0, 4, "80", "adam", "0.05")
+    args = ("moons", 100, 2, 6, 0, 0, 4, "80", "adam", "0.05")
     value, disabled, msg, is_open = cj.start(1, *args)
     job_id = job_id_of(value)  # the tab's store: the id and its key to cancel (issue 30)
     assert disabled is False and msg is no_update and is_open is no_update
@@ -241,7 +241,7 @@ def test_start_poll_and_trained_picture(inline_jobs):
     assert status.startswith("trained, training accuracy")
     # the same training again: the same job, done at once
     assert job_id_of(cj.start(2, *args)[0]) == job_id
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, trained)[0]
+    fig = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, trained)[0]
     assert fig["layout"]["title"]["text"] == "|B| = 16, 8 mini-batches, after training"
     # save sends the job's result file
     sent, message, shown = cj.save(1, trained)
@@ -258,7 +258,8 @@ def test_start_poll_and_trained_picture(inline_jobs):
     (10, "adam", 0, "learning rate"), (10, "adam", None, ""), (10, "adam", "nan", "learning"),
 ])
 def test_start_rejects_bad_values(inline_jobs, steps, optimizer, lr, words):
-    job_id, disabled, msg, is_open = cj.start(1, "moons", 100, 2, 6, 0, 4, steps, optimizer, lr)
+    job_id, disabled, msg, is_open = cj.start(1, "moons", 100, 2, 6, 0, 0, 4, steps, optimizer,
+                                              lr)
     assert job_id is no_update and disabled is no_update
     assert words in msg and is_open is True
     assert open_store().list() == []  # nothing started
@@ -321,7 +322,7 @@ def test_load_callback(tmp_home):
     reference, status = cj.load(_upload(raw), "mine.npz")
     assert status == "loaded mine.npz" and reference.startswith("upload:")
     assert tc.trained_path(reference).read_bytes() == raw
-    fig = cj.update_jitter("moons", 100, 2, 6, 0, 4, 8, None, reference)[0]
+    fig = cj.update_jitter("moons", 100, 2, 6, 0, 0, 0, 4, 8, None, reference)[0]
     assert fig["layout"]["title"]["text"].endswith("after training")
     for contents, name in [(_upload(raw), "mine.csv"), (_upload(b"garbage"), "bad.npz"),
                            ("data:application/octet-stream;base64,@@@", "bad.npz"),
