@@ -27,6 +27,7 @@ from bnviz.web.callbacks.replication.figures import (
     ARMS,
     slice_concentration_figure,
     smart_init_figure,
+    smart_init_paired_figure,
 )
 from bnviz.web.layouts.common import loading
 
@@ -96,17 +97,26 @@ def _smart_init(outcome: dict[str, Any] | None) -> html.Div:
         body += [loading(dcc.Graph(id=ids.SMART_INIT_GRAPH, figure=smart_init_figure(ours),
                                    style={"height": "300px"},
                                    config={"displayModeBar": False})),
+                 *([loading(dcc.Graph(id=ids.SMART_INIT_PAIRED,
+                                      figure=smart_init_paired_figure(ours),
+                                      style={"height": "300px"},
+                                      config={"displayModeBar": False}))]
+                   if ours.get("paired") else []),
                  html.Div("Final test accuracy at each learning rate (bold: the rate chosen "
                           "on the held-out images):", className="small text-muted"),
                  _by_lr_table(ours)]
     return html.Div(body, id=ids.SMART_INIT, className="mb-3")
 
 
-def _slice_concentration(outcome: dict[str, Any] | None) -> html.Div:
-    """Every network's value of the slice entry, a dot each: the paired test's inputs."""
+def slice_concentration_section(outcome: dict[str, Any] | None, section_id: str = ids.SLICE,
+                                graph_id: str = ids.SLICE_GRAPH,
+                                height: str = "460px") -> html.Div:
+    """Every network's value of the slice entry, a dot each: the paired test's inputs (the
+    replication page's section, and /slice's "our experiment")."""
     ours = (outcome or {}).get("ours") or {}
     if "per_network" not in ours:
-        return html.Div(id=ids.SLICE)
+        return html.Div("Our runs: none stored yet (bnviz replicate --run "
+                        "bn-slice-concentration).", id=section_id, className="small")
     return html.Div([
         html.P([html.B("The paper: "), "BN focuses the partition on the data (Figures 3, 4). ",
                 html.B("Ours: "), f"{len(ours['seeds'])} networks an arm, trained "
@@ -114,10 +124,13 @@ def _slice_concentration(outcome: dict[str, Any] | None) -> html.Div:
                 "log of the mean exact region count in windows about three test images over "
                 "that about matched images off the data, on "
                 f"{ours['triples']} planes (above 0: more regions on the data). ",
-                status_badge(outcome["status"])]),
-        loading(dcc.Graph(id=ids.SLICE_GRAPH, figure=slice_concentration_figure(ours),
-                          style={"height": "300px"}, config={"displayModeBar": False})),
-    ], id=ids.SLICE, className="mb-3")
+                status_badge(outcome["status"]), " ",
+                html.A("the rule and the numbers",
+                       href=f"/papers/replication#{ids.row('bn-slice-concentration')}")],
+               className="small"),
+        loading(dcc.Graph(id=graph_id, figure=slice_concentration_figure(ours),
+                          style={"height": height}, config={"displayModeBar": False})),
+    ], id=section_id, className="mb-3")
 
 
 def layout(**_query) -> dbc.Container:
@@ -140,7 +153,7 @@ def layout(**_query) -> dbc.Container:
         _smart_init(smart),
         html.H5("Slices of trained image networks (BN paper, Figures 3 and 4)",
                 className="mt-3"),
-        _slice_concentration(outcomes.get("bn-slice-concentration")),
+        slice_concentration_section(outcomes.get("bn-slice-concentration")),
         html.Div([_paper_table(title, [r for r in results if r["paper"] == title])
                   for title in PAPER_TITLES.values()], id=ids.TABLE),
     ], fluid=True, className="replication-page")

@@ -10,6 +10,7 @@ from dash import dcc, html
 import bnviz.web.callbacks.slice.callbacks  # noqa: F401  (registers the page's callbacks)
 from bnviz.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
 from bnviz.data.imagedata import STANDARD_DATASETS
+from bnviz.replication.store import OutcomesError, read_outcomes
 from bnviz.web.callbacks.slice import ids
 from bnviz.web.layouts.common import (
     KEPT,
@@ -20,6 +21,7 @@ from bnviz.web.layouts.common import (
     number_input,
     run_controls,
 )
+from bnviz.web.layouts.replication import slice_concentration_section
 
 #: The window's half-width the page starts with: 0, the default window, which holds the three
 #: images with a margin whatever the network (a job's, an upload of any input shape: it is
@@ -85,6 +87,19 @@ def controls() -> dbc.Card:
     ]), className="mt-2")
 
 
+def experiment() -> html.Details:
+    """What the stored slice experiment found (bn-slice-concentration): every network's
+    value, a dot each, as the replication page shows it; folded until asked for."""
+    try:
+        outcome = read_outcomes().get("bn-slice-concentration")
+    except OutcomesError:
+        outcome = None
+    return html.Details([
+        html.Summary("Our experiment: more regions on the data with BN?", className="small"),
+        slice_concentration_section(outcome, ids.EXPERIMENT, ids.EXPERIMENT_GRAPH, "420px"),
+    ], id=ids.EXPERIMENT_BOX, className="mt-2")
+
+
 def layout(**_query) -> dbc.Container:
     """The page (it keeps no state in the URL)."""
     return dbc.Container(fluid=True, children=[dbc.Row([
@@ -108,6 +123,7 @@ def layout(**_query) -> dbc.Container:
                 dbc.Col(loading(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
                                           config={"displayModeBar": False})), width=5),
             ], className="g-1"),
+            experiment(),
         ], lg=9),
     ])])
 

@@ -103,20 +103,41 @@ def smart_init_sentence(outcome: dict[str, Any] | None) -> str:
              "random_bias": "random bias"}
     shown = ", ".join(f"{names[a]} {acc(a)}" for a in names if a in o and a != arm)
     lead = names[arm] if arm == "folded" else "BN initialisation"
-    verdict = {"reproduced": "the BN initialisation ends higher: reproduced",
-               "partly": "it learns faster but does not end higher: partly reproduced",
+    verdict = {"reproduced": "it is higher than both at the last epoch and lower at none: "
+                             "reproduced",
+               "partly": "it is higher at some epochs and lower at none, but not higher than "
+                         "both at the end: partly reproduced",
                "inconclusive": "our runs cannot tell: inconclusive",
-               "not reproduced": "the BN initialisation ends lower than zero bias: not "
-                                 "reproduced"}[outcome["status"]]
-    power = (f" The difference is {100 * o[arm + '_minus_zero_bias']:+.1f} ± "
-             f"{100 * o[arm + '_minus_zero_bias_se']:.1f} points (one standard error); these "
-             f"runs would detect a true difference of {100 * o[arm + '_detectable']:.1f} "
-             f"points 4 times in 5, and the paper prints no number to set against it."
-             if f"{arm}_detectable" in o else "")
+               "not reproduced": "it is significantly lower at some epoch, so it does not "
+                                 "learn faster: not reproduced"}[outcome["status"]]
     return (f"Our runs ({o['dataset']}, ResNet9, {o['runs']} seeds, {o['epochs']} epochs, each "
-            f"arm's learning rate chosen on held-out images from {', '.join(map(str, o['lrs']))}"
-            f"): final test accuracy {lead} {acc(arm)} against zero bias {acc('zero_bias')}; "
-            f"{shown}; {verdict}.{power}")
+            f"arm's learning rate chosen on held-out images from "
+            f"{', '.join(f'{lr:g}' for lr in o['lrs'])}): final test accuracy {lead} "
+            f"{acc(arm)} against zero bias {acc('zero_bias')}; {shown}. "
+            f"{_paired_sentence(o, arm)}Judged seed by seed (the arms share their seeds) at "
+            f"every epoch against zero and random bias: {verdict}.")
+
+
+def _paired_sentence(o: dict[str, Any], arm: str) -> str:
+    """The paired per-epoch test's numbers, where the outcome stores every seed's curve."""
+    from bnviz.replication.smart_init import ALPHA
+
+    paired = o.get("paired")
+    if not paired:
+        return ("These numbers predate the per-seed curves, so no paired test can be "
+                "recomputed. ")
+    edge = (f"The rate of {', '.join(o['at_edge'])} is at the edge of the grid. "
+            if o.get("at_edge") else "No arm's rate is at the edge of the grid. ")
+    parts = []
+    for control, name in (("zero_bias", "zero bias"), ("random_bias", "random bias")):
+        v = paired[control]
+        lower = sum(m < 0 and p < ALPHA for m, p in zip(v["mean"], v["p_holm"], strict=True))
+        higher = sum(m > 0 and p < ALPHA for m, p in zip(v["mean"], v["p_holm"], strict=True))
+        parts.append(f"against {name} it is significantly lower at {lower} and higher at "
+                     f"{higher} of {len(v['mean'])} epochs (Holm-corrected), ending "
+                     f"{100 * v['mean'][-1]:+.1f} ± {100 * v['se'][-1]:.1f} points (paired, one "
+                     f"standard error; these seeds detect {100 * v['detectable'][-1]:.1f})")
+    return edge + "Paired by seed, " + "; ".join(parts) + ". "
 
 
 def markdown(results: list[dict[str, Any]]) -> str:

@@ -30,3 +30,6 @@ UPLOAD = "slice-upload"  # an .onnx or .safetensors file
 UPLOAD_ARCH = "slice-upload-arch"  # the architecture of a .safetensors upload
 UPLOADS = "slice-uploads"  # the networks uploaded in this tab: [{"label", "value"}]
 DATA = "slice-data"  # an upload's data set
+EXPERIMENT_BOX = "slice-experiment-box"  # the stored concentration experiment, folded
+EXPERIMENT = "slice-experiment"
+EXPERIMENT_GRAPH = "slice-experiment-graph"  # every network's value, a dot each

@@ -67,20 +67,31 @@ def test_the_pages_follow_the_stored_smart_init_numbers(tmp_home):
         assert sentence in jobs_text
 
 
-def test_every_network_of_the_slice_entry_is_a_dot():
-    """The slice entry's status is a paired test across networks: the page shows each
-    network's stored value, not only a mean (issue 44)."""
+@pytest.mark.parametrize("where", ["replication", "slice"])
+def test_every_network_of_the_slice_entry_is_a_dot(where):
+    """The slice entry's status is a paired test across networks: the replication page and
+    /slice show each network's stored value, not only a mean, at initialisation and trained,
+    BN in train and eval mode (issue 44)."""
+    from bnviz.web.callbacks.replication.figures import SLICE_PANELS
+    from bnviz.web.callbacks.slice import ids as slice_ids
+    from bnviz.web.layouts import slice as slice_layout
+
     outcome = read_outcomes(SHIPPED)["bn-slice-concentration"]
     ours = outcome["ours"]
-    graph = find(replication_layout.layout(), ids.SLICE_GRAPH)
-    traces = graph.figure["data"]
-    assert [t["name"] for t in traces] == ["against gaussian images", "against shuffled images"]
-    values = ours["per_network"]["trained"]["train"]
-    for trace, kind in zip(traces, ("gaussian", "shuffled"), strict=True):
-        stored = [v for arm in ours["arms"] for v in values[arm][f"log_ratio_{kind}"]]
-        assert len(trace["y"]) == len(ours["arms"]) * len(ours["seeds"]) >= 20
-        assert trace["y"] == stored
-    text = _text(find(replication_layout.layout(), ids.SLICE))
+    tree, graph_id, box_id = ((replication_layout.layout(), ids.SLICE_GRAPH, ids.SLICE)
+                              if where == "replication" else
+                              (slice_layout.layout(), slice_ids.EXPERIMENT_GRAPH,
+                               slice_ids.EXPERIMENT))
+    traces = find(tree, graph_id).figure["data"]
+    assert len(traces) == 2 * len(SLICE_PANELS)
+    for p, (when, mode) in enumerate(SLICE_PANELS):
+        values = ours["per_network"][when][mode]
+        for trace, kind in zip(traces[2 * p:2 * p + 2], ("gaussian", "shuffled"), strict=True):
+            assert trace["name"] == f"against {kind} images" and trace["meta"] == [when, mode]
+            stored = [v for arm in ours["arms"] for v in values[arm][f"log_ratio_{kind}"]]
+            assert len(trace["y"]) == len(ours["arms"]) * len(ours["seeds"]) >= 20
+            assert trace["y"] == stored
+    text = _text(find(tree, box_id))
     assert outcome["status"] in text and f"{len(ours['seeds'])} networks an arm" in text
 
 
@@ -114,7 +125,7 @@ def test_the_page_at_projector_sizes(dash_duo, size):
     dash_duo.wait_for_element(f"#{ids.SLICE_GRAPH} .main-svg", timeout=TIMEOUT)
     dots = dash_duo.driver.execute_script(
         f"return document.querySelectorAll('#{ids.SLICE_GRAPH} .scatterlayer .point').length")
-    assert dots >= 40  # 4 arms x 5 networks x 2 kinds of off-data images
+    assert dots >= 160  # 4 arms x 5 networks x 2 kinds of off-data images x 4 panels
     rows = dash_duo.driver.execute_script(
         "return [...document.querySelectorAll('tr[id^=entry-]')].map(r => r.id)")
     assert rows == [ids.row(e) for e in entry_ids()]

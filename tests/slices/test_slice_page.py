@@ -203,3 +203,28 @@ def test_a_job_that_has_not_succeeded_is_named_with_its_status(jobs_home):
         job_network("0123456789ab")
     with pytest.raises(ValueError, match="not a job id"):
         job_network("../../etc")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_stored_experiment_shows_every_network(dash_duo, size):
+    """Issue 44: /slice shows the stored concentration experiment's value of every network
+    (4 arms x 5 networks x 2 kinds of off-data images, in 4 panels), folded until asked for,
+    inside the page's width."""
+    from bnviz.web.app import app
+
+    dash_duo.driver.set_window_size(*size)
+    dash_duo.start_server(app)
+    dash_duo.wait_for_page(dash_duo.server_url + "/slice", timeout=20)
+    summary = dash_duo.wait_for_element(f"#{ids.EXPERIMENT_BOX} summary", timeout=20)
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView(); arguments[0].click();",
+                                   summary)
+    dash_duo.wait_for_element(f"#{ids.EXPERIMENT_GRAPH} .main-svg", timeout=20)
+    until(lambda: dash_duo.driver.execute_script(
+        f"return document.querySelectorAll('#{ids.EXPERIMENT_GRAPH} .scatterlayer .point')"
+        ".length") >= 160, 20, msg="not every network's dot is drawn")
+    box = dash_duo.driver.execute_script(
+        f"const r = document.getElementById('{ids.EXPERIMENT_GRAPH}').getBoundingClientRect();"
+        "return [r.width, r.height, document.documentElement.scrollWidth - innerWidth];")
+    assert box[0] > 500 and box[1] > 300 and box[2] <= 0
+    assert "networks an arm" in _text(dash_duo, ids.EXPERIMENT)
