@@ -65,8 +65,10 @@ _MOONS = ("--dataset moons --shift-x 1 --shift-y 1 --depth 4 --width 6 --n-point
 #: points' distances): :mod:`bnviz.replication.fig1`.
 FIG1_SEEDS = 10
 FIG1_MODES = ("bn", "zero_bias", "random_bias")
-_DENSITY = "bnviz density --dataset star --n 50 --depth 11 --width 64 --layers 1,7,11 --seed 0"
-_JITTER = "bnviz jitter --dataset moons --n 400 --depth 3 --width 8 --realizations 32 --seed 0"
+_DENSITY = ("bnviz density --dataset star --n-points 50 --depth 11 --width 64 --layers 1,7,11 "
+            "--weight-seed 0 --data-seed 0")
+_JITTER = ("bnviz jitter --dataset moons --n-points 400 --depth 3 --width 8 --realizations 32 "
+           "--weight-seed 0 --data-seed 0 --batch-seed 0")
 _DIGITS = "--dataset digits --epochs 5"
 
 
@@ -150,7 +152,8 @@ ENTRIES: tuple[Entry, ...] = (
           "Figure 9: in a trained toy network, sigma^2/||w||^2 measures how close each "
           "layer-1 hyperplane and each layer-4 folded hyperplane is to the data (TLS error)",
           "a picture (4 layers, trained on 2D points): small values close to the data",
-          tuple(f"bnviz figure9 --seed {seed} --json" for seed in range(10)),
+          tuple(f"bnviz figure9 --weight-seed {seed} --data-seed {seed} --json"
+                for seed in range(10)),
           j.fig9_ours, j.fig9_status),
     Entry("bn-sec5-virtual-batch", "bn",
           "Section 5, Figure 7 (red): noise-controlled BN, whose mu and sigma vary as in a "

@@ -130,11 +130,18 @@ def _runnable(command: str) -> None:
 
 
 def test_shipped_outcomes_load_with_commands_that_run_today():
-    """outcomes.json was written with --n and --seed: read, every command parses now."""
-    assert "--seed 0 --mode bn" in SHIPPED.read_text()  # the old names are on disk
-    for o in read_outcomes(SHIPPED).values():
+    """outcomes.json was written with --n and --seed (until its entries are rerun): read, every
+    command parses now and is its entry's command."""
+    from bnviz.replication.entries import ENTRIES
+
+    shipped = read_outcomes(SHIPPED)
+    for o in shipped.values():
         if ", for " not in o["command"]:  # a loop shown in words
             _runnable(o["command"])
+    for entry in ENTRIES:
+        if entry.id in ("bn-fig3-concentration", "bn-fig6-jitter", "bn-fig9-tls-colour",
+                        "bn-sec5-virtual-batch"):
+            assert shipped[entry.id]["command"] == entry.command_line, entry.id
 
 
 def test_an_old_outcome_is_written_back_under_the_new_flags(tmp_path):
