@@ -5,11 +5,11 @@ training mode or without BN (biases learned from zero or from random), and recor
 every few steps (:mod:`bnviz.views.trainer`): loss, accuracy, regions of every layer, and the
 mean distance from the data to the nearest boundary.  ``--json`` prints
 ``{"frames": [{"step", "loss", "accuracy", "regions", "mean_distance"}, ...], "seconds"}``;
-``--save-weights FILE.npz`` writes the final weights as ``bnviz partition --weights`` reads
-them (BN: W1..WL and the head; without BN also the learned c1..cL, read with ``--mode
-random_bias``), so that ``bnviz partition --weights FILE`` with the same ``--dataset``,
-``--n``, ``--seed``, ``--activation``, ``--alpha`` and ``--extent`` gives the last frame's
-counts; a frame over the region cap stops the run, and what was recorded is still printed
+``--save-weights FILE.npz`` writes the final weights as ``bnviz partition --weights-file``
+reads them (BN: W1..WL and the head; without BN also the learned c1..cL, read with ``--mode
+random_bias``), so that ``bnviz partition --weights-file FILE`` with the same ``--dataset``,
+``--n-points``, ``--data-seed``, ``--activation``, ``--alpha`` and ``--extent`` gives the last
+frame's counts; a frame over the region cap stops the run, and what was recorded is still printed
 (with ``"stopped"``: why) and written; ``--movie FILE.gif``
 (or .mp4: H.264 by the ``video`` extra's ffmpeg, imageio-ffmpeg's, else the PATH's; without
 either, one line naming ``pip install 'bnviz[video]'``, before any training) writes the
