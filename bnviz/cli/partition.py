@@ -48,8 +48,9 @@ _FROM_FILES = ("widths", "data_file", "layer")
 def add_partition(sub: argparse._SubParsersAction) -> None:
     """One flag per field of PartitionParams, of the field's name and default (written out
     here, so that ``--help`` and a syntax error load no model; tests/cli/
-    test_partition_route.py holds them to the model's)."""
-    p = sub.add_parser("partition", help=summary("partition"))
+    test_partition_route.py holds them to the model's). No abbreviations: the old ``--n``
+    would pass for ``--n-points``."""
+    p = sub.add_parser("partition", help=summary("partition"), allow_abbrev=False)
     p.add_argument("--depth", type=integer, default=4, help=f"layers L (<= {MAX_DEPTH})")
     p.add_argument("--width", type=integer, default=8, help=f"units per layer (<= {MAX_WIDTH})")
     p.add_argument("--activation", choices=ACTIVATIONS, default="leaky_relu")

@@ -69,7 +69,7 @@ def test_the_command_and_the_page_compute_through_one_function(monkeypatch, caps
 
 
 @pytest.mark.parametrize("old", [["--seed", "1"], ["--mu-scale", "0.5"], ["--sigma-scale", "2"],
-                                 ["--weights", "net.npz"]])
+                                 ["--weights", "net.npz"], ["--n", "40"], ["--n-poi", "40"]])
 def test_the_old_names_are_gone(old, capsysbinary):
     """One name per setting: the command's former names are refused in one line."""
     assert main(["partition", *old]) == 2
