@@ -19,15 +19,15 @@ __all__ = [
     "ARCHS",
     "BATCH_ALL",
     "BN_SLICE_MODES",
+    "DANNEMANN_MAX_POINTS",
     "DATASETS",
     "DENSITY_LIMITS",
-    "DANNEMANN_MAX_POINTS",
     "DENSITY_PAGE_LIMITS",
     "ERGEN_MAX_POINTS",
-    "EXPLORER_MAX_UPLOAD_BYTES",
-    "EXPLORER_MAX_URL_POINTS",
     "EXPLORER_LIMITS",
     "EXPLORER_MAX_REGIONS",
+    "EXPLORER_MAX_UPLOAD_BYTES",
+    "EXPLORER_MAX_URL_POINTS",
     "FIGURE7_LIMITS",
     "GEOMETRY_SUFFIXES",
     "IMAGE_JOB_LIMITS",
@@ -49,6 +49,7 @@ __all__ = [
     "MAX_EXTRA_POINTS",
     "MAX_FOLDER_IMAGES",
     "MAX_LANDSCAPE_WORK",
+    "MAX_LR_EXTENSIONS",
     "MAX_NETWORK_FILE_BYTES",
     "MAX_NOISE",
     "MAX_PARAMETER",
@@ -60,27 +61,27 @@ __all__ = [
     "MAX_UNITS",
     "MAX_WIDTH",
     "MIN_SAMPLES",
-    "SLICE_LIMITS",
-    "SLICE_MAX_FILE_BYTES",
-    "SLICE_MAX_GRAPH_DEPTH",
-    "SLICE_MAX_OPS",
-    "SLICE_MAX_TENSOR_UNITS",
-    "SLICE_MAX_TOTAL_UNITS",
-    "SLICE_MAX_REGIONS",
-    "SLICE_MAX_TOTAL_REGIONS",
-    "SLICE_MAX_UPLOAD_BYTES",
-    "SLICE_PAGE_MAX_REGIONS",
     "MODES",
     "OPTIMIZERS",
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
+    "SLICE_LIMITS",
+    "SLICE_MAX_FILE_BYTES",
+    "SLICE_MAX_GRAPH_DEPTH",
+    "SLICE_MAX_OPS",
+    "SLICE_MAX_REGIONS",
+    "SLICE_MAX_TENSOR_UNITS",
+    "SLICE_MAX_TOTAL_REGIONS",
+    "SLICE_MAX_TOTAL_UNITS",
+    "SLICE_MAX_UPLOAD_BYTES",
+    "SLICE_PAGE_MAX_REGIONS",
+    "TEST_SIZES",
     "TRAIN_LIMITS",
     "TRAIN_MAX_FRAME_REGIONS",
     "TRAIN_MAX_REGIONS",
-    "TRAIN_STEPS_PER_FRAME",
-    "TEST_SIZES",
     "TRAIN_SIZES",
+    "TRAIN_STEPS_PER_FRAME",
     "WEIGHTS",
 ]
 
@@ -176,6 +177,9 @@ JITTER_MAX_REGIONS = 300_000
 JITTER_MAX_NETWORK_BYTES = 1_000_000
 #: Learning rates of the training (exclusive of 0, inclusive of 10).
 LEARNING_RATE: tuple[float, float] = (0.0, 10.0)
+#: How far ``bnviz jobs run --lrs ... --extend-lrs`` may widen its grid: at most this many
+#: rates added, each a factor of two beyond the grid's edge (every one a whole sweep's runs).
+MAX_LR_EXTENSIONS = 4
 
 # ---- live training (bnviz train, the explorer's play button) ------------------------------
 #: (lowest, highest) of each setting of a live training (:mod:`bnviz.params.live`).

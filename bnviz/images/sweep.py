@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bnviz.caps import LEARNING_RATE
+from bnviz.caps import LEARNING_RATE, MAX_LR_EXTENSIONS
 from bnviz.images.experiments import run_experiment, summarise
 from bnviz.images.params import check_params
 from bnviz.records.types import ParamError, RecordingContext
@@ -62,11 +62,6 @@ def _curves(rows: list[dict[str, Any]], arm: str, epochs: list[int]) -> list[lis
     return [[by_run[run][e] for e in epochs] for run in sorted(by_run)]
 
 
-#: How far a sweep may widen its grid (``extend``): at most this many rates added, each a
-#: factor of two beyond the grid's edge, within :data:`~bnviz.caps.LEARNING_RATE`.
-MAX_EXTENSIONS = 4
-
-
 def _chosen(per_lr: list[dict[str, Any]], by: str) -> dict[str, int]:
     """Each arm's best rate's index on the (sorted) grid."""
     return {arm: int(np.argmax([s["arms"][arm].get("final_val" if by == "validation"
@@ -81,8 +76,9 @@ def lr_sweep(job_type: str, params: dict[str, Any], lrs: Sequence[float], device
     ``params``, checked by the job's own model first, all rates before any work) and choose
     each arm's rate.  With ``extend``, a grid whose best rate for some arm is its largest
     (smallest) gets twice that rate (half) added and run, until no arm's choice is at an
-    edge, or :data:`MAX_EXTENSIONS` rates were added, or the next rate is out of bounds: a
-    rate at the edge of the grid may not be the arm's best (issue 44's smart-init rule).
+    edge, or :data:`~bnviz.caps.MAX_LR_EXTENSIONS` rates were added, or the next rate is out
+    of bounds: a rate at the edge of the grid may not be the arm's best (issue 44's
+    smart-init rule).
 
     Returns ``{"job_type", "params", "lrs", "per_lr": [{"lr", "arms": summary}],
     "at_edge": [arms whose rate is still the grid's largest or smallest],
@@ -109,7 +105,7 @@ def lr_sweep(job_type: str, params: dict[str, Any], lrs: Sequence[float], device
 
     for lr in lrs:
         run(lr)
-    for _ in range(MAX_EXTENSIONS if extend and len(lrs) > 1 else 0):
+    for _ in range(MAX_LR_EXTENSIONS if extend and len(lrs) > 1 else 0):
         grid = sorted(runs)
         best = set(_chosen([runs[lr][0] for lr in grid], by).values())
         wider = ([grid[-1] * 2] if len(grid) - 1 in best else []) + (

@@ -11,6 +11,7 @@ import pytest
 import torch
 from fuzzing import assert_one_error_line
 
+from bnviz.caps import MAX_LR_EXTENSIONS
 from bnviz.cli import main
 from bnviz.data.imagedata import load_image_data
 from bnviz.images import sweep
@@ -117,7 +118,7 @@ def test_an_extension_stops_after_its_limit_and_says_the_edge(monkeypatch):
     result = sweep.lr_sweep("smart-init", {"dataset": "digits", "runs": 2, "epochs": 1,
                                            "validation": 0.2}, [0.01, 0.02],
                             torch.device("cpu"), extend=True)
-    assert len(result["lrs"]) == 2 + sweep.MAX_EXTENSIONS
+    assert len(result["lrs"]) == 2 + MAX_LR_EXTENSIONS
     assert result["lrs"][-1] == pytest.approx(0.32)
     assert result["at_edge"] == sorted(result["arms"])
 
