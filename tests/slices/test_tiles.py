@@ -1,0 +1,244 @@
+"""Tiles with an exact merge (issue 45, item 2): a window cut as N tiles and merged by full
+code is the untiled cut: the same region count per layer, the same full codes, each region
+with the same area and centroid, the same facets (count, and length per unit and region),
+the same decision cells (area per region and class) and boundary; workers=2 as workers=1.
+A pooling layer's facets are compared as points (length per window and region): where the
+untiled cut splits a cell's edge lies on a tile line, the merge joins the pieces there.
+On the slice tests' networks (conv, strided, residual, leaky ReLU, max pooling with a ResNet
+stem's padded pooling, a BN after a ReLU; tests/onnx_nets.py) in eval and BN train mode,
+and on the ties of tests/slices/test_ties.py (flat blocks, zero-sum kernels)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from onnx_nets import conv_net
+from torch import nn
+
+from bnviz.core.limits import PartitionTooLarge
+from bnviz.slices.engine import Slice, cut_slice
+from bnviz.slices.graph import batch_statistics
+from bnviz.slices.onnx_import import load_onnx
+from bnviz.slices.plane import plane_through_images
+from bnviz.slices.tiles import cut_tiled, tile_windows
+from bnviz.slices.torch_import import slice_net
+
+CASES = {"conv": dict(stride2=False), "strided": dict(), "residual": dict(residual=True),
+         "leaky": dict(leaky=True, residual=True), "maxpool": dict(maxpool=True),
+         "stem-pool": dict(maxpool=True, stride2=False, size=7, pool=(3, 2, 1, False), seed=4),
+         "bn-after-relu": dict(bn_after_act=True, residual=True, seed=6)}
+
+#: The cases whose windows hold a decision boundary (the ties' hold a few segments too).
+BOUNDARY = {("conv", "eval"), ("conv", "train"), ("maxpool", "train")}
+
+
+def _setup(tmp_path, case: str, mode: str):
+    """The network, plane, half the default window (a few thousand regions) and stats."""
+    kw = dict(CASES[case], channels=3)
+    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
+    size = kw.get("size", 6)
+    rng = np.random.default_rng(1)
+    plane = plane_through_images(rng.normal(0, 1, (3, 1, size, size)))
+    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, size, size)))) \
+        if mode == "train" else None
+    e = plane.default_window()[1] / 2
+    return net, plane, (-e, e, -e, e), stats
+
+
+def _ties_setup(order: str, seed: int):
+    """test_ties' network (a zero-sum decimal kernel, ReLU and 2x2 max pooling in either
+    order) on images of flat 4x4 blocks."""
+    kernels = np.array([[[0.1, 0.2, -0.3], [0.4, -0.5, 0.1], [0.3, -0.2, -0.1]],
+                        [[-0.7, 0.3, 0.2], [0.1, 0.6, -0.4], [0.2, -0.1, -0.2]]])
+    conv = nn.Conv2d(1, 2, 3, padding=1, bias=False)
+    acts = [nn.ReLU(), nn.MaxPool2d(2)] if order == "relu-pool" else [nn.MaxPool2d(2), nn.ReLU()]
+    model = nn.Sequential(conv, *acts, nn.Flatten(), nn.Linear(32, 3)).double()
+    with torch.no_grad():
+        conv.weight.copy_(torch.as_tensor(kernels)[:, None])
+        g = torch.Generator().manual_seed(0)
+        model[-1].weight.copy_(torch.randn(3, 32, generator=g, dtype=torch.float64))
+        model[-1].bias.zero_()
+    blocks = np.random.default_rng(seed).integers(0, 4, (3, 1, 2, 2)).astype(np.float64)
+    plane = plane_through_images(np.repeat(np.repeat(blocks, 4, 2), 4, 3))
+    return slice_net(model, (1, 8, 8)), plane, plane.default_window(), None
+
+
+def _full_codes(s: Slice) -> list[np.ndarray]:
+    """Each layer's regions' full codes: the parent's full code, then the layer's own."""
+    prev, out = np.zeros((1, 0), np.uint8), []
+    for lay in s.layers:
+        prev = np.concatenate([prev[lay.parents], lay.regions.packed_codes], 1)
+        out.append(prev)
+    return out
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Rows of an integer array as one sortable key each."""
+    a = np.ascontiguousarray(a.astype(np.int64))
+    return a.view(np.dtype((np.void, a.shape[1] * 8)))[:, 0] if a.shape[1] else \
+        np.zeros(len(a), np.dtype((np.void, 1)))
+
+
+def _area_centroid(polys) -> np.ndarray:
+    """(R, 3): each polygon's area and centroid."""
+    v, counts = polys.vertices, np.diff(polys.ptr)
+    nxt = np.arange(len(v)) + 1
+    nxt[polys.ptr[1:] - 1] = polys.ptr[:-1]
+    cross = v[:, 0] * v[nxt, 1] - v[nxt, 0] * v[:, 1]
+    poly = np.repeat(np.arange(len(counts)), counts)
+    area = 0.5 * np.bincount(poly, weights=cross, minlength=len(counts))
+    cx = np.bincount(poly, weights=(v[:, 0] + v[nxt, 0]) * cross, minlength=len(counts))
+    cy = np.bincount(poly, weights=(v[:, 1] + v[nxt, 1]) * cross, minlength=len(counts))
+    return np.stack([area, cx / (6 * area), cy / (6 * area)], 1)
+
+
+def _convex(polys) -> bool:
+    """Every polygon counter-clockwise and convex (no right turn beyond rounding)."""
+    v = polys.vertices
+    nxt = np.arange(len(v)) + 1
+    nxt[polys.ptr[1:] - 1] = polys.ptr[:-1]
+    a, b = v[nxt] - v, v[nxt[nxt]] - v[nxt]
+    turn = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    scale = np.hypot(*a.T) * np.hypot(*b.T)
+    return bool((turn >= -1e-9 * scale).all())
+
+
+def _per_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (rows) sorted, and the values summed per key (columns)."""
+    uniq, inverse = np.unique(_rows(keys), return_inverse=True)
+    sums = np.stack([np.bincount(inverse.ravel(), weights=c, minlength=len(uniq))
+                     for c in np.atleast_2d(values.T)], 1)
+    return uniq, sums
+
+
+def _length(seg: np.ndarray) -> np.ndarray:
+    return np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+
+
+def assert_same(tiled: Slice, whole: Slice) -> None:
+    """The tiled cut is the untiled one, region for region matched by full code."""
+    assert tiled.counts == whole.counts
+    a0, a1, b0, b1 = whole.window
+    area = (a1 - a0) * (b1 - b0)
+    tol = dict(rtol=1e-9, atol=1e-9 * np.sqrt(area))
+    codes_t, codes_w = _full_codes(tiled), _full_codes(whole)
+    none = np.zeros((1, 0), np.uint8)
+    for i, (lay_t, lay_w) in enumerate(zip(tiled.layers, whole.layers, strict=True)):
+        ct, cw = codes_t[i], codes_w[i]
+        prev_t, prev_w = (codes_t[i - 1], codes_w[i - 1]) if i else (none, none)
+        assert _convex(lay_t.regions)
+        kt, st = _per_key(ct, _area_centroid(lay_t.regions))
+        kw, sw = _per_key(cw, _area_centroid(lay_w.regions))
+        assert len(kt) == len(ct) and np.array_equal(kt, kw), f"{lay_t.name}: codes differ"
+        np.testing.assert_allclose(st[:, 0], sw[:, 0], rtol=1e-9, atol=1e-12 * area)
+        big = sw[:, 0] > 1e-6 * area  # (a sliver's centroid is ill-conditioned)
+        np.testing.assert_allclose(st[big, 1:], sw[big, 1:], **tol)
+        np.testing.assert_allclose(lay_t.regions.areas().sum(), area, rtol=1e-12)
+        # facets: per unit (window) and region of the previous layer, count and length; a
+        # pooling layer's as points (the untiled cut splits a cell's edge where another
+        # window's switch meets it: on a tile line, as the ties' are, the tiles' join there)
+        relu = lay_t.kind == "relu"
+        assert len(lay_t.facets) == len(lay_w.facets) or not relu, lay_t.name
+        key = lambda lay, prev: np.concatenate(  # noqa: E731
+            [prev[lay.facet_parents].astype(np.int64), lay.facet_units[:, None]], 1)
+        ft = _per_key(key(lay_t, prev_t), np.stack([_length(lay_t.facets),
+                                                    np.ones(len(lay_t.facets))], 1))
+        fw = _per_key(key(lay_w, prev_w), np.stack([_length(lay_w.facets),
+                                                    np.ones(len(lay_w.facets))], 1))
+        assert np.array_equal(ft[0], fw[0])
+        np.testing.assert_allclose(ft[1][:, :1 + relu], fw[1][:, :1 + relu], **tol)
+    # decision cells per (last region, class); the boundary per last region
+    last_t, last_w = codes_t[-1], codes_w[-1]
+    cell = lambda s, last: np.concatenate(  # noqa: E731
+        [last[s.predicted_parents].astype(np.int64), s.predicted_class[:, None]], 1)
+    assert len(tiled.predicted) == len(whole.predicted)
+    pt = _per_key(cell(tiled, last_t), _area_centroid(tiled.predicted)[:, :1])
+    pw = _per_key(cell(whole, last_w), _area_centroid(whole.predicted)[:, :1])
+    assert np.array_equal(pt[0], pw[0]) and len(pt[0]) == len(tiled.predicted)
+    np.testing.assert_allclose(pt[1], pw[1], rtol=1e-9, atol=1e-12 * area)
+    assert len(tiled.decision_boundary) == len(whole.decision_boundary)
+    bt = _per_key(last_t[tiled.boundary_parents], _length(tiled.decision_boundary)[:, None])
+    bw = _per_key(last_w[whole.boundary_parents], _length(whole.decision_boundary)[:, None])
+    assert np.array_equal(bt[0], bw[0])
+    np.testing.assert_allclose(bt[1], bw[1], **tol)
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_tiles_merge_into_the_untiled_cut(tmp_path, case, mode):
+    net, plane, window, stats = _setup(tmp_path, case, mode)
+    whole = cut_slice(net, plane, window, stats, device="cpu")
+    assert sum(whole.counts) > 1000
+    if (case, mode) in BOUNDARY:  # (the others' windows hold one class)
+        assert len(whole.decision_boundary) > 20
+    for n in (2, 4, 9):
+        assert_same(cut_tiled(net, plane, window, stats, tiles=n, workers=1, device="cpu"),
+                    whole)
+
+
+@pytest.mark.parametrize(("order", "seed"), [("relu-pool", 4), ("relu-pool", 12),
+                                             ("pool-relu", 4), ("pool-relu", 9)])
+def test_ties_merge_into_the_untiled_cut(order, seed):
+    """Lines through the origin, where the tile lines of N = 4 cross, and pooling switches
+    the untiled cut holds twice (tied inputs): still one region per code, the same facets."""
+    net, plane, window, _ = _ties_setup(order, seed)
+    whole = cut_slice(net, plane, window, device="cpu")
+    for n in (2, 4, 9):
+        assert_same(cut_tiled(net, plane, window, tiles=n, workers=1, device="cpu"), whole)
+
+
+def test_two_workers_cut_what_one_cuts(tmp_path):
+    net, plane, window, stats = _setup(tmp_path, "maxpool", "train")
+    heard = []
+    one = cut_tiled(net, plane, window, stats, tiles=4, workers=1, device="cpu",
+                    progress=lambda d, t: heard.append((d, t)))
+    assert heard == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    heard.clear()
+    two = cut_tiled(net, plane, window, stats, tiles=4, workers=2, device="cpu",
+                    progress=lambda d, t: heard.append((d, t)))
+    assert heard == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert_same(two, one)
+    assert_same(two, cut_slice(net, plane, window, stats, device="cpu"))
+
+
+def test_progress_that_raises_stops_the_workers(tmp_path):
+    net, plane, window, stats = _setup(tmp_path, "residual", "train")
+
+    def stop(done, total):
+        raise KeyboardInterrupt("cancelled")
+
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt, match="cancelled"):
+        cut_tiled(net, plane, window, stats, tiles=16, workers=2, device="cpu", progress=stop)
+    assert time.perf_counter() - t0 < 60
+
+
+def test_the_merged_cap_is_the_untiled_cap(tmp_path):
+    net, plane, window, _ = _setup(tmp_path, "conv", "eval")
+    n = cut_slice(net, plane, window, device="cpu").counts[0]
+    with pytest.raises(PartitionTooLarge, match=rf"more than {n - 1} regions"):
+        cut_tiled(net, plane, window, tiles=4, workers=1, device="cpu", max_regions=n - 1)
+
+
+@pytest.mark.parametrize("n", range(1, 11))
+def test_tiles_are_a_near_square_grid_of_equal_areas(n):
+    window = (-1.0, 3.0, -2.0, 0.5)
+    tiles = np.array(tile_windows(window, n))
+    assert len(tiles) == n
+    areas = (tiles[:, 1] - tiles[:, 0]) * (tiles[:, 3] - tiles[:, 2])
+    np.testing.assert_allclose(areas, 10.0 / n, rtol=1e-12)
+    assert (tiles[:, 0] >= -1).all() and (tiles[:, 1] <= 3).all()
+    assert (tiles[:, 2] >= -2).all() and (tiles[:, 3] <= 0.5).all()
+    rows = np.unique(tiles[:, 2])
+    assert len(rows) == round(np.sqrt(n))
+    if round(np.sqrt(n)) ** 2 == n:
+        assert len(np.unique(tiles[:, 0])) == len(rows)
+    # no overlap: the centres of a fine grid each lie in exactly one tile
+    g = np.stack(np.meshgrid(np.linspace(-0.99, 2.99, 57), np.linspace(-1.99, 0.49, 43)),
+                 -1).reshape(-1, 2)
+    inside = ((g[:, None, 0] >= tiles[:, 0]) & (g[:, None, 0] < tiles[:, 1])
+              & (g[:, None, 1] >= tiles[:, 2]) & (g[:, None, 1] < tiles[:, 3]))
+    assert (inside.sum(1) == 1).all()
