@@ -28,8 +28,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bnviz.slices.cost import estimate_regions  # noqa: E402
 from bnviz.slices.engine import cut_slice  # noqa: E402
-from bnviz.slices.estimate import estimate_regions  # noqa: E402
 from bnviz.slices.graph import conv_matrix  # noqa: E402
 from bnviz.slices.plane import plane_through_images  # noqa: E402
 
@@ -105,7 +105,8 @@ def main() -> None:
         t0 = time.perf_counter()
         est = estimate_regions(net, plane, w, device=args.device)
         print(f"digits ResNet9 w16, default window [-{w[1]:.2f}, {w[1]:.2f}]^2: about "
-              f"{est:,} regions (estimate, {time.perf_counter() - t0:.2f} s)")
+              f"{est.regions:,} regions, standard error {est.error:,} (estimate, "
+              f"{time.perf_counter() - t0:.2f} s)")
         cut_slice(net, plane, tuple(0.005 * v for v in w), device=args.device)  # warm
         print(f"{'window':>10} {'regions':>9} {'seconds':>8} {'regions/s':>10}")
         for f in (float(v) for v in args.fractions.split(",")):

@@ -4,9 +4,10 @@ cut, which ``bnviz slice`` and the /slice page's ``slice`` job both fill
 
 Bounded before any work: the BN mode, the mini-batches of train mode (:data:`~bnviz.params.
 caps.SLICE_LIMITS`), and the regions, estimated for the very network, plane and window by
-:func:`bnviz.slices.estimate.estimate_regions` (a forward pass on a grid; the caller checks
-the estimate with :func:`check_slice_regions` before the cut) against
-:data:`~bnviz.caps.SLICE_MAX_REGIONS` (the page: :data:`~bnviz.caps.SLICE_PAGE_MAX_REGIONS`).
+:func:`bnviz.slices.cost.estimate_regions` (exact cuts of a sample of the window, with a
+standard error; the caller checks its bound, the estimate + 3 standard errors, with
+:func:`check_slice_regions` before the cut) against :data:`~bnviz.caps.SLICE_MAX_REGIONS`
+(the page: :data:`~bnviz.caps.SLICE_PAGE_MAX_REGIONS`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from bnviz.messages import brief
 from bnviz.params.fields import InputError, checked, choice, real, text, whole
 from bnviz.params.model import model_check, params_dataclass
 
-__all__ = ["SlicePageParams", "SliceParams", "SliceSetup", "check_slice_regions",
-           "image_indices"]
+__all__ = ["BOUND_ERRORS", "SlicePageParams", "SliceParams", "SliceSetup", "check_slice_regions",
+           "image_indices", "slice_region_cap"]
 
 _S = SLICE_LIMITS
 #: The longest path of a file a slice reads (the command line's files).
@@ -57,16 +58,39 @@ class SliceParams:
                              "mode's running statistics are one", "batches")
 
 
-def check_slice_regions(estimate: int, params: SliceParams) -> None:
-    """Refuse a slice whose estimated regions (all K partitions together) are over the cap,
-    before any cut; the message gives the estimate."""
-    total = estimate * params.batches
+#: Standard errors above a slice's region estimate that its cap acts on
+#: (:mod:`bnviz.slices.cost`).
+BOUND_ERRORS = 3
+
+
+def slice_region_cap(params: SliceParams) -> int:
+    """The regions one partition may have: ``max_regions``, and K mini-batches' partitions
+    together within :data:`~bnviz.caps.SLICE_MAX_TOTAL_REGIONS` (a batch's share)."""
+    return min(params.max_regions * params.batches, SLICE_MAX_TOTAL_REGIONS) // params.batches
+
+
+def check_slice_regions(regions: int, error: int, bound: int, params: SliceParams,
+                        exceeded: bool = False) -> None:
+    """Refuse a slice, before any cut, whose bound on the regions (the estimate plus
+    :data:`BOUND_ERRORS` standard errors, :mod:`bnviz.slices.cost`; all K partitions
+    together) is over the cap; the message gives the estimate, its error and the bound, in
+    one line."""
+    total = bound * params.batches
     cap = min(params.max_regions * params.batches, SLICE_MAX_TOTAL_REGIONS)
-    if total > cap:
-        what = (f"about {estimate:,} regions" if params.batches == 1 else
-                f"about {estimate:,} regions a mini-batch, {total:,} for {params.batches}")
-        raise InputError(f"this window would have {what}, over the cap of {cap:,}: use a "
-                         "smaller window (--extent) or fewer mini-batches", "extent")
+    if total <= cap:
+        return
+    each = "" if params.batches == 1 else " a mini-batch"
+    if exceeded:
+        what = f"more than {bound:,} regions{each} (a sample of it outgrew its budget)"
+    elif error == 0:
+        what = f"{regions:,} regions{each} (counted exactly)"
+    else:
+        what = (f"about {regions:,} regions{each}, standard error {error:,}: a bound of "
+                f"{bound:,} (the estimate + {BOUND_ERRORS} standard errors)")
+    if params.batches > 1:
+        what += f", {total:,} for {params.batches}"
+    raise InputError(f"this window would have {what}, over the cap of {cap:,}: use a "
+                     "smaller window (--extent) or fewer mini-batches", "extent")
 
 
 def _path(optional: bool) -> Any:

@@ -7,6 +7,8 @@ pooling, residual add, flatten, linear) and its float64 forward; ``onnx_import``
 ``torch_import`` build it from an ONNX file or from bnviz's own architectures (whose files,
 kept by the image jobs, are safetensors); ``plane`` the planes; ``engine`` the exact cut
 (the 2D views' compiled ReLU cut, ``maxcells`` for max pooling and the decision boundary);
-``estimate`` the region count before any cut; ``view`` what ``bnviz slice`` runs;
+``cost`` the region count before any cut (an estimate from exact cuts of a sample, its
+standard error, and the bound the caps act on); ``estimate`` the grid's boundary crossings
+(the density pictures); ``view`` what ``bnviz slice`` runs;
 ``sources`` where its network and images come from; ``picture`` its PNG/SVG.
 """

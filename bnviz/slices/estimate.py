@@ -1,6 +1,7 @@
-"""What a slice will cost, estimated before it is cut: the regions of its last layer.
+"""Boundary crossings on a grid of the window: the region density pictures, and a rough
+count of the regions of the last layer.
 
-The network is run (float64, on the device) on a G x G grid of the window's images, and every
+The network is run (float32, on the device) on a G x G grid of the window's images, and every
 nonlinear layer's pattern is read at each grid point (ReLU: the sign of each unit; max
 pooling: each window's argmax).  Adjacent grid points whose patterns differ in n units are
 separated by about n crossings of the partition's boundary (every unit's folded hyperplane
@@ -9,11 +10,15 @@ columns, rho_a and rho_b, are measured.  For an isotropic arrangement of total l
 in an area A, a test line meets 2 Lambda / (pi A) of it per unit length (Cauchy-Crofton) and
 the arrangement has about Lambda^2 / (pi A) crossings, i.e. one region per crossing:
 
-    regions ~ 1 + (pi / 4) rho_a rho_b A.
+    regions ~ 1 + (pi / 4) rho_a rho_b A   (:func:`crofton_regions`).
 
-A grid coarser than the regions undercounts the crossings that fall between two points of
-the same pattern, so the estimate is a lower bound at heart; tests/slices compare it with the
-exact counts (within a factor of 2 where the grid resolves the regions).
+That count has no error it can state: a grid coarser than the regions misses the crossings
+that fall between two points of the same pattern, and one rho_a rho_b for the whole window
+misses how the density varies across it (the mean of a product is not the product of the
+means), both towards too few.  So the caps read :mod:`bnviz.slices.cost` instead (exact cuts
+of a sample of the window, with a standard error); bench/slice_estimate.py prints both beside
+exact counts.  The grid's crossings remain what :func:`density_by_distance` and
+:func:`facet_density` draw.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import torch
 from bnviz.slices.graph import SliceNet, Statistics, forward, max_pool
 from bnviz.slices.plane import Plane
 
-__all__ = ["GRID", "density_by_distance", "estimate_regions", "facet_density", "grid_flips"]
+__all__ = ["GRID", "crofton_regions", "density_by_distance", "facet_density", "grid_flips"]
 
 #: Grid points along each side of the window.
 GRID = 96
@@ -99,10 +104,11 @@ def facet_density(net: SliceNet, plane: Plane, window: tuple[float, float, float
 
 
 @torch.no_grad()
-def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
-                     stats: Statistics | None = None, device: torch.device | str = "cpu",
-                     grid: int = GRID) -> int:
-    """About how many regions the last nonlinear layer of the slice has (module docstring)."""
+def crofton_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+                    stats: Statistics | None = None, device: torch.device | str = "cpu",
+                    grid: int = GRID) -> int:
+    """The grid's rough count of the last nonlinear layer's regions, 1 + pi/4 rho_a rho_b A
+    (module docstring: no stated error, too low where the grid is coarse)."""
     a0, a1, b0, b1 = window
     _, _, flips_a, flips_b = grid_flips(net, plane, window, stats, device, grid)
     flips_a, flips_b = flips_a.sum(0), flips_b.sum(0)
@@ -117,7 +123,7 @@ def density_by_distance(net: SliceNet, plane: Plane, window: tuple[float, float,
                         stats: Statistics | None = None, device: torch.device | str = "cpu",
                         grid: int = GRID, bins: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Regions per unit area against the distance to the nearest of the plane's images, over
-    the whole window, estimated as :func:`estimate_regions` estimates the count: the boundary
+    the whole window, estimated as :func:`crofton_regions` estimates the count: the boundary
     crossings between neighbouring grid points, binned by their midpoint's distance, give
     rho_a, rho_b per band and a density pi/4 rho_a rho_b.  (bin centres, densities)."""
     a0, a1, b0, b1 = window

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bnviz.params.slice import SliceSetup, check_slice_regions, image_indices
+from bnviz.params.slice import SliceSetup, image_indices
 from bnviz.slices.graph import SliceNet
 from bnviz.slices.plane import Plane
 from bnviz.slices.sources import SliceImages
-from bnviz.slices.view import SliceResult
+from bnviz.slices.view import SliceResult, check_regions
 
 __all__ = ["NO_BN_IN_FILE", "PreparedSlice", "SliceRun", "check_slice_cost", "prepare_slice",
            "slice_networks"]
@@ -133,13 +133,11 @@ def prepare_slice(params: SliceSetup) -> PreparedSlice:
 
 
 def check_slice_cost(prepared: PreparedSlice) -> None:
-    """The first network's estimated regions against the cap, from a forward pass on a grid
-    (eval mode's statistics): what the page refuses before a job is queued (each cut checks
-    its own again)."""
-    from bnviz.slices.estimate import estimate_regions
-
-    check_slice_regions(estimate_regions(prepared.nets[0], prepared.plane, prepared.window),
-                        prepared.params)
+    """The first network's regions estimated and their bound checked against the cap
+    (:func:`bnviz.slices.view.check_regions`, eval mode's statistics, on the CPU): what the
+    page refuses before a job is queued (each cut checks its own again)."""
+    check_regions(prepared.nets[0], prepared.plane, prepared.window, prepared.params,
+                  device="cpu")
 
 
 def slice_networks(params: SliceSetup, device: torch.device | str | None = None,

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bnviz.params.slice import SliceParams, check_slice_regions
+from bnviz.params.slice import SliceParams, check_slice_regions, slice_region_cap
+from bnviz.slices.cost import RegionEstimate, estimate_regions
 from bnviz.slices.engine import Slice, cut_slice
-from bnviz.slices.estimate import CHUNK_BYTES, estimate_regions
+from bnviz.slices.estimate import CHUNK_BYTES
 from bnviz.slices.graph import SliceNet, Statistics, batch_statistics, forward
 from bnviz.slices.plane import Plane
 
-__all__ = ["TRAIN_MODE_NOTE", "SliceResult", "disagreement_area", "run_slice", "slice_summary"]
+__all__ = ["TRAIN_MODE_NOTE", "SliceResult", "check_regions", "disagreement_area", "run_slice",
+           "slice_summary"]
 
 TRAIN_MODE_NOTE = ("train mode: BN uses the statistics of each mini-batch of training images; "
                    "the slice's own points are not in the batch, so the network stays piecewise "
@@ -40,7 +42,7 @@ class SliceResult:
     params: SliceParams
     slices: list[Slice]  # one per mini-batch (one in eval mode)
     stats: list  # each mini-batch's BN statistics (None: the running ones)
-    estimate: int
+    estimate: RegionEstimate  # the first partition's regions, before the cut
     disagreement: float | None  # fraction of the window where the K boundaries disagree
     batch_indices: list[list[int]] | None = None  # each mini-batch's images (train mode)
 
@@ -69,7 +71,8 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
               train_images: np.ndarray | None = None,
               device: torch.device | str | None = None,
               progress: Callable[[float], None] = lambda fraction: None) -> SliceResult:
-    """The slice of ``params`` (module docstring): refused from the estimate before any cut;
+    """The slice of ``params`` (module docstring): refused from the region estimate's bound
+    before any cut (:func:`check_regions`);
     ``progress`` hears the fraction done (over the K cuts)."""
     window = ((-params.extent, params.extent, -params.extent, params.extent)
               if params.extent > 0 else plane.default_window())
@@ -81,13 +84,24 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
         stats = statistics_of(net, [train_images[i] for i in chosen])
     else:
         stats = [None]
-    estimate = estimate_regions(net, plane, window, stats[0])
-    check_slice_regions(estimate, params)
+    estimate = check_regions(net, plane, window, params, stats[0], device)
     slices = [cut_slice(net, plane, window, s, device, params.max_regions,
                         lambda f, k=k: progress((k + f) / len(stats)))
               for k, s in enumerate(stats)]
     disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
     return SliceResult(params, slices, stats, estimate, disagreement, chosen)
+
+
+def check_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+                  params: SliceParams, stats: Statistics | None = None,
+                  device: torch.device | str | None = None) -> RegionEstimate:
+    """The first partition's regions estimated (:func:`bnviz.slices.cost.estimate_regions`,
+    its sample grown until the cap's decision is clear) and refused, one line, when the bound
+    is over the cap."""
+    estimate = estimate_regions(net, plane, window, stats, device, slice_region_cap(params))
+    check_slice_regions(estimate.regions, estimate.error, estimate.bound, params,
+                        estimate.exceeded)
+    return estimate
 
 
 @torch.no_grad()
@@ -118,7 +132,8 @@ def slice_summary(result: SliceResult, net: SliceNet) -> dict:
     out = {
         "network": net.source, "input_shape": list(net.input_shape), "bn": result.params.bn,
         "window": list(first.window), "anchors": first.plane.anchors.tolist(),
-        "regions": first.counts, "layers": layers, "estimate": result.estimate,
+        "regions": first.counts, "layers": layers, "estimate": result.estimate.regions,
+        "estimate_error": result.estimate.error, "estimate_bound": result.estimate.bound,
         "decision_boundary_segments": len(first.decision_boundary),
         "classes": np.unique(first.predicted_class).tolist(),
         "seconds": round(sum(s.seconds for s in result.slices), 4), "device": first.device,

@@ -2,7 +2,7 @@
 independent float64 forward pass at a point inside it (torch on the same ops, and the ONNX
 file's own reference evaluator for the import), region counts against Regioncam on the
 network unrolled to dense layers, max pooling against a dense grid of argmax patterns, train
-mode's statistics against torch's batch norm, chunks against one pass, the estimate."""
+mode's statistics against torch's batch norm, chunks against one pass, the grid's count."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from onnx_nets import conv_net
 
 from bnviz.slices import engine
 from bnviz.slices.engine import cut_slice
-from bnviz.slices.estimate import estimate_regions
+from bnviz.slices.estimate import crofton_regions
 from bnviz.slices.graph import batch_statistics, conv_matrix, forward
 from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.plane import Plane, plane_through_images
@@ -221,12 +221,13 @@ def test_train_mode_statistics_are_torchs_batch_norm_layer_by_layer(tmp_path):
                                values[net.output].numpy(), atol=1e-10)
 
 
-def test_estimate_is_close_to_the_exact_count(tmp_path):
+def test_the_grids_count_is_close_to_the_exact_count(tmp_path):
+    """The grid's rough count (the density pictures'; the caps read bnviz.slices.cost)."""
     net = _net(tmp_path, residual=True, channels=6, size=8)
     plane = plane_through_images(_images(3, size=8))
     w = plane.default_window()
     exact = cut_slice(net, plane, w, device="cpu").counts[-1]
-    est = estimate_regions(net, plane, w, grid=128)
+    est = crofton_regions(net, plane, w, grid=128)
     assert exact / 2 <= est <= 2 * exact
 
 

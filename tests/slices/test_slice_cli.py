@@ -38,6 +38,9 @@ def test_json_summary_counts_every_nonlinear_layer(files, capsys):
     s = json.loads(out)
     assert len(s["regions"]) == 4 and s["regions"][0] > 1  # a1, a2, ar1, ares
     assert s["seconds"] > 0 and s["bn"] == "eval" and len(s["anchors"]) == 3
+    # the estimate before the cut, its standard error and the bound the cap acted on
+    assert s["estimate_bound"] >= s["regions"][-1] and s["estimate_error"] >= 0
+    assert s["estimate_bound"] == s["estimate"] + 3 * s["estimate_error"]
 
 
 def test_train_mode_with_batches_gives_the_jitter(files, capsys):
@@ -59,7 +62,7 @@ def test_train_mode_with_batches_gives_the_jitter(files, capsys):
     (["--model", "{tmp}/net.onnx", "--data", "{tmp}/wrong.npy"], "the network takes (1, 6, 6)"),
     (["--model", "{tmp}/net.onnx", "--plane", "{tmp}/dep.npz", "--extent", "1"],
      "not independent"),
-    (["--model", "{tmp}/net.onnx", "--max-regions", "10"], "about"),
+    (["--model", "{tmp}/net.onnx", "--max-regions", "10"], "over the cap of 10"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(files, capsys, argv, message):
     tmp, net, data = files
@@ -77,11 +80,20 @@ def test_bad_input_is_one_line_and_writes_nothing(files, capsys, argv, message):
     assert not out_file.exists()
 
 
-def test_too_many_regions_gives_the_estimate(files, capsys):
+def test_too_many_regions_gives_the_count_or_the_estimate_and_its_bound(files, capsys):
+    """Refused before any cut, one line: a small window counted exactly, a larger one
+    estimated, with its standard error and the bound the cap acted on."""
     tmp, net, data = files
     code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
                           "--max-regions", "10")
-    assert code == 2 and "would have about" in err and "regions, over the cap of 10" in err
+    assert code == 2 and err.count("\n") == 1
+    assert "regions (counted exactly), over the cap of 10:" in err
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data),
+                          "--extent", "20", "--max-regions", "1000")
+    assert code == 2 and err.count("\n") == 1
+    assert "would have about" in err and "regions, standard error" in err
+    assert "a bound of" in err and "(the estimate + 3 standard errors), over the cap of 1,000" \
+        in err
 
 
 def test_a_kept_network_slices_as_the_model_it_was(tmp_path, capsys):
