@@ -171,8 +171,7 @@ class _Cutter:
         self.last_use = {name: i for i, op in enumerate(net.ops) for name in op.inputs}
         self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
         self.counts = [0] * len(self.pieces)
-        self.decision: list[tuple[Polygons, np.ndarray, np.ndarray, np.ndarray,
-                                  np.ndarray]] = []
+        self.decision: list[tuple] = []  # cells, classes, boundary, the cells' and its regions
         self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
 
     def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
