@@ -28,7 +28,8 @@ every tile has the window's area over N.
 Workers: processes of a pool started by ``forkserver`` (a fresh server process that imported
 this module, torch and the engine, and loaded the compiled kernels, once:
 :mod:`bnviz.slices.tile_preload`; each worker forks from it, never from a process that runs
-torch's threads), torch at one thread each, tiles handed out one at a time as workers
+torch's threads; where the process had started a forkserver before, its workers import and
+load those themselves), torch at one thread each, tiles handed out one at a time as workers
 free up.  ``workers=1`` cuts the tiles one after the other in this process, torch at one
 thread too (then back to its count): N workers use N cores.  A script that calls
 :func:`cut_tiled` with workers > 1 must guard its main code with ``if __name__ ==
