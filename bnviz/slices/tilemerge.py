@@ -73,7 +73,7 @@ def merge_tiles(tiles: list[Slice], rects: list[Window], window: Window,
             raise PartitionTooLarge(f"{first.name}: this layer would have more than "
                                     f"{max_regions} regions: use a smaller window")
         rep = _first_of(group, n)
-        merged = Polygons(*_hulls(regions, tile_of, group, n, geo), regions.packed_codes[rep],
+        merged = Polygons(*_hulls(regions, group, n, geo), regions.packed_codes[rep],
                           regions.n_units)
         f_tile = np.repeat(np.arange(n_tiles), [len(p.facets) for p in parts])
         f_parent = ids[np.concatenate([p.facet_parents for p in parts])
@@ -94,7 +94,7 @@ def merge_tiles(tiles: list[Slice], rects: list[Window], window: Window,
     cells = _join([t.predicted for t in tiles])
     group, n = _groups(cell_parent, classes[:, None])
     rep = _first_of(group, n)
-    predicted = Polygons(*_hulls(cells, tile_of, group, n, geo), cells.packed_codes[rep], 0)
+    predicted = Polygons(*_hulls(cells, group, n, geo), cells.packed_codes[rep], 0)
     s_tile = np.repeat(np.arange(n_tiles), [len(t.decision_boundary) for t in tiles])
     s_parent = ids[np.concatenate([t.boundary_parents for t in tiles]) + offsets[:-1][s_tile]]
     boundary, s_rep = _join_segments(
@@ -155,10 +155,11 @@ def _first_of(group: np.ndarray, n: int) -> np.ndarray:
     return first
 
 
-def _hulls(pieces: Polygons, tile_of: np.ndarray, group: np.ndarray, n: int,
-           geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+def _hulls(pieces: Polygons, group: np.ndarray, n: int, geo: _Geometry
+           ) -> tuple[np.ndarray, np.ndarray]:
     """(ptr, vertices) of the ``n`` merged polygons: a group of one piece keeps its polygon;
-    the others, the convex hull of their pieces' vertices (module docstring), checked."""
+    the others, the convex hull of their pieces' vertices (module docstring), checked; one
+    thinner than the tolerance (a hull of under 3 corners), its largest piece."""
     counts = np.diff(pieces.ptr)
     sizes = np.bincount(group, minlength=n)
     split = sizes[group] > 1
@@ -168,6 +169,17 @@ def _hulls(pieces: Polygons, tile_of: np.ndarray, group: np.ndarray, n: int,
     keep_xy, keep_g = pieces.vertices[~v_split], v_group[~v_split]
     if len(g):
         hull_xy, hull_g = _convex_hulls(xy, g, n, geo.eps)
+        thin = (sizes > 1) & (np.bincount(hull_g, minlength=n) < 3)
+        if thin.any():
+            order = np.lexsort((-pieces.areas(), group))
+            largest = order[np.r_[True, group[order][1:] != group[order][:-1]]][thin]
+            idx = np.repeat(pieces.ptr[largest] - np.cumsum(np.r_[0, counts[largest][:-1]]),
+                            counts[largest]) + np.arange(counts[largest].sum())
+            drop = thin[hull_g]
+            hull_xy = np.concatenate([hull_xy[~drop], pieces.vertices[idx]])
+            hull_g = np.concatenate([hull_g[~drop], v_group[idx]])
+            order = np.argsort(hull_g, kind="stable")
+            hull_xy, hull_g = hull_xy[order], hull_g[order]
         area = _areas(hull_xy, hull_g, n)
         want = np.bincount(group[split], weights=pieces.areas()[split], minlength=n)
         bad = (sizes > 1) & (np.abs(area - want) > AREA_RTOL * np.abs(want)

@@ -242,3 +242,33 @@ def test_tiles_are_a_near_square_grid_of_equal_areas(n):
     inside = ((g[:, None, 0] >= tiles[:, 0]) & (g[:, None, 0] < tiles[:, 1])
               & (g[:, None, 1] >= tiles[:, 2]) & (g[:, None, 1] < tiles[:, 3]))
     assert (inside.sum(1) == 1).all()
+
+
+def _squares(*corners, h: float = 1.0):
+    """Unit squares (height ``h``) with these lower-left corners, CCW, as Polygons."""
+    from bnviz.core.partition import Polygons
+
+    verts = np.concatenate([np.array([[x, y], [x + 1, y], [x + 1, y + h], [x, y + h]])
+                            for x, y in corners])
+    return Polygons(np.arange(0, 4 * len(corners) + 1, 4), verts,
+                    np.zeros((len(corners), 0), np.uint8), 0)
+
+
+def test_hulls_of_pieces_are_their_unions():
+    """Pieces sharing edges and a corner (points on the tile lines inside the union, and
+    repeated) make one polygon of their union's corners; a lone piece keeps its polygon; a
+    union thinner than the tolerance keeps its largest piece; a union that is not convex is
+    refused."""
+    from bnviz.slices.tilemerge import _Geometry, _hulls
+
+    geo = _Geometry(np.zeros((0, 4)), np.array([-4.0, 4.0, -4.0, 4.0]), 8.0)
+    pieces = _squares((-1, -1), (0, -1), (-1, 0), (0, 0), (2, 2))
+    ptr, verts = _hulls(pieces, np.array([0, 0, 0, 0, 1]), 2, geo)
+    assert ptr.tolist() == [0, 4, 8]
+    assert {tuple(v) for v in verts[:4]} == {(-1, -1), (1, -1), (1, 1), (-1, 1)}
+    assert np.array_equal(verts[4:], pieces.vertices[16:])  # as it was
+    thin = _squares((0, 0), (1, 0), h=1e-13)
+    ptr, verts = _hulls(thin, np.array([0, 0]), 1, geo)
+    assert ptr.tolist() == [0, 4]
+    with pytest.raises(ValueError, match="not make one convex polygon"):
+        _hulls(_squares((0, 0), (1, 0), (0, 1)), np.array([0, 0, 0]), 1, geo)
