@@ -21,9 +21,11 @@ import argparse
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
+import psutil
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,6 +70,39 @@ def parallel_capacity() -> float:
         t0 = time.perf_counter()
         pool.map(_spin, [0, 1])
         return serial / (time.perf_counter() - t0)
+
+
+class ChildCPU:
+    """CPU seconds this process's descendants (the pool's server and workers) spend while
+    it is entered: sampled every 50 ms (a worker's last sample before it exits counts)."""
+
+    def __enter__(self) -> ChildCPU:
+        self.seen: dict[int, float] = {}
+        self.start = self._sample()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    @staticmethod
+    def _sample() -> dict[int, float]:
+        out = {}
+        for child in psutil.Process().children(recursive=True):
+            try:
+                t = child.cpu_times()
+                out[child.pid] = t.user + t.system
+            except psutil.Error:
+                pass
+        return out
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.05):
+            self.seen.update(self._sample())
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.seconds = sum(v - self.start.get(pid, 0.0) for pid, v in self.seen.items())
 
 
 def best(repeats: int, run) -> tuple[float, object]:
@@ -120,13 +155,18 @@ def main() -> None:
     t_cold = time.perf_counter()
     cut_tiled(net, plane, window, tiles=args.tiles, workers=2, device="cpu")
     t_cold = time.perf_counter() - t_cold
-    t2, s2 = best(args.repeats, lambda: cut_tiled(net, plane, window, tiles=args.tiles,
-                                                  workers=2, device="cpu"))
+    with ChildCPU() as cpu:
+        t2, s2 = best(args.repeats, lambda: cut_tiled(net, plane, window, tiles=args.tiles,
+                                                      workers=2, device="cpu"))
+    wall2 = t2 if args.repeats == 1 else float("nan")
     assert s1.counts == whole.counts and s2.counts == whole.counts
     print(f"{args.tiles} tiles, workers=1: {t1:7.2f} s  ({100 * share1:.0f} % of a core; tile "
           f"cuts {t_cuts:.2f} s, merge {t_merge:.2f} s = {100 * t_merge / t1:.1f} %)")
     print(f"{args.tiles} tiles, workers=2: {t2:7.2f} s  (merge {100 * t_merge / t2:.1f} %; "
           f"the first call, starting the pool's server: {t_cold:.2f} s)")
+    print(f"  its workers' CPU: {cpu.seconds / args.repeats:.2f} s a run"
+          + (f", {100 * cpu.seconds / (2 * wall2):.0f} % of two cores" if wall2 == wall2
+             else ""))
     print(f"speed-up workers=2 over workers=1: {t1 / t2:.2f}x; over untiled: "
           f"{t_whole / t2:.2f}x (at 1 thread: {t_whole1 / t2:.2f}x); workers=1 over untiled "
           f"at 1 thread: {t_whole1 / t1:.2f}x")
