@@ -58,8 +58,9 @@ class SliceParams:
                              "mode's running statistics are one", "batches")
 
 
-#: Standard errors above a slice's region estimate that its cap acts on
-#: (:mod:`bnviz.slices.cost`).
+#: A slice's cap acts on its region estimate plus this many standard errors, widened to
+#: Student's t at the error's degrees of freedom (the same one-sided level, 99.87 %:
+#: :mod:`bnviz.slices.cost`).
 BOUND_ERRORS = 3
 
 
@@ -71,7 +72,7 @@ def slice_region_cap(params: SliceParams) -> int:
 
 def check_slice_regions(regions: int, error: int, bound: int, params: SliceParams,
                         exceeded: bool = False) -> None:
-    """Refuse a slice, before any cut, whose bound on the regions (the estimate plus
+    """Refuse a slice, before any cut, whose bound on the regions (the estimate plus some
     :data:`BOUND_ERRORS` standard errors, :mod:`bnviz.slices.cost`; all K partitions
     together) is over the cap; the message gives the estimate, its error and the bound, in
     one line."""
@@ -86,7 +87,7 @@ def check_slice_regions(regions: int, error: int, bound: int, params: SliceParam
         what = f"{regions:,} regions{each} (counted exactly)"
     else:
         what = (f"about {regions:,} regions{each}, standard error {error:,}: a bound of "
-                f"{bound:,} (the estimate + {BOUND_ERRORS} standard errors)")
+                f"{bound:,} (the estimate + {(bound - regions) / error:.1f} standard errors)")
     if params.batches > 1:
         what += f", {total:,} for {params.batches}"
     raise InputError(f"this window would have {what}, over the cap of {cap:,}: use a "

@@ -119,6 +119,21 @@ class _Sample:
     vertices: float  # W sampled
     cut: int  # regions the cut made (last layer)
     fraction: float  # of the window's area
+    df: float = math.inf  # the variance's degrees of freedom
+
+    @property
+    def error(self) -> float:
+        return math.sqrt(self.variance)
+
+    @property
+    def multiplier(self) -> float:
+        """Standard errors from the estimate to its bound: Student's t at the error's degrees
+        of freedom, at the one-sided level of Z normal standard errors (Z = 3: 99.87 %)."""
+        if not math.isfinite(self.df):
+            return float(Z)
+        from scipy import stats
+
+        return float(stats.t.ppf(stats.norm.cdf(Z), max(self.df, 1.0)))
 
 
 def tile_density(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
@@ -251,17 +266,11 @@ def _touching(ptr: np.ndarray, verts: np.ndarray, root: np.ndarray, rects: np.nd
     return touching
 
 
-def _pair_variance(values: np.ndarray) -> float:
-    """The collapsed-strata variance of a sum of ``values`` (pairs adjacent)."""
+def _pair_terms(values: np.ndarray, keep: np.ndarray | float = 1.0) -> np.ndarray:
+    """The collapsed-strata variance of a sum of ``values`` (pairs adjacent), pair by pair:
+    each pair's squared difference times ``keep`` (the finite-population factor 1 - f)."""
     pairs = values.reshape(-1, 2)
-    return float(((pairs[:, 0] - pairs[:, 1]) ** 2).sum())
-
-
-def _pair_variance(values: np.ndarray, keep: np.ndarray | float = 1.0) -> float:
-    """The collapsed-strata variance of a sum of ``values`` (pairs adjacent), each pair's
-    term times ``keep`` (the finite-population factor 1 - f)."""
-    pairs = values.reshape(-1, 2)
-    return float((keep * (pairs[:, 0] - pairs[:, 1]) ** 2).sum())
+    return keep * (pairs[:, 0] - pairs[:, 1]) ** 2
 
 
 def sampled_estimate(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
@@ -287,19 +296,22 @@ def sampled_estimate(net: SliceNet, plane: Plane, window: tuple[float, float, fl
     w, c = per_unit[:n], per_unit[n:]
     fw = f.ravel()[np.arange(n) // 2]  # (the tiles in the squares' order: b, then a)
     regions = 1 + c.sum() / strip / 2 + (w / fw).sum()
-    variance = (_pair_variance(w / fw, 1 - fw[::2]) +
-                _pair_variance(c / strip, 1 - strip) / 4)
-    return _Sample(float(regions), variance, float(w.sum()), int(len(root)), area)
+    terms = np.concatenate([_pair_terms(w / fw, 1 - fw[::2]),
+                            _pair_terms(c / strip, 1 - strip) / 4])
+    variance = float(terms.sum())
+    # Satterthwaite: the variance's degrees of freedom, few where few pairs carry it
+    df = variance**2 / float((terms**2).sum()) if variance > 0 else math.inf
+    return _Sample(float(regions), variance, float(w.sum()), int(len(root)), area, df)
 
 
 def _decisive(sample: _Sample, cap: int | None) -> float:
-    """How many times the sample's size would make the cap's decision clear at Z standard
-    errors (1: it is already, or no cap)."""
-    error = math.sqrt(sample.variance)
-    if cap is None or abs(sample.regions - cap) > Z * error:
+    """How many times the sample's size would make the cap's decision clear (the cap outside
+    estimate +- multiplier x error; 1: it is already, or no cap)."""
+    reach = sample.multiplier * sample.error
+    if cap is None or abs(sample.regions - cap) > reach:
         return 1.0
-    wanted = abs(sample.regions - cap) / Z  # the error that would decide
-    return math.inf if wanted == 0 else 1.3 * (error / wanted) ** 2
+    return math.inf if sample.regions == cap else \
+        1.3 * (reach / abs(sample.regions - cap)) ** 2
 
 
 def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
@@ -348,6 +360,6 @@ def estimate_regions(net: SliceNet, plane: Plane, window: tuple[float, float, fl
         if grow < 1.5 or f.min() >= 1:
             break
         goal *= grow
-    regions, error = max(1, round(sample.regions)), math.ceil(math.sqrt(sample.variance))
-    return RegionEstimate(regions, error, regions + Z * error, sample.fraction, spent,
-                          time.perf_counter() - t0)
+    regions, error = max(1, round(sample.regions)), math.ceil(sample.error)
+    return RegionEstimate(regions, error, regions + math.ceil(sample.multiplier * error),
+                          sample.fraction, spent, time.perf_counter() - t0)

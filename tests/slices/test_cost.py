@@ -51,7 +51,8 @@ def test_the_bound_holds_and_the_estimate_is_within_its_error(tmp_path, kw, e, l
     assert exact > least and est.fraction < 0.5 and est.error > 0  # sampled, not counted
     assert est.bound >= exact, (exact, est)
     assert abs(est.regions - exact) <= Z * est.error, (exact, est)
-    assert est.bound == est.regions + Z * est.error
+    # the bound: Z errors, widened to Student's t at the error's degrees of freedom
+    assert est.regions + Z * est.error <= est.bound <= est.regions + 4.5 * est.error + 1
     assert est.error < 0.1 * est.regions  # a stated error that says something
     assert est.sampled < exact / 2  # cheaper than the cut (a sample cuts ~3 TARGET)
 
@@ -70,7 +71,7 @@ def test_the_cap_acts_on_the_bound_in_one_line():
         check_slice_regions(900, 50, 1050, params)  # the estimate under, the bound over
     message = str(caught.value)
     assert "\n" not in message and "about 900 regions, standard error 50" in message
-    assert f"a bound of 1,050 (the estimate + {Z} standard errors)" in message
+    assert "a bound of 1,050 (the estimate + 3.0 standard errors)" in message
     assert "over the cap of 1,000" in message
     with pytest.raises(InputError, match=r"more than 3,000,000 regions \(a sample"):
         check_slice_regions(3_000_000, 0, 3_000_000, params, exceeded=True)
