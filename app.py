@@ -182,6 +182,14 @@ def add_jobs_api(app: Dash) -> None:
     register(app.server)
 
 
+def add_lecture_sync(app: Dash) -> None:
+    """``/api/lecture/sessions/<id>``: the lecture's state shared by its windows through the
+    server, for a presenter and a projector on two machines (bnviz.server.lecture_sync)."""
+    from bnviz.server.lecture_sync import add_lecture_sync as register
+
+    register(app.server)
+
+
 def add_training_route(app: Dash) -> None:
     """``POST /api/training/frame``: one frame of the explorer's live training, for the tab's
     player (callbacks.explorer.training)."""
@@ -273,6 +281,7 @@ add_health_route(app)
 add_memory_release(app)
 add_busy_answer(app)
 add_jobs_api(app)
+add_lecture_sync(app)
 add_training_route(app)
 add_proxy_fix(app)
 add_security_headers(app)

@@ -40,6 +40,12 @@ __all__ = [
     "LECTURE_MAX_SNAPSHOTS",
     "LECTURE_MAX_SNAPSHOT_NAME",
     "LECTURE_MAX_SNAPSHOT_QUERY",
+    "LECTURE_SYNC_BURST",
+    "LECTURE_SYNC_MAX_BODY",
+    "LECTURE_SYNC_MAX_CLIENTS",
+    "LECTURE_SYNC_MAX_SESSIONS",
+    "LECTURE_SYNC_RATE",
+    "LECTURE_SYNC_SESSION_HOURS",
     "MAX_CONCENTRATION_PASSES",
     "MAX_COORDINATE",
     "MAX_DENSITY_WORK",
@@ -327,3 +333,16 @@ LECTURE_MAX_SNAPSHOT_NAME = 40
 #: The longest snapshot query kept (a tour step's is under 100 characters; the explorer's
 #: state, step 0, carries its settings).
 LECTURE_MAX_SNAPSHOT_QUERY = 600
+
+# The lecture's state shared by its windows through the server (a session link's
+# ``session``: bnviz.server.lecture_sync)
+#: Sessions kept (past it the one changed longest ago goes), and hours one is kept unchanged.
+LECTURE_SYNC_MAX_SESSIONS = 1000
+LECTURE_SYNC_SESSION_HOURS = 24
+#: The largest state a window sends (bytes of JSON; a tour step's is about 200).
+LECTURE_SYNC_MAX_BODY = 4096
+#: Requests a client may make a second on average (a window asks 2.5 times a second), at once,
+#: and the clients a process counts (past it the longest idle are forgotten).
+LECTURE_SYNC_RATE = 20
+LECTURE_SYNC_BURST = 60
+LECTURE_SYNC_MAX_CLIENTS = 10_000
