@@ -1,10 +1,14 @@
 /* The lecture view (/lecture): the keys a presentation clicker sends, the play button, the
-   theme and the panels; the Lecture link of every page. No server round trip here. */
+   theme and the panels; the Lecture link of every page. No server round trip here. Every
+   change a key or a button makes here is also told to the lecture's other windows
+   (window.bnvizSync: assets/presenter.js). */
 (function () {
     const CONFIG = window.bnvizConfig.lecture;  /* layouts/client_config.py */
     const IDS = CONFIG.ids;
     const N_STEPS = () => CONFIG.steps;
     const set = (id, props) => window.dash_clientside.set_props(id, props);
+    /* the lecture's other windows (assets/presenter.js), when there */
+    const sync = () => window.bnvizSync || null;
     /* Animations keep their duration on a busy machine by dropping frames, not by slowing
        down (issue 31: the training playback took 33 s instead of 3.7 s under load): their
        progress follows the clock, at the speed `[` and `]` set (x0.25 ... x4); a frame that
@@ -153,8 +157,12 @@
             .slice(-snapshots.max);
         const data = Object.assign({}, snapshots, {items: items});
         set(IDS.SNAPSHOTS, {data: data});
-        const presenter = window.bnvizPresenter;
-        if (presenter && presenter.isPresenter()) { presenter.send("snapshots", data); }
+        if (sync()) { sync().snapshots(data); }
+    }
+    /* What the URL keeps besides the state shown: the snapshots, the windows' session. */
+    function keepPart() {
+        return [snapsPart(snapshots.items), sync() ? sync().urlPart() : ""]
+            .filter(Boolean).join("&");
     }
     /* Open a state of this lecture without reloading the page: Dash's location component
        follows the browser's history (popstate). */
@@ -170,7 +178,7 @@
                 if (snaps && Array.isArray(snaps.items)) { snapshots = snaps; }
                 if (typeof query !== "string") { return window.dash_clientside.no_update; }
                 shownQuery = query;
-                const keep = snapsPart(snapshots.items);
+                const keep = keepPart();
                 return window.dash_clientside.bnviz.replaceUrl(
                     query + (keep ? (query ? "&" : "") + keep : ""));
             },
@@ -195,13 +203,22 @@
                 const n = N_STEPS();
                 stopPlaying();
                 if (trig === IDS.NEXT && s < n) { showPrefetched(s + 1); }
-                if (trig === IDS.NEXT) { return Math.min(n, s + 1); }
-                if (trig === IDS.PREV) { return Math.max(1, s - 1); }
-                return window.dash_clientside.no_update;
+                const to = trig === IDS.NEXT ? Math.min(n, s + 1) :
+                    trig === IDS.PREV ? Math.max(1, s - 1) : null;
+                if (to === null) { return window.dash_clientside.no_update; }
+                if (sync()) { sync().change({step: to, sliders: null}); }
+                return to;
             },
             toggleTheme: function (_clicks, theme) {
                 stopFrames();  /* the new theme's figure starts at its first frame */
-                return theme === "dark" ? "light" : "dark";
+                const to = theme === "dark" ? "light" : "dark";
+                if (sync()) { sync().change({theme: to}); }
+                return to;
+            },
+            toggleSplit: function (_clicks, split) {
+                const to = split !== true;
+                if (sync()) { sync().change({split: to}); }
+                return to;
             },
             themeClass: function (theme) {
                 return IDS.ROOT + " lecture-" + (theme === "dark" ? "dark" : "light");
@@ -320,17 +337,21 @@
         pending = null;
         return shown;
     }
-    function go(step) {
+    /* A step, as the keys do; `quiet`: a step another window chose (not told again). */
+    function go(step, quiet) {
         const n = N_STEPS();
         stopPlaying();
         const shown = currentStep();
         pending = Math.max(1, Math.min(n, step));
         if (pending === shown + 1) { showPrefetched(pending); }
         set(IDS.STEP, {data: pending});
+        if (!quiet && sync()) { sync().change({step: pending, sliders: null}); }
     }
-    /* go: a step, as the keys do; prepared: the step prepared for the next key (tests) */
-    window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {go: go, prepared: () =>
-        prefetched && prefetched.from === shownKey ? prefetched.step : null});
+    /* go; current: the step shown or asked for; keep: the URL's part besides the state;
+       prepared: the step prepared for the next key (tests) */
+    window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {
+        go: go, current: currentStep, keep: keepPart,
+        prepared: () => prefetched && prefetched.from === shownKey ? prefetched.step : null});
     function jump() {
         if (digits) { go(parseInt(digits, 10)); }
         digits = "";
@@ -351,6 +372,7 @@
         const blank = document.getElementById(IDS.BLANK);
         if (blank && !blank.hidden) {  /* any key brings the screen back */
             blank.hidden = true;
+            if (sync()) { sync().blank(false); }
             e.preventDefault();
             return;
         }
@@ -386,12 +408,13 @@
         } else if (k === "f") {
             toggleFullScreen();
         } else if (k === "b" || k === ".") {
-            const presenter = window.bnvizPresenter;
-            if (presenter && presenter.isPresenter()) { presenter.send("blank"); }
-            else if (blank) { blank.hidden = false; }  /* the presenter blanks the projector */
+            /* the presenter blanks (and brings back) the projector, never itself */
+            const s = sync();
+            if (s && s.isPresenter()) { s.blank(!s.blanked()); }
+            else if (s) { s.blank(true); }
+            else if (blank) { blank.hidden = false; }
         } else if (k === "v") {  /* the presenter view, in a window of its own */
-            const presenter = window.bnvizPresenter;
-            if (!(presenter && presenter.isPresenter())) {
+            if (!(sync() && sync().isPresenter())) {
                 window.open("/lecture/presenter" + window.location.search, "bnviz-presenter");
             }
         } else if (k === "n") {
@@ -399,6 +422,7 @@
         } else if (k === "r") {
             stopPlaying();
             set(IDS.RESET, {data: Date.now()});
+            if (sync()) { sync().reset(); }
         } else if (k === "+" || k === "=" || k === "-") {
             setTypeScale(k === "-" ? -1 : 1);
         } else if (k === "[" || k === "]") {
@@ -427,20 +451,19 @@
         }
     }, true);
 
-    /* A snapshot's link opens its state in this page (and, from the presenter, in the
-       projector's window too). */
+    /* A snapshot's link opens its state in this page and in the lecture's other windows
+       (its data-state: callbacks/lecture/snapshots.py). */
     document.addEventListener("click", function (e) {
         const a = e.target && e.target.closest && e.target.closest("a." + IDS.SNAPSHOT_LINK);
         if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) { return; }
         e.preventDefault();
-        const keep = snapsPart(snapshots.items);
-        const query = a.getAttribute("data-query");
-        const presenter = window.bnvizPresenter;
-        if (presenter && presenter.isPresenter()) {
-            presenter.send("goto", {query: query, keep: keep});
-        }
         stopPlaying();
-        navigate(window.location.pathname + "?" + query + (keep ? "&" + keep : ""));
+        let target = null;
+        try { target = JSON.parse(a.getAttribute("data-state") || "null"); } catch (err) { }
+        if (target && sync() && sync().open(target)) { return; }
+        const keep = keepPart();
+        navigate(window.location.pathname + "?" + a.getAttribute("data-query") +
+                 (keep ? "&" + keep : ""));
     }, true);
     window.bnvizLecture = Object.assign(window.bnvizLecture || {}, {navigate: navigate});
 

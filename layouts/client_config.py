@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 from types import ModuleType
 
+from bnviz.caps import LECTURE_MAX_SNAPSHOT_QUERY
 from bnviz.lecture.scenes import BATCH_ALL
 from bnviz.lecture.tour import TOUR
+from bnviz.server.lecture_sync import ROUTE, SESSION_PATTERN, SLIDER_BOUNDS
 from bnviz.web.callbacks.explorer import ids as explorer_ids
 from bnviz.web.callbacks.lecture import ids as lecture_ids
-from bnviz.web.layouts.lecture import PLAYBACK_SPEEDS, TYPE_PX, TYPE_SCALES
+from bnviz.web.layouts.lecture import PLAYBACK_SPEEDS, SYNC_POLL_MS, TYPE_PX, TYPE_SCALES
 from bnviz.web.layouts.registry import pages
 
 #: The element's id (the one name assets/00-config.js knows by itself).
@@ -46,6 +48,10 @@ def client_config() -> dict:
             # a page's Lecture link opens the tour at its figure (layouts/<page>.py PAGES)
             "pageStep": {p["path"]: p["lecture_step"] for p in pages() if "lecture_step" in p},
             "channel": "bnviz-lecture",
+            # the windows' shared state through the server (assets/presenter.js)
+            "sync": {"route": ROUTE, "pollMs": SYNC_POLL_MS, "sessionPattern": SESSION_PATTERN,
+                     "maxQuery": LECTURE_MAX_SNAPSHOT_QUERY,
+                     "sliderBounds": {k: list(v) for k, v in SLIDER_BOUNDS.items()}},
         },
         "explorer": {"ids": module_ids(explorer_ids)},
         # graph id -> the store a click's coordinates go to (assets/cursor.js)

@@ -18,6 +18,7 @@ import bnviz.web.callbacks.lecture.snapshots  # noqa: F401  (registers the page'
 from bnviz.caps import LECTURE_MAX_SNAPSHOT_NAME, LECTURE_MAX_SNAPSHOTS
 from bnviz.lecture.scenes import BATCH_ALL, BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
+from bnviz.server.lecture_sync import SLIDER_BOUNDS
 from bnviz.web.callbacks.lecture import ids
 from bnviz.web.callbacks.lecture.state import LectureState, initial_state
 from bnviz.web.layouts.common import loading
@@ -29,6 +30,9 @@ TYPE_SCALES = (1, 1.15, 1.3, 1.5, 1.75)
 TYPE_PX = 18
 #: How often the page asks for the slides export's progress while it runs (ms).
 EXPORT_POLL_MS = 700
+#: How often a lecture window at a session link asks the server for the windows' newest
+#: state (ms; assets/presenter.js, bnviz.server.lecture_sync).
+SYNC_POLL_MS = 400
 _GLYPHS = {0.25: "¼", 0.5: "½"}  # the keys panel's factors, short enough for one line
 
 #: What each key does (the ? key lists them; assets/lecture.js implements them).
@@ -49,7 +53,7 @@ KEYS = (
     ("s", "split: the same weights without BN | with BN"),
     ("t", "light or dark theme"),
     ("q", "QR code of this state, for students' laptops"),
-    ("v", "presenter view (notes, next step, timer); the projector follows it"),
+    ("v", "presenter view (notes, next step, timer); each window follows the other"),
     ("?", "this list"),
 )
 
@@ -65,17 +69,20 @@ def _slider(id_: str, label: str, lo: float, hi: float, step: float, marks: dict
 
 
 def sliders(values: dict) -> html.Div:
+    """The four sliders, over the positions the windows' shared state allows
+    (bnviz.server.lecture_sync.SLIDER_BOUNDS)."""
     batch_marks = {k: str(2 ** k) for k in range(BATCH_SLIDER[0], BATCH_ALL)} | {
         BATCH_ALL: "all"}
+    bounds = {name: SLIDER_BOUNDS[name][:2] for name in SLIDER_BOUNDS}
     return html.Div(className="lecture-sliders", children=[
-        _slider(ids.MU, "μ = t · μ_BN", 0.0, 1.5, 0.01, {0: "0", 1: "BN", 1.5: "1.5"},
+        _slider(ids.MU, "μ = t · μ_BN", *bounds["mu"], 0.01, {0: "0", 1: "BN", 1.5: "1.5"},
                 values["mu"]),
-        _slider(ids.SIGMA, "σ = s · σ_BN", -2.0, 2.0, 0.05,
+        _slider(ids.SIGMA, "σ = s · σ_BN", *bounds["sigma"], 0.05,
                 {-2: "¼", 0: "1", 2: "4"}, values["sigma"], "sigmaFactor"),
-        _slider(ids.BATCH, "batch size |B|", BATCH_SLIDER[0], BATCH_ALL, 1,
+        _slider(ids.BATCH, "batch size |B|", *bounds["batch"], 1,
                 {k: v for k, v in batch_marks.items() if k % 2 == 0 or k == BATCH_ALL},
                 values["batch"], "batchSize"),
-        _slider(ids.DEPTH, "depth L", DEPTH_SLIDER[0], DEPTH_SLIDER[1], 1,
+        _slider(ids.DEPTH, "depth L", *bounds["depth"], 1,
                 {i: str(i) for i in range(DEPTH_SLIDER[0], DEPTH_SLIDER[1] + 1)
                  if i in (1, 2) or i % 2 == 0}, values["depth"]),
     ])
@@ -147,6 +154,7 @@ def layout(state: LectureState) -> html.Div:
         dcc.Store(id=ids.PREFETCH_KEY),
         dcc.Store(id=ids.PREFETCH),
         dcc.Store(id=ids.DRAWN),
+        dcc.Store(id=ids.SYNC),
         html.Div(id=ids.SINK, hidden=True),
         html.Div(id=ids.PREFETCH_SINK, hidden=True),
         dcc.Download(id=ids.DOWNLOAD),
@@ -180,18 +188,24 @@ def layout(state: LectureState) -> html.Div:
 
 
 def presenter_panel() -> html.Div:
-    """The presenter's side: the next step small, the notes, the timer and the step list
-    (callbacks.lecture.presenter fills them; assets/presenter.js runs the timer and sends
-    every change to the projector's window)."""
+    """The presenter's side: the timer, the notes, the next step small and the step list
+    (callbacks.lecture.presenter fills them; assets/presenter.js runs the timer and keeps
+    this window and the projector's in one state, both ways)."""
     return html.Div(id=ids.PRESENTER, className="presenter-panel", children=[
-        dcc.Store(id=ids.BROADCAST),
         html.Div(className="presenter-bar", children=[
             html.Span(id=ids.CLOCK, className="presenter-clock", children="0:00"),
-            html.A("open the projector window", id=ids.PROJECTOR_LINK, href="/lecture",
-                   target="bnviz-projector", className="lecture-button presenter-open",
-                   title="the projector follows every step, slider, play and theme change "
-                         "made here"),
+            html.Span("projector blank (b)", id=ids.BLANKED, className="presenter-blanked",
+                      hidden=True),
         ]),
+        html.Div(className="presenter-session", children=[
+            html.A("projector ↗", id=ids.PROJECTOR_LINK, href="/lecture",
+                   target="bnviz-projector", className="lecture-button presenter-open",
+                   title="opens the projector's window: it and this one follow each other's "
+                         "steps, sliders, play, reset, split, theme and blank"),
+            html.Span(["hall computer: ", html.Span(
+                id=ids.SESSION_LINK, className="presenter-link",
+                title="open this link on the projector's computer: it joins this lecture, "
+                      "both ways")], className="presenter-hall")]),
         html.Div(id=ids.NOTES, className="presenter-notes"),
         html.Div(className="presenter-next", children=[
             html.Div(id=ids.NEXT_TITLE, className="presenter-next-title"),

@@ -252,7 +252,7 @@ clientside_callback(ClientsideFunction("lecture", "move"),
                     Output(ids.STEP, "data"),
                     Input(ids.PREV, "n_clicks"), Input(ids.NEXT, "n_clicks"),
                     State(ids.STEP, "data"), prevent_initial_call=True)
-clientside_callback(ClientsideFunction("lecture", "toggle"),
+clientside_callback(ClientsideFunction("lecture", "toggleSplit"),
                     Output(ids.SPLIT, "data"), Input(ids.SPLIT_BUTTON, "n_clicks"),
                     State(ids.SPLIT, "data"), prevent_initial_call=True)
 clientside_callback(ClientsideFunction("lecture", "toggleTheme"),

@@ -57,8 +57,11 @@ NEXT_GRAPH = "lecture-next-graph"  # the next step's picture, small
 CLOCK = "lecture-clock"  # elapsed and planned time (assets/presenter.js keeps it)
 PLANNED = "lecture-planned"  # the step's planned time; data-planned-seconds for the clock
 STEP_LIST = "lecture-step-list"
-PROJECTOR_LINK = "lecture-projector-link"  # opens the projector's window
-BROADCAST = "lecture-broadcast"  # store: when the presenter last sent a change (presenter.js)
+PROJECTOR_LINK = "lecture-projector-link"  # opens the projector's window (at the session)
+SESSION_LINK = "lecture-session-link"  # the session's link, for the hall's computer
+BLANKED = "lecture-blanked"  # the presenter's line while the projector is blank (b)
+# the lecture's one state, shared by its windows (assets/presenter.js, issue 46)
+SYNC = "lecture-sync"  # store: when this window last saw its state change (presenter.js)
 # the next step prepared in the browser before the click (callbacks/lecture/prefetch.py)
 PREFETCH_KEY = "lecture-prefetch-key"  # store: "step|theme|split" of the state shown
 PREFETCH = "lecture-prefetch"  # store: the next step's figure, title, caption, readout

@@ -1,10 +1,14 @@
 """The presenter view's own callbacks (/lecture/presenter, issue 31): the step's notes, the
-next step's picture and title, the step list, and the projector window's link.
+next step's picture and title, the step list, and the projector window's link; and, on both
+lecture pages, what assets/presenter.js watches to keep the windows in one state.
 
 Everything else on that page is the lecture view's (callbacks.lecture.callbacks: the same ids,
-so its keys, sliders and buttons act as on the projector). The projector window follows the
-presenter through a BroadcastChannel between the two tabs (assets/presenter.js), with no
-server round trip; the timer runs in the browser too.
+so its keys, sliders and buttons act as on the projector). The presenter and the projector
+share one lecture state, both ways (issue 46): a change made in either window carries a
+version, the newest wins, and a window that opens joins the state; between two tabs of one
+browser over a BroadcastChannel, between two machines through the server
+(bnviz.server.lecture_sync, at the session link the presenter shows). The timer runs in the
+browser.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def presenter_panel(step, theme, base):
     theme = theme if theme in THEMES else "light"
     if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= len(TOUR):
         return no_update, no_update, no_update, no_update
-    steps = [html.Li(s.title, className="current" if i == step else None,
+    steps = [html.Li(s.title, className="current" if i == step else None, title=s.title,
                      **({"aria-current": "step"} if i == step else {}))
              for i, s in enumerate(TOUR, 1)]
     if step == len(TOUR):
@@ -77,16 +81,15 @@ def presenter_panel(step, theme, base):
     return (_notes(step, base), f"next: {step + 1}. {TOUR[step].title}", figure, steps)
 
 
-@callback(Output(ids.PROJECTOR_LINK, "href"), Input(ids.QUERY, "data"))
-def projector_link(query):
-    """The projector window opens at the presenter's state."""
-    return "/lecture?" + query if isinstance(query, str) else "/lecture"
-
-
-# every change made on the presenter's page goes to the projector's window (presenter.js)
-clientside_callback(ClientsideFunction("presenter", "broadcast"),
-                    Output(ids.BROADCAST, "data"), Input(ids.STEP, "data"),
-                    *[Input(cid, "value") for cid in ids.SLIDERS.values()],
-                    Input(ids.THEME, "data"), Input(ids.SPLIT, "data"),
-                    Input(ids.RESET, "data"), Input(ids.PLAY, "n_clicks"),
-                    prevent_initial_call=True)
+# the projector window opens at the presenter's state and session; the session's link
+# (presenter.js: the session is made in the browser)
+clientside_callback(ClientsideFunction("presenter", "links"),
+                    Output(ids.PROJECTOR_LINK, "href"), Output(ids.SESSION_LINK, "children"),
+                    Input(ids.QUERY, "data"))
+# what the window shows (its state once drawn, and the lecturer's slider moves), for the
+# state the windows share (presenter.js); on both lecture pages
+clientside_callback(ClientsideFunction("presenter", "watch"),
+                    Output(ids.SYNC, "data"), Input(ids.QUERY, "data"),
+                    Input(ids.STEP, "data"), Input(ids.THEME, "data"),
+                    Input(ids.SPLIT, "data"),
+                    *[Input(cid, "value") for cid in ids.SLIDERS.values()])

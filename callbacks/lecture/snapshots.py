@@ -5,12 +5,26 @@ snapshots_query`), so that a reload, a bookmark or the next lecture has them."""
 
 from __future__ import annotations
 
+import json
+from urllib.parse import parse_qs
+
 from dash import ClientsideFunction, Input, Output, callback, clientside_callback, html
 
 from bnviz.web.callbacks.lecture import ids
-from bnviz.web.callbacks.lecture.state import snapshots_query
+from bnviz.web.callbacks.lecture.state import initial_state, snapshots_query
 
-__all__ = ["snapshot_list"]
+__all__ = ["snapshot_list", "snapshot_state"]
+
+
+def snapshot_state(query: str) -> str:
+    """What a snapshot's link opens, as the windows' shared state has it (assets/
+    presenter.js): its step, sliders, theme and split; step 0 (the explorer's settings,
+    which no slider holds) its query too. JSON, for the link's ``data-state``."""
+    state = initial_state(parse_qs(query, keep_blank_values=True))
+    out = {"step": state.step, "sliders": state.sliders, "theme": state.theme,
+           "split": state.split}
+    return json.dumps(out | ({"query": query} if state.step == 0 else {}),
+                      separators=(",", ":"))
 
 
 def snapshot_list(snapshots: object) -> list:
@@ -26,7 +40,8 @@ def snapshot_list(snapshots: object) -> list:
     return [html.Div(f"Snapshots ({len(items)})", className="lecture-snapshots-title"),
             html.Ol([html.Li(html.A(s["name"], href=f"?{s['query']}&{keep}",
                                     className=ids.SNAPSHOT_LINK, title=s["query"],
-                                    **{"data-query": s["query"]}))
+                                    **{"data-query": s["query"],
+                                       "data-state": snapshot_state(s["query"])}))
                      for s in items], className="lecture-snapshots")]
 
 

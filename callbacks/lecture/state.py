@@ -30,6 +30,10 @@ __all__ = ["LectureState", "THEMES", "explorer_step", "initial_state",
 THEMES = ("light", "dark")
 
 EXPLORER_VIEWS = ("space", "layers", "unit")
+#: A step-0 link's keys that are not the explorer's settings (``session``: the windows'
+#: shared state, assets/presenter.js; ``snaps``: the named snapshots).
+NOT_SETTINGS = ("step", "theme", "view", "tls", "preset", "pts", "projector", "session",
+                "snaps", "split")
 
 
 @dataclass(frozen=True)
@@ -105,9 +109,7 @@ def initial_state(query: dict) -> LectureState:
     theme = query.get("theme") if query.get("theme") in THEMES else "light"
     base = None
     if step == 0:
-        settings_query = {k: v for k, v in query.items() if k not in ("step", "theme", "view",
-                                                                      "tls", "preset", "pts",
-                                                                      "projector")}
+        settings_query = {k: v for k, v in query.items() if k not in NOT_SETTINGS}
         try:
             PartitionParams.from_page(settings_query)
         except InputError as exc:
