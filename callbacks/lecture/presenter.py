@@ -56,6 +56,9 @@ def _next_figure(step: int, base: dict | None, theme: str) -> dict:
     layout.update(margin={"l": 4, "r": 4, "t": 4, "b": 4}, showlegend=False, title=None)
     layout["font"] = {**layout.get("font", {}), "size": 10}
     layout.pop("annotations", None)
+    for key, axis in list(layout.items()):  # the picture, not its ticks: too small to read
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            layout[key] = {**axis, "showticklabels": False, "title": None}
     return figure
 
 

@@ -129,3 +129,80 @@ def test_the_projector_window_follows_the_presenter(dash_duo):
     until(lambda: _counter(driver).startswith("2 /") and _slider_value(driver, ids.MU)
           == pytest.approx(moved) and "lecture-dark" in _root_class(driver), TIMEOUT,
           msg="the projector did not open the presenter's snapshot")
+
+
+#: Each subplot's plot area in a graph, px²: its clip rectangle (drawn for a static plot,
+#: the next step's, too).
+AXES_AREA_JS = """
+let area = 0;
+for (const r of document.querySelectorAll(
+        '#' + arguments[0] + ' .js-plotly-plot clipPath.plotclip > rect')) {
+    area += (parseFloat(r.getAttribute('width')) || 0) *
+            (parseFloat(r.getAttribute('height')) || 0);
+}
+return area;"""
+#: The step list's current step: its type size, and whether all of it is in the list's box
+#: and on the screen (no scrolling needed to see it).
+CURRENT_STEP_JS = f"""
+const li = document.querySelector('#{ids.STEP_LIST} li.current');
+if (!li) {{ return null; }}
+const list = li.parentElement.getBoundingClientRect(), r = li.getBoundingClientRect();
+return {{font: parseFloat(getComputedStyle(li).fontSize), text: li.textContent,
+         visible: r.height > 0 && r.top >= list.top - 0.5 && r.bottom <= list.bottom + 0.5 &&
+                  r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 &&
+                  r.right <= innerWidth + 0.5}};"""
+
+
+def _viewport(driver, width: int, height: int) -> None:
+    """Make the page's viewport (not the window) width x height."""
+    driver.set_window_size(width, height)
+    inner_w, inner_h = _js(driver, "return [innerWidth, innerHeight];")
+    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
+    assert _js(driver, "return [innerWidth, innerHeight];") == [width, height]
+
+
+def _settled(driver, step: int) -> tuple[float, float, dict]:
+    """The current step's and the next step's axes areas and the current step in the list,
+    once ``step`` is listed as current and both graphs are drawn at their final size (three
+    equal readings in a row)."""
+    seen: list = []
+    until(lambda: seen.append((_js(driver, AXES_AREA_JS, ids.GRAPH),
+                               _js(driver, AXES_AREA_JS, ids.NEXT_GRAPH),
+                               _js(driver, CURRENT_STEP_JS)))
+          or (len(seen) > 2 and seen[-1] == seen[-2] == seen[-3] and seen[-1][0] > 0
+              and seen[-1][2] and seen[-1][2]["text"] == TOUR[step - 1].title
+              and seen[-1][2]["visible"]), TIMEOUT, poll=0.5,
+          msg=f"the presenter did not settle: {seen[-3:]}")
+    return seen[-1]
+
+
+def test_the_presenter_shows_the_step_largest(dash_duo):
+    """Issue 46: at 1440x900 the step shown covers at least 25% of the screen (its axes;
+    before, 6.8% on step 1) and more than the next step's preview; the step list shows the
+    current step, at 16 px or more, without scrolling (before, steps 12-17 were hidden in a
+    14-px list). BNVIZ_SHOTS=folder keeps screenshots (1440x900 and 1280x720)."""
+    import os
+
+    shots = os.environ.get("BNVIZ_SHOTS")
+    dash_duo.start_server(app)
+    driver = dash_duo.driver
+    dash_duo.wait_for_page(dash_duo.server_url + "/lecture/presenter?step=1", timeout=TIMEOUT)
+    for width, height in ((1440, 900), (1280, 720)):
+        _viewport(driver, width, height)
+        for step in (1, 14, 17):
+            if _counter(driver).split(" ")[0] != str(step):
+                _js(driver, f"window.bnvizLecture.go({step});")
+            until(lambda s=step: _counter(driver).startswith(f"{s} /") and f"step={s}" in
+                  _js(driver, "return location.search;"), TIMEOUT)
+            shown, preview, current = _settled(driver, step)
+            share = shown / (width * height)
+            print(f"{width}x{height} step {step}: axes {share:.1%} of the screen, the next "
+                  f"step's {preview / (width * height):.1%}; current {current}")
+            if width == 1440:
+                assert share >= 0.25, f"step {step}: the step shown covers {share:.1%}"
+            assert shown > preview, f"step {step}: the next step is larger than the step shown"
+            assert current["visible"] and current["font"] >= 16, current
+            assert current["text"] == TOUR[step - 1].title
+            if shots:
+                driver.save_screenshot(os.path.join(shots, f"presenter-{width}x{height}-"
+                                                           f"step{step}.png"))
