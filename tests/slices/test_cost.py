@@ -90,3 +90,27 @@ def test_a_window_over_the_cap_is_refused_before_the_cut(tmp_path):
         check_regions(net, plane, (-1.0, 1.0, -1.0, 1.0), params, device="cpu")
     assert check_regions(net, plane, (-1.0, 1.0, -1.0, 1.0), SliceParams(max_regions=exact),
                          device="cpu").regions == exact
+
+
+def test_near_the_cap_the_sample_grows_until_the_decision_is_clear(tmp_path):
+    """A window of some 2 x 10^5 regions: without a cap one sample; with a cap inside its
+    bound, a larger sample (within 5 % of the regions), a smaller error."""
+    net, plane = _setup(tmp_path, channels=8, size=8, residual=True)
+    window = (-10.0, 10.0, -10.0, 10.0)
+    first = estimate_regions(net, plane, window, device="cpu")
+    cap = first.regions + first.error
+    grown = estimate_regions(net, plane, window, device="cpu", cap=cap)
+    assert grown.fraction > 1.5 * first.fraction and grown.error < 0.95 * first.error
+    assert grown.sampled < 0.05 * grown.regions + first.sampled  # the first, then <= 5 %
+
+
+def test_a_sample_that_outgrows_its_budget_is_a_lower_bound(tmp_path, monkeypatch):
+    from bnviz.slices import cost
+
+    net, plane = _setup(tmp_path, residual=True)
+    monkeypatch.setattr(cost, "BUDGET", 30)
+    est = estimate_regions(net, plane, (-20.0, 20.0, -20.0, 20.0), device="cpu")
+    assert est.exceeded and est.bound == est.regions > 30
+    with pytest.raises(InputError, match=r"^this window would have more than [\d,]+ regions"):
+        check_slice_regions(est.regions, est.error, est.bound,
+                            SliceParams(max_regions=est.regions - 1), est.exceeded)
