@@ -78,6 +78,11 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
                    help="mini-batches and random planes")
     p.add_argument("--max-regions", type=integer, default=d["max_regions"],
                    help=f"refuse above this many regions (<= {SLICE_MAX_REGIONS})")
+    p.add_argument("--tiles", type=integer, default=d["tiles"], metavar="N",
+                   help="cut the window as N tiles, each exact, merged by full activation "
+                        "code (the same regions as one cut; default 1)")
+    p.add_argument("--workers", type=integer, default=d["workers"], metavar="N",
+                   help="processes cutting the tiles (default: every usable core)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON (default)")
     p.add_argument("--format", choices=FORMATS, default="summary",
                    help="summary/json: counts per layer, seconds, the boundary's jitter; "

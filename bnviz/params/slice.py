@@ -26,7 +26,7 @@ from bnviz.caps import (
     SLICE_PAGE_MAX_REGIONS,
 )
 from bnviz.messages import brief
-from bnviz.params.fields import InputError, checked, choice, real, text, whole
+from bnviz.params.fields import InputError, checked, choice, real, text, whole, whole_or_none
 from bnviz.params.model import model_check, params_dataclass
 
 __all__ = ["BOUND_ERRORS", "SlicePageParams", "SliceParams", "SliceSetup", "check_slice_regions",
@@ -42,7 +42,8 @@ _ONE_OR_THREE = "three different test image indices, e.g. 0,1,2 (or one index)"
 class SliceParams:
     """How a slice is cut: BN with its running statistics (``eval``) or with the statistics
     of ``batches`` mini-batches of ``batch_size`` images (``train``), the window's half-width
-    (``extent``; 0: the default window about the images) and the region cap."""
+    (``extent``; 0: the default window about the images), the region cap, and how the cut
+    is shared out (``tiles`` cut by ``workers`` processes, merged exactly)."""
 
     bn: choice(BN_SLICE_MODES) = "eval"
     batches: whole(*_S["batches"]) = 1
@@ -50,6 +51,10 @@ class SliceParams:
     seed: whole(0, SEED_MAX) = 0
     extent: real(0.0, MAX_EXTENT) = 0.0
     max_regions: whole(1, SLICE_MAX_REGIONS) = SLICE_MAX_REGIONS
+    #: The window cut as this many tiles, each exact, merged by full code (1: one cut).
+    tiles: whole(*_S["tiles"]) = 1
+    #: Processes cutting the tiles (None: every usable core; 1: this process).
+    workers: whole_or_none(*_S["workers"]) = None
 
     @model_check
     def _consistent(self) -> None:

@@ -85,11 +85,29 @@ def run_slice(net: SliceNet, plane: Plane, params: SliceParams,
     else:
         stats = [None]
     estimate = check_regions(net, plane, window, params, stats[0], device)
-    slices = [cut_slice(net, plane, window, s, device, params.max_regions,
-                        lambda f, k=k: progress((k + f) / len(stats)))
+    slices = [_cut(net, plane, window, s, params, device,
+                   lambda f, k=k: progress((k + f) / len(stats)))
               for k, s in enumerate(stats)]
     disagreement = disagreement_area(net, plane, window, stats) if len(stats) > 1 else None
     return SliceResult(params, slices, stats, estimate, disagreement, chosen)
+
+
+def _cut(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
+         stats: Statistics | None, params: SliceParams, device: torch.device | str | None,
+         progress: Callable[[float], None]) -> Slice:
+    """One partition: one exact cut, or ``params.tiles`` tiles merged exactly by full code
+    (:func:`bnviz.slices.tiles.cut_tiled`: the same regions, codes and areas), on
+    ``params.workers`` processes; on a GPU the tiles share this process's device (one CUDA
+    context), so they run here."""
+    if params.tiles == 1:
+        return cut_slice(net, plane, window, stats, device, params.max_regions, progress)
+    from bnviz.slices.tiles import cut_tiled
+
+    on_gpu = device is not None and torch.device(device).type != "cpu"
+    return cut_tiled(net, plane, window, stats, tiles=params.tiles,
+                     workers=1 if on_gpu else params.workers, device=device,
+                     max_regions=params.max_regions,
+                     progress=lambda done, total: progress(done / total))
 
 
 def check_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],

@@ -274,3 +274,32 @@ def test_the_json_and_geometry_reproduce_the_slice(files, capsys):
                               "--batch", str(tmp / f"batch{k}.npy"), "--batch-size", "8")
         assert code == 0, err
         assert json.loads(out)["regions"] == first["regions_per_batch"][k]
+
+
+@pytest.mark.parametrize("bn", ["eval", "train"])
+def test_tiles_on_two_workers_give_the_one_cut(files, capsys, bn):
+    """Issue 45: --tiles N --workers 2 is the same partition as one cut: every layer's count,
+    every batch's, and the decision boundary's jitter."""
+    tmp, net, data = files
+    base = ["slice", "--model", str(net), "--data", str(data), "--bn", bn, "--json"]
+    if bn == "train":
+        base += ["--batch", str(data), "--batches", "2", "--batch-size", "8"]
+    code, out, err = _run(capsys, *base)
+    assert code == 0, err
+    one = json.loads(out)
+    code, out, err = _run(capsys, *base, "--tiles", "4", "--workers", "2")
+    assert code == 0, err
+    tiled = json.loads(out)
+    assert tiled["regions"] == one["regions"]
+    assert tiled.get("regions_per_batch") == one.get("regions_per_batch")
+    assert tiled.get("disagreement_area") == one.get("disagreement_area")
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--tiles", "0"), ("--tiles", "257"),
+                                             ("--workers", "0"), ("--workers", "65")])
+def test_tiles_and_workers_out_of_range_are_one_line(files, capsys, flag, value):
+    tmp, net, data = files
+    code, out, err = _run(capsys, "slice", "--model", str(net), "--data", str(data), flag,
+                          value)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and flag.strip("-") in err and "Traceback" not in err
