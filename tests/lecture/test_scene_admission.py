@@ -1,7 +1,12 @@
 """A lecture scene a slider asks for anew is heavy work of the web's admission (issue 42:
 Figure 3's densities took 5-7 s, the training step's runs 6.5 s, Figure 9's numbers 3 s, with
 no bound): with every heavy slot taken, a request for a new density scene gets the one-line
-busy answer within the wait, and a light scene is still computed."""
+busy answer within the wait, and a light scene is still computed.
+
+A scene already in the process's memory is no work and never waits (bnviz.service.cache.memoize:
+a hit is served before admission): another test of the same process that computed Figure 3 at
+depth 3 (tests/lecture/test_tour.py's test_depth_changes_the_density_layers) left it there, and
+this test's request was then answered, not refused. The scenes' memory is emptied first."""
 
 from __future__ import annotations
 
@@ -18,7 +23,18 @@ from bnviz.service.admission import ServerBusy
 
 
 @pytest.fixture
-def all_slots_taken(tmp_home, monkeypatch):
+def no_scene_in_memory():
+    """The scenes this process computed before are forgotten (before and after), so that a
+    scene asked for here is new, whatever ran before in the process."""
+    for fn in (scenes._scene_data, scenes._figure9):
+        fn.cache_clear()
+    yield
+    for fn in (scenes._scene_data, scenes._figure9):
+        fn.cache_clear()
+
+
+@pytest.fixture
+def all_slots_taken(tmp_home, monkeypatch, no_scene_in_memory):
     monkeypatch.setenv("BNVIZ_HEAVY_SLOTS", "1")
     monkeypatch.setenv("BNVIZ_HEAVY_WAIT_SECONDS", "0.5")
     fd = os.open(admission.slot_directory() / "slot-0", os.O_RDWR | os.O_CREAT, 0o600)
