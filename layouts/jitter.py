@@ -73,8 +73,8 @@ def controls() -> dbc.Card:
                                            placeholder="off", debounce=True, size="sm",
                                            value=s.virtual_batch_size, **PERSIST)),
         html.H6("Training", className="text-muted mt-3"),
-        labelled_row("steps", number_input(ids.STEPS, t.steps, 1,
-                                           JITTER_LIMITS["train_steps"][1])),
+        labelled_row("train steps", number_input(ids.TRAIN_STEPS, t.train_steps, 1,
+                                                 JITTER_LIMITS["train_steps"][1])),
         labelled_row("optimizer", dbc.Select(id=ids.OPTIMIZER, **PERSIST, value=t.optimizer,
                                      size="sm", options=[{"label": o, "value": o}
                                                          for o in ("adam", "sgd")])),

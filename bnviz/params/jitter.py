@@ -79,7 +79,8 @@ class JitterParams(JitterNetwork):
 @params_dataclass
 class TrainingParams:
     """Training a jitter network first (mini-batches of the jitter batch size): the options
-    of ``bnviz jitter --train-steps``."""
+    of ``bnviz jitter --train-steps`` (0: untrained), named as the page's training job
+    (:class:`TrainingJobParams`) names them."""
 
     train_steps: whole(*_J["train_steps"]) = 0
     optimizer: choice(OPTIMIZERS) = "adam"
@@ -89,11 +90,12 @@ class TrainingParams:
 @params_dataclass
 class TrainingJobParams(JitterNetwork):
     """The jitter page's training job (``jitter-training``): the page's network trained for
-    ``steps`` mini-batches of ``batch_size`` in the order of ``weight_seed`` (same bounds as
-    the jitter settings and ``bnviz jitter --train-steps``; at least one step, else there is
-    nothing to run)."""
+    ``train_steps`` mini-batches of ``batch_size`` in the order of ``weight_seed``: the
+    parameter ``bnviz jitter --train-steps`` names, with its bounds, but at least one step
+    (else there is nothing to run), and 500 where the command's default is 0 (untrained: the
+    page before its train button is pressed; 500 is what that button trains)."""
 
-    steps: whole(1, _J["train_steps"][1]) = 500
+    train_steps: whole(1, _J["train_steps"][1]) = 500
     batch_size: whole(*_J["batch_size"]) = 16
     lr: real(*LEARNING_RATE, lo_open=True) = 0.01
     optimizer: choice(OPTIMIZERS) = "adam"

@@ -32,7 +32,7 @@ OLD_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
     # the jitter page's network and its training job: data_seed was already its own; the
     # seed drew the weights and the training's batch order (today: the weight seed)
     "JitterParams": {**_N, "seed": ("weight_seed",)},
-    "TrainingJobParams": {**_N, "seed": ("weight_seed",)},
+    "TrainingJobParams": {**_N, "seed": ("weight_seed",), "steps": ("train_steps",)},
     # Figure 3: one seed for the data and the networks
     "DensityParams": {**_N, "seed": ("weight_seed", "data_seed")},
     "DensityPageParams": {**_N, "seed": ("weight_seed", "data_seed")},

@@ -50,7 +50,7 @@ def run_training_job(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
     data = binary_task(params["dataset"], params["n_points"], params["data_seed"])
     net = random_network(params["depth"], params["width"], params["activation"],
                          params["alpha"], "bn", params["weight_seed"], head_outputs=2)
-    steps = params["steps"]
+    steps = params["train_steps"]
     every = max(1, steps // LOSS_REPORTS)
 
     def progress(step: int, loss: float | None = None) -> None:

@@ -16,6 +16,7 @@ from bnviz.core.network import random_network
 from bnviz.params import JitterParams, TrainingJobParams, parse
 from bnviz.params.cost import forward_seconds, partition_seconds
 from bnviz.params.jitter import JitterNetwork
+from bnviz.params.renames import current_params
 from bnviz.records.store import Job, open_store
 from bnviz.service.cache import memoize
 from bnviz.views.jitter import (
@@ -171,22 +172,22 @@ def update_jitter(dataset, n_points, depth, width, weight_seed, data_seed, batch
 
 # ---- training, saving, loading -----------------------------------------------------------
 
-def training_params(dataset, n_points, depth, width, weight_seed, data_seed, batch, steps,
-                    optimizer, lr) -> dict:
+def training_params(dataset, n_points, depth, width, weight_seed, data_seed, batch,
+                    train_steps, optimizer, lr) -> dict:
     """The training controls as a ``jitter-training`` job's parameters (ValueError with a
     message for the page)."""
     s = parse_settings(dataset, n_points, depth, width, weight_seed, data_seed, 0, batch, 1,
                        None)
     network = {f.name: getattr(s, f.name) for f in fields(JitterNetwork)}
-    job = parse(TrainingJobParams, {**network, "batch_size": s.batch_size, "steps": steps,
-                                    "optimizer": optimizer, "lr": lr},
-                {"steps": "training steps", "lr": "learning rate"})
+    job = parse(TrainingJobParams, {**network, "batch_size": s.batch_size,
+                                    "train_steps": train_steps, "optimizer": optimizer,
+                                    "lr": lr}, {"lr": "learning rate"})
     return asdict(job)
 
 
 def _training_status(job: Job) -> str:
     """The step and the latest loss of a running training (its metric rows)."""
-    steps = int(job.params["steps"])
+    steps = int(current_params(TrainingJobParams, job.params)["train_steps"])
     rows = open_store().metrics(job.id)
     loss = rows[-1].get("loss") if rows else None
     shown = f", loss {loss:.3f}" if isinstance(loss, int | float) else ""
@@ -204,7 +205,8 @@ start, poll, _ = register_background(BackgroundRun(
                   progress_label=True),
     job_type="jitter-training",
     controls=[*(State(c, "value") for c in NETWORK), State(ids.BATCH, "value"),
-              State(ids.STEPS, "value"), State(ids.OPTIMIZER, "value"), State(ids.LR, "value")],
+              State(ids.TRAIN_STEPS, "value"), State(ids.OPTIMIZER, "value"),
+              State(ids.LR, "value")],
     params=training_params, running=_training_status, done=_trained_status,
     result=lambda job: training_reference(job.id), failed="training failed: ",
     missing="training not found (its files were removed?)", keep_message=True))

@@ -142,12 +142,26 @@ def test_jitter_page_and_command_build_the_same_settings():
                   "--realizations", "8"))[0]
     # the training job: the page's network, with the command's optimizer and rate
     job = cj.training_params(*(start[i] for i in cj.NETWORK), start[ids.BATCH],
-                             start[ids.STEPS], start[ids.OPTIMIZER], start[ids.LR])
+                             start[ids.TRAIN_STEPS], start[ids.OPTIMIZER], start[ids.LR])
     network = {f.name for f in dataclasses.fields(JitterNetwork)}
     assert {k: v for k, v in job.items() if k in network} == {
         k: getattr(settings, k) for k in network}
     assert TrainingJobParams(**job).lr == training.lr
     assert TrainingJobParams(**job).optimizer == training.optimizer
+    assert TrainingJobParams(**job).train_steps == start[ids.TRAIN_STEPS] == 500
+
+
+def test_the_training_job_names_its_fields_as_the_command():
+    """The page's training job and ``bnviz jitter``'s training are one training: each field of
+    the job is a flag of jitter of its name, with its default, but the steps: the command's 0
+    (untrained: the page before its train button) against the 500 the button trains (their
+    bounds: tests/params/test_jitter.py)."""
+    flags = {a.dest: a for a in _parser("jitter")._actions}
+    for field in dataclasses.fields(TrainingJobParams):
+        assert field.name in flags, field.name
+        if field.name != "train_steps":
+            assert flags[field.name].default == field.default, field.name
+    assert flags["train_steps"].default == 0 == TrainingParams().train_steps
 
 
 def test_jitter_seeds_reach_the_data_the_weights_and_the_batches(capsysbinary):

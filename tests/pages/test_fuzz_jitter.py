@@ -98,7 +98,7 @@ def test_training_requests_are_checked(training_stub, c):
     else:  # started: every parameter is within the training caps
         p, = training_stub
         assert job_id_of(out[0]) == STUB_ID and out[1] is False
-        assert 1 <= p["steps"] <= 5000 and 0 < p["lr"] <= 10 and math.isfinite(p["lr"])
+        assert 1 <= p["train_steps"] <= 5000 and 0 < p["lr"] <= 10 and math.isfinite(p["lr"])
         assert p["optimizer"] in ("adam", "sgd") and p["n_points"] <= 2000
         assert p["depth"] <= 6 and p["width"] <= 32 and p["batch_size"] <= p["n_points"]
 

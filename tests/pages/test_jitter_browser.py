@@ -91,8 +91,8 @@ def test_jitter_page(dash_duo, jobs_home):
     assert float(area32) < float(area16)  # a bigger batch jitters less (fixed seeds)
 
     # ---- train for a few steps: progress to 100 %, then the picture after training ---------
-    _type(dash_duo, f"#{ids.STEPS}", "150")
-    until(lambda: dash_duo.find_element(f"#{ids.STEPS}").get_attribute("value") == "150",
+    _type(dash_duo, f"#{ids.TRAIN_STEPS}", "150")
+    until(lambda: dash_duo.find_element(f"#{ids.TRAIN_STEPS}").get_attribute("value") == "150",
           TIMEOUT)
     dash_duo.find_element(f"#{ids.TRAIN}").click()
     until(lambda: _progress(dash_duo) == ("100", "100%"), TIMEOUT,

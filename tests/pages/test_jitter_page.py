@@ -158,7 +158,7 @@ def test_layout_controls_match_the_limits():
     page = str(lay.layout())
     for name in ("DATASET", "N_POINTS", "DEPTH", "WIDTH", "WEIGHT_SEED", "DATA_SEED",
                  "BATCH_SEED", "BATCH", "REALIZATIONS", "VIRTUAL",
-                 "STEPS", "OPTIMIZER", "LR", "TRAIN", "UNTRAIN", "PROGRESS", "POLL", "JOB",
+                 "TRAIN_STEPS", "OPTIMIZER", "LR", "TRAIN", "UNTRAIN", "PROGRESS", "POLL", "JOB",
                  "TRAINED", "SAVE", "DOWNLOAD", "LOAD", "STATUS", "GRAPH", "CURVE", "MARGINS",
                  "NUMBERS", "MESSAGE"):
         assert f"'{getattr(ids, name)}'" in page, name

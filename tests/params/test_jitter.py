@@ -68,7 +68,7 @@ TRAINING_JOB_BOUNDS = {
     "n_points": (8, 2000, True, {"batch_size": 8}),
     "depth": (1, 6, True, {}),
     "width": (2, 32, True, {}),
-    "steps": (1, 5000, True, {}),
+    "train_steps": (1, 5000, True, {}),
     "batch_size": (2, 512, True, {"n_points": 2000}),
     "weight_seed": (0, 2**63 - 1, True, {}),
     "data_seed": (0, 2**63 - 1, True, {}),
@@ -96,7 +96,8 @@ def test_training_job_trains_the_pages_network():
     with pytest.raises(InputError, match=r"^batch size: 64 is larger than the data \(20 "
                                          r"points\)$"):
         parse(TrainingJobParams, {"n_points": 20, "batch_size": "64"})
-    with pytest.raises(InputError, match=r"^steps: enter a whole number from 1 to 5000, got 0"):
-        TrainingJobParams(steps=0)
+    with pytest.raises(InputError, match=r"^train steps: enter a whole number from 1 to 5000, "
+                                         r"got 0"):
+        TrainingJobParams(train_steps=0)
     with pytest.raises(InputError, match=r"^optimizer: choose one of sgd, adam, got 'lbfgs'$"):
         parse(TrainingJobParams, {"optimizer": "lbfgs"})

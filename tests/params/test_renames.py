@@ -33,7 +33,7 @@ OLD_TRAINING = {"dataset": "moons", "n": 60, "data_seed": 4, "depth": 2, "width"
 NEW_DENSITY = {"depth": 2, "width": 8, "activation": "leaky_relu", "dataset": "star",
                "n_points": 20, "weight_seed": 3, "data_seed": 3, "grid": 16, "eps": 1.0}
 NEW_TRAINING = {"dataset": "moons", "n_points": 60, "data_seed": 4, "depth": 2, "width": 5,
-                "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 3, "steps": 20,
+                "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 3, "train_steps": 20,
                 "batch_size": 16, "lr": 0.05, "optimizer": "adam"}
 
 

@@ -41,7 +41,7 @@ TRAIN_TIMEOUT = 90.0  # seconds for a training of a few hundred steps (and a job
 
 def train_params(**over) -> dict:
     params = {"dataset": "moons", "n_points": 120, "data_seed": 0, "depth": 2, "width": 6,
-              "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 0, "steps": 120,
+              "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 0, "train_steps": 120,
               "batch_size": 16, "lr": 0.05, "optimizer": "adam"}
     return params | over
 
@@ -91,9 +91,9 @@ def test_training_parameters_are_checked_and_keyed():
     assert len(key) == 24 and all(c in "0123456789abcdef" for c in key)
     reordered = tc.check_training_params(dict(reversed(list(p.items()))))
     assert job_key("jitter-training", reordered) == key
-    for other in (train_params(steps=121), train_params(optimizer="sgd")):
+    for other in (train_params(train_steps=121), train_params(optimizer="sgd")):
         assert job_key("jitter-training", tc.check_training_params(other)) != key
-    for bad, words in (({"steps": 0}, "steps"), ({"steps": 5001}, "steps"),
+    for bad, words in (({"train_steps": 0}, "train steps"), ({"train_steps": 5001}, "train steps"),
                        ({"width": 33}, "width"), ({"lr": math.nan}, "lr"),
                        ({"optimizer": "lbfgs"}, "optimizer"), ({"extra": 1}, "extra")):
         with pytest.raises(ParamError, match=words):
@@ -108,10 +108,10 @@ def test_training_runs_on_the_worker_and_is_reused(jobs_home):
     done = wait_done(job.id)
     assert done.status == "succeeded", done.error
     assert done.pid != os.getpid()  # a job process trained it
-    assert done.summary["steps"] == params["steps"]
+    assert done.summary["steps"] == params["train_steps"]
     assert math.isfinite(done.summary["loss"]) and done.summary["accuracy"] > 0.8
     losses = open_store().metrics(job.id)
-    assert [r["step"] for r in losses][-1] == params["steps"] and len(losses) <= 60
+    assert [r["step"] for r in losses][-1] == params["train_steps"] and len(losses) <= 60
     path = jobs_home / "results" / f"{job.id}.npz"
     assert tc.trained_path(tc.training_reference(job.id)) == path and path.exists()
     assert stored_files(jobs_home) == [path]  # no temporary file left
@@ -253,8 +253,8 @@ def test_start_poll_and_trained_picture(inline_jobs):
 
 
 @pytest.mark.parametrize(("steps", "optimizer", "lr", "words"), [
-    (0, "adam", 0.01, "training steps"), (5001, "adam", 0.01, "training steps"),
-    ("x", "adam", 0.01, "training steps"), (10, "lbfgs", 0.01, "optimizer"),
+    (0, "adam", 0.01, "train steps"), (5001, "adam", 0.01, "train steps"),
+    ("x", "adam", 0.01, "train steps"), (10, "lbfgs", 0.01, "optimizer"),
     (10, "adam", 0, "learning rate"), (10, "adam", None, ""), (10, "adam", "nan", "learning"),
 ])
 def test_start_rejects_bad_values(inline_jobs, steps, optimizer, lr, words):
@@ -268,7 +268,7 @@ def test_start_rejects_bad_values(inline_jobs, steps, optimizer, lr, words):
 def _running(pid: int, progress: float, steps: int = 20) -> str:
     """A training job as the job process ``pid`` runs it."""
     store = open_store()
-    job = store.create("jitter-training", tc.check_training_params(train_params(steps=steps)))
+    job = store.create("jitter-training", tc.check_training_params(train_params(train_steps=steps)))
     assert store.claim(job.id, pid)
     store.update(job.id, progress=progress)
     return job.id
