@@ -190,7 +190,7 @@ MAX_LR_EXTENSIONS = 4
 # ---- live training (bnviz train, the explorer's play button) ------------------------------
 #: (lowest, highest) of each setting of a live training (:mod:`bnviz.params.live`).
 TRAIN_LIMITS: dict[str, tuple[int, int]] = {
-    "n": (8, 2000),
+    "n_points": (8, 2000),
     "depth": (1, 8),
     "width": (2, 32),
     "steps": (0, 20_000),
@@ -248,7 +248,7 @@ FIGURE7_LIMITS: dict[str, tuple[int, int]] = {
 
 # ---- Santurkar et al.'s 2D landscape run (the debate page) --------------------------------
 LANDSCAPE_LIMITS: dict[str, tuple[float, float]] = {
-    "n": (16, 2000), "depth": (1, 8), "width": (2, 64), "steps": (1, 2000),
+    "n_points": (16, 2000), "depth": (1, 8), "width": (2, 64), "steps": (1, 2000),
     "batch_size": (4, 512), "lr": (1e-4, 2.0), "etas": (2, 32),
     # the step sizes eta, in multiples of lr (the paper: [1/2, 4])
     "eta": (0.0, 100.0),

@@ -203,7 +203,7 @@ def _bnstats(batch: int) -> tuple[dict, dict]:
                    virtual_batch_size=max(2, batch // 2), seed=0)
 
 
-@shared_memoize("lecture-santurkar-v1")
+@shared_memoize("lecture-santurkar-v2")  # v1: LandscapeParams of n, seed
 def _santurkar():
     """Santurkar et al.'s measurements at the papers page's defaults (about 2 s): once per
     ``BNVIZ_HOME``."""

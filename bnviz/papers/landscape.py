@@ -128,7 +128,7 @@ def run_landscape(settings: LandscapeParams, device: torch.device | str | None =
 
     t0 = time.perf_counter()
     dev = torch.device(device) if device is not None else pick_device()
-    data = binary_task(settings.dataset, settings.n, settings.data_seed)
+    data = binary_task(settings.dataset, settings.n_points, settings.data_seed)
     x_all = torch.as_tensor(data.points, dtype=torch.float64, device=dev)
     y_all = torch.as_tensor(data.labels, dtype=torch.int64, device=dev)
     etas = torch.logspace(math.log10(settings.eta_lo), math.log10(settings.eta_hi),
@@ -140,16 +140,17 @@ def run_landscape(settings: LandscapeParams, device: torch.device | str | None =
     depth = settings.depth
     for arm_index, arm in enumerate(("bn", "no_bn")):
         bn = arm == "bn"
-        params = init_params(depth, settings.width, settings.seed, bn, dev)
+        params = init_params(depth, settings.width, settings.weight_seed, bn, dev)
         names = list(params)
         weights = [f"W{i}" for i in range(1, depth + 1)]
-        batch_gen = torch.Generator().manual_seed(int(settings.seed) + 17)
-        noise_gen = torch.Generator().manual_seed(int(settings.seed) + 29)
+        batch_gen = torch.Generator().manual_seed(int(settings.weight_seed) + 17)
+        noise_gen = torch.Generator().manual_seed(int(settings.weight_seed) + 29)
         rows: dict[str, list] = {k: [] for k in (
             "loss", "accuracy", "loss_min", "loss_max", "grad_change_min", "grad_change_max",
             "beta_eff", "ics_l2", "ics_cos")}
         for step in range(settings.steps):
-            idx = torch.randperm(settings.n, generator=batch_gen)[:settings.batch_size].to(dev)
+            idx = torch.randperm(settings.n_points, generator=batch_gen)[:settings.batch_size]
+            idx = idx.to(dev)
             x, y = x_all[idx], y_all[idx]
             noise = (_draw_noise(settings.noisy, settings.batch_size, settings.width, depth,
                                  noise_gen, dev) if bn and settings.noisy else None)

@@ -38,18 +38,20 @@ class NoisyBN:
 
 @params_dataclass
 class LandscapeParams:
-    """One run: ``steps`` SGD steps of a ``depth`` x ``width`` ReLU network on ``n`` points of
-    a 2D binary task, both arms (BN, no BN) from the same weights, with ``etas`` step sizes
-    from ``eta_lo`` to ``eta_hi`` times ``lr`` (the paper: [1/2, 4] x lr, section 3.1).
+    """One run: ``steps`` SGD steps of a ``depth`` x ``width`` ReLU network on ``n_points``
+    points of a 2D binary task (from ``data_seed``), both arms (BN, no BN) from the same
+    weights (from ``weight_seed``, which also orders the mini-batches and draws noisy BN's
+    noise), with ``etas`` step sizes from ``eta_lo`` to ``eta_hi`` times ``lr`` (the paper:
+    [1/2, 4] x lr, section 3.1). The explorer's names for the data and the seeds.
 
     Its cost is capped before any work (:func:`bnviz.params.cost.landscape_work`)."""
 
     dataset: choice(DATASETS) = "moons"
-    n: _int("n") = 400
+    n_points: _int("n_points") = 400
     data_seed: whole(0, PAGE_SEED_MAX) = 0
     depth: _int("depth") = 3
     width: _int("width") = 16
-    seed: whole(0, PAGE_SEED_MAX) = 0
+    weight_seed: whole(0, PAGE_SEED_MAX) = 0
     steps: _int("steps") = 200
     batch_size: _int("batch_size") = 32
     lr: real(*_L["lr"]) = 0.1
@@ -63,9 +65,9 @@ class LandscapeParams:
         if self.eta_hi <= self.eta_lo:
             raise InputError(f"enter a step size (a multiple of lr) above eta lo "
                              f"({self.eta_lo:g}), got {self.eta_hi:g}", "eta_hi")
-        if self.batch_size > self.n:
-            raise InputError(f"{self.batch_size} is larger than the data ({self.n} points)",
-                             "batch_size")
+        if self.batch_size > self.n_points:
+            raise InputError(f"{self.batch_size} is larger than the data ({self.n_points} "
+                             "points)", "batch_size")
         check_landscape_work(self.steps, self.etas, self.depth, self.batch_size, self.width)
 
     def work(self) -> float:

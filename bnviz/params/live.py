@@ -40,7 +40,7 @@ class LiveTrainingParams:
     explorer's names (:class:`~bnviz.params.partition.PartitionParams`)."""
 
     dataset: choice(DATASETS) = "moons"
-    n_points: whole(*_T["n"]) = 100
+    n_points: whole(*_T["n_points"]) = 100
     weight_seed: whole(0, SEED_MAX) = 0  # the random start, and the mini-batches' order
     data_seed: whole(0, SEED_MAX) = 0
     depth: whole(*_T["depth"]) = 4

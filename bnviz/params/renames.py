@@ -38,6 +38,9 @@ OLD_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
     "DensityPageParams": {**_N, "seed": ("weight_seed", "data_seed")},
     # bnviz figure9: one seed for the data and the weights (and so the training's batches)
     "Figure9Params": {**_N, "seed": ("weight_seed", "data_seed")},
+    # the debate page's landscape-2d run: its data_seed was already its own; the seed drew
+    # the weights, the mini-batches' order and noisy BN's noise (today: the weight seed)
+    "LandscapeParams": {**_N, "seed": ("weight_seed",)},
 }
 
 #: Command (``bnviz COMMAND``) -> old flag -> the current flags that take its value.

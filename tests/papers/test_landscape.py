@@ -15,12 +15,13 @@ from bnviz.papers import landscape as ls
 from bnviz.params import InputError, LandscapeParams
 from bnviz.views.jitter import binary_task
 
-SMALL = dict(n=64, depth=3, width=6, steps=4, batch_size=16, lr=0.2, etas=5, seed=2)
+SMALL = dict(n_points=64, depth=3, width=6, steps=4, batch_size=16, lr=0.2, etas=5,
+             weight_seed=2)
 
 
 def test_bn_forward_is_torch_batch_norm():
     s = ls.LandscapeParams(**SMALL)
-    p = ls.init_params(s.depth, s.width, s.seed, True)
+    p = ls.init_params(s.depth, s.width, s.weight_seed, True)
     gen = torch.Generator().manual_seed(0)
     for i in range(1, 4):
         p[f"gamma{i}"] = torch.rand(6, generator=gen, dtype=torch.float64) + 0.5
@@ -36,7 +37,7 @@ def test_bn_forward_is_torch_batch_norm():
 
 def test_both_arms_start_from_the_same_weights():
     s = ls.LandscapeParams(**SMALL)
-    a, b = (ls.init_params(s.depth, s.width, s.seed, bn) for bn in (True, False))
+    a, b = (ls.init_params(s.depth, s.width, s.weight_seed, bn) for bn in (True, False))
     for k in ("W1", "W2", "W3", "head_W"):
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
     assert "gamma1" in a and "b1" in b and "b1" not in a
@@ -48,18 +49,18 @@ def test_measures_equal_a_step_by_step_recomputation(noisy):
     hybrid of Definition 2.1, and compare every recorded number."""
     s = ls.LandscapeParams(**SMALL, noisy=noisy)
     result = ls.run_landscape(s, device="cpu")
-    data = binary_task(s.dataset, s.n, s.data_seed)
+    data = binary_task(s.dataset, s.n_points, s.data_seed)
     x_all = torch.as_tensor(data.points)
     y_all = torch.as_tensor(data.labels, dtype=torch.int64)
     etas = np.logspace(math.log10(s.eta_lo), math.log10(s.eta_hi), s.etas) * s.lr
     for arm in ("bn", "no_bn"):
         bn = arm == "bn"
-        params = ls.init_params(s.depth, s.width, s.seed, bn)
-        batch_gen = torch.Generator().manual_seed(s.seed + 17)
-        noise_gen = torch.Generator().manual_seed(s.seed + 29)
+        params = ls.init_params(s.depth, s.width, s.weight_seed, bn)
+        batch_gen = torch.Generator().manual_seed(s.weight_seed + 17)
+        noise_gen = torch.Generator().manual_seed(s.weight_seed + 29)
         got = result.arms[arm]
         for t in range(s.steps):
-            idx = torch.randperm(s.n, generator=batch_gen)[:s.batch_size]
+            idx = torch.randperm(s.n_points, generator=batch_gen)[:s.batch_size]
             x, y = x_all[idx], y_all[idx]
             noise = (ls._draw_noise(noisy, s.batch_size, s.width, s.depth, noise_gen,
                                     torch.device("cpu")) if bn and noisy else None)
@@ -121,7 +122,8 @@ def test_algorithm1_noise_distribution():
     (dict(width=1000), r"^width: enter a whole number from 2 to 64, got 1000$"),
     (dict(lr=0.0), r"^lr: enter a number from 0.0001 to 2, got 0.0$"),
     (dict(steps=2.5), r"^steps: enter a whole number from 1 to 2000, got 2.5$"),
-    (dict(batch_size=500, n=100), r"^batch size: 500 is larger than the data \(100 points\)$"),
+    (dict(batch_size=500, n_points=100),
+     r"^batch size: 500 is larger than the data \(100 points\)$"),
     (dict(eta_lo=4.0, eta_hi=1.0), r"^eta hi: enter a step size \(a multiple of lr\) above "
                                    r"eta lo \(4\), got 1$"),
     (dict(etas=True), r"^etas: enter a whole number from 2 to 32, got True$"),
@@ -136,7 +138,7 @@ def test_settings_are_checked(change, says):
 
 
 def test_training_learns_and_decision_maps_are_drawn():
-    r = ls.run_landscape(ls.LandscapeParams(n=200, steps=120, seed=1), device="cpu")
+    r = ls.run_landscape(ls.LandscapeParams(n_points=200, steps=120, weight_seed=1), device="cpu")
     for arm in ("bn", "no_bn"):
         a = r.arms[arm]
         assert a["loss"][-10:].mean() < 0.7 * a["loss"][:10].mean()

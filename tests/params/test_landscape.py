@@ -18,14 +18,14 @@ from bnviz.params.landscape import landscape_from_page
 #: name -> (lowest, highest, whole, other settings so that only this one is at stake).
 CHEAP = {"steps": 1, "width": 2, "depth": 1}
 BOUNDS = {
-    "n": (16, 2000, True, {"batch_size": 4}),
+    "n_points": (16, 2000, True, {"batch_size": 4}),
     "depth": (1, 8, True, {"steps": 1}),
     "width": (2, 64, True, {"steps": 1}),
     "steps": (1, 2000, True, {"width": 2}),
-    "batch_size": (4, 512, True, {"n": 2000, **CHEAP}),
+    "batch_size": (4, 512, True, {"n_points": 2000, **CHEAP}),
     "lr": (1e-4, 2.0, False, {}),
     "etas": (2, 32, True, CHEAP),
-    "seed": (0, 2**31 - 1, True, {}),
+    "weight_seed": (0, 2**31 - 1, True, {}),
     "data_seed": (0, 2**31 - 1, True, {}),
 }
 
@@ -60,15 +60,15 @@ def test_noisy_bn_bounds():
 
 
 def test_batch_fits_the_data():
-    assert LandscapeParams(n=100, batch_size=100).batch_size == 100
+    assert LandscapeParams(n_points=100, batch_size=100).batch_size == 100
     with pytest.raises(InputError, match=r"^batch size: 101 is larger than the data \(100 "
                                          r"points\)$"):
-        LandscapeParams(n=100, batch_size=101)
+        LandscapeParams(n_points=100, batch_size=101)
 
 
 def test_work_cap_each_side():
     # 2 x steps x (etas + depth + 2) x batch x width^2 x depth <= 3e10
-    at_cap = {"steps": 2000, "etas": 2, "depth": 1, "batch_size": 512, "n": 512}
+    at_cap = {"steps": 2000, "etas": 2, "depth": 1, "batch_size": 512, "n_points": 512}
     assert LandscapeParams(**at_cap, width=54).work() == 2 * 2000 * 5 * 512 * 54**2 == \
         pytest.approx(2.986e10, rel=1e-3)
     with pytest.raises(InputError, match=r"^steps x step sizes x batch x width\^2 x depth is "
@@ -114,4 +114,4 @@ def test_junk_gives_a_run_or_one_clear_line(raw):
                     for f in fields(LandscapeParams))
         assert named or "over the cap" in text, text
         return
-    assert got.work() <= 3e10 and got.batch_size <= got.n and got.eta_lo < got.eta_hi
+    assert got.work() <= 3e10 and got.batch_size <= got.n_points and got.eta_lo < got.eta_hi

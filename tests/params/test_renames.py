@@ -1,7 +1,7 @@
 """What was stored under the names of before issue 43 still loads (bnviz.params.renames):
-a job store's density runs and jitter trainings (queued, finished, rerun), and the replication
-outcomes' commands; they read as today's names, mean what they computed then, and are
-written back under today's names."""
+a job store's density runs, jitter trainings and landscape-2d runs (queued, finished, rerun),
+and the replication outcomes' commands; they read as today's names, mean what they computed
+then, and are written back under today's names."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from bnviz import jobs
 from bnviz.cli import build_parser
 from bnviz.jobs.runner import run_job
+from bnviz.papers.landscape import check_landscape_params
 from bnviz.params import warm_validators
 from bnviz.params.renames import OLD_FLAGS, OLD_PARAMS, current_command, current_params
 from bnviz.records.results import load_result
@@ -35,6 +36,12 @@ NEW_DENSITY = {"depth": 2, "width": 8, "activation": "leaky_relu", "dataset": "s
 NEW_TRAINING = {"dataset": "moons", "n_points": 60, "data_seed": 4, "depth": 2, "width": 5,
                 "activation": "leaky_relu", "alpha": 0.1, "weight_seed": 3, "train_steps": 20,
                 "batch_size": 16, "lr": 0.05, "optimizer": "adam"}
+#: The debate page's landscape run as stored before (a small one).
+OLD_LANDSCAPE = {"dataset": "moons", "n": 64, "data_seed": 1, "depth": 2, "width": 6,
+                 "seed": 2, "steps": 4, "batch_size": 16, "lr": 0.2, "eta_lo": 0.5,
+                 "eta_hi": 4.0, "etas": 3, "noisy": None}
+NEW_LANDSCAPE = {**{k: v for k, v in OLD_LANDSCAPE.items() if k not in ("n", "seed")},
+                 "n_points": 64, "weight_seed": 2}
 
 
 def test_old_parameters_read_as_the_new_ones():
@@ -42,6 +49,8 @@ def test_old_parameters_read_as_the_new_ones():
         NEW_DENSITY
     assert check_training_params(OLD_TRAINING) == check_training_params(NEW_TRAINING) == \
         NEW_TRAINING
+    assert check_landscape_params(OLD_LANDSCAPE) == check_landscape_params(NEW_LANDSCAPE) == \
+        NEW_LANDSCAPE
     # a new name present wins; anything else is the model's to judge, as before
     assert current_params("DensityPageParams", {"seed": 1, "data_seed": 2}) == {
         "weight_seed": 1, "data_seed": 2}
@@ -86,6 +95,17 @@ def test_a_training_queued_under_the_old_names_trains_the_same_network(jobs_home
     a, b = load_result(old.id), load_result(new.id)
     assert a.keys() == b.keys()
     for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_a_landscape_run_queued_under_the_old_names_runs_the_same(jobs_home):
+    """The old seed drew the weights, the batches' order and the noise: the weight seed."""
+    old = _stored("landscape-2d", OLD_LANDSCAPE)
+    new = _stored("landscape-2d", NEW_LANDSCAPE)
+    assert run_job(old.id) == run_job(new.id) == "succeeded"
+    a, b = load_result(old.id), load_result(new.id)
+    assert a.keys() == b.keys()
+    for key in a.keys() - {"seconds"}:
         np.testing.assert_array_equal(a[key], b[key])
 
 
