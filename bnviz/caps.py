@@ -242,7 +242,6 @@ FIGURE7_LIMITS: dict[str, tuple[int, int]] = {
     "batch_size": (2, MAX_TRAIN_SIZE),
     "samples": (MIN_SAMPLES, MAX_SAMPLES),
     "virtual_batch_size": (2, MAX_TRAIN_SIZE),
-    "seed": (0, SEED_MAX),
 }
 
 

@@ -1,9 +1,9 @@
 """``bnviz jitter`` (Figure 6), ``bnviz density`` (Figure 3), ``bnviz bnstats`` (Figure 7)
 and ``bnviz figure9`` (Figure 9's numbers): each checks its options with its parameter model
-before loading torch. Jitter, density and figure9 are thin parsers over the models their
-pages use (:class:`~bnviz.params.JitterParams`, :class:`~bnviz.params.DensityParams`,
-:class:`~bnviz.params.partition.Figure9Params`): one flag per field, of its name and
-default."""
+before loading torch. Each is a thin parser over the model its page uses too
+(:class:`~bnviz.params.JitterParams`, :class:`~bnviz.params.DensityParams`,
+:class:`~bnviz.params.BNStatsParams`, :class:`~bnviz.params.partition.Figure9Params`): one
+flag per field, of its name and default."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def add_jitter(sub: argparse._SubParsersAction) -> None:
                    help="seed of the K mini-batches (and of a virtual batch's noise)")
     j.add_argument("--extent", type=number, default=3.0)
     j.add_argument("--train-steps", type=integer, default=0,
-                   help="train the network first (mini-batches of --batch-size)")
+                   help="train the network first (mini-batches of --batch-size; 0: untrained)")
     j.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
     j.add_argument("--lr", type=number, default=0.01)
     j.add_argument("--weights-file", type=Path,
@@ -193,13 +193,20 @@ def run_density(args: argparse.Namespace) -> bytes:
 
 
 def add_bnstats(sub: argparse._SubParsersAction) -> None:
-    b = sub.add_parser("bnstats", help=summary("bnstats"))
+    """BNStatsParams' fields."""
+    b = _parser(sub, "bnstats")
     b.add_argument("--batch-size", type=integer, default=64)
     b.add_argument("--train-size", type=integer, default=1000)
     b.add_argument("--samples", type=integer, default=2000)
     b.add_argument("--virtual-batch-size", type=integer, default=None,
                    help="default: half the batch size (the paper: 64 -> 32)")
-    b.add_argument("--seed", type=integer, default=0)
+    b.add_argument("--data-seed", type=integer, default=0, help="seed of the training set")
+    b.add_argument("--batch-seed", type=integer, default=0,
+                   help="seed of the mini-batches (and of the noise-controlled BN's noise)")
+    b.add_argument("--means", default=(1.0, 0.0, -1.0), metavar="M1,M2,...",
+                   help="each unit's mean (default: the paper's 1,0,-1)")
+    b.add_argument("--variances", default=(1.0, 3.0, 0.1), metavar="V1,V2,...",
+                   help="each unit's variance, one per mean (default: the paper's 1,3,0.1)")
     b.add_argument("--json", action="store_true", help="JSON output (the default)")
     b.add_argument("--out", type=Path)
 
@@ -207,13 +214,13 @@ def add_bnstats(sub: argparse._SubParsersAction) -> None:
 def run_bnstats(args: argparse.Namespace) -> bytes:
     from bnviz.params import BNStatsParams
 
-    p = validated(BNStatsParams, {name: getattr(args, name) for name in (
-        "batch_size", "train_size", "samples", "virtual_batch_size", "seed")})
+    p = validated(BNStatsParams, _fields(BNStatsParams, args))
     from bnviz.views.bnstats import figure7_report
 
     report = figure7_report(batch_size=p.batch_size, train_size=p.train_size,
                             samples=p.samples, virtual_batch_size=p.virtual_batch_size,
-                            seed=p.seed)
+                            data_seed=p.data_seed, batch_seed=p.batch_seed, means=p.means,
+                            variances=p.variances)
     return (json.dumps(report) + "\n").encode()
 
 

@@ -200,7 +200,7 @@ def _bnstats(batch: int) -> tuple[dict, dict]:
     from bnviz.views.bnstats import figure7
 
     return figure7(batch_size=batch, train_size=1000, samples=3000,
-                   virtual_batch_size=max(2, batch // 2), seed=0)
+                   virtual_batch_size=max(2, batch // 2), data_seed=0, batch_seed=0)
 
 
 @shared_memoize("lecture-santurkar-v2")  # v1: LandscapeParams of n, seed

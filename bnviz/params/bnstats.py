@@ -3,7 +3,7 @@ synthetic setup of ``bnviz bnstats``."""
 
 from __future__ import annotations
 
-from bnviz.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS
+from bnviz.caps import FIGURE7_LIMITS, MAX_ELEMENTS, MAX_UNITS, SEED_MAX
 from bnviz.params.fields import InputError, reals, whole, whole_or_none
 from bnviz.params.model import CheckInfo, field_check, model_check, params_dataclass
 
@@ -19,13 +19,19 @@ class BNStatsParams:
     times; noise-controlled BN targets a virtual batch of ``virtual_batch_size`` (default:
     half the batch, the paper's 64 -> 32).  The cost is capped at ``samples x batch_size``
     <= :data:`~bnviz.caps.MAX_ELEMENTS` (the mini-batches held at once).
+
+    ``data_seed`` draws the training set, ``batch_seed`` the mini-batches and the noise (as
+    the explorer's and the jitter page's seeds of those names); equal seeds are the one
+    stream of the former ``seed`` (``bnviz bnstats --seed S`` computed what ``--data-seed S
+    --batch-seed S`` computes).
     """
 
     batch_size: whole(*_F["batch_size"]) = 64
     train_size: whole(*_F["train_size"]) = 1000
     samples: whole(*_F["samples"]) = 2000
     virtual_batch_size: whole_or_none(*_F["virtual_batch_size"]) = None
-    seed: whole(*_F["seed"]) = 0
+    data_seed: whole(0, SEED_MAX) = 0
+    batch_seed: whole(0, SEED_MAX) = 0
     #: One mean and one (positive) variance per unit.
     means: reals(count=(1, MAX_UNITS)) = (1.0, 0.0, -1.0)
     variances: reals(0.0, lo_open=True, count=(1, MAX_UNITS)) = (1.0, 3.0, 0.1)

@@ -50,6 +50,8 @@ OLD_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
                "--weights": ("--weights-file",)},
     "density": {"--n": ("--n-points",), "--seed": ("--weight-seed", "--data-seed")},
     "figure9": {"--n": ("--n-points",), "--seed": ("--weight-seed", "--data-seed")},
+    # one seed for the training set and the mini-batches drawn from it (one stream)
+    "bnstats": {"--seed": ("--data-seed", "--batch-seed")},
     # renamed before the others (one seed for the weights, the data and the batch)
     "partition": {"--n": ("--n-points",), "--seed": ("--weight-seed", "--data-seed",
                                                        "--batch-seed"),

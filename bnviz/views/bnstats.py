@@ -87,34 +87,46 @@ class MomentReport:
 
 #: The messages name figure7's arguments as the caller wrote them.
 _ARGUMENTS = {name: name for name in ("batch_size", "train_size", "samples",
-                                      "virtual_batch_size", "seed", "means", "variances")}
+                                      "virtual_batch_size", "data_seed", "batch_seed", "means",
+                                      "variances")}
 
 
 def _check_figure7(
-    batch_size, train_size, samples, virtual_batch_size, seed, means, variances
+    batch_size, train_size, samples, virtual_batch_size, seeds, means, variances
 ) -> BNStatsParams:
     """The arguments through the parameter layer (:class:`~bnviz.params.BNStatsParams`: its
     bounds and the samples x batch size cap), typed values only: InputError, a ValueError of
     one line naming the argument."""
+    data_seed, batch_seed = seeds
     values = {"batch_size": batch_size, "train_size": train_size, "samples": samples,
-              "virtual_batch_size": virtual_batch_size, "seed": seed, "means": means,
-              "variances": variances}
+              "virtual_batch_size": virtual_batch_size, "data_seed": data_seed,
+              "batch_seed": batch_seed, "means": means, "variances": variances}
     return parse(BNStatsParams, values, _ARGUMENTS, lax=False)
 
 
+def _generator(seed: int, dev: torch.device) -> torch.Generator:
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    return gen
+
+
 def _figure7_run(
-    batch_size, train_size, samples, virtual_batch_size, seed, means, variances, device
+    batch_size, train_size, samples, virtual_batch_size, seeds, means, variances, device
 ) -> dict:
-    p = _check_figure7(batch_size, train_size, samples, virtual_batch_size, seed, means,
+    p = _check_figure7(batch_size, train_size, samples, virtual_batch_size, seeds, means,
                        variances)
     b, n, s, vb, sd, ms, vs = (p.batch_size, p.train_size, p.samples, p.virtual_batch_size,
-                               p.seed, list(p.means), list(p.variances))
+                               (p.data_seed, p.batch_seed), list(p.means), list(p.variances))
     dev = pick_device(device) if device is None or isinstance(device, str) else device
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(sd)
     m = torch.tensor(ms, dtype=_DTYPE, device=dev)
     s2 = torch.tensor(vs, dtype=_DTYPE, device=dev)
-    train = m + s2.sqrt() * torch.randn((n, len(ms)), generator=gen, device=dev, dtype=_DTYPE)
+    shape = (n, len(ms))
+    train = m + s2.sqrt() * torch.randn(shape, generator=_generator(p.data_seed, dev),
+                                        device=dev, dtype=_DTYPE)
+    # The mini-batches' generator first makes the training set's draws, unused: with equal
+    # seeds it goes on where the data's left off, the one stream of the former single seed.
+    gen = _generator(p.batch_seed, dev)
+    torch.randn(shape, generator=gen, device=dev, dtype=_DTYPE)
     mu, sigma2 = sample_batch_statistics(train, b, s, gen)
     # Full-data (test-time) moments of the training set drive the noise, as in a network.
     t_mean, t_var = batch_moments(train)
@@ -137,7 +149,8 @@ def figure7_samples(
     train_size: int = 1000,
     samples: int = 2000,
     virtual_batch_size: int = 32,
-    seed: int = 0,
+    data_seed: int = 0,
+    batch_seed: int = 0,
     means: Sequence[float] = (1.0, 0.0, -1.0),
     variances: Sequence[float] = (1.0, 3.0, 0.1),
     *,
@@ -146,8 +159,9 @@ def figure7_samples(
     """The Monte Carlo samples behind :func:`figure7_report` (for histograms).
 
     BN paper Figure 7 setup: the D = len(means) units' pre-activations are iid
-    N(means, diag(variances)); a training set of ``train_size`` rows is drawn once (seeded);
-    ``samples`` mini-batches of ``batch_size`` rows are drawn from it without replacement;
+    N(means, diag(variances)); a training set of ``train_size`` rows is drawn once (from
+    ``data_seed``); ``samples`` mini-batches of ``batch_size`` rows are drawn from it without
+    replacement (from ``batch_seed``, as the noise);
     noise-controlled BN (:func:`noise_controlled`, finite-population mode, with the training
     set's moments) targets ``virtual_batch_size``. Returns float64 arrays:
     ``mu``, ``sigma2``, ``mu_noise``, ``sigma2_noise`` (samples, D) and ``train`` (N, D).
@@ -155,7 +169,8 @@ def figure7_samples(
     :func:`bnviz.device.pick_device`.
     """
     run = _figure7_run(
-        batch_size, train_size, samples, virtual_batch_size, seed, means, variances, device
+        batch_size, train_size, samples, virtual_batch_size, (data_seed, batch_seed), means,
+        variances, device
     )
     return {key: run[key] for key in ("mu", "sigma2", "mu_noise", "sigma2_noise", "train")}
 
@@ -194,7 +209,8 @@ def figure7_report(
     train_size: int = 1000,
     samples: int = 2000,
     virtual_batch_size: int = 32,
-    seed: int = 0,
+    data_seed: int = 0,
+    batch_seed: int = 0,
     means: Sequence[float] = (1.0, 0.0, -1.0),
     variances: Sequence[float] = (1.0, 3.0, 0.1),
     *,
@@ -203,7 +219,8 @@ def figure7_report(
     """Figure 7 of the BN paper as numbers: empirical vs analytical vs noise-controlled.
 
     Same run as :func:`figure7_samples` (same arguments, same samples). Returns a JSON-able
-    dict ``{"batch_size", "train_size", "samples", "virtual_batch_size", "seed", "units"}``,
+    dict ``{"batch_size", "train_size", "samples", "virtual_batch_size", "data_seed",
+    "batch_seed", "units"}``,
     one entry of ``units`` per unit::
 
         {"mean": m, "var": s2,
@@ -224,7 +241,8 @@ def figure7_report(
       for the std sigma_B, from the population m, s2.
     """
     return _report_from_run(_figure7_run(
-        batch_size, train_size, samples, virtual_batch_size, seed, means, variances, device
+        batch_size, train_size, samples, virtual_batch_size, (data_seed, batch_seed), means,
+        variances, device
     ))
 
 
@@ -237,17 +255,18 @@ def _report_from_run(run: dict) -> dict:
         "train_size": n,
         "samples": s,
         "virtual_batch_size": vb,
-        "seed": sd,
+        "data_seed": sd[0],
+        "batch_seed": sd[1],
         "units": units,
     }
 
 
 def figure7(batch_size: int = 64, train_size: int = 1000, samples: int = 2000,
-            virtual_batch_size: int = 32, seed: int = 0,
+            virtual_batch_size: int = 32, data_seed: int = 0, batch_seed: int = 0,
             device: str | torch.device | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """(figure7_report, figure7_samples) from one Monte Carlo run (the page needs both)."""
-    run = _figure7_run(batch_size, train_size, samples, virtual_batch_size, seed,
-                       (1.0, 0.0, -1.0), (1.0, 3.0, 0.1), device)
+    run = _figure7_run(batch_size, train_size, samples, virtual_batch_size,
+                       (data_seed, batch_seed), (1.0, 0.0, -1.0), (1.0, 3.0, 0.1), device)
     keys = ("mu", "sigma2", "mu_noise", "sigma2_noise", "train")
     return _report_from_run(run), {key: run[key] for key in keys}
 

@@ -157,13 +157,14 @@ def disagreement_by_batch_size(settings: JitterParams, net: Network, data: Datas
 
 def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_size: int,
                             samples: int = 2000, virtual_batch_size: int | None = None,
-                            seed: int = 0, units: int = 3,
+                            batch_seed: int = 0, units: int = 3,
                             device: torch.device | str | None = None) -> tuple[dict, dict]:
     """Figure 7 for units of this network: (report, samples) in the format of
     :func:`bnviz.views.bnstats.figure7_report` / :func:`~bnviz.views.bnstats.figure7_samples`.
 
     Empirical: mu and sigma^2 of the first ``units`` units of ``layer`` over ``samples``
-    mini-batches of the data (train-mode BN, one batched pass).  Analytical (eq. 13) and
+    mini-batches of the data (train-mode BN, one batched pass; drawn, with a virtual batch's
+    noise, from ``batch_seed``, as the jitter page's K mini-batches).  Analytical (eq. 13) and
     finite-population values use the moments of the unit's W z over all the data with
     test-time statistics: exact in layer 1, an approximation beyond it, where each batch is
     normalised by its own statistics (compare the empirical column).
@@ -183,9 +184,10 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     samples = max(1, min(samples, max(MIN_NETWORK_SAMPLES,
                                       NETWORK_STATS_MAX_POINTS // batch_size)))
     net = Network(net.weights[:layer], net.activation, net.alpha, "bn")  # deeper: not needed
-    batches = draw_batches(n, batch_size, samples, seed, dev)
-    mu, sigma = realisation_statistics(net, points, batches, None, seed, dev)
-    mu_n, sigma_n = realisation_statistics(net, points, batches, virtual_batch_size, seed, dev)
+    batches = draw_batches(n, batch_size, samples, batch_seed, dev)
+    mu, sigma = realisation_statistics(net, points, batches, None, batch_seed, dev)
+    mu_n, sigma_n = realisation_statistics(net, points, batches, virtual_batch_size, batch_seed,
+                                           dev)
     full = layer_statistics(net, points)
     u = full[layer - 1].inputs @ net.weights[layer - 1][:units].T  # (n, units)
     sample = {"mu": mu[:, layer - 1, :units].cpu().numpy(),
@@ -195,6 +197,6 @@ def network_unit_statistics(net: Network, points: np.ndarray, layer: int, batch_
     report_units = [unit_report(sample, j, batch_size, n, *unit_moments(u[:, j]))
                     for j in range(units)]
     report = {"batch_size": batch_size, "train_size": n, "samples": samples,
-              "virtual_batch_size": virtual_batch_size, "seed": seed, "layer": layer,
+              "virtual_batch_size": virtual_batch_size, "batch_seed": batch_seed, "layer": layer,
               "units": report_units}
     return report, sample

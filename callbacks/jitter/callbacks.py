@@ -267,7 +267,7 @@ def _figure7(batch: int, train: int, virtual: int):
     from bnviz.views.bnstats import figure7
 
     return figure7(batch_size=batch, train_size=train, samples=3000,
-                   virtual_batch_size=virtual, seed=0)
+                   virtual_batch_size=virtual, data_seed=0, batch_seed=0)
 
 
 def _table(report: dict) -> html.Table:
@@ -296,7 +296,8 @@ def _network_figure7(settings: JitterParams, trained: str | None, layer: int, ba
                           "bn", settings.weight_seed, head_outputs=2))
     if layer > net.depth:
         raise ValueError(f"the network has {net.depth} layers")
-    return network_unit_statistics(net, data.points, layer, batch, 2000, virtual, seed=0)
+    return network_unit_statistics(net, data.points, layer, batch, 2000, virtual,
+                                   batch_seed=0)
 
 
 @callback(Output(ids.F7_GRAPH, "figure"), Output(ids.F7_TABLE, "children"),

@@ -1,8 +1,9 @@
-"""One name per parameter (issue 43, item 1) for ``bnviz jitter``, ``bnviz density`` and
-``bnviz figure9``, as tests/cli/test_partition_route.py holds ``bnviz partition``: each
-command is a thin parser over the model its page uses, one flag per field of the field's
-name and default; the old ``--n`` and ``--seed`` are refused in one line that says what they
-are called now; the page and the command build the same settings and compute the same."""
+"""One name per parameter (issue 43, item 1) for ``bnviz jitter``, ``bnviz density``,
+``bnviz bnstats`` and ``bnviz figure9``, as tests/cli/test_partition_route.py holds ``bnviz
+partition``: each command is a thin parser over the model its page uses, one flag per field of
+the field's name and default; the old ``--n`` and ``--seed`` are refused in one line that says
+what they are called now; the page and the command build the same settings and compute the
+same (the jitter page's training job names its steps as ``--train-steps``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from bnviz.cli import build_parser, main
 from bnviz.cli.figures import density_settings, figure9_settings, jitter_settings
 from bnviz.data.datasets import make_dataset
 from bnviz.params import (
+    BNStatsParams,
     DensityPageParams,
     DensityParams,
     JitterParams,
@@ -34,6 +36,7 @@ COMMANDS = {
     "jitter": ((JitterParams, TrainingParams),
                {"weights_file", "save", "json", "format", "out", "device", "quiet"}),
     "density": ((DensityParams,), {"json", "format", "out", "device", "quiet"}),
+    "bnstats": ((BNStatsParams,), {"json", "out"}),
     "figure9": ((Figure9Params,), {"json", "out", "device", "quiet"}),
 }
 #: The names the explorer's model gives the network and data (bnviz partition's flags).
@@ -64,9 +67,11 @@ def test_each_field_is_a_flag_of_the_same_name_and_default(command):
             assert action.default == field.default, field.name
     # and nothing the models lack, but the files and the output
     assert set(flags) - names == others
-    # the settings the explorer names too are named and defaulted as it does
-    assert names & SHARED >= {"dataset", "n_points", "weight_seed", "data_seed", "depth",
-                              "width", "activation"}
+    # the settings the explorer names too are named as it does: no n, no lone seed
+    assert not names & {"n", "seed", "steps"}
+    if command != "bnstats":  # (Figure 7 has no network)
+        assert names & SHARED >= {"dataset", "n_points", "weight_seed", "data_seed", "depth",
+                                  "width", "activation"}
 
 
 @pytest.mark.parametrize(("command", "old", "now"), [
@@ -80,6 +85,8 @@ def test_each_field_is_a_flag_of_the_same_name_and_default(command):
     ("figure9", ["--seed", "1"], "--seed is now --weight-seed and --data-seed"),
     ("figure9", ["--seed", "1", "--n", "30"], "--n is now --n-points; --seed is now "
                                               "--weight-seed and --data-seed"),
+    ("bnstats", ["--seed", "1"], "--seed is now --data-seed and --batch-seed"),
+    ("bnstats", ["--seed=1"], "--seed is now --data-seed and --batch-seed"),
 ])
 def test_the_old_names_are_refused_in_one_line(capsysbinary, command, old, now):
     """``--n`` is no abbreviation of ``--n-points`` (it would silently pass for it)."""
@@ -94,7 +101,7 @@ def test_the_old_names_are_refused_in_one_line(capsysbinary, command, old, now):
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_no_abbreviations(capsysbinary, command):
     capsysbinary.readouterr()
-    rc = main([command, "--n-poi", "40"])
+    rc = main([command, "--n-poi" if command != "bnstats" else "--data", "40"])
     captured = capsysbinary.readouterr()
     assert_one_error_line(rc, captured.out, captured.err.decode())
 
@@ -248,3 +255,53 @@ def test_figure9_command_is_the_explorers_preset():
                                         "--n-points", "60"))
     assert seeded.explorer_settings() == dataclasses.replace(
         FIGURE9_SETTINGS, weight_seed=2, data_seed=5, n_points=60)
+
+
+# --------------------------------------------------------------------------- bnstats
+
+
+def _one_stream(seed: int, batch: int, train: int, samples: int, virtual: int) -> dict:
+    """Figure 7's numbers as the former ``bnviz bnstats --seed`` drew them: one generator for
+    the training set, then the mini-batches, then the noise."""
+    import torch
+
+    from bnviz.core.bn import batch_moments
+    from bnviz.views.bnsampling import noise_controlled, sample_batch_statistics
+
+    gen = torch.Generator().manual_seed(seed)
+    m = torch.tensor([1.0, 0.0, -1.0], dtype=torch.float64)
+    s2 = torch.tensor([1.0, 3.0, 0.1], dtype=torch.float64)
+    data = m + s2.sqrt() * torch.randn((train, 3), generator=gen, dtype=torch.float64)
+    mu, sigma2 = sample_batch_statistics(data, batch, samples, gen)
+    mean, var = batch_moments(data)
+    m4 = (data - mean).pow(4).mean(dim=0)
+    mu_n, _ = noise_controlled(mu, sigma2, batch, virtual, var, m4, gen, population_size=train)
+    return {"mu": mu.numpy(), "mu_noise": mu_n.numpy()}
+
+
+def test_bnstats_seeds_reach_the_training_set_and_the_batches(capsysbinary):
+    """``--data-seed`` draws the training set, ``--batch-seed`` the mini-batches and the
+    noise; equal seeds are the one stream of the former ``--seed`` (so that an outcome stored
+    under it means what it computed)."""
+    from bnviz.views.bnstats import figure7_samples
+
+    small = ["--batch-size", "8", "--train-size", "50", "--samples", "40",
+             "--virtual-batch-size", "4"]
+    runs = {}
+    for data_seed, batch_seed in ((3, 3), (3, 5), (4, 3)):
+        capsysbinary.readouterr()
+        assert main(["bnstats", *small, "--data-seed", str(data_seed), "--batch-seed",
+                     str(batch_seed)]) == 0
+        doc = strict_json(capsysbinary.readouterr().out)
+        assert (doc["data_seed"], doc["batch_seed"]) == (data_seed, batch_seed)
+        runs[data_seed, batch_seed] = figure7_samples(
+            batch_size=8, train_size=50, samples=40, virtual_batch_size=4, data_seed=data_seed,
+            batch_seed=batch_seed, device="cpu")
+        assert doc["units"][0]["mu"]["empirical_mean"] == pytest.approx(
+            runs[data_seed, batch_seed]["mu"][:, 0].mean())
+    np.testing.assert_array_equal(runs[3, 3]["train"], runs[3, 5]["train"])
+    assert not np.array_equal(runs[3, 3]["mu"], runs[3, 5]["mu"])
+    assert not np.array_equal(runs[3, 3]["train"], runs[4, 3]["train"])
+    old = _one_stream(3, 8, 50, 40, 4)
+    np.testing.assert_array_equal(runs[3, 3]["mu"], old["mu"])
+    np.testing.assert_array_equal(runs[3, 3]["mu_noise"], old["mu_noise"])

@@ -247,7 +247,9 @@ SMALL_BNSTATS = ["--batch-size", "4", "--train-size", "100", "--samples", "50"]
 BNSTATS_FLAGS = {
     "--batch-size": num(2, 8, "100001"), "--train-size": num(10, 200, "100001"),
     "--samples": num(10, 200, "9", "200001"), "--virtual-batch-size": num(2, 8),
-    "--seed": num(0, 5), "--json": None, "--out": OUT_FILES,
+    "--data-seed": num(0, 5), "--batch-seed": num(0, 5),
+    "--means": st.sampled_from(["1,0,-1", "0.5,2,1", "1,2", "nan,0,1"]), "--json": None,
+    "--out": OUT_FILES,
 }
 
 

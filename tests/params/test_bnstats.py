@@ -15,7 +15,8 @@ BNSTATS_BOUNDS = {
     "samples": (10, 200_000, True, {"batch_size": 2}),
     "virtual_batch_size": (2, 100_000, True, {"train_size": 100_000, "batch_size": 100_000,
                                               "samples": 10}),
-    "seed": (0, 2**63 - 1, True, {}),
+    "data_seed": (0, 2**63 - 1, True, {}),
+    "batch_seed": (0, 2**63 - 1, True, {}),
 }
 
 

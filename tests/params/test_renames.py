@@ -130,8 +130,10 @@ def test_old_command_lines_read_as_the_new_flags():
         "--weights-file net.npz --json && bnviz figure9 --weight-seed S --data-seed S "
         "--json, for S in 0..9")
     # other commands' flags of the same spelling are theirs
-    same = "bnviz slice --concentration 30 --seed 0 && bnviz bnstats --seed 1"
+    same = "bnviz slice --concentration 30 --seed 0 && bnviz train --steps 5"
     assert current_command(same) == same
+    assert current_command("bnviz bnstats --seed 1 --json") == (
+        "bnviz bnstats --data-seed 1 --batch-seed 1 --json")
     assert current_command(None) is None
     # every command the mapping names has each new flag, and none of the old
     for command, renames in OLD_FLAGS.items():
@@ -173,7 +175,7 @@ def test_an_old_outcome_is_written_back_under_the_new_flags(tmp_path):
     assert read["command"] == ("bnviz jitter --n-points 400 --weight-seed 0 --data-seed 0 "
                                "--batch-seed 0 --batch-size 16 --json")
     _runnable(read["command"])
-    write_outcomes([{"id": "other", "command": "bnviz bnstats --seed 1"}], path)
+    write_outcomes([{"id": "other", "command": "bnviz slice --seed 1"}], path)
     text = path.read_text()
     assert "--n-points 400" in text and "--n 400" not in text
-    assert "bnviz bnstats --seed 1" in text
+    assert "bnviz slice --seed 1" in text

@@ -127,7 +127,7 @@ def test_network_figure7_runs_only_the_layers_it_needs():
     influence layers below)."""
     data = binary_task("moons", 300, 2)
     net = random_network(5, 6, seed=4, head_outputs=2)
-    report, samples = network_unit_statistics(net, data.points, 2, 16, samples=50, seed=7,
+    report, samples = network_unit_statistics(net, data.points, 2, 16, samples=50, batch_seed=7,
                                               device="cpu")
     batches = draw_batches(300, 16, 50, 7, "cpu")
     mu, sigma = realisation_statistics(net, data.points, batches, None, 7, "cpu")

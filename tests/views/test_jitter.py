@@ -607,7 +607,7 @@ def test_network_unit_statistics_layer1_matches_eq13():
 
     data = binary_task("moons", 400, 0)
     net = random_network(2, 4, seed=1, head_outputs=2)
-    report, samples = network_unit_statistics(net, data.points, 1, 32, samples=6000, seed=3,
+    report, samples = network_unit_statistics(net, data.points, 1, 32, samples=6000, batch_seed=3,
                                               device="cpu")
     u = data.points @ net.weights[0][:3].T
     k = 2**17 // 32  # 6000 batches of 32 exceed the cap on points per request
