@@ -1,20 +1,24 @@
-"""The names the jitter, density and Figure 9 computations had before issue 43 gave every
-parameter one name (the explorer's: ``n_points``, ``weight_seed``, ``data_seed``,
-``batch_seed``), read in this one place so that what was stored under them still loads.
+"""The names the jitter, density, Figure 9, Figure 7 (``bnviz bnstats``) and landscape-2d
+computations had before issue 43 gave every parameter one name (the explorer's: ``n_points``,
+``weight_seed``, ``data_seed``, ``batch_seed``; the jitter training's ``train_steps``, as
+``bnviz jitter --train-steps``), read in this one place so that what was stored under them
+still loads.
 
 Nothing writes the old names. Two kinds of record carry them:
 
-* a job's parameters in a job store (a finished ``density`` run or ``jitter-training``, a
-  queued one picked up after an upgrade, a rerun): :func:`current_params`, which
-  :func:`bnviz.records.types.validate_params` applies before it checks them;
+* a job's parameters in a job store (a finished ``density`` run, ``jitter-training`` or
+  ``landscape-2d`` run, a queued one picked up after an upgrade, a rerun):
+  :func:`current_params`, which :func:`bnviz.records.types.validate_params` applies before
+  it checks them;
 * a command line stored with a replication outcome (``bnviz density --n 50 --seed 0``):
   :func:`current_command`, which :mod:`bnviz.replication.store` applies as it reads.
 
 Each old name maps to the new names that take its value. The old ``seed`` fed more than one
 of today's seeds, so it maps to each of them: the record means what it computed then
 (``bnviz jitter --seed 3`` seeded the data, the weights and the mini-batches; the density
-run's ``seed`` its data and its networks). A new name present in the record wins over an
-old one. Imports nothing.
+run's ``seed`` its data and its networks; ``bnviz bnstats --seed`` one stream for the
+training set and then the mini-batches, which equal data and batch seeds draw again). A new
+name present in the record wins over an old one. Imports nothing.
 """
 
 from __future__ import annotations
