@@ -299,9 +299,9 @@ GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")
 #: (lowest, highest) of each setting of a slice (:mod:`bnviz.params.slice`).
 SLICE_LIMITS: dict[str, tuple[int, int]] = {
     "batches": (1, 16),
+    "batch_size": (2, 1024),
     "tiles": (1, 256),  # a window cut as tiles, merged exactly (bnviz.slices.tiles)
     "workers": (1, 64),  # processes for the tiles (default: the usable cores)
-    "batch_size": (2, 1024),
 }
 #: Regions of one slice (every layer's, the estimate of the last) above which it is refused
 #: before any work: about 4 minutes of cutting and 3 GB of kept regions on the 2-core machine

@@ -133,7 +133,8 @@ ENTRIES: tuple[Entry, ...] = (
           "higher accuracy at every epoch, no number printed (ResNet9 CIFAR-100, 10 runs, "
           "cross-validated learning rate; ResNet50 ImageNet)",
           ("bnviz jobs run smart-init --dataset digits --epochs 20 --runs 10 --validation 0.2 "
-           "--lrs 0.01,0.02,0.04 --json",), smart_init_ours, smart_init_status),
+           "--lrs 0.01,0.02,0.04,0.08 --extend-lrs --json",),
+          smart_init_ours, smart_init_status),
     Entry("bn-fig6-jitter", "bn",
           "Figure 6: decision boundaries of different mini-batches jitter, less at |B| = 256 "
           "than at 16, at initialisation and after training",
