@@ -6,9 +6,12 @@ makes it anywhere in the window, so only the cut itself (every region found) bou
 for certain, and bounds from the units alone (an arrangement's 1 + lines + crossings, layer
 on layer) exceed any cap by orders of magnitude.  So the count is *estimated*, without bias
 and with its own standard error, from exact cuts of a random sample of the window, and the
-cap acts on ``bound = estimate + Z * error`` (:data:`Z` = 3).  That bound is statistical, not
-a guarantee: bench/slice_estimate.py measures how it holds against exact counts up to 10^6
-regions (docs/slices.md gives the figures).
+cap acts on ``bound = estimate + k * error``: k = :data:`Z` = 3 standard errors, widened to
+Student's t at the error's degrees of freedom (3.1-3.6 at the 15-60 measured), the same
+one-sided 99.87 %.  That bound is statistical, not a guarantee: bench/slice_estimate.py
+measures how it holds against exact counts up to 10^6 regions (docs/slices.md gives the
+figures).  The hard stop stays the engine's own cap (``max_regions`` regions a layer): a
+bound that falls short costs the time of a cut the engine then stops, never its memory.
 
 The estimate rests on Euler's formula for a rectangle cut into convex regions (every region
 of a slice is convex: one code, linear inequalities):
@@ -35,9 +38,12 @@ mean keeps every tile in the sample), so that the sample holds about :data:`TARG
 vertices; the grid only lays the sample, what is counted is exact.  The error is the
 collapsed-strata standard error (the two halves of a tile, two neighbouring segments of a
 side, taken as one stratum: their difference counts as noise, so it errs large) times the
-finite-population factor sqrt(1 - f).  Rounds: a sample that finds fewer than TARGET / 2
+finite-population factor sqrt(1 - f); its degrees of freedom are Satterthwaite's (few where
+a few pairs carry it: vertices cluster, a sample's spread is some 4-5 times a Poisson
+count's, and an estimate that missed a dense spot has a small error too, so the lower tail
+of (estimate - exact) / error is the heavier).  Rounds: a sample that finds fewer than TARGET / 2
 vertices (the grid saw too many) is drawn again, larger; with a cap, a sample whose bound
-straddles the cap (estimate - Z error <= cap < estimate + Z error) is drawn again as large as
+straddles the cap (estimate - k error <= cap < estimate + k error) is drawn again as large as
 deciding it needs, up to :data:`SHARE` of the estimated regions (the window's cut costs about
 that much per region) and half the :data:`BUDGET`; a sample's cut stops at BUDGET regions
 (a first sample that small outgrowing it is reported as a lower bound, ``exceeded``).  A
@@ -99,9 +105,10 @@ SHARE = 0.05
 @dataclass(frozen=True)
 class RegionEstimate:
     """The last nonlinear layer's regions in a window: ``regions`` (the estimate), ``error``
-    (its standard error; 0 when counted exactly), ``bound`` (regions + Z x error, or the lower
-    bound of a sample that outgrew its budget: ``exceeded``), ``fraction`` (of the window's
-    area cut exactly), ``sampled`` (regions the estimate cut) and ``seconds``."""
+    (its standard error; 0 when counted exactly), ``bound`` (regions + k x error, k >= Z: the
+    module docstring; or the lower bound of a sample that outgrew its budget: ``exceeded``),
+    ``fraction`` (of the window's area cut exactly), ``sampled`` (regions the estimate cut)
+    and ``seconds``."""
 
     regions: int
     error: int
