@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import pytest
 from dash.testing.wait import until
+from lecture_windows import counter as _counter
+from lecture_windows import js as _js
+from lecture_windows import root_class as _root_class
+from lecture_windows import slider_value as _slider_value
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -20,31 +24,12 @@ pytestmark = pytest.mark.browser
 TIMEOUT = 30
 
 
-def _js(driver, script: str, *args):
-    return driver.execute_script(script, *args)
-
-
 def _prompt(driver):
     """The page's open prompt, or None while there is none yet."""
     try:
         return driver.switch_to.alert
     except NoAlertPresentException:
         return None
-
-
-def _counter(driver) -> str:
-    return _js(driver, f"const c = document.getElementById('{ids.COUNTER}'); "
-                       "return c ? c.textContent : '';")
-
-
-def _slider_value(driver, cid: str) -> float | None:
-    value = _js(driver, f"const h = document.querySelector('#{cid} [role=slider]'); "
-                        "return h ? h.getAttribute('aria-valuenow') : null;")
-    return None if value is None else float(value)
-
-
-def _root_class(driver) -> str:
-    return _js(driver, f"return document.getElementById('{ids.ROOT}').className;")
 
 
 def test_the_projector_window_follows_the_presenter(dash_duo):

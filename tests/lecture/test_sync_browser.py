@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import pytest
 from dash.testing.wait import until
+from lecture_windows import counter as _counter
+from lecture_windows import js as _js
+from lecture_windows import root_class as _root_class
+from lecture_windows import slider_value as _slider_value
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -37,15 +41,6 @@ if (!window.__steps) {{
 }}"""
 
 
-def _js(driver, script: str, *args):
-    return driver.execute_script(script, *args)
-
-
-def _counter(driver) -> str:
-    return _js(driver, f"const c = document.getElementById('{ids.COUNTER}'); "
-                       "return c ? c.textContent : '';")
-
-
 def _at(driver, step: int, msg: str = "") -> None:
     until(lambda: _counter(driver).startswith(f"{step} /"), TIMEOUT,
           msg=msg or f"the window did not show step {step} (it shows {_counter(driver)!r})")
@@ -55,16 +50,6 @@ def _keys(driver, *keys) -> None:
     """Keys to the page (not a slider): focus the title first."""
     _js(driver, "document.activeElement && document.activeElement.blur();")
     ActionChains(driver).send_keys(*keys).perform()
-
-
-def _slider_value(driver, cid: str) -> float | None:
-    value = _js(driver, f"const h = document.querySelector('#{cid} [role=slider]'); "
-                        "return h ? h.getAttribute('aria-valuenow') : null;")
-    return None if value is None else float(value)
-
-
-def _root_class(driver) -> str:
-    return _js(driver, f"return document.getElementById('{ids.ROOT}').className;")
 
 
 def _hidden(driver, cid: str) -> bool:
