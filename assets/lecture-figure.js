@@ -1,11 +1,40 @@
 /* The lecture graph's figure (/lecture): the type size for big halls, the ghost of the
    partition from before mu or sigma moved, a click's marks, the next step prepared by the
-   server (shown at once by a step key). What it gives the other
+   server (shown at once by a step key) and one draw per step. What it gives the other
    lecture scripts (window.bnvizLecture): setTypeScale, showPrefetched, prepared. */
 (function () {
     const CONFIG = window.bnvizConfig.lecture;  /* layouts/client_config.py */
     const IDS = CONFIG.ids;
     const set = (id, props) => window.dash_clientside.set_props(id, props);
+
+    /* Each step is drawn once (issue 46): dash's Graph has plotly.js draw its figure again
+       whenever the graph's box changes size, also when plotly.js drew the new figure at the
+       new size already (the dock goes beside a square figure and under a wide one, and the
+       box changes with the step's figure): 10 of 16 steps were drawn twice, 180-400 ms
+       apart. A lecture graph drawn at its box's size (within 1 px, plotly.js's own rule for
+       an autosize) is not drawn again; any other resize is plotly.js's as before. */
+    function drawnAtItsSize(gd) {
+        const svg = gd.querySelector(".main-svg");
+        if (!svg) { return false; }
+        const box = window.getComputedStyle(gd);
+        return Math.abs(parseFloat(box.width) - svg.width.baseVal.value) <= 1 &&
+            Math.abs(parseFloat(box.height) - svg.height.baseVal.value) <= 1;
+    }
+    let guarded = null;  /* the Plots.resize put in place */
+    function drawOnce() {
+        const plots = window.Plotly && window.Plotly.Plots;
+        if (!plots || plots.resize === guarded) { return; }
+        const resize = plots.resize;
+        guarded = function (gd) {
+            const el = typeof gd === "string" ? document.getElementById(gd) : gd;
+            if (el && el.closest && el.closest("#" + IDS.ROOT) && drawnAtItsSize(el)) {
+                return Promise.resolve(el);
+            }
+            return resize.apply(this, arguments);
+        };
+        plots.resize = guarded;
+    }
+    drawOnce();
 
     /* Type size for big halls (+ and -): the dock's type and every font of the figure, as
        a factor of the projector's CONFIG.typePx (never under it). */
@@ -46,6 +75,7 @@
     function showPrefetched(step) {
         const pf = prefetched;
         if (!pf || pf.step !== step || pf.from !== shownKey) { return false; }
+        drawOnce();
         /* the text and the dock's place first, so that the graph is drawn once, at its
            final size (drawn in the same update, plotly.js would draw at the old size, then
            again); then the figure straight to the graph (no callback between) */
@@ -85,7 +115,8 @@
            previous picture's ghost is kept, or its lines become the ghost. */
         withGhost: function (fig, scale, prev) {
             if (!fig || !fig.layout) { return window.dash_clientside.no_update; }
-                scale = typeof scale === "number" ? scale : 1;
+            drawOnce();
+            scale = typeof scale === "number" ? scale : 1;
             const meta = fig.layout.meta || {};
             const prevMeta = (prev && prev.layout && prev.layout.meta) || {};
             /* the state already drawn (from the prefetch), at this type size */
