@@ -4,7 +4,8 @@
    other windows (window.bnvizSync: assets/presenter.js). The lecture's other scripts, each
    adding what it gives to window.bnvizLecture (used when a key comes, never at load, so
    the order in which assets/ loads them does not matter):
-   - lecture-figure.js: the figure (type size, ghost, marks, the next step prepared);
+   - lecture-figure.js: the figure (type size, ghost, marks, the next step prepared, one
+     draw per step);
    - lecture-playback.js: the play button's sweep and frames, their speed;
    - lecture-url.js: the URL, the named snapshots and a snapshot's link. */
 (function () {
@@ -47,6 +48,13 @@
             return IDS.ROOT + " lecture-" + (theme === "dark" ? "dark" : "light");
         },
         toggle: function (_clicks, open) { return !open; },
+        /* "export all", at the click: the button disabled and a first line until the
+           server's answer (callbacks/lecture/export.py) says more */
+        exportStarted: function (clicks) {
+            const no = window.dash_clientside.no_update;
+            if (!clicks) { return [no, no]; }
+            return [true, "slides: 0 of " + N_STEPS() + " steps drawn; starting the export..."];
+        },
     });
 
     let digits = "";

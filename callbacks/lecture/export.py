@@ -10,7 +10,9 @@ zip (:mod:`bnviz.lecture.slides`), as a job of the project's one background mech
   with one busy line and its retry time.
 * **poll** (an interval, on while the job runs): the progress bar and the step being drawn;
   the zip once it succeeded; one line if it failed.
-* The button is disabled while the export runs, so a click cannot start a second one.
+* The button is disabled while the export runs, so a click cannot start a second one: from
+  the click on, in the browser (``exportStarted``, assets/lecture.js), before the server's
+  first answer; the status says how many of the tour's steps are drawn.
 
 Not :func:`callbacks.background.register_background`, which the other pages' runs use: its
 start needs the jobs token where the server has one, and a lecturer downloading slides that
@@ -22,7 +24,17 @@ No cancel: the job is shared by every caller of the same theme.
 
 from __future__ import annotations
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    dcc,
+    html,
+    no_update,
+)
 
 from bnviz import jobs
 from bnviz.lecture.slides import SLIDES_JOB_TYPE, THEMES, load_slides_zip, slides_edition
@@ -35,7 +47,7 @@ from bnviz.service.clients import request_client
 from bnviz.web.callbacks.background import one_line, percent
 from bnviz.web.callbacks.lecture import ids
 
-__all__ = ["FILENAME", "answer", "busy_line", "export_slides", "poll_export"]
+__all__ = ["FILENAME", "answer", "busy_line", "export_slides", "poll_export", "progress_line"]
 
 FILENAME = "bnviz-lecture-slides.zip"
 #: The callbacks' outputs, in order: the download, the status (line and bar), the job store,
@@ -57,16 +69,10 @@ def _progress(line: str, value: int) -> html.Div:
 
 def answer(job: Job) -> tuple:
     """The page's outputs for the export's job: running (the bar; polling on, the button
-    disabled), succeeded (the zip), or ended otherwise (one line)."""
+    disabled), succeeded (the zip, and what it holds), or ended otherwise (one line)."""
     if job.status in ("queued", "running"):
-        done = percent(job.progress)
-        if job.status == "queued":
-            line = "slides: waiting for the job worker..."
-        else:
-            step = min(len(TOUR), int(job.progress * len(TOUR)) + 1)
-            left = slides_seconds(len(TOUR)) * (1 - job.progress)
-            line = f"slides: drawing step {step} of {len(TOUR)} (about {left:.0f} s left)"
-        return no_update, _progress(line, done), job.id, False, True
+        bar = _progress(progress_line(job), percent(job.progress))
+        return no_update, bar, job.id, False, True
     if job.status == "succeeded":
         try:
             data = load_slides_zip(job.id)
@@ -77,6 +83,17 @@ def answer(job: Job) -> tuple:
     if job.status == "cancelled":
         return _idle("slides: the export was cancelled: press export again")
     return _idle(f"slides: the export failed: {one_line(job.error)}")
+
+
+def progress_line(job: Job) -> str:
+    """The steps drawn of the tour's (the job reports each step: slides.slide_files), and
+    about how long the rest takes; a queued job waits for the worker (it may be starting)."""
+    total = len(TOUR)
+    done = min(total, max(0, round((job.progress or 0.0) * total)))
+    if job.status == "queued":
+        return f"slides: {done} of {total} steps drawn; waiting for the job worker..."
+    left = slides_seconds(total) * (1 - done / total)
+    return f"slides: {done} of {total} steps drawn (about {left:.0f} s left)"
 
 
 def busy_line(exc: Exception) -> str:
@@ -121,3 +138,12 @@ def poll_export(_n_intervals, job_id):
     if job is None or job.type != SLIDES_JOB_TYPE:
         return _idle("slides: the export's job is gone: press export again")
     return answer(job)
+
+
+# The click itself disables the button and says the export starts, in the browser: the
+# server's answer (the job started, joined or reused) can take seconds on a busy machine, and
+# a lecturer saw 37 s of an enabled button and an empty status (issue 46, item 5).
+clientside_callback(ClientsideFunction("lecture", "exportStarted"),
+                    Output(ids.EXPORT, "disabled", allow_duplicate=True),
+                    Output(ids.EXPORT_STATUS, "children", allow_duplicate=True),
+                    Input(ids.EXPORT, "n_clicks"), prevent_initial_call=True)
