@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import rcParams
 from matplotlib.collections import LineCollection
-from matplotlib.colors import LinearSegmentedColormap, ListedColormap
+from matplotlib.colors import LinearSegmentedColormap, ListedColormap, to_rgb
 from matplotlib.figure import SubFigure
 
+from bnviz.lecture.panels import empty_density_note, same_partition, split_label
 from bnviz.lecture.scenes import Scene
 from bnviz.views.bnstats import analytical_density
 from bnviz.views.render import (
@@ -140,15 +141,30 @@ def _unit(fig, view) -> None:
     right.set(xlabel=UNIT.mu_axis, ylabel=UNIT.loss_axis)
 
 
+def _dark() -> bool:
+    """Whether the slide is drawn in the dark theme (its rc context's axes background)."""
+    return bool(np.mean(to_rgb(rcParams["axes.facecolor"])) < 0.5)
+
+
 def _density(fig, d) -> None:
+    """Figure 3's panels as the page draws them: on a dark slide the scale runs from the
+    background's black (no facet) to white (the most), as the page's dark theme does, so
+    that the caption's "stands out from the background" holds on both; a panel that counts
+    no facet says why it is blank."""
     axes = fig.subplots(len(d["modes"]), len(d["layers"]), squeeze=False)
     for r, mode in enumerate(d["modes"]):
         for c, layer in enumerate(d["layers"]):
-            draw_density_panel(axes[r, c], d["counts"][r, layer - 1], layer, d["box"],
-                               d["points"], 3 if len(d["points"]) > 12 else 60, _ink,
-                               title_size=10)
+            ax, counts = axes[r, c], d["counts"][r, layer - 1]
+            draw_density_panel(ax, counts, layer, d["box"], d["points"],
+                               3 if len(d["points"]) > 12 else 60, _ink, title_size=10)
+            if _dark():
+                image = ax.get_images()[-1]
+                image.set_cmap(image.get_cmap().reversed())
+            if counts.max() == 0:
+                ax.text(0.5, 0.5, empty_density_note(layer), transform=ax.transAxes,
+                        ha="center", va="center", fontsize=9, color=_ink("black"))
             if c == 0:
-                axes[r, c].set_ylabel(mode_label(mode))
+                ax.set_ylabel(mode_label(mode))
 
 
 def _jitter(ax, result) -> None:
@@ -191,6 +207,11 @@ def _dannemann(ax, plane, fig) -> None:
     ax.plot([start[0], 2 * e * d[0]], [start[1], 2 * e * d[1]], color=ORANGE, linewidth=3,
             label="BN minima")
     ax.plot(*plane.w_star, "*", color=VERMILLION, markersize=16, label="W* (least squares)")
+    g = np.asarray(plane.grad_at_w_star, dtype=np.float64)
+    if np.hypot(*g) > 0:  # −∇C^ at W*, scaled to be seen, as the page draws it
+        tip = plane.w_star - 0.25 * e * g / np.hypot(*g)
+        ax.annotate("", xy=tip, xytext=plane.w_star, zorder=7,
+                    arrowprops={"arrowstyle": "-|>", "color": VERMILLION, "linewidth": 2})
     ax.plot(*plane.w0, "o", color="white", markeredgecolor="black", markersize=10, label="W0")
     ax.plot(*plane.nearest_bn, "D", color=ORANGE, markeredgecolor="black", markersize=9,
             label="nearest BN optimum")
@@ -265,10 +286,12 @@ def draw_scene(sub: SubFigure, scene: Scene) -> None:
         _layers(sub, data)
     elif kind == "split":
         axes = sub.subplots(1, 2)
-        for ax, (mode, result) in zip(axes, data, strict=True):
-            layer = result.settings.layer
-            _space(ax, result, f"{PARTITION.row_label(mode)}: "
-                   f"{len(result.partition.layers[layer - 1].regions)} regions")
+        layer = scene.settings.layer
+        same = same_partition(data[0][1].partition, data[1][1].partition, layer)
+        for ax, (mode, result), other in zip(axes, data, ("right", "left"), strict=True):
+            regions = len(result.partition.layers[layer - 1].regions)
+            _space(ax, result, f"{split_label(mode, result.settings)}:\n{regions} regions"
+                   + (f", the same as on the {other}" if same else ""))
             ax.get_legend().remove()
     elif kind == "training":
         _training(sub, data)

@@ -12,6 +12,7 @@ import copy
 
 import numpy as np
 
+from bnviz.lecture.panels import empty_density_note, same_partition, split_label
 from bnviz.lecture.scenes import Scene
 from bnviz.views.style import DENSITY, JITTER, PARTITION, TRAINING, mode_label
 from bnviz.web.callbacks.density.figures import density_figure
@@ -29,7 +30,7 @@ from bnviz.web.callbacks.papers.figures import (
     weight_plane_figure,
     whitening_figure,
 )
-from bnviz.web.callbacks.plotting import Figure
+from bnviz.web.callbacks.plotting import Figure, panel_axes
 from bnviz.web.callbacks.projector import FONT_PX, THEME_COLOURS, projected
 
 __all__ = ["FONT_PX", "THEME_COLOURS", "filled", "is_wide", "projected", "readout",
@@ -69,6 +70,39 @@ def side_by_side(left: Figure, right: Figure, gap: float = 0.06) -> Figure:
          "xanchor": "center"} for fig, ax, ay in ((left, "x", "y"), (right, "x2", "y2"))]
     out["layout"]["title"] = {"text": ""}
     return out
+
+
+def _split(data: tuple, layer: int) -> Figure:
+    """The split: each panel named by what it draws (:func:`bnviz.lecture.panels.split_label`,
+    sliders included), and, where the two networks draw one partition (μ = 0 zeroes the
+    random biases and BN's means alike), each title says it is the other's picture."""
+    (_, left), (_, right) = data
+    same = same_partition(left.partition, right.partition, layer)
+    figs = []
+    for (mode, r), other in zip(data, ("right", "left"), strict=True):
+        fig = _space(r)
+        regions = len(r.partition.layers[layer - 1].regions)
+        detail = f"{regions} regions, layer {layer}" + (f", the same as on the {other}"
+                                                       if same else "")
+        fig["layout"]["title"]["text"] = f"{split_label(mode, r.settings)}<br>{detail}"
+        figs.append(fig)
+    return side_by_side(*figs)
+
+
+def _noted_empty(fig: Figure, data: dict) -> Figure:
+    """Figure 3's panels (rows: modes, columns: layers, as density_figure lays them out)
+    with a note in each one that counts no facet, saying why it is blank."""
+    n_cols = len(data["layers"])
+    for r in range(len(data["modes"])):
+        for c, layer in enumerate(data["layers"]):
+            if data["counts"][r, layer - 1].max() > 0:
+                continue
+            ax, ay, _, _ = panel_axes(r * n_cols + c + 1)
+            fig["layout"]["annotations"].append({
+                "text": empty_density_note(layer).replace("\n", "<br>"), "showarrow": False,
+                "xref": f"{ax} domain", "yref": f"{ay} domain", "x": 0.5, "y": 0.5,
+                "xanchor": "center", "yanchor": "middle"})
+    return fig
 
 
 def _training(data: dict) -> Figure:
@@ -111,19 +145,12 @@ def scene_figure(scene: Scene) -> Figure:
         rows = [(PARTITION.row_label(mode), r.partition) for mode, r in data]
         return small_multiples_figure(rows, data[-1][1].data.points, projector=True)
     if kind == "split":
-        figs = []
-        for mode, r in data:
-            fig = _space(r)
-            regions = len(r.partition.layers[s.layer - 1].regions)
-            fig["layout"]["title"]["text"] = (f"{PARTITION.row_label(mode)}<br>{regions} regions, "
-                                              f"layer {s.layer}")
-            figs.append(fig)
-        return side_by_side(*figs)
+        return _split(data, s.layer)
     if kind == "training":
         return _training(data)
     if kind in ("density", "slice"):
-        fig = density_figure(data["counts"], data["modes"], data["layers"], data["points"],
-                             data["box"])
+        fig = _noted_empty(density_figure(data["counts"], data["modes"], data["layers"],
+                                          data["points"], data["box"]), data)
         if kind == "slice":  # the measure the caption points to, computed, not quoted
             fig["layout"]["title"] = {"text": DENSITY.slice_title.format(
                 digits=", ".join(map(str, data["labels"])),
