@@ -55,68 +55,61 @@ _BN = "BN paper"
 TOUR: tuple[TourStep, ...] = (
     TourStep("fig1", "Figure 1: BN draws each layer's hyperplanes to the data", _BN,
              "Top: random weights without BN spread every layer's folded hyperplanes over the "
-             "whole plane, whatever the data. Bottom: the same weights with BN draw each "
-             "layer's hyperplanes to the data, so the regions gather where the data are.",
+             "whole plane, whatever the data. Bottom: the same weights with BN draw each layer's "
+             "hyperplanes to the data.",
              "layers", _FIG1),
     TourStep("cor2", "Corollary 2: layer 1 is a central arrangement", _BN,
-             "With BN every layer-1 line passes through the data's centroid: D₁ lines through "
-             "one point make exactly 2·D₁ regions, wedges around it (some can be thin). "
-             "Press play: μ = t·μ_BN moves that point from the origin (t = 0, zero bias) "
-             "to the centroid of these data, moved off the origin (t = 1, BN).",
+             "At μ = 0 every layer-1 line passes through the origin; D₁ lines through one point "
+             "make 2·D₁ regions. Press play: μ = t·μ_BN carries the point to the data's centroid "
+             "(t = 1: BN).",
              "space", replace(_FIG1, layer=1, mu_t=0.0), animate="mu",
              live=frozenset({"mu", "sigma", "batch"})),  # layer 1: depth changes nothing
     TourStep("fig2a", "Figure 2a: μ is a total-least-squares fit", _BN,
-             "One unit in its own input space: the hyperplane sits at μ. The mean squared "
-             "distance from the batch to it is a parabola in μ: its minimum is at the BN mean, "
-             "where it equals σ²/‖w‖² (Theorem 1, eq. 7-9).",
+             "One unit in its own input space: the hyperplane sits at μ (orange). The batch's "
+             "mean squared distance to it is a parabola in μ, lowest, σ²/‖w‖², at the BN mean "
+             "(Theorem 1).",
              "unit", replace(_FIG2, mu_t=0.2), animate="mu"),
     TourStep("fig2b", "Figure 2b: μ translates a folded hyperplane", _BN,
-             "The same unit in the input space: its folded hyperplane (orange) bends where "
-             "layer 1's lines are. Moving μ slides it: a μ that brings the unit's hyperplane "
-             "closer to a point's layer-2 input brings the folded one closer to that point "
-             "(Theorem 2, point by point).",
+             "In the input space the unit's folded hyperplane (orange) bends at the gray lines "
+             "(earlier layers). Theorem 2: a μ bringing the hyperplane nearer a point's layer-2 "
+             "input brings the folded one nearer the point.",
              "space", replace(_FIG2, mu_t=0.3), animate="mu"),
     TourStep("fig2c", "Figure 2c: σ of layer 1 folds layer 2", _BN,
-             "Now σ of layer 1 changes while layer 2 keeps BN's μ: layer 2's folded "
-             "hyperplanes bend at layer 1's lines, and σ₁ sets how sharply they fold.",
+             "Now σ of layer 1 changes while layer 2 keeps BN's μ: layer 2's folded hyperplanes "
+             "(blue) bend at the gray lines (earlier layers), and σ₁ sets how sharply they fold.",
              "space", replace(_FIG2, scope="layer", target_layer=1, sigma_s=2.0),
              animate="sigma"),
     TourStep("fig9", "Figure 9: each unit's TLS error, layers 1 and 4", _BN,
-             "A network trained with BN: layer 1's lines (left) and layer 4's folded "
-             "hyperplanes (right), each unit coloured by σ²/‖w‖² on its layer's own scale, "
-             "blue small, green large. In layer 1 that is exactly the data's mean squared "
-             "distance to the line (eq. 8); in layer 4 it is measured in layer 4's input "
-             "space and ranks the input-space closeness only roughly.",
+             "Trained with BN: layer 1's lines (left), layer 4's folded hyperplanes (right), each "
+             "unit coloured by σ²/‖w‖² on its layer's scale, blue small, green large; in layer 1, "
+             "the data's mean squared distance (eq. 8).",
              "space", replace(_FIG1, layer=4, weights="trained"), tls=True),
     TourStep("split", "The same weights, without and with BN", _BN,
-             "Left without BN (random biases), right with BN, at the same weights and data. "
-             "Move depth: with BN most of the deeper layers' facets stay near the data (some "
-             "still cross the empty plane); without BN they spread evenly.",
+             "Left without BN (random biases), right with BN, same weights and data. Move depth: "
+             "with BN most deeper-layer facets stay near the data (some cross the empty plane); "
+             "without BN they spread evenly.",
              "split", replace(_FIG1, layer=4)),
     TourStep("train", "Watch it learn: BN starts on the data", _BN,
-             "The same weights and mini-batches without BN (left, biases learned from zero) "
-             "and with BN (right): press play. At step 0 the data lie 0.05 from BN's "
-             "last-layer boundary and 0.11 without BN; by step 40 training has moved the "
-             "boundaries to the data, and both end near 0.06.",
+             "Without BN (left) and with BN (right) from the same weights; press play. Step 0: the "
+             "data lie 0.05 from BN's boundary, 0.11 without BN; by step 40 down to 0.06, where "
+             "both end.",
              "training", replace(_FIG1, layer=4), live=frozenset(), animate="frames"),
     TourStep("batch", "A mini-batch moves the hyperplanes", _BN,
-             "In training BN uses each mini-batch's statistics: with a batch of 8 (hollow "
-             "points are outside it) the lines meet at that batch's centroid, not the data's. "
-             "Move the batch-size slider: smaller batches, larger moves.",
+             "In training BN uses each mini-batch's statistics: with a batch of 8 (hollow points "
+             "are outside it) the lines meet at that batch's centroid, not the data's. Move the "
+             "batch-size slider: smaller batches, larger moves.",
              "space", replace(_FIG1, layer=1, batch_size=8, batch_seed=3),
              live=frozenset({"mu", "sigma", "batch"})),
     TourStep("fig3", "Figure 3: facets concentrate near the data", _BN,
-             "Darker means more facets pass near a point. Random biases (middle row) spread "
-             "them over the plane; zero bias (top) sends every layer-1 line through the "
-             "origin, here the star's centre; with BN (bottom) deeper layers keep theirs on "
-             "the data. The paper: width 1024, 11 layers; here width 64.",
+             "More facets near a point: it stands out more from the background. Zero bias (top): "
+             "layer 1 through the origin, the star's centre; random biases (middle): spread; BN "
+             "(bottom): deeper layers' facets on the data.",
              "density", PartitionParams(depth=6, width=64, dataset="star", n_points=50,
                                        layer=6), live=frozenset({"depth"})),
     TourStep("slice", "Figure 3 on real images: a slice of a conv net", _BN,
-             "A plane through three test digits (dots), cut through the appendix CNN at its "
-             "random start, without BN and with one mini-batch's BN statistics. The near/far "
-             "region density printed with it: BN raises it only a little here; the Slices "
-             "page cuts trained networks.",
+             "A plane through three test digits (dots) cuts the appendix CNN at its random start: "
+             "zero bias (top), random biases (middle), BN with one mini-batch's statistics "
+             "(bottom). BN raises the printed near/far density a little.",
              "slice", PartitionParams(), live=frozenset()),
     TourStep("fig6", "Figure 6: the decision boundary jitters", _BN,
              "Each thin gray line is the decision boundary under one mini-batch's statistics; "
@@ -131,17 +124,14 @@ TOUR: tuple[TourStep, ...] = (
              "bnstats", PartitionParams(batch_size=64), live=frozenset({"batch"})),
     TourStep("dannemann", "Dannemann & Junike: a counterexample to Lemma 4.5",
              "Dannemann & Junike",
-             "At W0 = W* = (1, 3), the least-squares optimum of their three points, the BN "
-             "loss still has a gradient (red arrow) and the nearest BN optimum is 4.24 away "
-             "(squared); Santurkar et al.'s Lemma 4.5 bounds it by 0. That refutes the lemma, "
-             "for one neuron; whether BN's statistics help training is what our "
-             "smart-initialisation runs test.",
+             "At W0 = W* the BN loss has a gradient (vermillion arrow), its nearest BN optimum "
+             "4.24 away (squared): Lemma 4.5's bound of 0 is refuted; our smart-initialisation "
+             "runs test whether BN's statistics help.",
              "dannemann", PartitionParams(), live=frozenset()),
     TourStep("santurkar", "Santurkar et al.: a smoother loss landscape", "Santurkar et al.",
-             "Santurkar et al. explain BN by a smoother landscape, not the partition. On this "
-             "2D task, both networks from the same weights, the loss varies a little more along "
-             "each step with BN (mean range 0.027 against 0.023) and the effective "
-             "β-smoothness is larger (4.7 against 3.8): their claim does not show here.",
+             "Santurkar et al. explain BN by a smoother landscape. With BN the loss varies more "
+             "along each step (mean range 0.027 against 0.023), β-smoothness too (4.7 against "
+             "3.8): their claim does not show here.",
              "santurkar", PartitionParams(), live=frozenset()),
     TourStep("luo", "Luo et al.: mini-batch noise as a regulariser", "Luo et al.",
              "Luo et al. write BN as population normalisation plus a γ decay of strength "
@@ -149,9 +139,9 @@ TOUR: tuple[TourStep, ...] = (
              "spread narrows and the regulariser weakens.",
              "luo", PartitionParams(batch_size=16), live=frozenset({"batch"})),
     TourStep("ergen", "Ergen et al.: BN networks as convex programs", "Ergen et al.",
-             "Ergen et al. solve a BN network's training in closed form: their BN layer whitens "
-             "the data (right: U of X = UΣVᵀ), and the trained network's objective meets the "
-             "closed-form optimum p* (the lecture view prints both and their gap).",
+             "Ergen et al. solve a BN network's training in closed form: their BN whitens the data "
+             "(right: U of X = UΣVᵀ), and training meets the closed-form optimum p* (the lecture "
+             "view prints both).",
              "ergen", PartitionParams(), live=frozenset()),
 )
 
