@@ -4,9 +4,9 @@
    A window's state is what it shows and does: the step, the sliders' positions (null: the
    step's own), the theme, the split, the blank screen and how many times play and reset were
    pressed. Every change made in a window (a key, a button, a slider the lecturer moved, a
-   snapshot opened; assets/lecture.js calls `bnvizSync`) is a new state with a version
-   v = [counter, window id]: the counter is one past the newest this window has seen (a
-   Lamport clock), the id breaks a tie. A window applies a state only when it is newer than
+   snapshot opened; assets/lecture.js and lecture-url.js call `bnvizSync`) is a new state with
+   a version v = [counter, window id]: the counter is one past the newest this window has
+   seen (a Lamport clock), the id breaks a tie. A window applies a state only when it is newer than
    the one it has, so no window ever goes back to an older state, whichever way the states
    come:
    - over a BroadcastChannel between the windows of one browser (at once);
@@ -265,7 +265,7 @@
         change({play: (shared ? shared.play : 0) + 1});
     }, true);
 
-    /* what assets/lecture.js calls */
+    /* what assets/lecture.js and lecture-url.js call */
     window.bnvizSync = {
         isPresenter: isPresenter,
         /* a step, theme or split chosen here */

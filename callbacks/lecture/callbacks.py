@@ -1,8 +1,8 @@
 """Lecture callbacks: the step and the four sliders -> :func:`bnviz.lecture.scenes.
 compute_scene` -> the scene's figure (:mod:`callbacks.lecture.figures`); the clicker's keys,
-the play button, the theme and the panels are client-side (assets/lecture.js). The "export
-all" button's callbacks are :mod:`callbacks.lecture.export` (imported here: registered with
-the page's)."""
+the play button, the theme and the panels are client-side (assets/lecture.js, and beside it
+lecture-figure.js, lecture-playback.js, lecture-url.js). The "export all" button's callbacks
+are :mod:`callbacks.lecture.export` (imported here: registered with the page's)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ STALE = "lecture-plot stale"
 def drawn(scene, step: int, theme: str, query: str, ghost: bool = False) -> tuple[dict, str]:
     """The step's figure for the graph, and its title. Its ``meta`` names the state drawn
     (``state``: the lecture query), so that the browser draws a state it already drew from
-    the next-step prefetch only once; and the ``key`` within which assets/lecture.js keeps
+    the next-step prefetch only once; and the ``key`` within which assets/lecture-figure.js keeps
     the partition from before a run of mu or sigma moves as a ghost under the new one."""
     figure, title = filled(projected(scene_figure(scene), theme))
     figure["layout"]["meta"] = {
@@ -174,7 +174,7 @@ def point_info(info, on_facet: bool, panel: str | None = None) -> list:
 
 
 def click_mark(result, info, axes: tuple[str, str]) -> dict:
-    """What the graph marks for a click (assets/lecture.js, ``mark``): the point, and the
+    """What the graph marks for a click (assets/lecture-figure.js, ``mark``): the point, and the
     nearest folded hyperplane F_{j,k} (its facets as one polyline with breaks), on the
     panel's axes."""
     lp = result.partition.layers[info.unit_layer - 1]

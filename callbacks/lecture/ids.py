@@ -72,4 +72,4 @@ SNAPSHOTS = "lecture-snapshots"  # store: {"items": [{"name", "query"}], "max", 
 SNAPSHOT_LIST = "lecture-snapshot-list"  # in the keys panel (?)
 PRESENTER_SNAPSHOTS = "lecture-presenter-snapshots"  # under the presenter's step list
 OPEN = "lecture-open"  # the navbar's Lecture link, on every page (app.py)
-SNAPSHOT_LINK = "lecture-snapshot"  # class of a snapshot's link (assets/lecture.js)
+SNAPSHOT_LINK = "lecture-snapshot"  # class of a snapshot's link (assets/lecture-url.js)

@@ -4,9 +4,10 @@ step's wait was the server's answer and the redraw; a lecturer dwells on a step 
 When the page settles on a step (its step, theme and split: ``ids.PREFETCH_KEY``, derived in
 the browser from the page's query), the server draws the next step at its own settings, as
 :func:`callbacks.lecture.callbacks.show` will draw it, into ``ids.PREFETCH``. A step key
-(assets/lecture.js) then shows that figure, title, caption and readout at once and asks the
-server for the step as before; the server's figure names the same state (its
-``meta.state``), so the browser does not draw it twice.
+(assets/lecture.js; assets/lecture-figure.js keeps the step prepared) then shows that
+figure, title, caption and readout at once and asks the server for the step as before; the
+server's figure names the same state (its ``meta.state``), so the browser does not draw it
+twice.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = ["prefetch_next"]
 
 
 def _parse_key(key: object) -> tuple[int, str, bool] | None:
-    """``"step|theme|split"`` (assets/lecture.js, ``prefetchKey``) or None."""
+    """``"step|theme|split"`` (assets/lecture-figure.js, ``prefetchKey``) or None."""
     if not isinstance(key, str) or key.count("|") != 2:
         return None
     step, theme, split = key.split("|")
