@@ -39,9 +39,17 @@ AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linea
 NONLINEAR_KINDS = ("relu", "maxpool")
 BN_MODES = ("eval", "train")
 
-#: Inputs (C * H * W) up to which a convolution on a map smaller than its kernel runs as one
-#: dense matrix (:func:`conv_matrix`: (O * Ho * Wo) x (C * H * W) float64).
+#: Inputs (C * H * W) up to which a convolution may run as one dense matrix
+#: (:func:`conv_matrix`: (O * Ho * Wo) x (C * H * W) float64, built once per op and shape).
 DENSE_MAX_UNITS = 4096
+#: A convolution runs as that dense matrix when the matrix has at most this many times the
+#: products of the convolution itself (H * W * groups / (kh * kw): the dense rows also multiply
+#: the zeros of every tap that misses the map).  Measured on one core in float64
+#: (bench/slice.py's profile, issue 45): the dense product runs at about 25 GFLOP/s, torch's
+#: float64 conv2d at 3-6, so the dense form is 2.3-3.9x faster on 4x4 and 6x6 maps (ratio
+#: 1.8-4), even on 8x8 maps with few channels (ratio 7: 0.8-1.3x) and 2x slower on 8x8 with
+#: 64 channels: 4 keeps the maps where it wins.
+DENSE_MAX_RATIO = 4.0
 
 #: BN statistics of one mini-batch: the op's name -> (mean, biased variance), per channel.
 Statistics = Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -169,10 +177,9 @@ def max_pool(op: Op, x: torch.Tensor, return_indices: bool = False) -> Any:
 def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None) -> torch.Tensor:
     """The linear part of an affine op applied to a batch (the first dim is the batch)."""
     a, x = op.attrs, xs[0]
-    if op.kind == "conv" and x.shape[2] * x.shape[3] < a["weight"].shape[2] * a["weight"].shape[3] \
-            and x[0].numel() <= DENSE_MAX_UNITS:
-        # a map smaller than the kernel (ResNet9's 2x2 and 1x1 stages): most taps read the
-        # zero padding, and the conv as one dense matrix does only the products that count
+    if op.kind == "conv" and _dense_pays(op, tuple(x.shape[1:])):
+        # a small map (ResNet9's 4x4, 2x2 and 1x1 stages): the conv as one dense matrix, one
+        # BLAS product, beats conv2d's float64 path (DENSE_MAX_RATIO)
         m = torch.as_tensor(conv_matrix(op, tuple(x.shape[1:])), dtype=x.dtype, device=x.device)
         y = x.reshape(x.shape[0], -1) @ m.T
         return y.reshape(x.shape[0], *_conv_out_shape(op, tuple(x.shape[1:])))
@@ -197,6 +204,14 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
     if op.kind == "linear":
         return x @ torch.as_tensor(a["weight"], dtype=x.dtype, device=x.device).T
     raise ValueError(f"{op.name}: {op.kind} is not affine")
+
+
+def _dense_pays(op: Op, shape: tuple[int, ...]) -> bool:
+    """Whether the conv ``op`` on inputs of ``shape`` (C, H, W) runs as its dense matrix."""
+    _, h, w = shape
+    _, _, kh, kw = op.attrs["weight"].shape
+    return int(np.prod(shape)) <= DENSE_MAX_UNITS and \
+        h * w * op.attrs["groups"] <= DENSE_MAX_RATIO * kh * kw
 
 
 def _conv(op: Op, x: torch.Tensor) -> torch.Tensor:
