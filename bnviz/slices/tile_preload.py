@@ -1,4 +1,4 @@
-"""What the tiles' forkserver (:mod:`bnviz.slices.tiles`) imports before it forks a worker:
+"""What the tiles' forkserver (:mod:`bnviz.slices.tile_pool`) imports before it forks a worker:
 this module loads the exact engine's compiled kernels (the ReLU cut, the max-pool cells) in
 the server, once, in its one thread, so that every worker forks with them loaded.  Loaded in
 each worker instead, they cost each 0.2-0.4 s, one worker after the other (the kernels' lock
@@ -7,7 +7,7 @@ file: :mod:`bnviz.core.kernels`).  Nothing else imports it."""
 from __future__ import annotations
 
 from bnviz.core import kernels
-from bnviz.slices import maxcells, tiles  # noqa: F401 - the workers' module, imported once
+from bnviz.slices import maxcells, tile_pool  # noqa: F401 - the workers' module, imported once
 
 kernels.require()
 maxcells.warm_up()

@@ -25,34 +25,30 @@ The tiles: N = r x r for a perfect square; otherwise r = round(sqrt N) rows of N
 N // r + 1 tiles (the longer rows first), each row as high as its share of the tiles, so that
 every tile has the window's area over N.
 
-Workers: processes of a pool started by ``forkserver`` (a fresh server process that imported
-this module, torch and the engine, and loaded the compiled kernels, once:
-:mod:`bnviz.slices.tile_preload`; each worker forks from it, never from a process that runs
-torch's threads; where the process had started a forkserver before, its workers import and
-load those themselves), torch at one thread each, tiles handed out one at a time as workers
-free up.  ``workers=1`` cuts the tiles one after the other in this process, torch at one
-thread too (then back to its count): N workers use N cores.  A script that calls
-:func:`cut_tiled` with workers > 1 must guard its main code with ``if __name__ ==
-"__main__"`` (each worker imports the main module, as multiprocessing's forkserver and spawn
-do; ``python -m`` modules and console scripts are guarded).
+Workers: the processes of :func:`bnviz.slices.tile_pool.cut_tiles` (a forkserver's, torch at
+one thread each, tiles handed out one at a time as workers free up; a worker that dies is
+replaced and its tile cut again); ``workers=1`` cuts the tiles one after the other in this
+process.  A script that calls :func:`cut_tiled` with workers > 1 must guard its main code
+with ``if __name__ == "__main__"``.  The slice job (:mod:`bnviz.slices.tiled_job`) cuts its
+tiles with the same pool, each stored as it is done.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
 
 import torch
 
-from bnviz.slices.engine import Slice, cut_slice
+from bnviz.slices.engine import Slice
 from bnviz.slices.graph import SliceNet, Statistics, fold_bn
 from bnviz.slices.plane import Plane
+from bnviz.slices.tile_pool import TileCut, cut_tiles
 from bnviz.slices.tilemerge import merge_tiles
 
-__all__ = ["cut_tiled", "default_workers", "tile_windows"]
+__all__ = ["check_window", "cut_tiled", "default_workers", "tile_windows", "window_scale"]
 
 Window = tuple[float, float, float, float]
 
@@ -81,24 +77,6 @@ def tile_windows(window: Window, n: int) -> list[Window]:
     return tiles
 
 
-#: Each worker's network, plane, statistics and cut's settings (set once, by the pool).
-_WORKER: dict = {}
-
-
-def _start_worker(net: SliceNet, plane: Plane, stats: Statistics | None,
-                  device: str | None, max_regions: int, scale: tuple[float, float]) -> None:
-    torch.set_num_threads(1)
-    _WORKER.update(net=net, plane=plane, stats=stats, device=device, max_regions=max_regions,
-                   scale=scale)
-
-
-def _cut_tile(job: tuple[int, Window]) -> tuple[int, Slice]:
-    i, tile = job
-    w = _WORKER
-    return i, cut_slice(w["net"], w["plane"], tile, w["stats"], w["device"], w["max_regions"],
-                        scale=w["scale"])
-
-
 def cut_tiled(net: SliceNet, plane: Plane, window: Window, stats: Statistics | None = None,
               tiles: int = 4, workers: int | None = None,
               device: torch.device | str | None = None,
@@ -109,52 +87,40 @@ def cut_tiled(net: SliceNet, plane: Plane, window: Window, stats: Statistics | N
     cut as ``tiles`` tiles (:func:`tile_windows`) on ``workers`` processes (default: every
     core this process may use; 1: here, one tile after the other) and merged by full code
     (module docstring).  ``progress(done, total)`` hears each tile done (it may raise to
-    stop the cut: the pool's workers are stopped); ``max_regions`` caps each tile's layers
-    and the merged ones (PartitionTooLarge).  ``device``: each tile's (None: each process
-    picks its own, :func:`bnviz.device.pick_device`).  The slice's ``seconds`` are the wall
-    time of the cuts and the merge."""
+    stop the cut: the workers are stopped); ``max_regions`` caps each tile's layers and the
+    merged ones (PartitionTooLarge).  ``device``: each tile's (None: each process picks its
+    own, :func:`bnviz.device.pick_device`).  The slice's ``seconds`` are the wall time of
+    the cuts and the merge."""
     t0 = time.perf_counter()
-    a0, a1, b0, b1 = (float(v) for v in window)
-    if not (a0 < a1 and b0 < b1) or not all(map(math.isfinite, (a0, a1, b0, b1))):
-        raise ValueError(f"the window must have a0 < a1 and b0 < b1, got {window}")
-    rects = tile_windows((a0, a1, b0, b1), tiles)
-    scale = (max(abs(a0), abs(a1)), max(abs(b0), abs(b1)))
+    window = check_window(window)
+    rects = tile_windows(window, tiles)
     workers = min(default_workers() if workers is None else int(workers), len(rects))
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     # BN folded once (cut_slice folds nothing more): the ops, and the dense matrices of small
     # maps' convolutions cached on them (graph.conv_matrix), serve every tile of a process
-    folded = fold_bn(net, stats)
-    settings = (folded, plane, stats, None if device is None else str(device), max_regions,
-                scale)
-    cut: list[Slice | None] = [None] * len(rects)
-    if workers == 1:  # one process, one thread, as each worker
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            for i, rect in enumerate(rects):
-                cut[i] = cut_slice(folded, plane, rect, stats, device, max_regions, scale=scale)
-                if progress is not None:
-                    progress(i + 1, len(rects))
-        finally:
-            torch.set_num_threads(threads)
-    else:
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["bnviz.slices.tile_preload"])
-        else:  # (no forkserver: Windows) each worker starts afresh
-            ctx = multiprocessing.get_context("spawn")
-        pool = ctx.Pool(workers, _start_worker, settings)
-        try:
-            for done, (i, s) in enumerate(pool.imap_unordered(_cut_tile, enumerate(rects)), 1):
-                cut[i] = s
-                if progress is not None:
-                    progress(done, len(rects))
-        except BaseException:  # a tile's error, or progress stopping the cut
-            pool.terminate()
-            pool.join()
-            raise
-        pool.close()
-        pool.join()
-    return merge_tiles(cut, rects, (a0, a1, b0, b1), max_regions,
-                       seconds=time.perf_counter() - t0)
+    cut = TileCut(fold_bn(net, stats), plane, stats, None if device is None else str(device),
+                  max_regions, window_scale(window))
+    pieces: list[Slice | None] = [None] * len(rects)
+
+    def done(i: int, s: Slice) -> None:
+        pieces[i] = s
+        if progress is not None:
+            progress(sum(p is not None for p in pieces), len(rects))
+
+    cut_tiles(cut, dict(enumerate(rects)), workers, done)
+    return merge_tiles(pieces, rects, window, max_regions, seconds=time.perf_counter() - t0)
+
+
+def check_window(window: Window) -> Window:
+    """``window`` as floats (ValueError unless a0 < a1 and b0 < b1, finite)."""
+    a0, a1, b0, b1 = (float(v) for v in window)
+    if not (a0 < a1 and b0 < b1) or not all(map(math.isfinite, (a0, a1, b0, b1))):
+        raise ValueError(f"the window must have a0 < a1 and b0 < b1, got {window}")
+    return a0, a1, b0, b1
+
+
+def window_scale(window: Window) -> tuple[float, float]:
+    """The whole window's tolerance scale (bx, by), which each of its tiles is cut with."""
+    a0, a1, b0, b1 = window
+    return max(abs(a0), abs(a1)), max(abs(b0), abs(b1))
