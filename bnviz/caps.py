@@ -72,6 +72,8 @@ __all__ = [
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
+    "SLICE_JOB_MAX_REGIONS",
+    "SLICE_JOB_MAX_TOTAL_REGIONS",
     "SLICE_LIMITS",
     "SLICE_MAX_FILE_BYTES",
     "SLICE_MAX_GRAPH_DEPTH",
@@ -325,6 +327,13 @@ SLICE_MAX_UPLOAD_BYTES = 32 * 2**20
 #: Regions of one network's slice a /slice page job may cut (about 30 s on the 2-core machine
 #: a network, and what a browser still draws).
 SLICE_PAGE_MAX_REGIONS = 150_000
+#: Regions of one network's slice a slice job may cut (``bnviz slice --submit``, the /slice
+#: page's "run as a job"), by the estimate's bound: cut as tiles, each stored as it is done
+#: (bnviz.slices.tiled_job).  A digits ResNet9's default window holds about 7 million; 20
+#: million is about 3 hours of one core at 2,000 regions a second and some GB of tiles.
+SLICE_JOB_MAX_REGIONS = 20_000_000
+#: The same cap for K mini-batches together (train mode's jitter, as a job).
+SLICE_JOB_MAX_TOTAL_REGIONS = 40_000_000
 BN_SLICE_MODES: tuple[str, ...] = ("eval", "train")
 
 # The lecture's named snapshots (a link's ``snaps``, callbacks/lecture/state.py)

@@ -3,6 +3,7 @@
     bnviz slice --model net.onnx --data images.npy --images 0,1,2 --json
     bnviz slice --job ID [--arms ARM] [--run N] --bn train --batches 8
     bnviz slice --weights net.safetensors --arch resnet9 --plane plane.npz --extent 2
+    bnviz slice --job ID --submit        # a window of millions of regions, as a job
 
 A thin parser over the one model of a slice, :class:`bnviz.params.slice.SliceSetup`: each
 of its fields is the flag of its name, with its default, checked by the model before torch
@@ -10,6 +11,11 @@ is loaded; the cut is :func:`bnviz.slices.setup.slice_networks`, the route the /
 job takes too (the network and the images read first, one line for a file that does not
 fit, the region count estimated and checked, and only then anything cut).  What is printed
 (summary, JSON, PNG/SVG, the geometry file and the provenance) is this module's.
+
+``--submit`` queues the same flags as a slice job instead (:mod:`bnviz.slices.tiled_job`,
+the model :class:`~bnviz.params.slice.SliceJobParams`: the command's, with a slice job's
+region cap, which is ``--max-regions``' default there): checked and estimated here, one
+line for what does not fit, then cut as tiles by the job system's workers.
 """
 
 from __future__ import annotations
@@ -19,17 +25,30 @@ import dataclasses
 import json
 from pathlib import Path
 
-from bnviz.caps import ARCHS, BN_SLICE_MODES, SLICE_MAX_REGIONS
+from bnviz.caps import ARCHS, BN_SLICE_MODES, SLICE_JOB_MAX_REGIONS, SLICE_MAX_REGIONS
 from bnviz.cli.commands import summary
 from bnviz.cli.options import CLIError, check_output_path, integer, number, validated
 from bnviz.cli.progress import add_quiet
-from bnviz.params.slice import SliceSetup
+from bnviz.params.slice import SliceJobParams, SliceSetup
 
 __all__ = ["add_slice", "run_slice_command", "slice_setup"]
 
 FORMATS = ("summary", "json", "png", "svg")
 #: The model's fields, each the flag of its name, and their defaults (the flags' defaults).
 _FIELDS = {f.name: f.default for f in dataclasses.fields(SliceSetup)}
+#: The fields that name a file: absolute in a job's parameters (its worker has its own
+#: working directory).
+_FILES = ("model", "weights", "plane", "batch", "data")
+
+
+class _Given(argparse.Action):
+    """Stores the flag's value and notes that it was given (``args.given``): a slice job's
+    default (``--submit``) is not the command's."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", ()), self.dest}
 
 
 def add_slice(sub: argparse._SubParsersAction) -> None:
@@ -76,11 +95,18 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
                    help="images a mini-batch")
     p.add_argument("--seed", type=integer, default=d["seed"],
                    help="mini-batches and random planes")
-    p.add_argument("--max-regions", type=integer, default=d["max_regions"],
-                   help=f"refuse above this many regions (<= {SLICE_MAX_REGIONS})")
+    p.add_argument("--max-regions", type=integer, default=d["max_regions"], action=_Given,
+                   help=f"refuse above this many regions (<= {SLICE_MAX_REGIONS}; with "
+                        f"--submit <= {SLICE_JOB_MAX_REGIONS}, which it takes when not given; "
+                        "default: %(default)s)")
     p.add_argument("--tiles", type=integer, default=d["tiles"], metavar="N",
                    help="cut the window as N tiles, each exact, merged by full activation "
-                        "code (the same regions as one cut; default 1)")
+                        "code (the same regions as one cut; default 1; with --submit, 1 lets "
+                        "the job choose)")
+    p.add_argument("--submit", action="store_true",
+                   help="queue the slice as a job instead (bnviz jobs wait ID, bnviz jobs "
+                        "show ID): cut as tiles by the job system's workers, each tile stored "
+                        "as it is done, so a rerun cuts only the missing ones")
     p.add_argument("--workers", type=integer, default=d["workers"], metavar="N",
                    help="processes cutting the tiles (default: every usable core)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON (default)")
@@ -101,14 +127,17 @@ def add_slice(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
 
 
-def slice_setup(args: argparse.Namespace) -> SliceSetup:
+def slice_setup(args: argparse.Namespace, model: type[SliceSetup] = SliceSetup) -> SliceSetup:
     """The model of the flags (one line naming the flag for a bad value): every field from
-    the flag of its name, with the model's default (a flag not given: None)."""
+    the flag of its name, with the model's default (a flag not given: None; ``--max-regions``
+    not given: ``model``'s)."""
     if args.job is not None and args.data is not None:
         raise CLIError("--data: a job's network is cut on its job's own data set (leave out "
                        "--data)")
     values = {name: getattr(args, name) for name in _FIELDS}
-    params = validated(SliceSetup, {k: v for k, v in values.items() if v is not None})
+    if "max_regions" not in getattr(args, "given", ()):
+        values.pop("max_regions")
+    params = validated(model, {k: v for k, v in values.items() if v is not None})
     if "," in params.arms:
         raise CLIError("--arms: one arm (the command line cuts one network; the /slice page "
                        "cuts two side by side)")
@@ -118,8 +147,43 @@ def slice_setup(args: argparse.Namespace) -> SliceSetup:
 def run_slice_command(args: argparse.Namespace) -> bytes:
     check_output_path("--geometry", args.geometry, (".npz",))
     if args.concentration is not None:
+        if args.submit:
+            raise CLIError("--submit: the concentration experiment runs here (bnviz "
+                           "replicate keeps its outcome)")
         return _concentration(args)
+    if args.submit:
+        return _submit(args)
     return _slice(slice_setup(args), args)
+
+
+def _submit(args: argparse.Namespace) -> bytes:
+    """Queue the flags as a slice job: checked and its regions estimated here (one line),
+    then handed to the job system; prints the job's id."""
+    import os
+
+    from bnviz import jobs
+
+    for flag, value, default in (("--format", args.format, "summary"),
+                                 ("--geometry", args.geometry, None),
+                                 ("--device", args.device, None)):
+        if value != default:
+            raise CLIError(f"{flag}: not with --submit (the job cuts on its worker's device "
+                           "and keeps its tiles: bnviz jobs show ID names their folder)")
+    params = dataclasses.asdict(slice_setup(args, SliceJobParams))
+    for name in _FILES:
+        if params[name] is not None and os.path.isfile(params[name]):
+            params[name] = os.path.abspath(params[name])
+    try:
+        job = jobs.submit_job("slice-tiles", params)
+    except (jobs.StoreError, jobs.QueueFull, jobs.DiskFull) as exc:
+        raise CLIError(str(exc).splitlines()[0]) from None
+    tiles = job.params["tiles"]
+    if args.json:
+        return (json.dumps({"id": job.id, "type": job.type, "backend": job.backend,
+                            "tiles": tiles}) + "\n").encode()
+    return (f"submitted job {job.id} (slice-tiles, {job.backend} backend): {tiles} tiles; "
+            f"bnviz jobs wait {job.id} follows it, bnviz jobs show {job.id} gives its counts "
+            "per layer\n").encode()
 
 
 def _slice(params: SliceSetup, args: argparse.Namespace) -> bytes:

@@ -32,9 +32,12 @@ from __future__ import annotations
 import os
 from functools import cache
 
-__all__ = ["TASK_NAME", "broker_url", "celery_app"]
+__all__ = ["PART_TASK_NAME", "TASK_NAME", "broker_url", "celery_app"]
 
 TASK_NAME = "bnviz.run_job"
+#: One part of a job that fans its work out (a slice job's tile: ``ctx.fan_out``), run by
+#: whichever worker is free (:func:`bnviz.jobs.celery_worker.run_part_task`).
+PART_TASK_NAME = "bnviz.run_job_part"
 
 
 def broker_url() -> str | None:

@@ -12,10 +12,10 @@ import sys
 import threading
 
 from bnviz.jobs import reap, redispatch
-from bnviz.jobs.celery_app import TASK_NAME, broker_url, celery_app
+from bnviz.jobs.celery_app import PART_TASK_NAME, TASK_NAME, broker_url, celery_app
 from bnviz.records.store import HOST, StoreError, open_store
 
-__all__ = ["REAP_SECONDS", "run_celery_worker"]
+__all__ = ["REAP_SECONDS", "run_celery_worker", "run_part_task"]
 
 #: How often each worker looks for jobs whose worker was lost.
 REAP_SECONDS = 10.0
@@ -30,6 +30,18 @@ def run_job_task(job_id: str) -> str:
     if status == "queued":  # stopped by a warm shutdown: another worker resumes it
         redispatch(job_id)
     return status
+
+
+def run_part_task(job_id: str, part: str) -> str:
+    """The task ``bnviz.run_job_part``: one part of a job that fans out (a slice job's tile),
+    while the job is still wanted; the part's own code decides whether this worker runs it
+    (:data:`bnviz.jobs.registry.PART_RUNNERS`)."""
+    from bnviz.jobs.registry import get_part_runner
+
+    job = open_store().get(job_id)
+    if job is None or job.ended or job.cancel_requested:
+        return "ended"
+    return get_part_runner(job.type)(job_id, job.params, part)
 
 
 def _reaper(stop: threading.Event) -> None:
@@ -61,6 +73,7 @@ def run_celery_worker(concurrency: int = 1) -> None:
 
     app = celery_app(url)
     app.task(name=TASK_NAME)(run_job_task)
+    app.task(name=PART_TASK_NAME)(run_part_task)
     pool = "solo" if concurrency == 1 else "prefork"
     worker_shutting_down.connect(_on_shutdown, weak=False)
     threading.Thread(target=_reaper, args=(threading.Event(),), daemon=True,

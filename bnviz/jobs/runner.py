@@ -38,6 +38,7 @@ import torch
 
 from bnviz.data.imagedata import DataError
 from bnviz.device import pick_device
+from bnviz.jobs.celery_app import PART_TASK_NAME, broker_url, celery_app
 from bnviz.jobs.registry import get_job_type
 from bnviz.records.results import checkpoint_path, write_network, write_result
 from bnviz.records.store import HOST, JobStore, StoreError, open_store
@@ -132,6 +133,20 @@ class StoreContext:
     def save_network(self, name: str, write: Callable[[Any], None]) -> None:
         if self.report:
             write_network(self.job_id, name, write)
+
+    def fan_out(self, parts: list[str]) -> bool:
+        """Hand ``parts`` of this job to the other workers, one task each (the job type's
+        part runner: :data:`bnviz.jobs.registry.PART_RUNNERS`), where the job runs on
+        Celery; False on the local backend (the job does its parts itself)."""
+        job = self.store.get(self.job_id)
+        url = broker_url()
+        if job is None or job.backend != "celery" or url is None:
+            return False
+        app = celery_app(url)
+        for part in parts:
+            app.send_task(PART_TASK_NAME, args=[self.job_id, part], queue="bnviz")
+        self.log(f"{len(parts)} parts handed to the workers")
+        return True
 
 
 class _Heartbeat(threading.Thread):

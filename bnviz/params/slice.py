@@ -7,7 +7,8 @@ caps.SLICE_LIMITS`), and the regions, estimated for the very network, plane and 
 :func:`bnviz.slices.cost.estimate_regions` (exact cuts of a sample of the window, with a
 standard error; the caller checks its bound, the estimate + 3 standard errors, with
 :func:`check_slice_regions` before the cut) against :data:`~bnviz.caps.SLICE_MAX_REGIONS`
-(the page: :data:`~bnviz.caps.SLICE_PAGE_MAX_REGIONS`).
+(the page: :data:`~bnviz.caps.SLICE_PAGE_MAX_REGIONS`; a slice job, :class:`SliceJobParams`:
+:data:`~bnviz.caps.SLICE_JOB_MAX_REGIONS`, which a refusal over an interactive cap names).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from bnviz.caps import (
     BN_SLICE_MODES,
     MAX_EXTENT,
     SEED_MAX,
+    SLICE_JOB_MAX_REGIONS,
+    SLICE_JOB_MAX_TOTAL_REGIONS,
     SLICE_LIMITS,
     SLICE_MAX_REGIONS,
     SLICE_MAX_TOTAL_REGIONS,
@@ -29,8 +32,8 @@ from bnviz.messages import brief
 from bnviz.params.fields import InputError, checked, choice, real, text, whole, whole_or_none
 from bnviz.params.model import model_check, params_dataclass
 
-__all__ = ["BOUND_ERRORS", "SlicePageParams", "SliceParams", "SliceSetup", "check_slice_regions",
-           "image_indices", "slice_region_cap"]
+__all__ = ["AS_A_JOB", "BOUND_ERRORS", "SliceJobParams", "SlicePageParams", "SliceParams",
+           "SliceSetup", "check_slice_regions", "image_indices", "slice_region_cap"]
 
 _S = SLICE_LIMITS
 #: The longest path of a file a slice reads (the command line's files).
@@ -69,10 +72,22 @@ class SliceParams:
 BOUND_ERRORS = 3
 
 
+#: What a refusal over an interactive cap adds when a slice job could cut the window (the
+#: /slice page shows its "run as a job" control on it).
+AS_A_JOB = "or run it as a slice job"
+
+
+def _total_cap(params: SliceParams) -> int:
+    """K mini-batches' partitions together: a slice job's cap, or an interactive one's."""
+    job = isinstance(params, SliceJobParams)
+    return SLICE_JOB_MAX_TOTAL_REGIONS if job else SLICE_MAX_TOTAL_REGIONS
+
+
 def slice_region_cap(params: SliceParams) -> int:
     """The regions one partition may have: ``max_regions``, and K mini-batches' partitions
-    together within :data:`~bnviz.caps.SLICE_MAX_TOTAL_REGIONS` (a batch's share)."""
-    return min(params.max_regions * params.batches, SLICE_MAX_TOTAL_REGIONS) // params.batches
+    together within :data:`~bnviz.caps.SLICE_MAX_TOTAL_REGIONS` (a slice job's:
+    :data:`~bnviz.caps.SLICE_JOB_MAX_TOTAL_REGIONS`; a batch's share)."""
+    return min(params.max_regions * params.batches, _total_cap(params)) // params.batches
 
 
 def check_slice_regions(regions: int, error: int, bound: int, params: SliceParams,
@@ -82,7 +97,7 @@ def check_slice_regions(regions: int, error: int, bound: int, params: SliceParam
     together) is over the cap; the message gives the estimate, its error and the bound, in
     one line."""
     total = bound * params.batches
-    cap = min(params.max_regions * params.batches, SLICE_MAX_TOTAL_REGIONS)
+    cap = min(params.max_regions * params.batches, _total_cap(params))
     if total <= cap:
         return
     each = "" if params.batches == 1 else " a mini-batch"
@@ -95,8 +110,12 @@ def check_slice_regions(regions: int, error: int, bound: int, params: SliceParam
                 f"{bound:,} (the estimate + {(bound - regions) / error:.1f} standard errors)")
     if params.batches > 1:
         what += f", {total:,} for {params.batches}"
-    raise InputError(f"this window would have {what}, over the cap of {cap:,}: use a "
-                     "smaller window (--extent) or fewer mini-batches", "extent")
+    job_cap = min(SLICE_JOB_MAX_REGIONS * params.batches, SLICE_JOB_MAX_TOTAL_REGIONS)
+    instead = "" if isinstance(params, SliceJobParams) or total > job_cap else \
+        f", {AS_A_JOB} (--submit, up to {job_cap:,})"
+    kind = "a slice job's cap" if isinstance(params, SliceJobParams) else "the cap"
+    raise InputError(f"this window would have {what}, over {kind} of {cap:,}: use a "
+                     f"smaller window (--extent) or fewer mini-batches{instead}", "extent")
 
 
 def _path(optional: bool) -> Any:
@@ -211,3 +230,14 @@ class SlicePageParams(SliceSetup):
             raise InputError("choose one or two arms", "arms")
         if len(image_indices(self.images)) != 3:
             raise InputError("three different test image indices, e.g. 0,1,2", "images")
+
+
+@params_dataclass
+class SliceJobParams(SliceSetup):
+    """A slice job (``bnviz slice --submit``, the /slice page's "run as a job"): the same
+    model as the command's, with a slice job's region cap (:data:`~bnviz.caps.
+    SLICE_JOB_MAX_REGIONS`, by the estimate's bound); the window is cut as ``tiles`` tiles
+    (1: as many as the estimate needs, :mod:`bnviz.slices.tiled_job`), each stored when it
+    is done."""
+
+    max_regions: whole(1, SLICE_JOB_MAX_REGIONS) = SLICE_JOB_MAX_REGIONS
