@@ -8,7 +8,13 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 import bnviz.web.callbacks.slice.callbacks  # noqa: F401  (registers the page's callbacks)
-from bnviz.caps import ARCHS, SLICE_LIMITS, SLICE_MAX_UPLOAD_BYTES
+from bnviz.caps import (
+    ARCHS,
+    SLICE_JOB_MAX_REGIONS,
+    SLICE_LIMITS,
+    SLICE_MAX_UPLOAD_BYTES,
+    SLICE_PAGE_MAX_REGIONS,
+)
 from bnviz.data.imagedata import STANDARD_DATASETS
 from bnviz.replication.store import OutcomesError, read_outcomes
 from bnviz.web.callbacks.slice import ids
@@ -84,7 +90,24 @@ def controls() -> dbc.Card:
         *run_controls("cut", start=ids.COMPUTE, cancel=ids.CANCEL, progress=ids.PROGRESS,
                       status=ids.STATUS, poll=ids.POLL, job=ids.JOB, result=ids.RESULT,
                       interval_ms=400, bar_height="14px"),
+        tiled_controls(),
     ]), className="mt-2")
+
+
+def tiled_controls() -> html.Div:
+    """A window over the page's cap, cut as a slice job: offered (shown) once the page's cut
+    was refused over its cap, or while this tab has such a job."""
+    return html.Div([
+        html.Hr(className="my-2"),
+        *run_controls("run as a job", start=ids.TILED_COMPUTE, cancel=ids.TILED_CANCEL,
+                      progress=ids.TILED_PROGRESS, status=ids.TILED_STATUS,
+                      poll=ids.TILED_POLL, job=ids.TILED_JOB, result=ids.TILED_RESULT,
+                      interval_ms=1000, bar_height="10px"),
+        html.P(f"Over the page's {SLICE_PAGE_MAX_REGIONS:,} regions: a slice job cuts up to "
+               f"{SLICE_JOB_MAX_REGIONS:,} as tiles on the job workers, each stored when done "
+               "(a rerun cuts only the missing ones); its counts per layer show here.",
+               className="small text-muted mb-0 mt-1"),
+    ], id=ids.TILED_BOX, hidden=True)
 
 
 def experiment() -> html.Details:

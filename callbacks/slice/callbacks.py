@@ -6,6 +6,7 @@ from __future__ import annotations
 from dash import Input, Output, State, callback, ctx, html, no_update
 
 from bnviz.params import SlicePageParams, parse
+from bnviz.params.slice import AS_A_JOB
 from bnviz.service.cache import memoize
 from bnviz.slices.inspect import image_at, region_info
 from bnviz.slices.job import load_slices
@@ -126,6 +127,47 @@ compute, poll, cancel = register_background(BackgroundRun(
     params=parse_params,
     running=lambda job: f"cutting: {percent(job.progress)}%",
     done=lambda job: done_text(job.summary or {})))
+
+
+def tiled_params(job_id, arm, other, images, bn, batches, extent, data="digits") -> dict:
+    """The page's controls as a slice job's parameters (``slice-tiles``): checked by the
+    page's model (a job's or an uploaded network, three images, no file of the server), with
+    a slice job's region cap and the tiles the job chooses."""
+    params = parse_params(job_id, arm, other, images, bn, batches, extent, data)
+    del params["max_regions"]
+    return params
+
+
+tiled_compute, tiled_poll, tiled_cancel = register_background(BackgroundRun(
+    BackgroundIds(start=ids.TILED_COMPUTE, job=ids.TILED_JOB, poll=ids.TILED_POLL,
+                  progress=ids.TILED_PROGRESS, status=ids.TILED_STATUS, message=ids.MESSAGE,
+                  result=(ids.TILED_RESULT, "data"), cancel=ids.TILED_CANCEL),
+    job_type="slice-tiles",
+    controls=[State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
+              State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
+              State(ids.EXTENT, "value"), State(ids.DATA, "value")],
+    params=tiled_params,
+    running=lambda job: f"cutting the tiles: {percent(job.progress)}%",
+    done=lambda job: tiled_done_text(job.summary or {})))
+
+
+@callback(Output(ids.TILED_BOX, "hidden"), Input(ids.MESSAGE, "children"),
+          Input(ids.TILED_JOB, "data"))
+def offer_job(message, kept):
+    """Show "run as a job" once the page's cut was refused over its cap (the refusal says a
+    slice job could cut it), or while this tab has a slice job."""
+    return not ((isinstance(message, str) and AS_A_JOB in message)
+                or (isinstance(kept, str) and bool(kept)))
+
+
+def tiled_done_text(summary: dict) -> str:
+    """The status line of a finished slice job: each network's regions per layer, the tiles
+    and the time."""
+    counts = "; ".join(f"{arm}: {', '.join(f'{n:,}' for n in regions)}"
+                       for arm, regions in zip(summary.get("arms", []),
+                                               summary.get("regions", []), strict=False))
+    return (f"done: regions per layer {counts} ({summary.get('tiles', 0)} tiles, "
+            f"{summary.get('seconds', 0):.0f} s of cutting)")
 
 
 def done_text(summary: dict) -> str:

@@ -20,6 +20,15 @@ POLL = "slice-poll"
 JOB = "slice-job"
 RESULT = "slice-result"  # the finished slice job shown
 MESSAGE = "slice-message"
+# a window over the page's cap, as a slice job (cut as tiles on the job workers)
+TILED_BOX = "slice-tiled-box"  # shown when the page's cut was refused over its cap
+TILED_COMPUTE = "slice-tiled-compute"
+TILED_CANCEL = "slice-tiled-cancel"
+TILED_PROGRESS = "slice-tiled-progress"
+TILED_STATUS = "slice-tiled-status"
+TILED_POLL = "slice-tiled-poll"
+TILED_JOB = "slice-tiled-job"
+TILED_RESULT = "slice-tiled-result"
 LAYER = "slice-layer"
 GRAPH = "slice-graph"
 HOVER = "slice-hover"  # the image under the mouse
