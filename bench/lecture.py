@@ -1,6 +1,7 @@
-"""Lecture view speed, in the browser: how long each tour step takes to appear, and a slider
-step's repaint at the default network (4x8, 100 moons points), against the explorer page's
-mu slider measured the same way in the same process (the baseline).
+"""Lecture view speed, in the browser: how long each tour step takes to appear and how many
+times it is drawn, the presenter-to-projector lag, a slider step's repaint at the default
+network (4x8, 100 moons points) against the explorer page's mu slider measured the same way
+in the same process (the baseline), the training playback, and "export all" cold and warm.
 
 Serves the real dashboard with werkzeug on a loopback port in this process (as
 bench/explorer.py does, whose browser and timing helpers it uses) and opens it in headless
@@ -9,21 +10,30 @@ Chromium at 1280x720:
 * tour: PageDown from step 1 to the last, twice (``--passes``) with ``--dwell`` seconds on
   each step first (the next step is prepared in the browser meanwhile), then once straight
   through (the baseline: nothing prepared), each time from the key's dispatch to the
-  lecture graph's next ``plotly_afterplot``; the steps are precomputed first
-  (``bnviz.lecture.scenes.precompute_tour``, as a server does at start);
+  lecture graph's next ``plotly_afterplot``: its median and p90; and, in the passes that
+  dwell, the graph's draws per step (its afterplots from one key to the next: 1 is the goal,
+  issue 46); the steps are precomputed first (``bnviz.lecture.scenes.precompute_tour``, as a
+  server does at start);
+* lag: a presenter and a projector window on one session (bench/lecture_lag.py), the
+  presenter stepping through the tour with ``--dwell`` seconds on each step; from its key to
+  the projector's afterplot of the step, over the one browser's BroadcastChannel and through
+  the server alone (two machines);
 * slider: ``--steps`` arrow-key steps of the mu slider at the explorer's default state opened
   in the lecture view (``/lecture?step=0``), keydown -> afterplot, then the same on the
   explorer page (``/``); the ratio lecture / explorer is printed.
-
 * playback: `p` on the training step until its last recorded frame is drawn, against its
   nominal duration (frames x 120 ms at x1);
-* export: "export all"'s work (``bnviz.lecture.slides.slides_zip``) in this process.
+* export: the page's "export all" button, click -> the zip in the browser, cold (a jobs
+  store with no stored zip: a BNVIZ_HOME of its own that shares this one's cache of the
+  papers' results, as a restarted server has it; the local job worker starts and draws every
+  slide) and warm (the second click: the stored zip, nothing drawn).
 
 Everything is measured twice: on the machine as it is, then beside a CPU hog (one busy
 process per core, ``--no-hog`` skips it), as on a lecture laptop that shares its screen and
-records; the load average is printed with each. Goals (issues 16, 31): a tour step p90
-under 300 ms, a slider step median under 120 ms (quiet), the playback under 1.5x its nominal
-duration with the hog, export under 10 s. It only prints. Run:
+records; the load average is printed with each. Goals (issues 16, 31, 46): a tour step p90
+under 300 ms, one draw per step, a slider step median under 120 ms (quiet), the playback
+under 1.5x its nominal duration with the hog, export under 10 s, a warm export instant. It
+only prints. Run:
 ``.venv/bin/python bench/lecture.py [--steps 30] [--passes 2] [--dwell 1.5] [--no-hog]``.
 """
 
@@ -40,6 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import explorer as explorer_bench  # noqa: E402  (bench/explorer.py)
+from lecture_export import export_times  # noqa: E402  (bench/lecture_export.py)
+from lecture_lag import lag_pass  # noqa: E402  (bench/lecture_lag.py)
 
 from bnviz.lecture.scenes import precompute_tour  # noqa: E402
 from bnviz.lecture.tour import TOUR  # noqa: E402
@@ -58,28 +70,33 @@ document.body.dispatchEvent(new KeyboardEvent('keydown', {key: key, bubbles: tru
 (function poll() {
   const now = performance.now();
   if (events.length > before && now - events[before] > 60 || now - t0 > 30000) {
-    done({ms: events.length > before ? events[before] - t0 : null,
+    done({ms: events.length > before ? events[before] - t0 : null, before: before,
           counter: document.getElementById('lecture-counter').textContent});
   } else { setTimeout(poll, 2); }
 })();
 """
 
 
-def tour_pass(driver, base: str, dwell: float) -> list[float]:
+def tour_pass(driver, base: str, dwell: float) -> tuple[list[float], list[int]]:
     """PageDown through the tour, ``dwell`` seconds on each step before the key (a lecturer
-    talks for minutes; the next step is prepared meanwhile); 0 clicks straight through."""
+    talks for minutes; the next step is prepared meanwhile); 0 clicks straight through.
+    The ms from each key to its step drawn, and the draws of each step (the graph's
+    afterplots from its key to the next key, or to ``dwell`` seconds after the last)."""
     driver.get(base + "/lecture?step=1")
     explorer_bench.wait_for(lambda: driver.execute_script(explorer_bench.LISTEN, ids.GRAPH),
                             60, "the lecture graph")
     time.sleep(0.5)
-    out = []
+    out, starts = [], []
     for step in range(2, len(TOUR) + 1):
         time.sleep(dwell)
         r = driver.execute_async_script(PAGE_KEY, ids.GRAPH, "PageDown")
         if not r["counter"].startswith(f"{step} /"):
             raise RuntimeError(f"expected step {step}, the page shows {r['counter']}")
         out.append(r["ms"])
-    return out
+        starts.append(r["before"])
+    time.sleep(dwell)
+    starts.append(driver.execute_script(f"return window.__bench['{ids.GRAPH}'].length;"))
+    return out, [b - a for a, b in zip(starts, starts[1:], strict=False)]
 
 
 def slider_sweep(driver, url: str, graph: str, slider: str, n: int) -> list[float]:
@@ -141,20 +158,45 @@ def start_hog() -> list[multiprocessing.Process]:
     return procs
 
 
-def measure(driver, base: str, args, label: str) -> None:
-    from bnviz.lecture.slides import slides_zip
+def _load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
-    print(f"\n==== {label}: load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+def _measured(ms: list[float | None]) -> list[float]:
+    return [m for m in ms if m is not None]
+
+
+def measure(driver, base: str, args, label: str) -> None:
+    print(f"\n==== {label}: load average {_load()}")
     for p, dwell in enumerate([args.dwell] * args.passes + [0.0]):
-        ms = tour_pass(driver, base, dwell)
+        ms, draws = tour_pass(driver, base, dwell)
         worst = max(range(len(ms)), key=lambda i: ms[i])
         how = (f"{dwell:g} s on each step first" if dwell else
                "straight through, no time to prepare the next step (the baseline)")
         print(f"tour pass {p + 1}, {how}: PageDown -> step drawn, steps 2-{len(TOUR)}")
         print(explorer_bench.line("step appears", ms))
-        print(f"  p90 {explorer_bench.pct(ms, 0.9):.0f} ms; slowest: step {worst + 2} "
+        print(f"  median {explorer_bench.pct(ms, 0.5):.0f} ms, p90 "
+              f"{explorer_bench.pct(ms, 0.9):.0f} ms; slowest: step {worst + 2} "
               f"({TOUR[worst + 1].key}) {ms[worst]:.0f} ms; over 300 ms: "
               f"{sum(m > 300 for m in ms)} of {len(ms)}")
+        if dwell:
+            more = {n: d for n, d in enumerate(draws, 2) if d != 1}
+            print(f"  draws per step: 1 for {len(draws) - len(more)} of {len(draws)} steps"
+                  + (f"; others (step: draws) {more}" if more else ""))
+    for channel in (True, False):
+        lags, counted = lag_pass(driver, base, args.dwell, channel)
+        how = ("one browser (BroadcastChannel)" if channel else
+               "through the server alone (two machines)")
+        missed = sum(m is None for m in lags)
+        print(f"presenter -> projector, {how}: PageDown in the presenter -> the projector's "
+              f"step drawn, steps 2-{len(TOUR)}" + (f"; not drawn in 30 s: {missed}"
+                                                    if missed else ""))
+        drawn = _measured(lags)
+        print(explorer_bench.line("lag", drawn))
+        print(f"  median {explorer_bench.pct(drawn, 0.5):.0f} ms, p90 "
+              f"{explorer_bench.pct(drawn, 0.9):.0f} ms, max {max(drawn):.0f} ms; to the "
+              f"projector's counter: median "
+              f"{explorer_bench.pct(_measured(counted), 0.5):.0f} ms")
     lecture = slider_sweep(driver, base + "/lecture?step=0", ids.GRAPH, ids.MU, args.steps)
     explorer = slider_sweep(driver, base + "/", explorer_ids.GRAPH_SPACE, explorer_ids.MU,
                             args.steps)
@@ -166,11 +208,11 @@ def measure(driver, base: str, args, label: str) -> None:
     took, nominal = playback(driver, base)
     shown = "did not end" if took is None else f"{took / 1000:.2f} s ({took / nominal:.2f}x)"
     print(f"training playback: {shown}, nominal {nominal / 1000:.2f} s")
-    slides_zip.cache_clear()  # made once per theme in a process: measure the making
-    t0 = time.perf_counter()
-    slides_zip("light")
-    print(f"export all (slides_zip, light, not cached): {time.perf_counter() - t0:.1f} s")
-    print(f"load average at the end {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    cold, warm = export_times(driver, base)
+    print(f"export all, click -> the zip in the browser: cold (no stored zip; the job worker "
+          f"starts and draws every slide) {cold:.1f} s, warm (the second click: the stored "
+          f"zip) {warm:.2f} s")
+    print(f"load average at the end {_load()}")
 
 
 def main() -> None:
