@@ -40,7 +40,8 @@ from bnviz.caps import SLICE_LIMITS
 from bnviz.records.types import DistInfo, JobContext, JobType, ParamError
 from bnviz.slices.tiled_plan import FORMAT, TiledSetup, job_params, tile_keeper, tiled_setup
 
-__all__ = ["TILED_SLICE_JOB", "TILE_REGIONS", "check_tiled_slice", "run_tiled_slice"]
+__all__ = ["TILED_SLICE_JOB", "TILE_REGIONS", "check_tiled_slice", "merge_stored",
+           "run_tiled_slice"]
 
 #: Regions a tile aims at when the job chooses the tiles (by the estimate's bound): a tile
 #: of them is some 10-30 s of one core and 100-200 MB of its worker's memory.
@@ -108,13 +109,14 @@ def run_tiled_slice(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
 
                 cut_tiles(part.cut, todo, min(workers, len(todo)), finished,
                           tile_keeper(setup, part))
-    summary = _merge(setup, ctx)
+    summary = merge_stored(setup, ctx)
     return summary | {"tiles": tiles, "tiles_cut": len(missing), "tiles_resumed": resumed,
                       "wall_seconds": round(time.perf_counter() - t0, 3)}
 
 
-def _merge(setup: TiledSetup, ctx: JobContext) -> dict:
-    """Each part's seams merged and stored, the index written; the job's summary."""
+def merge_stored(setup: TiledSetup, ctx: JobContext) -> dict:
+    """Each part's seams merged and stored (every tile stored), the index and the result
+    written; the job's summary."""
     from bnviz.slices.tile_seams import Counts, merge_seams
 
     store, rects, out = setup.store, list(setup.rects), []

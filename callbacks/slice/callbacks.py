@@ -116,14 +116,17 @@ def parse_params(job_id, arm, other, images, bn, batches, extent, data="digits")
     return asdict(parse(SlicePageParams, raw, LABELS))
 
 
+#: What a cut is made of, for the page's cut and for its slice job alike (parse_params).
+CONTROLS = [State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
+            State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
+            State(ids.EXTENT, "value"), State(ids.DATA, "value")]
+
 compute, poll, cancel = register_background(BackgroundRun(
     BackgroundIds(start=ids.COMPUTE, job=ids.JOB, poll=ids.POLL, progress=ids.PROGRESS,
                   status=ids.STATUS, message=ids.MESSAGE, result=(ids.RESULT, "data"),
                   cancel=ids.CANCEL),
     job_type="slice",
-    controls=[State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
-              State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
-              State(ids.EXTENT, "value"), State(ids.DATA, "value")],
+    controls=CONTROLS,
     params=parse_params,
     running=lambda job: f"cutting: {percent(job.progress)}%",
     done=lambda job: done_text(job.summary or {})))
@@ -143,9 +146,7 @@ tiled_compute, tiled_poll, tiled_cancel = register_background(BackgroundRun(
                   progress=ids.TILED_PROGRESS, status=ids.TILED_STATUS, message=ids.MESSAGE,
                   result=(ids.TILED_RESULT, "data"), cancel=ids.TILED_CANCEL),
     job_type="slice-tiles",
-    controls=[State(ids.SOURCE, "value"), State(ids.ARM, "value"), State(ids.OTHER, "value"),
-              State(ids.IMAGES, "value"), State(ids.BN, "value"), State(ids.BATCHES, "value"),
-              State(ids.EXTENT, "value"), State(ids.DATA, "value")],
+    controls=CONTROLS,
     params=tiled_params,
     running=lambda job: f"cutting the tiles: {percent(job.progress)}%",
     done=lambda job: tiled_done_text(job.summary or {})))
