@@ -10,19 +10,25 @@ caption says, and a blank density panel that says why."""
 
 from __future__ import annotations
 
-import colorsys
 import re
 from dataclasses import replace
 
 import matplotlib.style
 import numpy as np
-import plotly.colors
 import pytest
 from explorer_helpers import decode, segments_of
+from figure_colours import (
+    colour_words,
+    luminance,
+    page_arrows,
+    page_colours,
+    rgba,
+    scale_ends,
+    slide_colours,
+)
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
-from matplotlib.patches import FancyArrowPatch
 
 from bnviz.lecture.notes import NOTES
 from bnviz.lecture.pictures import draw_scene
@@ -38,10 +44,6 @@ SHOWN = [(n, split) for n, step in enumerate(TOUR, 1)
          for split in ((False, True) if splittable(step) else (False,))]
 SPLITTABLE = [s.key for s in TOUR if splittable(s)]
 
-#: Hue ranges (degrees) of the chromatic colour words; black, white and gray are lightness
-#: and saturation (:func:`colour_words`).
-HUES = {"red": (345, 15), "vermillion": (15, 32), "orange": (32, 50), "yellow": (50, 70),
-        "green": (70, 170), "blue": (170, 260), "purple": (260, 345)}
 COLOUR_WORD = re.compile(r"\b(red|vermill?ion|orange|yellow|green|blue|purple|gr[ae]y|black|"
                          r"white)\b", re.I)
 ARROW = re.compile(r"\b(red|vermill?ion|orange|yellow|green|blue|purple|gr[ae]y|black|"
@@ -57,20 +59,6 @@ pytestmark = pytest.mark.usefixtures("lecture_home")
 def _word(word: str) -> str:
     word = word.lower()
     return {"grey": "gray", "vermilion": "vermillion"}.get(word, word)
-
-
-def colour_words(rgb) -> set[str]:
-    """The colour words a displayed colour (r, g, b in [0, 1]) answers to."""
-    h, lightness, s = colorsys.rgb_to_hls(*rgb)
-    if lightness < 0.1:
-        return {"black"}
-    if lightness > 0.9:
-        return {"white"}
-    if s < 0.15:
-        return {"gray"}
-    hue = 360 * h
-    return {w for w, (lo, hi) in HUES.items()
-            if (lo <= hue < hi if lo < hi else hue >= lo or hue < hi)}
 
 
 def test_colour_words_of_the_palette():
@@ -90,129 +78,6 @@ def test_colour_words_of_the_palette():
 
 # --------------------------------------------------------------------------- colours drawn
 
-def _rgba(value) -> tuple[float, float, float, float] | None:
-    """A CSS colour as plotly takes it (hex, rgb(), rgba(), a name); None for anything else
-    (a number that a colour scale maps)."""
-    if not isinstance(value, str):
-        return None
-    text = value.replace(" ", "").lower()
-    m = re.fullmatch(r"rgba?\(([\d.]+),([\d.]+),([\d.]+)(?:,([\d.]+))?\)", text)
-    if m:
-        return (*(float(v) / 255 for v in m.groups()[:3]), float(m.group(4) or 1))
-    try:
-        return to_rgba(text)
-    except ValueError:
-        return None
-
-
-def _shown(colour, alpha: float, background) -> tuple[float, float, float]:
-    """``colour`` at opacity ``alpha`` over ``background``: what the screen shows."""
-    a = colour[3] * alpha
-    return tuple(a * c + (1 - a) * b for c, b in zip(colour[:3], background[:3], strict=True))
-
-
-def _scale(scale) -> list[tuple[float, str]]:
-    if isinstance(scale, str):
-        return [(float(p), c) for p, c in plotly.colors.get_colorscale(scale)]
-    return [(float(p), c) for p, c in scale]
-
-
-def _scale_samples(scale) -> list:
-    """A colour scale's stops and the midpoints between them (a discrete scale repeats a
-    position: the midpoint is then its colour)."""
-    stops = [(p, _rgba(c)) for p, c in _scale(scale)]
-    mids = [tuple((a + b) / 2 for a, b in zip(c0, c1, strict=True))
-            for (_, c0), (_, c1) in zip(stops, stops[1:], strict=False)]
-    return [c for _, c in stops] + mids
-
-
-def _scale_ends(holder: dict) -> tuple:
-    """A trace's (low, high) colours: what its smallest and largest values are drawn in."""
-    stops = _scale(holder["colorscale"])
-    low, high = _rgba(stops[0][1]), _rgba(stops[-1][1])
-    return (high, low) if holder.get("reversescale") else (low, high)
-
-
-def page_colours(fig: dict) -> list:
-    """Every colour a plotly figure draws (traces' markers, lines, fills and colour scales,
-    shapes, annotations' arrows), as shown over its plot background."""
-    background = _rgba(fig["layout"]["plot_bgcolor"])
-    out: list = []
-
-    def add(value, alpha: float = 1.0) -> None:
-        for v in value if isinstance(value, list | tuple) else [value]:
-            colour = _rgba(v)
-            if colour is not None and colour[3] * alpha > 0:
-                out.append(_shown(colour, alpha, background))
-
-    for trace in fig["data"]:
-        alpha = trace.get("opacity", 1.0)
-        mode = trace.get("mode", "lines+markers")
-        marker, line = trace.get("marker") or {}, trace.get("line") or {}
-        if "markers" in mode:
-            add(marker.get("color"), alpha * marker.get("opacity", 1.0))
-            add((marker.get("line") or {}).get("color"), alpha)
-        if "lines" in mode and line.get("width", 1) > 0:
-            add(line.get("color"), alpha)
-        add(trace.get("fillcolor"), alpha)
-        for holder in (trace, marker):
-            if holder.get("colorscale"):
-                add(["rgba({},{},{},{})".format(*(255 * c for c in s[:3]), s[3])
-                     for s in _scale_samples(holder["colorscale"])], alpha)
-    for shape in fig["layout"].get("shapes", []):
-        add((shape.get("line") or {}).get("color"), shape.get("opacity", 1.0))
-        add(shape.get("fillcolor"), shape.get("opacity", 1.0))
-    add(page_arrows(fig))
-    return out
-
-
-def page_arrows(fig: dict) -> list[str]:
-    """The colours of a plotly figure's annotation arrows (plotly's default: #444)."""
-    return [a.get("arrowcolor", "#444") for a in fig["layout"].get("annotations", [])
-            if a.get("showarrow", True) is not False]
-
-
-def slide_colours(fig: Figure) -> tuple[list, list]:
-    """Every colour a slide's picture draws, as shown over its axes' background, and the
-    colours of its arrows."""
-    out, arrows = [], []
-    for ax in fig.axes:
-        background = to_rgba(ax.get_facecolor())
-
-        def add(colours, background=background) -> None:
-            for c in np.atleast_2d(np.asarray(colours, dtype=np.float64)):
-                if c.size == 4 and c[3] > 0:
-                    out.append(_shown(tuple(c), 1.0, background))
-
-        for line in ax.get_lines():
-            add(to_rgba(line.get_color(), line.get_alpha()))
-            add(to_rgba(line.get_markerfacecolor(), line.get_alpha()))
-        for coll in ax.collections:
-            if coll.get_array() is not None:
-                add(coll.to_rgba(np.ravel(coll.get_array())))
-            add(coll.get_facecolors())
-            add(coll.get_edgecolors())
-        for patch in ax.patches:
-            add(patch.get_facecolor())
-        for image in ax.get_images():
-            add(image.cmap(np.linspace(0, 1, 11)))
-        for child in ax.get_children():
-            arrow = getattr(child, "arrow_patch", None) or (
-                child if isinstance(child, FancyArrowPatch) else None)
-            if arrow is not None:
-                arrows.append(arrow.get_edgecolor())
-                add(arrow.get_edgecolor())
-    return out, arrows
-
-
-def _luminance(rgb) -> float:
-    """WCAG relative luminance."""
-    def lin(c):
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (lin(c) for c in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
 
 # --------------------------------------------------------------------------- the checks
 
@@ -220,7 +85,7 @@ def wrong_colour_words(text: str, colours, arrows) -> list[str]:
     """The colour words of ``text`` that no drawn colour answers to, and the "<colour>
     arrow"s whose colour is no arrow's."""
     drawn_words = set().union(*(colour_words(c[:3]) for c in colours)) if colours else set()
-    arrow_words = set().union(*(colour_words(_rgba(c)[:3] if isinstance(c, str) else c[:3])
+    arrow_words = set().union(*(colour_words(rgba(c)[:3] if isinstance(c, str) else c[:3])
                                 for c in arrows)) if arrows else set()
     wrong = [w for w in COLOUR_WORD.findall(text) if _word(w) not in drawn_words]
     wrong += [f"{w} arrow" for w in ARROW.findall(text) if _word(w) not in arrow_words]
@@ -233,14 +98,14 @@ def wrong_darkness_words(text: str, scales: list[tuple], background) -> list[str
     background" where the largest values are not further from the background's luminance
     than the smallest; and any such word in a figure without a colour scale."""
     wrong = []
-    bg = _luminance(background)
+    bg = luminance(background)
     for word in DARKNESS.findall(text):
         darker = word.lower() == "darker"
-        if not scales or any(bool(_luminance(hi) < _luminance(lo)) is not darker
+        if not scales or any(bool(luminance(hi) < luminance(lo)) is not darker
                              for lo, hi in scales):
             wrong.append(word)
     if STANDS_OUT.search(text) and (not scales or any(
-            abs(_luminance(hi) - bg) <= abs(_luminance(lo) - bg) for lo, hi in scales)):
+            abs(luminance(hi) - bg) <= abs(luminance(lo) - bg) for lo, hi in scales)):
         wrong.append("stands out from the background")
     return wrong
 
@@ -276,7 +141,7 @@ def page(lecture_home):
 
 
 def _page_scales(fig: dict) -> list[tuple]:
-    return [_scale_ends(t) for t in fig["data"]
+    return [scale_ends(t) for t in fig["data"]
             if t.get("type") in ("heatmap", "contour") and t.get("colorscale")
             and t.get("name") != "regions"]
 
@@ -290,7 +155,7 @@ def test_the_words_name_what_the_page_draws(page, number, split, theme):
     fig, title = page[number, split, theme]
     step = TOUR[number - 1]
     colours, arrows = page_colours(fig), page_arrows(fig)
-    background = _rgba(fig["layout"]["plot_bgcolor"])
+    background = rgba(fig["layout"]["plot_bgcolor"])
     texts = [title, *(t.get("name") or "" for t in fig["data"]),
              *(a.get("text") or "" for a in fig["layout"].get("annotations", []))]
     for what, text in _texts(step).items():
@@ -331,7 +196,7 @@ def test_the_checks_catch_a_caption_the_picture_contradicts(page):
     means more facets", where more facets are brighter), and step 14's "red arrow"."""
     fig3, dannemann = step_by_key("fig3").number, step_by_key("dannemann").number
     dark = page[fig3, False, "dark"][0]
-    background = _rgba(dark["layout"]["plot_bgcolor"])
+    background = rgba(dark["layout"]["plot_bgcolor"])
     before = "Darker means more facets pass near a point."
     assert wrong_darkness_words(before, _page_scales(dark), background) == ["Darker"]
     light = page[fig3, False, "light"][0]
