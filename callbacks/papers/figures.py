@@ -82,7 +82,7 @@ def weight_plane_figure(plane) -> Figure:
     return {"data": data, "layout": {
         "shapes": [w0_shape],
         "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
-        "title": {"text": "weight plane: C^ (fill), C (white lines), −∇C^ at W* (red arrow)",
+        "title": {"text": "weight plane: C^ (fill), C (white lines), −∇C^ at W* (vermillion arrow)",
                   "font": {"size": 12}},
         "xaxis": {"title": {"text": "w1"}, "range": [float(xs[0]), float(xs[-1])]},
         "yaxis": {"title": {"text": "w2"}, "range": [float(ys[0]), float(ys[-1])],
