@@ -69,7 +69,7 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.device import pick_device
 from bnviz.params.slice import BOUND_ERRORS
 from bnviz.slices.estimate import grid_flips
-from bnviz.slices.graph import SliceNet, Statistics, fold_bn
+from bnviz.slices.graph import SliceNet, Statistics
 from bnviz.slices.plane import Plane
 
 __all__ = ["BUDGET", "EXACT_BELOW", "SHARE", "TARGET", "Z", "RegionEstimate", "design",
@@ -239,19 +239,15 @@ def _cut_rectangles(net: SliceNet, plane: Plane, rects: np.ndarray,
                                                                 np.ndarray]:
     """The last nonlinear layer's regions of every rectangle (n, 4), cut exactly in one pass
     by the engine (the window's tolerance scale): (ptr, vertices, the rectangle of each)."""
-    from bnviz.slices.engine import _Cutter, _Mesh  # the cut itself, started from n polygons
+    from bnviz.slices.engine import cut_polygons  # the engine's cut, started from n polygons
 
     a0, a1, b0, b1 = rects.T
     corners = np.stack([np.stack(c, 1) for c in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))], 1)
-    mesh = _Mesh(np.arange(0, 4 * len(rects) + 1, 4, dtype=np.int64),
-                 np.ascontiguousarray(corners.reshape(-1, 2), dtype=np.float64))
-    basis = torch.as_tensor(np.stack([plane.u, plane.v, plane.origin]).astype(np.float64),
-                            device=device)
-    mesh.maps[net.input] = basis[:, None].repeat(1, len(rects), *[1] * (basis.ndim - 1))
     bx, by = max(abs(window[0]), abs(window[1])), max(abs(window[2]), abs(window[3]))
-    cutter = _Cutter(fold_bn(net, stats), stats, bx, by, budget)
-    cutter.run(mesh, 0, 0)
-    layers = cutter.layers()
+    layers, _ = cut_polygons(
+        net, plane, np.arange(0, 4 * len(rects) + 1, 4, dtype=np.int64),
+        np.ascontiguousarray(corners.reshape(-1, 2), dtype=np.float64), (bx, by), stats,
+        device, budget)
     root = layers[-1].parents
     for layer in layers[-2::-1]:
         root = layer.parents[root]

@@ -50,10 +50,10 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
 from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
-from bnviz.slices.maxcells import max_cells
+from bnviz.slices.maxcells import max_cells, pool_windows
 from bnviz.slices.plane import Plane
 
-__all__ = ["Slice", "SliceLayer", "cut_slice", "pool_windows"]
+__all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
 
 #: Bytes of coefficient planes (3 x regions x live units x 8) past which the regions go on
 #: in chunks (:class:`_Cutter`): memory stays bounded, the partition is the same.  Small on
@@ -94,43 +94,6 @@ class Slice:
     @property
     def counts(self) -> list[int]:
         return [len(layer.regions) for layer in self.layers]
-
-
-def pool_output_size(n: int, k: int, s: int, p0: int, p1: int, ceil: bool) -> int:
-    """Outputs of a pooling along one axis, as torch and ONNX count them: with ``ceil`` a
-    last window that would start in the padding is dropped."""
-    span = n + p0 + p1 - k
-    out = (-(-span // s) if ceil else span // s) + 1
-    if ceil and (out - 1) * s >= n + p0:
-        out -= 1
-    return out
-
-
-def pool_windows(op: Op, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """Each output element's inputs (C * Ho * Wo, kh * kw) as indices into the flattened input
-    (C * H * W), -1 where the window covers padding (which never wins a max), and the output
-    shape (C, Ho, Wo).  ValueError for padding as wide as the kernel (a window could lie in
-    the padding alone)."""
-    c, h, w = shape
-    (kh, kw), (sh, sw) = op.attrs["kernel"], op.attrs["stride"]
-    top, left, bottom, right = op.attrs["pads"]
-    if max(top, bottom) >= kh or max(left, right) >= kw:
-        raise ValueError(f"{op.name}: padding as wide as the pooling kernel is not supported")
-    ceil = op.attrs.get("ceil", False)
-    if (top, left) != (bottom, right):  # padded first (graph.max_pool): windows counted so
-        ho = pool_output_size(h + top + bottom, kh, sh, 0, 0, ceil)
-        wo = pool_output_size(w + left + right, kw, sw, 0, 0, ceil)
-    else:
-        ho = pool_output_size(h, kh, sh, top, bottom, ceil)
-        wo = pool_output_size(w, kw, sw, left, right, ceil)
-    rows = (np.arange(ho) * sh - top)[:, None] + np.arange(kh)[None]  # (Ho, kh)
-    cols = (np.arange(wo) * sw - left)[:, None] + np.arange(kw)[None]  # (Wo, kw)
-    rr = rows[:, None, :, None]
-    cc = cols[None, :, None, :]
-    valid = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)  # (Ho, Wo, kh, kw)
-    flat = np.where(valid, rr * w + cc, -1)
-    idx = np.where(valid[None], np.arange(c)[:, None, None, None, None] * h * w + flat[None], -1)
-    return idx.reshape(c * ho * wo, kh * kw).astype(np.int64), (c, ho, wo)
 
 
 class _Mesh:
@@ -292,6 +255,29 @@ def _join_polygons(parts: list[Polygons]) -> Polygons:
                     np.concatenate([p.packed_codes for p in parts]), parts[0].n_units)
 
 
+def cut_polygons(net: SliceNet, plane: Plane, ptr: np.ndarray, verts: np.ndarray,
+                 scale: tuple[float, float], stats: Statistics | None = None,
+                 device: torch.device | str | None = None, max_regions: int = 2_000_000,
+                 progress: Callable[[float], None] | None = None
+                 ) -> tuple[list[SliceLayer], list[tuple]]:
+    """The exact cut of several convex polygons of ``plane`` at once (CSR: ``ptr``, ``verts``,
+    each counter-clockwise), with the tolerance scale ``scale`` (bx, by): every nonlinear
+    layer's regions (a region's polygon of the start is found by following the parents) and
+    the decision cells' parts, (cells, classes, boundary, each cell's and segment's region).
+    :func:`cut_slice` starts from its window; the region estimate
+    (:mod:`bnviz.slices.cost`) from its sample of small rectangles, in one pass."""
+    dev = torch.device(device) if device is not None else pick_device()
+    mesh = _Mesh(ptr, verts)
+    basis = torch.as_tensor(np.stack([plane.u, plane.v, plane.origin]).astype(np.float64),
+                            device=dev)
+    mesh.maps[net.input] = basis[:, None].repeat(1, mesh.n, *[1] * (basis.ndim - 1))
+    # BN after a convolution is folded into it; any other BN (after a ReLU, an add, ...)
+    # still normalises with ``stats`` in train mode
+    cutter = _Cutter(fold_bn(net, stats), stats, scale[0], scale[1], max_regions, progress)
+    cutter.run(mesh, 0, 0)
+    return cutter.layers(), cutter.decision
+
+
 def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, float],
               stats: Statistics | None = None, device: torch.device | str | None = None,
               max_regions: int = 2_000_000,
@@ -312,16 +298,10 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
     if not (a0 < a1 and b0 < b1) or not all(map(math.isfinite, (a0, a1, b0, b1))):
         raise ValueError(f"the window must have a0 < a1 and b0 < b1, got {window}")
     bx, by = scale if scale is not None else (max(abs(a0), abs(a1)), max(abs(b0), abs(b1)))
-    mesh = _Mesh(np.array([0, 4], np.int64),
-                 np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64))
-    basis = np.stack([plane.u, plane.v, plane.origin]).astype(np.float64)
-    mesh.maps[net.input] = torch.as_tensor(basis, device=dev)[:, None]
-    # BN after a convolution is folded into it; any other BN (after a ReLU, an add, ...)
-    # still normalises with ``stats`` in train mode
-    cutter = _Cutter(fold_bn(net, stats), stats, bx, by, max_regions, progress)
-    cutter.run(mesh, 0, 0)
-    layers = cutter.layers()
-    parts = cutter.decision
+    layers, parts = cut_polygons(
+        net, plane, np.array([0, 4], np.int64),
+        np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64), (bx, by), stats, dev,
+        max_regions, progress)
     predicted = _join_polygons([p[0] for p in parts])
     classes = np.concatenate([p[1] for p in parts])
     boundary = np.concatenate([p[2] for p in parts])

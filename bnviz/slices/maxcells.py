@@ -24,15 +24,19 @@ a switch segment: the facets of a max pooling layer, the decision boundary of a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
 
 from bnviz.core.clipping import _JIT, _grow_rows
 from bnviz.core.crossings import RTOL
+from bnviz.slices.graph import pool_out_shape
 
-__all__ = ["max_cells", "warm_up"]
+if TYPE_CHECKING:
+    from bnviz.slices.graph import Op
+
+__all__ = ["max_cells", "pool_windows", "warm_up"]
 
 
 @njit(**_JIT)
@@ -240,3 +244,24 @@ def warm_up() -> None:
     verts = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
     planes = np.array([[[1.0, -1.0]], [[0.0, 0.5]], [[0.1, 0.2]]])
     max_cells(ptr, verts, planes, np.array([[0, 1]], np.int64), 1.0, 1.0, 100)
+
+
+def pool_windows(op: Op, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """Each output element's inputs (C * Ho * Wo, kh * kw) as indices into the flattened input
+    (C * H * W), -1 where the window covers padding (which never wins a max), and the output
+    shape (C, Ho, Wo).  ValueError for padding as wide as the kernel (a window could lie in
+    the padding alone)."""
+    c, h, w = shape
+    (kh, kw), (sh, sw) = op.attrs["kernel"], op.attrs["stride"]
+    top, left, bottom, right = op.attrs["pads"]
+    if max(top, bottom) >= kh or max(left, right) >= kw:
+        raise ValueError(f"{op.name}: padding as wide as the pooling kernel is not supported")
+    _, ho, wo = pool_out_shape(op, shape)
+    rows = (np.arange(ho) * sh - top)[:, None] + np.arange(kh)[None]  # (Ho, kh)
+    cols = (np.arange(wo) * sw - left)[:, None] + np.arange(kw)[None]  # (Wo, kw)
+    rr = rows[:, None, :, None]
+    cc = cols[None, :, None, :]
+    valid = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)  # (Ho, Wo, kh, kw)
+    flat = np.where(valid, rr * w + cc, -1)
+    idx = np.where(valid[None], np.arange(c)[:, None, None, None, None] * h * w + flat[None], -1)
+    return idx.reshape(c * ho * wo, kh * kw).astype(np.int64), (c, ho, wo)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from onnx_nets import conv_net
 
-from bnviz.slices import engine
+from bnviz.slices import engine, maxcells
 from bnviz.slices.engine import cut_slice
 from bnviz.slices.estimate import crofton_regions
 from bnviz.slices.graph import batch_statistics, conv_matrix, forward
@@ -64,7 +64,7 @@ def _check_codes(net, s, stats=None, margin=1e-7):
             assert np.array_equal(codes[sure], (h > 0)[sure])
             compared += int(sure.sum())
         else:
-            windows = engine.pool_windows(op, tuple(values[op.inputs[0]].shape[1:]))[0]
+            windows = maxcells.pool_windows(op, tuple(values[op.inputs[0]].shape[1:]))[0]
             vals = np.where(windows[None] >= 0, h[:, np.maximum(windows, 0)], -np.inf)
             top2 = np.sort(vals, axis=2)[:, :, -2:]
             sure = (top2[:, :, 1] - top2[:, :, 0]) > margin
@@ -159,7 +159,7 @@ def test_max_pooling_regions_are_the_argmax_patterns_of_a_dense_grid(tmp_path):
     pool = next(op for op in net.ops if op.kind == "maxpool")
     relu = next(op for op in net.ops if op.kind == "relu")
     shape = net.shapes()[pool.inputs[0]]
-    windows = engine.pool_windows(pool, shape)[0]
+    windows = maxcells.pool_windows(pool, shape)[0]
     arg = pool_layer.regions.codes.reshape(len(pool_layer.regions), len(windows), -1).argmax(2)
     exact = np.concatenate([relu_layer.regions.codes[pool_layer.parents],
                             np.take_along_axis(windows[None], arg[:, :, None], 2)[:, :, 0]], 1)
