@@ -25,6 +25,7 @@ OTHER_SEEDS = {
     "SliceParams": "the slice's mini-batches",
     "SlicePageParams": "the slice's mini-batches",
     "SliceSetup": "the slice's plane and mini-batches",
+    "SliceJobParams": "the slice's plane and mini-batches",
 }
 #: Commands whose --seed is such a seed (their models above).
 OTHER_SEED_FLAGS = {"jobs", "slice"}
