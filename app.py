@@ -11,6 +11,7 @@ from dash import Dash, dcc, html
 
 from bnviz.config import exit_on_bad_settings, setting
 from bnviz.server.background import start_tour_precompute
+from bnviz.server.hall import add_lecture_hall
 from bnviz.service.kernel_loading import start_kernel_loading
 from bnviz.service.webapp import assets_dir
 from bnviz.web.callbacks.jobs.ids import TOKEN_STORE
@@ -282,6 +283,7 @@ add_memory_release(app)
 add_busy_answer(app)
 add_jobs_api(app)
 add_lecture_sync(app)
+add_lecture_hall(app.server)
 add_training_route(app)
 add_proxy_fix(app)
 add_security_headers(app)

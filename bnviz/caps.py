@@ -40,6 +40,12 @@ __all__ = [
     "LECTURE_MAX_SNAPSHOTS",
     "LECTURE_MAX_SNAPSHOT_NAME",
     "LECTURE_MAX_SNAPSHOT_QUERY",
+    "LECTURE_HALL_BURST",
+    "LECTURE_HALL_MAX_BODY",
+    "LECTURE_HALL_MAX_TAPS",
+    "LECTURE_HALL_QUESTION_HOURS",
+    "LECTURE_HALL_RATE",
+    "LECTURE_HALL_TAP_SECONDS",
     "LECTURE_SYNC_BURST",
     "LECTURE_SYNC_MAX_BODY",
     "LECTURE_SYNC_MAX_CLIENTS",
@@ -356,3 +362,16 @@ LECTURE_SYNC_MAX_BODY = 4096
 LECTURE_SYNC_RATE = 20
 LECTURE_SYNC_BURST = 60
 LECTURE_SYNC_MAX_CLIENTS = 10_000
+
+# The hall's answers to a lecture's question (students' phones: bnviz.server.hall)
+#: Taps a question keeps (one per phone; a hall of a few hundred, with room), the hours a
+#: question left open is kept, and the seconds between two taps of one phone.
+LECTURE_HALL_MAX_TAPS = 2000
+LECTURE_HALL_QUESTION_HOURS = 2
+LECTURE_HALL_TAP_SECONDS = 1.0
+#: The largest body the hall takes (a tap is ~30 bytes of JSON, a question ~80).
+LECTURE_HALL_MAX_BODY = 512
+#: Requests an address may make a second on average, and at once, per web process (a hall
+#: behind one NAT address taps together: 200 phones at once).
+LECTURE_HALL_RATE = 50
+LECTURE_HALL_BURST = 400
