@@ -86,7 +86,7 @@ class NumericalBreakdown(ValueError):
 
 def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
                box: tuple[float, float, float, float], max_regions: int = MAX_REGIONS,
-               compiled: bool = True) -> tuple[Mesh, Any, Any, Any]:
+               compiled: bool = True, planes: Any = None) -> tuple[Mesh, Any, Any, Any]:
     """Cut every polygon of Omega_{1|l-1} by the D_l folded hyperplanes of layer l,
     h = (W z - mu) / sigma, with (mu, sigma) of shape (groups, D_l) chosen by polygon group.
 
@@ -97,15 +97,17 @@ def layer_step(mesh: Mesh, w: Any, mu: Any, sigma: Any, slope: float,
     Returns (the mesh of Omega_{1|l}, the facets (M, 4) as x0, y0, x1, y1, the unit of each
     facet, the polygon of Omega_{1|l-1} each facet lies in).  ``compiled=False`` keeps a
     numpy mesh on the vectorised cut (K realisations at once: the sign-table cap above is
-    the vectorised cut's, which the compiled kernels do not reproduce yet).
+    the vectorised cut's, which the compiled kernels do not reproduce yet).  ``planes``
+    (3, R, D_l): W z already computed (an image slice's pre-activations,
+    :mod:`bnviz.slices.vectorised_cut`), with ``compiled=False``; ``w`` is then unused.
     """
     ops = mesh.ops
     r = mesh.n_regions
     engine = compiled_kernels(ops, r * w.shape[0]) if compiled else None
     if engine is not None:
         return _compiled_step(engine, mesh, w, mu, sigma, slope, box, max_regions)
-    # d/dx, d/dy, offset of W z
-    planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
+    if planes is None:  # d/dx, d/dy, offset of W z
+        planes = ops.matmul(mesh.aff.reshape(3 * r, -1), w.T).reshape(3, r, -1)
     if mu.shape[0] == 1:  # one realisation: broadcast rather than gather per polygon
         planes[2] -= mu
         if not bool((sigma == 1).all()):  # (random or zero bias: sigma = 1, nothing to do)

@@ -52,6 +52,7 @@ from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import max_cells, pool_windows
 from bnviz.slices.plane import Plane
+from bnviz.slices.vectorised_cut import relu_cut_vectorised
 
 __all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
 
@@ -60,6 +61,9 @@ __all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
 #: purpose: chunks that stay in the caches made the cut 1.8-2.1x faster per core than 768 MB
 #: ones, and the peak memory 3x lower (bench/slice.py's profile, issue 45; 2-4 MB: no gain).
 CHUNK_BYTES = 8 * 2**20
+#: How ReLU layers are cut: None, the vectorised torch cut where the maps are on a GPU and
+#: the compiled kernel on the CPU; True or False forces one (the tests force True on the CPU).
+VECTORISED_RELU_CUT: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -315,23 +319,32 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
 def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
               max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
     """Every region cut by the lines h_k = 0 of the layer's units (the 2D views' compiled
-    cut); the faces' activated maps come back from the kernel."""
+    cut, or on a GPU their vectorised cut in torch: :data:`VECTORISED_RELU_CUT`); the faces'
+    activated maps come back from the cut."""
     r, shape = mesh.n, tuple(x.shape[2:])
-    planes = _to_numpy(x, r)
-    d = planes.shape[2]
-    status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
-        kernels.require().cut_layer(
-            mesh.ptr, mesh.verts, planes, np.empty((d, 0)), planes, np.zeros((1, d)),
-            np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0, bx,
-            by, float(op.attrs["slope"]), int(max_regions), int(WORK_PER_REGION * max_regions))
-    if status:
-        words = str(refusal(status, count, max_regions)).split(": lower")[0]
-        raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window")
+    slope, d = float(op.attrs["slope"]), int(np.prod(shape))
+    if VECTORISED_RELU_CUT or (VECTORISED_RELU_CUT is None and x.device.type == "cuda"):
+        try:
+            ptr, verts, out, packed, parent, facets, units, fparents = relu_cut_vectorised(
+                x, mesh.ptr, mesh.verts, bx, by, slope, max_regions)
+        except PartitionTooLarge as exc:
+            words = str(exc).split(": lower")[0]
+            raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window") from None
+    else:
+        planes = _to_numpy(x, r)
+        status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
+            kernels.require().cut_layer(
+                mesh.ptr, mesh.verts, planes, np.empty((d, 0)), planes, np.zeros((1, d)),
+                np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0,
+                bx, by, slope, int(max_regions), int(WORK_PER_REGION * max_regions))
+        if status:
+            words = str(refusal(status, count, max_regions)).split(": lower")[0]
+            raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window")
+        out = torch.as_tensor(aff, device=x.device)
     mesh.ptr, mesh.verts = ptr, verts
-    out = torch.as_tensor(aff, device=x.device).reshape(3, len(parent), *shape)
     layer = SliceLayer(op.name, "relu", shape, Polygons(ptr, verts, packed, d), parent,
                        facets, units, fparents)
-    return out, layer
+    return out.reshape(3, len(parent), *shape), layer
 
 
 def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,

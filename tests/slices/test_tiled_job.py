@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import torch
 from onnx_nets import conv_net
+from slice_compare import full_codes
 from tile_faults import die_once
 
 from bnviz import jobs
@@ -71,15 +72,6 @@ def _untiled(raw: dict) -> list[Slice]:
     return [cut_slice(net, prepared.plane, prepared.window, s, "cpu") for s in stats]
 
 
-def _full_codes(s: Slice) -> list[np.ndarray]:
-    """Each layer's regions' full codes: the parent's full code, then the layer's own."""
-    prev, out = np.zeros((1, 0), np.uint8), []
-    for lay in s.layers:
-        prev = np.concatenate([prev[lay.parents], lay.regions.packed_codes], 1)
-        out.append(prev)
-    return out
-
-
 def _stored_regions(store: TileStore, part: str, tiles: int) -> list[tuple]:
     """Per layer, the stored partition's regions as (full codes, areas): each tile's regions
     off its seams (their full codes from the tile's own layers), then the merged seams."""
@@ -87,7 +79,7 @@ def _stored_regions(store: TileStore, part: str, tiles: int) -> list[tuple]:
     for i in [*range(tiles), None]:
         s = store.read_seams(part) if i is None else store.read_tile(part, i)[0]
         masks = [None] * len(s.layers) if i is None else store.read_seam_masks(part, i)
-        for k, (codes, lay) in enumerate(zip(_full_codes(s), s.layers, strict=True)):
+        for k, (codes, lay) in enumerate(zip(full_codes(s), s.layers, strict=True)):
             keep = np.ones(len(codes), bool) if masks[k] is None else ~masks[k]
             if len(layers) <= k:
                 layers.append([])
@@ -115,7 +107,7 @@ def assert_stored_is_untiled(summary: dict, whole: list[Slice], tiles: int) -> N
         assert len(part["tiles"]) == tiles
         area = np.prod(np.diff(np.reshape(s.window, (2, 2)), axis=1))
         for (codes, areas), want, lay in zip(_stored_regions(store, part["part"], tiles),
-                                             _full_codes(s), s.layers, strict=True):
+                                             full_codes(s), s.layers, strict=True):
             got_keys, got_areas = _keyed(codes, areas)
             want_keys, want_areas = _keyed(want, lay.regions.areas())
             assert np.array_equal(got_keys, want_keys), lay.name
