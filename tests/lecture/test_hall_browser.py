@@ -1,0 +1,165 @@
+"""The hall answers on the projector (issue 46, item 6; assets/hall.js), in headless Chromium
+at 1280x720: on Corollary 2's step, `a` opens its question (the Ask note, the QR code of the
+phones' page, and the loopback warning beside it: the test server is on loopback); taps
+posted through the API show as a density trace over the lecture graph; `p` draws the answer
+over them and plays the step (μ sweeps to BN's), the taps staying drawn through the redraws;
+`a` again closes the question, its taps deleted."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+from dash.testing.wait import until
+from lecture_windows import counter, js, slider_value
+from selenium.webdriver.common.action_chains import ActionChains
+
+from bnviz.lecture.hall import HallStore, answer_point
+from bnviz.lecture.notes import NOTES
+from bnviz.lecture.tour import step_by_key
+from bnviz.server import hall as hall_server
+from bnviz.server.hall import API
+from bnviz.web.app import app
+from bnviz.web.callbacks.lecture import ids
+
+pytestmark = pytest.mark.browser
+
+#: Seconds to wait for a page, a step or a poll on a loaded 2-core machine (none asserted).
+TIMEOUT = 40
+COR2 = step_by_key("cor2").number
+#: The traces hall.js draws over the graph: name -> [x, y] (null when absent).
+TRACES = f"""
+const gd = document.querySelector('#{ids.GRAPH} .js-plotly-plot');
+const out = {{}};
+for (const t of (gd && gd.data) || []) {{
+    if (t.name === 'hall taps' || t.name === 'hall answer') {{
+        out[t.name] = [Array.from(t.x), Array.from(t.y), t.type];
+    }}
+}}
+return out;"""
+
+
+def keys(driver, *pressed) -> None:
+    js(driver, "document.activeElement && document.activeElement.blur();")
+    ActionChains(driver).send_keys(*pressed).perform()
+
+
+def post_taps(base: str, session: str, points: list[tuple[float, float]]) -> list[int]:
+    """Each point from a phone of its own (the phone page's cookie, then the tap)."""
+    host, port = urlsplit(base).hostname, urlsplit(base).port
+    statuses = []
+    for x, y in points:
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+        conn.request("GET", f"/hall/{session}")
+        answer = conn.getresponse()
+        answer.read()
+        cookie = answer.getheader("Set-Cookie").split(";")[0]
+        conn.request("POST", f"{API}/{session}/taps", json.dumps({"x": x, "y": y}),
+                     {"Content-Type": "application/json", "Cookie": cookie})
+        response = conn.getresponse()
+        response.read()
+        statuses.append(response.status)
+        conn.close()
+    return statuses
+
+
+def test_a_asks_the_hall_the_taps_show_as_a_density_and_p_reveals_the_answer(
+        dash_duo, tmp_path, monkeypatch):
+    monkeypatch.setattr(hall_server, "STORE", HallStore(tmp_path / "hall.sqlite3"))
+    dash_duo.start_server(app)
+    driver = dash_duo.driver
+    driver.set_window_size(1280, 720)
+    driver.get(dash_duo.server_url + f"/lecture?step={COR2}")
+    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
+    until(lambda: js(driver, f"const gd = document.querySelector('#{ids.GRAPH} "
+                             ".js-plotly-plot'); return !!(gd && gd.layout && gd.layout.xaxis && "
+                             "gd.layout.xaxis.range);"), TIMEOUT)
+    assert js(driver, "return document.getElementById('hall-overlay');") is None
+
+    keys(driver, "a")
+    until(lambda: js(driver, "const i = document.getElementById('hall-qr'); "
+                             "return !!(i && i.src.startsWith('data:image/png'));"), TIMEOUT,
+          msg="`a` did not show the question's QR code")
+    overlay = js(driver, """
+        const box = document.getElementById('hall-overlay').getBoundingClientRect();
+        const w = document.getElementById('hall-warning');
+        return {ask: document.getElementById('hall-ask').textContent,
+                link: document.getElementById('hall-link').textContent,
+                warning: w.hidden ? null : w.textContent,
+                inside: box.left >= 0 && box.top >= 0 && box.right <= innerWidth &&
+                        box.bottom <= innerHeight};""")
+    assert overlay["ask"] == NOTES["cor2"].ask
+    assert urlsplit(dash_duo.server_url).hostname in overlay["warning"]
+    assert "phones cannot" in overlay["warning"]
+    assert overlay["inside"], "the question's overlay runs off the 1280x720 screen"
+    session = overlay["link"].rsplit("/", 1)[1]
+    assert overlay["link"] == f"{dash_duo.server_url}/hall/{session}"
+
+    points = [(1.0 + 0.05 * i, 1.0 - 0.04 * i) for i in range(9)] + [(-0.5, 0.2)]
+    assert post_taps(dash_duo.server_url, session, points) == [200] * 10
+    until(lambda: len(js(driver, TRACES).get("hall taps", [[]])[0]) == 10, TIMEOUT,
+          msg="the projector's graph did not show the ten taps")
+    drawn = js(driver, TRACES)["hall taps"]
+    assert drawn[2] == "histogram2d"
+    assert np.allclose(sorted(zip(drawn[0], drawn[1], strict=True)), sorted(points))
+    assert until(lambda: "10 answers" in js(
+        driver, "return document.getElementById('hall-count').textContent;"), TIMEOUT)
+
+    mu_before = slider_value(driver, ids.MU)
+    keys(driver, "p")
+    until(lambda: "hall answer" in js(driver, TRACES), TIMEOUT, msg="`p` drew no answer")
+    assert js(driver, TRACES)["hall answer"][:2] == [[answer_point("cor2")[0]],
+                                                     [answer_point("cor2")[1]]]
+    # `p` also played the step: μ sweeps from 0 towards BN's, and the taps stay drawn
+    until(lambda: (slider_value(driver, ids.MU) or 0) > (mu_before or 0), TIMEOUT,
+          msg="`p` did not play the step over the taps")
+    until(lambda: slider_value(driver, ids.MU) == 1.0, TIMEOUT)
+    until(lambda: {"hall taps", "hall answer"} <= set(js(driver, TRACES)), TIMEOUT,
+          msg="a redraw of the step dropped the hall's traces")
+
+    keys(driver, "a")
+    until(lambda: js(driver, TRACES) == {}, TIMEOUT, msg="`a` again left the taps drawn")
+    assert js(driver, "return document.getElementById('hall-overlay');") is None
+    until(lambda: hall_server.STORE.state(session) == {"question": None, "count": 0}, TIMEOUT)
+
+
+def test_a_phone_taps_its_answer_on_the_steps_axes_and_may_change_it(dash_duo, tmp_path,
+                                                                     monkeypatch):
+    """The phones' page (/hall/<session>, assets/hall-phone.js) at a phone's 390x844: it
+    shows the open question's axes; a tap there is sent in the figure's data coordinates, a
+    later one replaces it."""
+    store = HallStore(tmp_path / "hall.sqlite3", tap_gap=0.0)
+    monkeypatch.setattr(hall_server, "STORE", store)
+    session = "hallphonepage00000001"
+    store.open(session, COR2, (-2.0, 2.0, -1.0, 3.0))
+    dash_duo.start_server(app)
+    driver = dash_duo.driver
+    driver.set_window_size(390, 844)
+    driver.get(dash_duo.server_url + f"/hall/{session}")
+    until(lambda: js(driver, "return document.getElementById('hall-phone-title')"
+                             ".textContent;") == NOTES["cor2"].ask, TIMEOUT)
+    assert js(driver, "return document.querySelectorAll('#hall-phone-axes line').length;") > 4
+
+    def tap_at(fx: float, fy: float) -> None:
+        """A tap at a fraction of the plot's frame (0, 0: its lower left corner)."""
+        box = js(driver, "const r = document.querySelector('#hall-phone-axes rect')"
+                         ".getBoundingClientRect(); return [r.left, r.top, r.width, r.height];")
+        js(driver, """
+            const [x, y] = arguments;
+            const e = new PointerEvent('pointerdown', {clientX: x, clientY: y, bubbles: true});
+            document.getElementById('hall-phone-axes').dispatchEvent(e);""",
+           box[0] + fx * box[2], box[1] + (1 - fy) * box[3])
+
+    tap_at(0.75, 0.25)  # x = -2 + 0.75 * 4 = 1, y = -1 + 0.25 * 4 = 0
+    until(lambda: store.state(session)["count"] == 1, TIMEOUT)
+    tapped = store.state(session)
+    assert (tapped["x"][0], tapped["y"][0]) == pytest.approx((1.0, 0.0), abs=0.05)
+    until(lambda: "Your answer" in js(
+        driver, "return document.getElementById('hall-phone-status').textContent;"), TIMEOUT)
+    tap_at(0.25, 0.5)  # changed: x = -1, y = 1
+    until(lambda: store.state(session)["x"][0] == pytest.approx(-1.0, abs=0.05), TIMEOUT)
+    assert store.state(session)["count"] == 1
+    assert store.state(session)["y"][0] == pytest.approx(1.0, abs=0.05)
