@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from celery_workers import celery_env as celery_worker_env
+from celery_workers import start_worker, stop_worker
 
 from bnviz.jobs.runner import run_job
 from bnviz.params.jobs import ARMS
@@ -30,48 +32,15 @@ def _cli(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedPro
 
 @pytest.fixture
 def celery_env(jobs_home: Path, redis_server: str) -> dict:
-    url = redis_server.rsplit("/", 1)[0] + "/1"  # a database of its own
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
-    env = dict(os.environ, BNVIZ_BROKER_URL=url, PYTHONPATH=str(ROOT))
-    env.pop("BNVIZ_STORE_URL", None)
-    return env
-
-
-def _start_worker(env: dict, log_path: Path) -> subprocess.Popen:
-    """``python -m bnviz worker`` (Celery, solo pool) in its own session, once it is ready."""
-    log = open(log_path, "ab")  # noqa: SIM115 (the child keeps it)
-    start = log_path.stat().st_size
-    proc = subprocess.Popen([sys.executable, "-m", "bnviz", "worker"], env=env,
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    log.close()
-    deadline = time.monotonic() + 60
-    while b"ready." not in log_path.read_bytes()[start:]:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            _stop(proc)
-            pytest.fail("celery worker did not start:\n" + log_path.read_text()[-2000:])
-        time.sleep(0.2)
-    return proc
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    return celery_worker_env(redis_server, 1)  # a database of its own
 
 
 @pytest.fixture
 def celery_worker(celery_env: dict, jobs_home: Path):
-    procs = [_start_worker(celery_env, jobs_home / "celery.log")]
+    procs = [start_worker(celery_env, jobs_home / "celery.log")]
     yield procs[0]
     for proc in procs:
-        _stop(proc)
+        stop_worker(proc)
 
 
 @pytest.fixture
@@ -80,12 +49,12 @@ def next_worker(celery_env: dict, jobs_home: Path):
     started: list[subprocess.Popen] = []
 
     def start() -> subprocess.Popen:
-        started.append(_start_worker(celery_env, jobs_home / "celery-next.log"))
+        started.append(start_worker(celery_env, jobs_home / "celery-next.log"))
         return started[-1]
 
     yield start
     for proc in started:
-        _stop(proc)
+        stop_worker(proc)
 
 
 def _submit(env: dict, *args: str) -> str:
