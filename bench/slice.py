@@ -1,22 +1,39 @@
-"""Slices of image networks: how fast the exact cut is, in one process.
+"""Slices of image networks: how fast the exact cut is, per core, and what it costs in memory.
 
-1. A digits ResNet9 (the jobs' default width 16; ``--weights F.safetensors`` for a trained
-   one, else the seed's untrained network) through three test images, eval mode: the
-   estimated regions of the default window, then windows of growing size, each cut in full
-   (every layer), with regions, seconds and regions a second.
-2. bnviz against Regioncam on the same network unrolled to dense float32 layers (a conv
+1. Per core, this cut against the previous one (issue 45, item 1): three networks, the digits
+   ResNet9 (the jobs' default width 16, the seed's untrained network, or ``--weights
+   F.safetensors``) through three test images, the BN paper's appendix-D CNN on digits, and a
+   residual ONNX net with max pooling and leaky ReLU (tests/onnx_nets.py) on 12x12 inputs,
+   each on a window of >= 10 000 regions.  Each cut runs in a fresh child process with torch
+   at one thread: regions per CPU-second (the child's own CPU time, so a load on the machine
+   slows the wall clock but not the figure), peak RSS over the child's start per region, and
+   the bytes kept per region (every layer's polygons, codes and facets).  "previous" is the
+   cut before issue 45's profile: 768 MB chunks, the dense form only for maps smaller than
+   the kernel and 1x1 convolutions by conv2d (``CHUNK_BYTES``, ``DENSE_MAX_RATIO``,
+   ``graph._pointwise``); timed alternately, best of ``--repeats``.  On a GPU the ReLU
+   layers are cut by the vectorised torch cut (``engine.VECTORISED_RELU_CUT``).
+2. The digits ResNet9's default window: its estimated regions, then windows of growing size,
+   each cut in full (every layer), with regions, seconds and regions a second.
+3. bnviz against Regioncam on the same network unrolled to dense float32 layers (a conv
    chain: conv-BN-ReLU x 3, the second strided; Regioncam has no residual add), on windows
    whose partitions have >= 10 000 regions: best of ``--repeats``, timed alternately so that
    a load on the machine hits both alike, and their ratio (below 1: bnviz is faster).
+4. The fixed cost: ``bnviz slice`` on a 0.01-wide window of the residual net, the whole
+   process, median of ``--repeats`` runs.
 
 ``--device cuda`` runs the affine maps on the GPU (the cuts stay on the CPU's compiled
-kernels).  Prints the machine's load average first.  Run: ``.venv/bin/python bench/slice.py``.
+kernels); a GPU present adds section 1's figure on it.  Prints the machine's load average
+first.  Run: ``.venv/bin/python bench/slice.py [--quick]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,6 +106,114 @@ def chain_net(channels: int, size: int):
     return SliceNet(net.ops[:cut] + (head,), net.input, "flat_bench", net.input_shape)
 
 
+#: The previous cut (before issue 45's profile): 768 MB chunks, the dense form only for
+#: maps smaller than the kernel, 1x1 convolutions by conv2d.
+PREVIOUS = {"CHUNK_BYTES": 768 * 2**20, "DENSE_MAX_RATIO": 0.999}
+#: Section 1's networks: name -> the window as a fraction of the default one (ResNet9,
+#: CNN) or the extent (the residual net), each >= 10 000 regions.
+PER_CORE = {"digits ResNet9": 0.06, "appendix CNN": 0.015, "residual ONNX": 3.0}
+
+
+def residual_onnx():
+    """The residual net with max pooling and leaky ReLU, 12x12, and a seeded plane."""
+    from onnx_nets import conv_net
+
+    from bnviz.slices.onnx_import import load_onnx
+
+    path = Path(tempfile.mkdtemp()) / "residual.onnx"
+    conv_net(path, channels=8, size=12, residual=True, maxpool=True, leaky=True)
+    plane = plane_through_images(np.random.default_rng(0).normal(0, 1, (3, 1, 12, 12)))
+    return load_onnx(path), plane
+
+
+def _per_core_case(name: str, weights: Path | None):
+    if name == "digits ResNet9":
+        net, plane = digits_resnet9(weights)
+    elif name == "appendix CNN":
+        from bnviz.images.networks import build_model
+        from bnviz.slices.sources import load_images
+        from bnviz.slices.torch_import import slice_net
+
+        model = build_model("cnn", 1, 10, 8, "bn", seed=0).eval()
+        net = slice_net(model, (1, 8, 8))
+        plane = plane_through_images(load_images("digits", (1, 8, 8)).test[:3])
+    else:
+        net, plane = residual_onnx()
+        e = PER_CORE[name]
+        return net, plane, (-e, e, -e, e)
+    return net, plane, tuple(PER_CORE[name] * v for v in plane.default_window())
+
+
+def _cut_in_child(name: str, previous: bool, device: str, weights: Path | None, out) -> None:
+    """One cut in this (fresh) process: regions, CPU seconds, peak RSS over the start, kept
+    bytes."""
+    import bnviz.slices.engine as engine
+    import bnviz.slices.graph as graph
+    from bnviz.core import kernels
+
+    torch.set_num_threads(1)
+    kernels.require()
+    if previous:
+        engine.CHUNK_BYTES = PREVIOUS["CHUNK_BYTES"]
+        graph.DENSE_MAX_RATIO = PREVIOUS["DENSE_MAX_RATIO"]
+        graph._pointwise = lambda op: False  # noqa: ARG005 - 1x1 convs by conv2d, as before
+    net, plane, window = _per_core_case(name, weights)
+    cut_slice(net, plane, tuple(0.01 * v for v in window), device=device)  # warm
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.process_time()
+    s = cut_slice(net, plane, window, device=device)
+    cpu = time.process_time() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start
+    kept = sum(a.nbytes for layer in s.layers for a in (
+        layer.regions.ptr, layer.regions.vertices, layer.regions.packed_codes, layer.parents,
+        layer.facets, layer.facet_units, layer.facet_parents))
+    out.send((s.counts[-1], cpu, peak * 1024, kept))
+
+
+def per_core(repeats: int, device: str, weights: Path | None) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    print(f"\n1. per core ({device}, torch at 1 thread, a fresh process a cut; best of "
+          f"{repeats}, alternately): regions per CPU-second, this cut against the previous")
+    print(f"{'net':>16} {'regions':>8} {'previous':>9} {'now':>9} {'speed-up':>8} "
+          f"{'peak KB/reg':>12} {'was':>7} {'kept B/reg':>10}")
+    for name in PER_CORE:
+        best: dict[bool, tuple] = {}
+        for _ in range(repeats):
+            for previous in (True, False):
+                here, there = ctx.Pipe()
+                proc = ctx.Process(target=_cut_in_child,
+                                   args=(name, previous, device, weights, there))
+                proc.start()
+                got = here.recv()
+                proc.join()
+                if previous not in best or got[1] < best[previous][1]:
+                    best[previous] = got
+        (n, t_prev, m_prev, _), (_, t_now, m_now, kept) = best[True], best[False]
+        print(f"{name:>16} {n:>8,} {n / t_prev:>9,.0f} {n / t_now:>9,.0f} "
+              f"{t_prev / t_now:>7.2f}x {m_now / n / 1024:>12.1f} {m_prev / n / 1024:>7.1f} "
+              f"{kept / n:>10.0f}")
+
+
+def fixed_cost(repeats: int) -> None:
+    """The whole ``bnviz slice`` process on a 0.01-wide window (median of ``repeats``)."""
+    from onnx_nets import conv_net
+
+    folder = Path(tempfile.mkdtemp())
+    model = conv_net(folder / "residual.onnx", channels=8, size=12, residual=True,
+                     maxpool=True, leaky=True)
+    _, plane = residual_onnx()
+    np.savez(folder / "plane.npz", origin=plane.origin, u=plane.u, v=plane.v)
+    cmd = [sys.executable, "-m", "bnviz", "slice", "--model", str(model), "--plane",
+           str(folder / "plane.npz"), "--extent", "0.005", "--format", "summary", "--quiet"]
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    print(f"\n4. fixed cost: bnviz slice, a 0.01-wide window, whole process: median "
+          f"{statistics.median(times):.2f} s of {repeats} (min {min(times):.2f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weights", type=Path, default=None)
@@ -97,9 +222,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-digits", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="sections 1 and 4 only")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs, device {args.device}")
+    per_core(args.repeats, "cpu", args.weights)
+    if torch.cuda.is_available():
+        per_core(args.repeats, "cuda", args.weights)
+    if args.quick:
+        fixed_cost(args.repeats)
+        return
     if not args.skip_digits:
+        print("\n2. the digits ResNet9's default window")
         net, plane = digits_resnet9(args.weights)
         w = plane.default_window()
         t0 = time.perf_counter()
@@ -115,7 +248,7 @@ def main() -> None:
             s = cut_slice(net, plane, win, device=args.device)
             dt = time.perf_counter() - t0
             print(f"{f:>9.3f}x {s.counts[-1]:>9,} {dt:>8.2f} {s.counts[-1] / dt:>10,.0f}")
-    print("\nbnviz vs Regioncam, conv chain unrolled to dense (best of "
+    print("\n3. bnviz vs Regioncam, conv chain unrolled to dense (best of "
           f"{args.repeats}; ratio = bnviz / Regioncam)")
     print(f"{'net':>12} {'E':>6} {'bnviz':>9} {'Regioncam':>9} {'t bnviz':>8} "
           f"{'t RC':>8} {'ratio':>6}")
@@ -134,8 +267,9 @@ def main() -> None:
             tr.append(time.perf_counter() - t0)
         print(f"{f'{channels}ch {size}px':>12} {e:>6.2f} {s.counts[-1]:>9,} {rc:>9,} "
               f"{min(tb):>8.2f} {min(tr):>8.2f} {min(tb) / min(tr):>6.2f}")
+    fixed_cost(args.repeats)
     if torch.cuda.is_available() and args.device == "cpu":
-        print("(a GPU is here: rerun with --device cuda)")
+        print("(a GPU is here: rerun with --device cuda for sections 2 and 3 on it)")
 
 
 if __name__ == "__main__":
