@@ -3,7 +3,7 @@ at 1280x720: on Corollary 2's step, `a` opens its question (the Ask note, the QR
 phones' page, and the loopback warning beside it: the test server is on loopback); taps
 posted through the API show as a density trace over the lecture graph; `p` draws the answer
 over them and plays the step (μ sweeps to BN's), the taps staying drawn through the redraws;
-`a` again closes the question, its taps deleted."""
+`a` again closes the question, its taps deleted, and so does the next step."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from dash.testing.wait import until
 from lecture_windows import counter, js, slider_value
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 
 from bnviz.lecture.hall import HallStore, answer_point
 from bnviz.lecture.notes import NOTES
@@ -124,6 +125,16 @@ def test_a_asks_the_hall_the_taps_show_as_a_density_and_p_reveals_the_answer(
     until(lambda: js(driver, TRACES) == {}, TIMEOUT, msg="`a` again left the taps drawn")
     assert js(driver, "return document.getElementById('hall-overlay');") is None
     until(lambda: hall_server.STORE.state(session) == {"question": None, "count": 0}, TIMEOUT)
+
+    # the question is its step's: the next step closes it
+    keys(driver, "a")
+    until(lambda: js(driver, "return !!document.getElementById('hall-overlay');"), TIMEOUT)
+    until(lambda: hall_server.STORE.state(session)["question"] is not None, TIMEOUT)
+    keys(driver, Keys.PAGE_DOWN)
+    until(lambda: counter(driver).startswith(f"{COR2 + 1} /"), TIMEOUT)
+    until(lambda: js(driver, "return document.getElementById('hall-overlay');") is None,
+          TIMEOUT, msg="another step left the question open")
+    until(lambda: hall_server.STORE.state(session)["question"] is None, TIMEOUT)
 
 
 def test_a_phone_taps_its_answer_on_the_steps_axes_and_may_change_it(dash_duo, tmp_path,
