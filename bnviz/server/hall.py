@@ -191,8 +191,10 @@ PHONE_PAGE = """<!doctype html>
 """
 
 
-@page.route("/<session>", methods=["GET"])
+@page.route("/<session>", methods=["GET", "POST"])
 def phone(session: str) -> Response:
+    if request.method != "GET":  # one JSON line, not Flask's HTML 405
+        raise HallRefused(405, f"{request.method} is not allowed here", {"Allow": "GET"})
     session = _session(session)
     response = Response(PHONE_PAGE.replace("{session}", html.escape(session)),
                         mimetype="text/html")

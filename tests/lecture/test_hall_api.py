@@ -216,6 +216,7 @@ def test_unknown_sessions_closed_questions_and_missing_cookies_are_refused(serve
         ("DELETE", f"{API}/{SESSION}/question", b"{}", {}, 405),
         ("GET", f"{API}/{SESSION}/other/x", None, {}, 404),
         ("GET", "/hall/UPPER", None, {}, 400),
+        ("POST", f"/hall/{SESSION}", b"{}", {}, 405),
         ("POST", f"{API}/{session}/question", b'{"step": 99, "x": [0, 1], "y": [0, 1]}', {},
          400),
         ("POST", f"{API}/{session}/question", b'{"step": 2, "x": [1, 0], "y": [0, 1]}', {},
