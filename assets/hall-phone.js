@@ -1,4 +1,4 @@
-/* The phones' page of the hall answers (/hall/<session>; issue 46, item 6): the open
+/* The phones' page of the hall answers (/hall/<hall id>; issue 46, item 6): the open
    question's axes, in the figure's data coordinates, drawn as an SVG; a tap sends its point
    ({x, y}, a few bytes) to the server, and a later tap replaces it (one a second). The page
    asks for the question every few seconds (its step, axes and, once revealed, the answer);
@@ -7,8 +7,7 @@
 (function () {
     const root = document.getElementById("hall-phone");
     if (!root) { return; }
-    const session = root.dataset.session;
-    const API = "/api/lecture/hall/" + session;
+    const API = "/api/lecture/hall/phone/" + root.dataset.hall;
     const POLL_MS = 3000;
     const SIZE = 320, PAD = 28;
     const svg = document.getElementById("hall-phone-axes");
@@ -81,7 +80,7 @@
     }
 
     function poll() {
-        fetch(API + "?taps=0", {credentials: "same-origin"})
+        fetch(API, {credentials: "same-origin"})
             .then(r => r.json()).then(show).catch(() => {});
     }
 

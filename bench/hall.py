@@ -30,6 +30,8 @@ from collections import Counter
 
 from loadkit import ROOT, free_port
 
+from bnviz.lecture.hall import hall_id
+
 SESSION = "benchhallsession0001"
 
 
@@ -79,11 +81,12 @@ def hall(port: int, phones: int, seconds: float, gap: float) -> None:
     counts: list[int] = []
 
     def phone(i: int) -> None:
-        cookie = call(port, "GET", f"/hall/{SESSION}")[2].split(";")[0]
+        cookie = call(port, "GET", f"/hall/{hall_id(SESSION)}")[2].split(";")[0]
         k = 0
         while not stop.is_set():
             x, y = ((i * 37 + k) % 60) / 10 - 3, ((i * 11 + 3 * k) % 60) / 10 - 3
-            status = call(port, "POST", f"{api}/taps", {"x": x, "y": y}, cookie)[0]
+            status = call(port, "POST", f"/api/lecture/hall/phone/{hall_id(SESSION)}/taps",
+                          {"x": x, "y": y}, cookie)[0]
             with lock:
                 statuses[status] += 1
             k += 1

@@ -3,11 +3,12 @@ their phones where they expect the answer, the projector shows the taps as a den
 answer is revealed over them.
 
 A question belongs to a lecture session (the id the projector and the presenter share, or the
-projector's own): the step, its axes' ranges in the figure's data coordinates (what the
-projector's graph shows when the question opens) and, where the step has one, the answer's
-point. The taps are one per client (the last tap wins, so a student may change their mind),
-at most one a ``LECTURE_HALL_TAP_SECONDS``, at most ``LECTURE_HALL_MAX_TAPS`` a question
-(bnviz.caps).
+projector's own), kept under the session's hall id (:func:`hall_id`: what the phones' link
+shows; the store knows only that id): the step, its axes' ranges in the figure's data
+coordinates (what the projector's graph shows when the question opens) and, where the step
+has one, the answer's point. The taps are one per client (the last tap wins, so a student
+may change their mind), at most one a ``LECTURE_HALL_TAP_SECONDS``, at most
+``LECTURE_HALL_MAX_TAPS`` a question (bnviz.caps).
 
 Everything lives in one small SQLite file under ``BNVIZ_HOME`` (as the lecture's sessions do,
 bnviz.server.lecture_sync): the server's several web processes see the same question and the
@@ -17,6 +18,7 @@ its taps, and a question left open is forgotten after ``LECTURE_HALL_QUESTION_HO
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 import os
@@ -39,9 +41,13 @@ from bnviz.messages import brief
 from bnviz.service.cache import memoize
 
 __all__ = ["TAP_PROMPTS", "HallRefused",
-           "HallStore", "answer_point", "check_ranges", "check_tap", "hall_link",
+           "HALL_ID_PATTERN", "HallStore", "answer_point", "check_ranges", "check_tap", "hall_id",
+           "hall_link",
            "loopback_warning", "public_base"]
 
+#: A hall id's length (hex digits of sha256), and its pattern.
+HALL_ID_LENGTH = 24
+HALL_ID_PATTERN = f"[0-9a-f]{{{HALL_ID_LENGTH}}}"
 #: The public base URL of the server, for the phones' link (the QR code).
 PUBLIC_URL_ENV = "BNVIZ_PUBLIC_URL"
 #: The steps whose answer is a point of their axes: what the phones are asked to tap.
@@ -119,9 +125,16 @@ def public_base(request_base: str) -> str:
     return (os.environ.get(PUBLIC_URL_ENV, "").strip() or request_base).rstrip("/")
 
 
+def hall_id(session: str) -> str:
+    """The id the phones know a session's questions by (the QR code's link): derived from the
+    session's id, from which it cannot be reversed, so that a student who reads the link can
+    tap but cannot open, reveal or close the lecturer's question (the session's id does)."""
+    return hashlib.sha256(f"bnviz-hall:{session}".encode()).hexdigest()[:HALL_ID_LENGTH]
+
+
 def hall_link(base: str, session: str) -> str:
     """The phone page of a session's questions."""
-    return f"{base.rstrip('/')}/hall/{session}"
+    return f"{base.rstrip('/')}/hall/{hall_id(session)}"
 
 
 def loopback_warning(link: str) -> str | None:

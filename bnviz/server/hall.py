@@ -1,13 +1,16 @@
 """The hall's answers over HTTP (issue 46, item 6; the store and its rules: bnviz.lecture.hall).
 
-    GET    /hall/<session>                          the phone page (sets the client cookie)
+    The projector (a lecture session's id, which only its windows know):
     GET    /api/lecture/hall/<session>              {"question", "count", "x", "y"}
-                                                    (``?taps=0``: the question and count only)
     POST   /api/lecture/hall/<session>/question     {"step", "x": [lo, hi], "y": [lo, hi]}
     POST   /api/lecture/hall/<session>/close        close it, its taps deleted
     POST   /api/lecture/hall/<session>/reveal       the answer is told from then on
-    POST   /api/lecture/hall/<session>/taps         {"x", "y"}: a phone's tap
     GET    /api/lecture/hall/<session>/link         {"link", "qr", "warning"}: the phones' link
+    The phones (the session's hall id, bnviz.lecture.hall.hall_id: the link's; it taps, and
+    cannot open, reveal or close a question):
+    GET    /hall/<hall id>                          the phone page (sets the client cookie)
+    GET    /api/lecture/hall/phone/<hall id>        {"question", "count"}
+    POST   /api/lecture/hall/phone/<hall id>/taps   {"x", "y"}: a phone's tap
 
 Kept light for a hall of 200 phones on one server: a tap is a body of a few bytes, checked,
 and one short SQLite write; the projector polls the taps (one read) and draws their density in
@@ -65,13 +68,26 @@ def _refused(exc: HallRefused) -> Response:
     return _answer(exc.status, {"error": " ".join(str(exc).split())[:300]}, exc.headers)
 
 
-def _session(session: str) -> str:
+def _limit() -> None:
     if not LIMIT.allow(client_id(request.remote_addr)):
         raise HallRefused(429, "too many requests from this address: at most "
                                f"{LECTURE_HALL_RATE} a second", {"Retry-After": "1"})
+
+
+def _session(session: str) -> str:
+    """The hall id of a projector's session (checked)."""
+    _limit()
     if not re.fullmatch(SESSION_PATTERN, session):
         raise HallRefused(400, f"a session's id is {SESSION_PATTERN}, got {brief(session)}")
-    return session
+    return hall.hall_id(session)
+
+
+def _hall(hall_id: str) -> str:
+    """A phone's hall id (checked)."""
+    _limit()
+    if not re.fullmatch(hall.HALL_ID_PATTERN, hall_id):
+        raise HallRefused(400, f"a hall's id is {hall.HALL_ID_PATTERN}, got {brief(hall_id)}")
+    return hall_id
 
 
 def _body() -> object:
@@ -138,18 +154,24 @@ def reveal(session: str) -> Response:
     return _answer(200, {"question": _stored(lambda: STORE.reveal(session))})
 
 
-@api.route("/<session>/taps", methods=["POST"])
-def tap(session: str) -> Response:
-    session = _session(session)
+@api.route("/phone/<hall_id>", methods=["GET"])
+def phone_state(hall_id: str) -> Response:
+    hall_id = _hall(hall_id)
+    return _answer(200, _stored(lambda: STORE.state(hall_id, taps=False)))
+
+
+@api.route("/phone/<hall_id>/taps", methods=["POST"])
+def tap(hall_id: str) -> Response:
+    hall_id = _hall(hall_id)
     client = _client()
     body = _body()
     return _answer(200, {"accepted": True,
-                         "count": _stored(lambda: STORE.tap(session, client, body))})
+                         "count": _stored(lambda: STORE.tap(hall_id, client, body))})
 
 
 @api.route("/<session>/link", methods=["GET"])
 def link(session: str) -> Response:
-    session = _session(session)
+    _session(session)
     url = hall.hall_link(hall.public_base(request.host_url), session)
     try:
         qr = qr_data_url(url)
@@ -162,12 +184,13 @@ def link(session: str) -> Response:
 def unknown(rest: str) -> Response:
     """A route of the hall with a method it does not take (405), or no route (404): one line
     as JSON, as every other answer here (Flask's own would be an HTML page)."""
-    allowed = {"question": "POST", "close": "POST", "reveal": "POST", "taps": "POST", "link": "GET"}
+    allowed = {"question": "POST", "close": "POST", "reveal": "POST", "link": "GET",
+               "taps": "POST"}
     parts = rest.split("/")
-    if len(parts) == 2 and parts[1] in allowed:
+    if len(parts) in (2, 3) and parts[-1] in allowed:
         raise HallRefused(405, f"{request.method} is not allowed here",
-                          {"Allow": allowed[parts[1]]})
-    if len(parts) == 1:
+                          {"Allow": allowed[parts[-1]]})
+    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "phone"):
         raise HallRefused(405, f"{request.method} is not allowed here", {"Allow": "GET"})
     raise HallRefused(404, f"no such hall route: {brief(rest)}")
 
@@ -179,7 +202,7 @@ PHONE_PAGE = """<!doctype html>
 <title>bnviz: the hall's question</title>
 <link rel="stylesheet" href="/assets/hall.css">
 </head><body class="hall-phone-body">
-<main id="hall-phone" data-session="{session}">
+<main id="hall-phone" data-hall="{hall}">
 <h1 id="hall-phone-title">Waiting for the lecturer's question…</h1>
 <p id="hall-phone-prompt"></p>
 <svg id="hall-phone-axes" viewBox="0 0 320 320" role="img"
@@ -191,12 +214,12 @@ PHONE_PAGE = """<!doctype html>
 """
 
 
-@page.route("/<session>", methods=["GET", "POST"])
-def phone(session: str) -> Response:
+@page.route("/<hall_id>", methods=["GET", "POST"])
+def phone(hall_id: str) -> Response:
     if request.method != "GET":  # one JSON line, not Flask's HTML 405
         raise HallRefused(405, f"{request.method} is not allowed here", {"Allow": "GET"})
-    session = _session(session)
-    response = Response(PHONE_PAGE.replace("{session}", html.escape(session)),
+    hall_id = _hall(hall_id)
+    response = Response(PHONE_PAGE.replace("{hall}", html.escape(hall_id)),
                         mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
     if not re.fullmatch(CLIENT_PATTERN, request.cookies.get(CLIENT_COOKIE, "")):

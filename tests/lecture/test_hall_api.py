@@ -19,7 +19,7 @@ from werkzeug.serving import make_server
 
 from bnviz.caps import LECTURE_HALL_MAX_BODY
 from bnviz.lecture import hall
-from bnviz.lecture.hall import HallStore, answer_point
+from bnviz.lecture.hall import HallStore, answer_point, hall_id
 from bnviz.lecture.tour import step_by_key
 from bnviz.server import hall as hall_server
 from bnviz.server.hall import API, CLIENT_COOKIE, RateLimit
@@ -70,7 +70,7 @@ def post(served, path: str, body, raw: bytes | None = None, headers: dict | None
 
 def phone_cookie(served, session: str = SESSION) -> str:
     """What a phone's browser keeps from the hall page: its client id cookie."""
-    status, headers, _ = request(served, "GET", f"/hall/{session}")
+    status, headers, _ = request(served, "GET", f"/hall/{hall_id(session)}")
     assert status == 200
     cookie = headers["Set-Cookie"].split(";")[0]
     assert cookie.startswith(CLIENT_COOKIE + "=")
@@ -78,7 +78,7 @@ def phone_cookie(served, session: str = SESSION) -> str:
 
 
 def tap(served, cookie: str, x: float, y: float, session: str = SESSION, raw=None):
-    return post(served, f"{API}/{session}/taps", {"x": x, "y": y}, raw=raw,
+    return post(served, f"{API}/phone/{hall_id(session)}/taps", {"x": x, "y": y}, raw=raw,
                 headers={"Cookie": cookie})
 
 
@@ -130,7 +130,8 @@ def test_fifty_phones_tap_and_the_projector_counts_fifty_while_the_page_answers(
     assert np.allclose(sorted(zip(density["x"], density["y"], strict=True)),
                        sorted(map(tuple, spots.round(5))))
     # the phones' light poll: the question and the count, no taps
-    assert request(served, "GET", f"{API}/{session}?taps=0")[2].keys() == {"question", "count"}
+    assert request(served, "GET", f"{API}/phone/{hall_id(session)}")[2] == \
+        {"question": question, "count": 50}
     revealed = post(served, f"{API}/{session}/reveal", {})[2]["question"]
     assert revealed["revealed"] and revealed["answer"] == list(answer_point("cor2"))
 
@@ -181,11 +182,11 @@ HOSTILE_TAPS = [
 def test_hostile_taps_get_one_line_and_a_4xx_and_lose_nothing(served, body, headers,
                                                                expected, words):
     session = "hallhostile0000000001"
-    if request(served, "GET", f"{API}/{session}?taps=0")[2]["question"] is None:
+    if request(served, "GET", f"{API}/{session}")[2]["question"] is None:
         open_question(served, session)
         assert tap(served, phone_cookie(served, session), 0.25, 0.75, session)[0] == 200
     cookie = phone_cookie(served, session)
-    status, _, data = post(served, f"{API}/{session}/taps", None, raw=body,
+    status, _, data = post(served, f"{API}/phone/{hall_id(session)}/taps", None, raw=body,
                            headers={"Cookie": cookie} | headers)
     assert status == expected, data
     assert list(data) == ["error"] and words in data["error"]
@@ -207,16 +208,19 @@ def test_unknown_sessions_closed_questions_and_missing_cookies_are_refused(serve
     assert request(served, "GET", f"{API}/{session}")[2] == {"question": None, "count": 0}
     assert post(served, f"{API}/{session}/reveal", {})[0] == 409
     crafted = [
-        ("POST", f"{API}/short/taps", b'{"x": 0, "y": 0}', {"Cookie": cookie}, 400),
-        ("POST", f"{API}/{SESSION}/taps", b'{"x": 0, "y": 0}', {}, 400),
-        ("POST", f"{API}/{SESSION}/taps", b'{"x": 0, "y": 0}',
+        ("POST", f"{API}/phone/short/taps", b'{"x": 0, "y": 0}', {"Cookie": cookie}, 400),
+        ("POST", f"{API}/phone/{SESSION}/taps", b'{"x": 0, "y": 0}', {"Cookie": cookie}, 400),
+        ("POST", f"{API}/phone/{hall_id(SESSION)}/taps", b'{"x": 0, "y": 0}', {}, 400),
+        ("POST", f"{API}/phone/{hall_id(SESSION)}/taps", b'{"x": 0, "y": 0}',
          {"Cookie": f"{CLIENT_COOKIE}=BAD"}, 400),
-        ("GET", f"{API}/{SESSION}/taps", None, {}, 405),
+        ("GET", f"{API}/phone/{hall_id(SESSION)}/taps", None, {}, 405),
+        ("POST", f"{API}/phone/{hall_id(SESSION)}", b"{}", {}, 405),
+        ("POST", f"{API}/{SESSION}/taps", b'{"x": 0, "y": 0}', {"Cookie": cookie}, 405),
         ("PUT", f"{API}/{SESSION}", b"{}", {}, 405),
         ("DELETE", f"{API}/{SESSION}/question", b"{}", {}, 405),
         ("GET", f"{API}/{SESSION}/other/x", None, {}, 404),
         ("GET", "/hall/UPPER", None, {}, 400),
-        ("POST", f"/hall/{SESSION}", b"{}", {}, 405),
+        ("POST", f"/hall/{hall_id(SESSION)}", b"{}", {}, 405),
         ("POST", f"{API}/{session}/question", b'{"step": 99, "x": [0, 1], "y": [0, 1]}', {},
          400),
         ("POST", f"{API}/{session}/question", b'{"step": 2, "x": [1, 0], "y": [0, 1]}', {},
@@ -244,12 +248,14 @@ def test_a_flood_of_taps_from_one_phone_keeps_one(served):
 def test_the_link_warns_on_loopback_and_uses_the_public_url(served, monkeypatch):
     monkeypatch.delenv(hall.PUBLIC_URL_ENV, raising=False)
     status, _, data = request(served, "GET", f"{API}/{SESSION}/link")
-    assert status == 200 and data["link"] == f"http://127.0.0.1:{served[1]}/hall/{SESSION}"
+    assert status == 200 and \
+        data["link"] == f"http://127.0.0.1:{served[1]}/hall/{hall_id(SESSION)}"
     assert data["qr"].startswith("data:image/png;base64,")
     assert "127.0.0.1" in data["warning"] and "phones cannot" in data["warning"]
     monkeypatch.setenv(hall.PUBLIC_URL_ENV, "http://10.4.2.7:8050/")
     data = request(served, "GET", f"{API}/{SESSION}/link")[2]
-    assert data["link"] == f"http://10.4.2.7:8050/hall/{SESSION}" and data["warning"] is None
+    assert data["link"] == f"http://10.4.2.7:8050/hall/{hall_id(SESSION)}"
+    assert data["warning"] is None
     monkeypatch.setenv(hall.PUBLIC_URL_ENV, "http://localhost:8050")
     assert "localhost" in request(served, "GET", f"{API}/{SESSION}/link")[2]["warning"]
 
@@ -290,3 +296,19 @@ def test_a_question_keeps_at_most_its_cap_of_clients(tmp_path):
         store.tap(SESSION, "client9", {"x": 0.0, "y": 0.0})
     assert refused.value.status == 429
     assert store.tap(SESSION, "client0", {"x": 0.5, "y": 0.5}) == 3  # a change still counts
+
+
+def test_the_phones_link_taps_but_cannot_close_reveal_or_reopen_the_question(served):
+    """The phones' link carries the hall id, not the session's: used where the projector's
+    session goes, it names another (empty) session."""
+    session = "hallphoneslink0000001"
+    open_question(served, session)
+    cookie = phone_cookie(served, session)
+    assert tap(served, cookie, 0.5, 0.5, session)[0] == 200
+    public = hall_id(session)
+    assert post(served, f"{API}/{public}/close", {})[2] == {"closed": False}
+    assert post(served, f"{API}/{public}/reveal", {})[0] == 409
+    assert request(served, "GET", f"{API}/{public}")[2] == {"question": None, "count": 0}
+    state = request(served, "GET", f"{API}/{session}")[2]
+    assert state["count"] == 1 and not state["question"]["revealed"]
+    assert request(served, "GET", f"{API}/phone/{public}")[2]["count"] == 1

@@ -18,7 +18,7 @@ from lecture_windows import counter, js, slider_value
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from bnviz.lecture.hall import HallStore, answer_point
+from bnviz.lecture.hall import HallStore, answer_point, hall_id
 from bnviz.lecture.notes import NOTES
 from bnviz.lecture.tour import step_by_key
 from bnviz.server import hall as hall_server
@@ -48,17 +48,17 @@ def keys(driver, *pressed) -> None:
     ActionChains(driver).send_keys(*pressed).perform()
 
 
-def post_taps(base: str, session: str, points: list[tuple[float, float]]) -> list[int]:
+def post_taps(base: str, hall: str, points: list[tuple[float, float]]) -> list[int]:
     """Each point from a phone of its own (the phone page's cookie, then the tap)."""
     host, port = urlsplit(base).hostname, urlsplit(base).port
     statuses = []
     for x, y in points:
         conn = http.client.HTTPConnection(host, port, timeout=30)
-        conn.request("GET", f"/hall/{session}")
+        conn.request("GET", f"/hall/{hall}")
         answer = conn.getresponse()
         answer.read()
         cookie = answer.getheader("Set-Cookie").split(";")[0]
-        conn.request("POST", f"{API}/{session}/taps", json.dumps({"x": x, "y": y}),
+        conn.request("POST", f"{API}/phone/{hall}/taps", json.dumps({"x": x, "y": y}),
                      {"Content-Type": "application/json", "Cookie": cookie})
         response = conn.getresponse()
         response.read()
@@ -96,11 +96,12 @@ def test_a_asks_the_hall_the_taps_show_as_a_density_and_p_reveals_the_answer(
     assert urlsplit(dash_duo.server_url).hostname in overlay["warning"]
     assert "phones cannot" in overlay["warning"]
     assert overlay["inside"], "the question's overlay runs off the 1280x720 screen"
-    session = overlay["link"].rsplit("/", 1)[1]
-    assert overlay["link"] == f"{dash_duo.server_url}/hall/{session}"
+    hall = overlay["link"].rsplit("/", 1)[1]  # the phones' id of the session (the store's)
+    session = js(driver, "return sessionStorage.getItem('bnviz-hall-session');")
+    assert overlay["link"] == f"{dash_duo.server_url}/hall/{hall_id(session)}"
 
     points = [(1.0 + 0.05 * i, 1.0 - 0.04 * i) for i in range(9)] + [(-0.5, 0.2)]
-    assert post_taps(dash_duo.server_url, session, points) == [200] * 10
+    assert post_taps(dash_duo.server_url, hall, points) == [200] * 10
     until(lambda: len(js(driver, TRACES).get("hall taps", [[]])[0]) == 10, TIMEOUT,
           msg="the projector's graph did not show the ten taps")
     drawn = js(driver, TRACES)["hall taps"]
@@ -124,17 +125,17 @@ def test_a_asks_the_hall_the_taps_show_as_a_density_and_p_reveals_the_answer(
     keys(driver, "a")
     until(lambda: js(driver, TRACES) == {}, TIMEOUT, msg="`a` again left the taps drawn")
     assert js(driver, "return document.getElementById('hall-overlay');") is None
-    until(lambda: hall_server.STORE.state(session) == {"question": None, "count": 0}, TIMEOUT)
+    until(lambda: hall_server.STORE.state(hall) == {"question": None, "count": 0}, TIMEOUT)
 
     # the question is its step's: the next step closes it
     keys(driver, "a")
     until(lambda: js(driver, "return !!document.getElementById('hall-overlay');"), TIMEOUT)
-    until(lambda: hall_server.STORE.state(session)["question"] is not None, TIMEOUT)
+    until(lambda: hall_server.STORE.state(hall)["question"] is not None, TIMEOUT)
     keys(driver, Keys.PAGE_DOWN)
     until(lambda: counter(driver).startswith(f"{COR2 + 1} /"), TIMEOUT)
     until(lambda: js(driver, "return document.getElementById('hall-overlay');") is None,
           TIMEOUT, msg="another step left the question open")
-    until(lambda: hall_server.STORE.state(session)["question"] is None, TIMEOUT)
+    until(lambda: hall_server.STORE.state(hall)["question"] is None, TIMEOUT)
 
 
 def test_a_phone_taps_its_answer_on_the_steps_axes_and_may_change_it(dash_duo, tmp_path,
@@ -144,7 +145,7 @@ def test_a_phone_taps_its_answer_on_the_steps_axes_and_may_change_it(dash_duo, t
     later one replaces it."""
     store = HallStore(tmp_path / "hall.sqlite3", tap_gap=0.0)
     monkeypatch.setattr(hall_server, "STORE", store)
-    session = "hallphonepage00000001"
+    session = hall_id("hallphonepage00000001")  # the phones' id of a session
     store.open(session, COR2, (-2.0, 2.0, -1.0, 3.0))
     dash_duo.start_server(app)
     driver = dash_duo.driver

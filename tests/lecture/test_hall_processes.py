@@ -15,9 +15,12 @@ import pytest
 from served import free_port
 from stackrun import start, stop_group, wait_answering
 
+from bnviz.lecture.hall import hall_id
 from bnviz.server.hall import API, CLIENT_COOKIE
 
 SESSION = "hallprocesses00000001"
+#: Where the phones post their taps (the session's hall id: the QR code's link).
+TAPS = f"{API}/phone/{hall_id(SESSION)}/taps"
 #: One web process: the hall's routes on a bare Flask server (what bnviz.web.app registers).
 SERVE = ("import sys; from flask import Flask; from werkzeug.serving import run_simple; "
          "from bnviz.server.hall import add_lecture_hall; app = Flask('hall'); "
@@ -63,20 +66,20 @@ def test_taps_posted_to_one_process_are_counted_by_another(two_processes):
     cookies = []
     for i in range(5):
         conn = http.client.HTTPConnection("127.0.0.1", [one, other][i % 2], timeout=30)
-        conn.request("GET", f"/hall/{SESSION}")
+        conn.request("GET", f"/hall/{hall_id(SESSION)}")
         response = conn.getresponse()
         response.read()
         cookies.append(response.getheader("Set-Cookie").split(";")[0])
         conn.close()
         assert cookies[-1].startswith(CLIENT_COOKIE)
     for i, cookie in enumerate(cookies):
-        assert call(one, "POST", f"{API}/{SESSION}/taps", {"x": 0.1 * i, "y": -0.1 * i},
+        assert call(one, "POST", TAPS, {"x": 0.1 * i, "y": -0.1 * i},
                     cookie)[0] == 200
     status, density = call(other, "GET", f"{API}/{SESSION}")
     assert status == 200 and density["count"] == 5
     assert sorted(density["x"]) == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
     # the other process knows the first tap's time too: one a second per client, everywhere
-    assert call(other, "POST", f"{API}/{SESSION}/taps", {"x": 1, "y": 1}, cookies[0])[0] == 429
+    assert call(other, "POST", TAPS, {"x": 1, "y": 1}, cookies[0])[0] == 429
     assert call(other, "POST", f"{API}/{SESSION}/close", {})[1] == {"closed": True}
     assert call(one, "GET", f"{API}/{SESSION}")[1] == {"question": None, "count": 0}
-    assert call(one, "POST", f"{API}/{SESSION}/taps", {"x": 0, "y": 0}, cookies[1])[0] == 409
+    assert call(one, "POST", TAPS, {"x": 0, "y": 0}, cookies[1])[0] == 409
