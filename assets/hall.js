@@ -75,20 +75,23 @@
         .filter(p => p[0] === DENSITY || p[0] === ANSWER).map(p => p[1]);
 
     /* Draw the taps (and the answer) over the graph: added where a redraw by Dash dropped
-       them, their data replaced otherwise. */
-    function draw(force) {
+       them; new taps only restyle the drawn traces (one redraw a poll, not two). */
+    function draw() {
         const gd = graphDiv();
         if (!open || !open.taps || !gd || !window.Plotly || !gd.data) { return; }
         const mine = ours(gd);
         const wanted = traces();
-        if (mine.length === wanted.length && !force) { return; }
+        if (mine.length === wanted.length) {
+            window.Plotly.restyle(gd, {x: wanted.map(t => t.x), y: wanted.map(t => t.y)}, mine);
+            return;
+        }
         const redo = () => window.Plotly.addTraces(gd, wanted);
         if (mine.length) { window.Plotly.deleteTraces(gd, mine).then(redo); } else { redo(); }
     }
 
     function onAfterplot() {
         const gd = graphDiv();
-        if (open && gd && ours(gd).length === 0) { draw(true); }
+        if (open && gd && ours(gd).length === 0) { draw(); }
     }
 
     function poll() {
@@ -106,7 +109,7 @@
             open.seen = key;
             open.taps = {x: state.x, y: state.y, count: state.count};
             setText("hall-count", state.count + (state.count === 1 ? " answer" : " answers"));
-            if (changed) { draw(true); }
+            if (changed) { draw(); }
         }).catch(() => {});
     }
 
@@ -167,7 +170,7 @@
                     gd.on("plotly_afterplot", onAfterplot);
                     listening.add(gd);
                 }
-                draw(true);
+                draw();
                 open.timer = window.setInterval(poll, POLL_MS);
                 poll();
             }).catch(err => { open = null; window.console.warn("hall:", err.message); });
@@ -178,7 +181,7 @@
             if (!open) { return; }
             open.question = data.question;
             open.answer = data.question.answer;
-            draw(true);
+            draw();
         }).catch(() => {});
     }
 
