@@ -52,6 +52,7 @@ KEYS = (
     ("b", "blank the screen (any key brings it back)"),
     ("s", "split: the same weights without BN | with BN"),
     ("t", "light or dark theme"),
+    ("c", "caption on one line; again: in full"),
     ("q", "QR code of this state, for students' laptops"),
     ("v", "presenter view (notes, next step, timer); each window follows the other"),
     ("?", "this list"),
