@@ -237,8 +237,8 @@
     }
 
     /* Tick labels further from their axis (a y axis' lowest and an x axis' first met at
-       the corner), and auto ticks no more than their labels (about 4 characters across, a
-       line high) have room for. */
+       the corner), and auto ticks no more than their labels (about 3 characters and a gap
+       across, a line and a gap high) have room for. */
     function fitTicks(f, scale, side) {
         for (const letter of ["x", "y"]) {
             for (const k of f.axes(letter)) {
@@ -247,7 +247,7 @@
                 axis.ticklabelstandoff = Math.round((axis.ticklabelstandoff || 0) * scale +
                                                     6 * (scale - 1));
                 if (!axis.tickvals && axis.tickmode !== "array" && !(axis.dtick > 0) && px > 0) {
-                    const per = letter === "x" ? (4 * EM_PER_CHAR + 1) * font : 2.2 * font;
+                    const per = letter === "x" ? (3 * EM_PER_CHAR + 1.2) * font : 2.2 * font;
                     const most = Math.max(2, Math.floor(px / per));
                     axis.nticks = axis.nticks ? Math.min(axis.nticks, most) : most;
                 }
