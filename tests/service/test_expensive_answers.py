@@ -92,8 +92,11 @@ def _post(base: str, body: dict) -> tuple[int, dict | str]:
 
 
 def _request(dependencies: list[dict], input_id: str, values: dict[str, dict]) -> dict:
-    """The request of the callback that ``input_id`` fires, with these component values."""
-    mine = [d for d in dependencies if any(i["id"] == input_id for i in d["inputs"])]
+    """The request of the server callback that ``input_id`` fires, with these component
+    values (a clientside callback on the same input, such as the export's "starting" line,
+    runs in the browser and never reaches the server)."""
+    mine = [d for d in dependencies if not d.get("clientside_function")
+            and any(i["id"] == input_id for i in d["inputs"])]
     assert len(mine) == 1, [d["output"] for d in mine]
     return callback_request(mine, mine[0]["output"][:10], values)
 
