@@ -54,6 +54,7 @@ KEYS = (
     ("t", "light or dark theme"),
     ("c", "caption on one line; again: in full"),
     ("q", "QR code of this state, for students' laptops"),
+    ("a", "ask the hall the step's question (phones tap; p: the answer); again: close"),
     ("v", "presenter view (notes, next step, timer); each window follows the other"),
     ("?", "this list"),
 )

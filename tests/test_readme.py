@@ -180,3 +180,18 @@ def test_the_lecture_help_names_every_step_as_a_jump():
     assert (f"1 … {len(TOUR)} (type the number)", "jump to that step") in KEYS
     steps = help_panel().children[1].children.children[1].children.children[0]
     assert steps.className == "lecture-steps" and len(steps.children) == len(TOUR)
+
+
+def test_the_lecture_help_lists_every_letter_key_the_page_binds():
+    """The ? panel is the lecturer's only manual in the hall: a letter key the lecture's scripts
+    act on (assets/lecture*.js, hall.js) and the panel does not name is a key nobody finds."""
+    import re
+
+    from bnviz.web.layouts.lecture import KEYS
+
+    scripts = sorted((REPO / "assets").glob("lecture*.js")) + [REPO / "assets" / "hall.js"]
+    bound = {m for path in scripts
+             for m in re.findall(r'\b(?:k|e\.key)\s*[!=]==\s*"([a-z])"', path.read_text())}
+    listed = {token for keys, _ in KEYS for token in re.split(r"[ ,]+", keys)}
+    assert {"a", "c", "p", "q"} <= bound, bound  # the pattern still finds the scripts' keys
+    assert bound <= listed, sorted(bound - listed)
