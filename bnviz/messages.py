@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["TRACEBACK_HINT", "InputError", "brief", "for_page", "log_for_page"]
+__all__ = ["TRACEBACK_HINT", "InputError", "Refused", "brief", "for_page", "log_for_page",
+           "one_line"]
 
 #: An absolute file path (not the path part of a URL: no word character, dot, colon or slash
 #: before its first slash).
@@ -32,6 +33,23 @@ class InputError(ValueError):
     def __init__(self, text: str, field: str | None = None):
         super().__init__(text)
         self.field = field
+
+
+class Refused(Exception):
+    """A request the server does not take: an HTTP status, one line saying why, and the
+    headers that go with it (``Retry-After``, ``Allow``). Raised by the stores that decide
+    (bnviz.lecture.hall) as well as by the routes; bnviz.server.answers turns it into the
+    JSON answer ``{"error": line}``."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.headers = status, dict(headers or {})
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters (an ellipsis ends a cut one)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def brief(value: object, limit: int = 40) -> str:

@@ -37,7 +37,8 @@ from bnviz.caps import (
 from bnviz.config import bnviz_home
 from bnviz.lecture.notes import notes_for
 from bnviz.lecture.tour import TOUR, step_by_key
-from bnviz.messages import brief
+from bnviz.messages import Refused, brief
+from bnviz.records import small_sqlite
 from bnviz.service.cache import memoize
 
 __all__ = ["TAP_PROMPTS", "HallRefused",
@@ -57,14 +58,17 @@ TAP_PROMPTS = {
 }
 #: What a step without a point answer asks the phones.
 DEFAULT_PROMPT = "Tap where you expect the answer on these axes."
+#: The store's tables: the open questions, and each client's last tap on one.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS questions (session TEXT PRIMARY KEY, step INTEGER NOT NULL,
+    x0 REAL, x1 REAL, y0 REAL, y1 REAL, revealed INTEGER NOT NULL, opened REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS taps (session TEXT NOT NULL, client TEXT NOT NULL, x REAL NOT NULL,
+    y REAL NOT NULL, at REAL NOT NULL, PRIMARY KEY (session, client));
+"""
 
 
-class HallRefused(Exception):
+class HallRefused(Refused):
     """A request the hall does not take: an HTTP status and one line saying why."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status, self.headers = status, headers or {}
 
 
 def _number(name: str, value: Any) -> float:
@@ -167,18 +171,7 @@ class HallStore:
         return self._path or bnviz_home() / "lecture" / "hall.sqlite3"
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-        db.execute("PRAGMA synchronous=NORMAL")
-        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS questions (session TEXT PRIMARY KEY, "
-                   "step INTEGER NOT NULL, x0 REAL, x1 REAL, y0 REAL, y1 REAL, "
-                   "revealed INTEGER NOT NULL, opened REAL NOT NULL)")
-        db.execute("CREATE TABLE IF NOT EXISTS taps (session TEXT NOT NULL, client TEXT NOT "
-                   "NULL, x REAL NOT NULL, y REAL NOT NULL, at REAL NOT NULL, "
-                   "PRIMARY KEY (session, client))")
-        return db
+        return small_sqlite.connect(self.path, _SCHEMA)
 
     def _question(self, db: sqlite3.Connection, session: str) -> tuple | None:
         return db.execute("SELECT step, x0, x1, y0, y1, revealed FROM questions WHERE "
@@ -186,18 +179,8 @@ class HallStore:
                           (session, time.time() - self.question_seconds)).fetchone()
 
     def _write(self, work):
-        db = self._connect()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            out = work(db)
-            db.execute("COMMIT")
-            return out
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            db.close()
+        with small_sqlite.immediate(self.path, _SCHEMA) as db:
+            return work(db)
 
     def open(self, session: str, step: int, ranges: tuple[float, float, float, float]) -> dict:
         """Open the step's question in the session (a question open before is closed and its

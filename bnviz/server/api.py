@@ -28,13 +28,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, Response, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from bnviz import jobs
-from bnviz.messages import brief, for_page, log_for_page
+from bnviz.messages import Refused, brief, for_page, log_for_page
 from bnviz.records.store import STATUSES, Job, open_store
 from bnviz.records.types import IMAGE_JOB_TYPES
+from bnviz.server.answers import json_answer, refusal
 from bnviz.service.clients import client_id, jobs_token, token_ok
 from bnviz.service.guard import strict_json
 
@@ -52,30 +53,17 @@ SUBMIT_FIELDS = ("type", "params")
 blueprint = Blueprint("jobs_api", __name__, url_prefix=PREFIX)
 
 
-class ApiError(Exception):
+class ApiError(Refused):
     """An answer other than success: status, one line, extra headers."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status, self.headers = status, headers or {}
-
-
-def _answer(status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-            ) -> Response:
-    response = jsonify(body)
-    response.status_code = status
-    response.headers.update(headers or {})
-    return response
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    text = " ".join(str(message).split()) or "error"
-    return _answer(status, {"error": text if len(text) <= 300 else text[:299] + "…"}, headers)
+    return refusal(Refused(status, message, headers))
 
 
 @blueprint.errorhandler(ApiError)
 def _api_error(exc: ApiError) -> Response:
-    return _error(exc.status, str(exc), exc.headers)
+    return refusal(exc)
 
 
 def finite(value: Any) -> Any:
@@ -201,7 +189,7 @@ def _submit() -> Response:
         raise _busy(exc) from None
     except ValueError as exc:  # ParamError: the one line naming the parameter
         raise ApiError(400, for_page(str(exc))) from None
-    return _answer(201, {"id": job.id, "status": job.status},
+    return json_answer(201, {"id": job.id, "status": job.status},
                    {"Location": f"{PREFIX}/jobs/{job.id}"})
 
 
@@ -219,7 +207,7 @@ def _list() -> Response:
                             reverse=True)[:limit]
     except jobs.StoreError as exc:
         raise _busy(exc) from None
-    return _answer(200, {"jobs": [_public(j) for j in listed]})
+    return json_answer(200, {"jobs": [_public(j) for j in listed]})
 
 
 def _job(job_id: str) -> Job:
@@ -250,7 +238,7 @@ def job_item(job_id: str) -> Response:
         out["log"] = log_for_page(store.logs(job.id, tail)) if tail else []
     except jobs.StoreError as exc:
         raise _busy(exc) from None
-    return _answer(200, out)
+    return json_answer(200, out)
 
 
 def _cancel(job_id: str) -> Response:
@@ -263,7 +251,7 @@ def _cancel(job_id: str) -> Response:
         raise ApiError(404, f"no job {job_id}") from None
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-    return _answer(200, {"id": job_id.strip().lower(), "status": status})
+    return json_answer(200, {"id": job_id.strip().lower(), "status": status})
 
 
 @blueprint.route("/", defaults={"rest": ""}, methods=_ANY, strict_slashes=False,

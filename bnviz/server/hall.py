@@ -28,13 +28,14 @@ import re
 import secrets
 import sqlite3
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, Response, request
 
 from bnviz.caps import LECTURE_HALL_BURST, LECTURE_HALL_MAX_BODY, LECTURE_HALL_RATE
 from bnviz.lecture import hall
 from bnviz.lecture.hall import HallRefused, HallStore
 from bnviz.lecture.qr import qr_data_url
 from bnviz.messages import brief
+from bnviz.server.answers import json_answer, refusal
 from bnviz.server.lecture_sync import SESSION_PATTERN, RateLimit
 from bnviz.service.clients import client_id
 from bnviz.service.guard import strict_json
@@ -54,18 +55,15 @@ STORE = HallStore()
 LIMIT = RateLimit(rate=LECTURE_HALL_RATE, burst=LECTURE_HALL_BURST)
 
 
-def _answer(status: int, body: dict, headers: dict[str, str] | None = None) -> Response:
-    response = jsonify(body)
-    response.status_code = status
-    response.headers.update(headers or {})
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
 @api.errorhandler(HallRefused)
 @page.errorhandler(HallRefused)
 def _refused(exc: HallRefused) -> Response:
-    return _answer(exc.status, {"error": " ".join(str(exc).split())[:300]}, exc.headers)
+    return refusal(exc, no_store=True)
+
+
+def _ok(body: dict) -> Response:
+    """A success: the hall changes by the second, so no cache keeps it."""
+    return json_answer(200, body, no_store=True)
 
 
 def _limit() -> None:
@@ -125,7 +123,7 @@ def _stored(work):
 def state(session: str) -> Response:
     session = _session(session)
     taps = request.args.get("taps", "1") != "0"
-    return _answer(200, _stored(lambda: STORE.state(session, taps=taps)))
+    return _ok(_stored(lambda: STORE.state(session, taps=taps)))
 
 
 @api.route("/<session>/question", methods=["POST"])
@@ -136,7 +134,7 @@ def question(session: str) -> Response:
         raise HallRefused(400, f"a question is {{\"step\", \"x\": [lo, hi], \"y\": [lo, hi]}},"
                                f" got {brief(body)}")
     ranges = hall.check_ranges(body["x"], body["y"])
-    return _answer(200, {"question": _stored(lambda: STORE.open(session, body["step"],
+    return _ok({"question": _stored(lambda: STORE.open(session, body["step"],
                                                                 ranges))})
 
 
@@ -145,19 +143,19 @@ def close(session: str) -> Response:
     """A POST, not a DELETE: a body-less DELETE has no length, and the request guard in front
     of the app (bnviz.service.guard) reads such a body to its end."""
     session = _session(session)
-    return _answer(200, {"closed": _stored(lambda: STORE.close(session))})
+    return _ok({"closed": _stored(lambda: STORE.close(session))})
 
 
 @api.route("/<session>/reveal", methods=["POST"])
 def reveal(session: str) -> Response:
     session = _session(session)
-    return _answer(200, {"question": _stored(lambda: STORE.reveal(session))})
+    return _ok({"question": _stored(lambda: STORE.reveal(session))})
 
 
 @api.route("/phone/<hall_id>", methods=["GET"])
 def phone_state(hall_id: str) -> Response:
     hall_id = _hall(hall_id)
-    return _answer(200, _stored(lambda: STORE.state(hall_id, taps=False)))
+    return _ok(_stored(lambda: STORE.state(hall_id, taps=False)))
 
 
 @api.route("/phone/<hall_id>/taps", methods=["POST"])
@@ -165,7 +163,7 @@ def tap(hall_id: str) -> Response:
     hall_id = _hall(hall_id)
     client = _client()
     body = _body()
-    return _answer(200, {"accepted": True,
+    return _ok({"accepted": True,
                          "count": _stored(lambda: STORE.tap(hall_id, client, body))})
 
 
@@ -177,7 +175,7 @@ def link(session: str) -> Response:
         qr = qr_data_url(url)
     except ValueError as exc:
         raise HallRefused(400, str(exc)) from None
-    return _answer(200, {"link": url, "qr": qr, "warning": hall.loopback_warning(url)})
+    return _ok({"link": url, "qr": qr, "warning": hall.loopback_warning(url)})
 
 
 @api.route("/<path:rest>", methods=["GET", "POST", "DELETE", "PUT", "PATCH"])

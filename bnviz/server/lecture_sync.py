@@ -31,10 +31,11 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, Response, request
 
 from bnviz.caps import (
     LECTURE_MAX_SNAPSHOT_QUERY,
@@ -48,7 +49,9 @@ from bnviz.caps import (
 from bnviz.config import bnviz_home
 from bnviz.lecture.scenes import BATCH_SLIDER, DEPTH_SLIDER
 from bnviz.lecture.tour import TOUR
-from bnviz.messages import brief
+from bnviz.messages import Refused, brief
+from bnviz.records import small_sqlite
+from bnviz.server.answers import json_answer, refusal
 from bnviz.service.clients import client_id
 from bnviz.service.guard import strict_json
 
@@ -81,12 +84,8 @@ ALLOW = "GET, HEAD, OPTIONS, POST"
 blueprint = Blueprint("lecture_sync", __name__, url_prefix=ROUTE)
 
 
-class SyncRefused(Exception):
-    """An answer other than success: status, one line, extra headers."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status, self.headers = status, headers or {}
+class SyncRefused(Refused):
+    """A lecture state or request the sync does not take: status, one line, extra headers."""
 
 
 def _count(name: str, value: Any, lo: int = 0) -> int:
@@ -160,6 +159,11 @@ def newer(a: list, b: list) -> bool:
     return (a[0], a[1]) > (b[0], b[1])
 
 
+#: The sessions' table: each session's newest state and its version (counter, window).
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, counter INTEGER NOT NULL, "
+           "window TEXT NOT NULL, state TEXT NOT NULL, updated REAL NOT NULL)")
+
+
 class SessionStore:
     """The sessions' newest states, in one SQLite file every process of a server shares."""
 
@@ -171,35 +175,21 @@ class SessionStore:
     def path(self) -> Path:
         return self._path or bnviz_home() / "lecture" / "sessions.sqlite3"
 
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-        db.execute("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, "
-                   "counter INTEGER NOT NULL, window TEXT NOT NULL, state TEXT NOT NULL, "
-                   "updated REAL NOT NULL)")
-        return db
-
     def get(self, session: str) -> dict | None:
         """The session's newest state, None for none (or one unchanged for too long)."""
-        db = self._connect()
-        try:
+        with closing(small_sqlite.connect(self.path, _SCHEMA)) as db:
             row = db.execute("SELECT state FROM sessions WHERE id = ? AND updated >= ?",
                              (session, time.time() - self.keep_seconds)).fetchone()
-        finally:
-            db.close()
         return None if row is None else strict_json(row[0])
 
     def offer(self, session: str, state: dict) -> tuple[dict, bool]:
         """Keep ``state`` (checked) when it is newer than the session's; the newest state, and
         whether it was this one."""
         now = time.time()
-        db = self._connect()
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        with small_sqlite.immediate(self.path, _SCHEMA) as db:
             row = db.execute("SELECT counter, window, state FROM sessions WHERE id = ? AND "
                              "updated >= ?", (session, now - self.keep_seconds)).fetchone()
             if row is not None and not newer(state["v"], [row[0], row[1]]):
-                db.execute("COMMIT")
                 return strict_json(row[2]), False
             if row is None:  # a new session: room for it
                 db.execute("DELETE FROM sessions WHERE updated < ?", (now - self.keep_seconds,))
@@ -209,14 +199,7 @@ class SessionStore:
             db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
                        (session, state["v"][0], state["v"][1],
                         json.dumps(state, separators=(",", ":")), now))
-            db.execute("COMMIT")
             return state, True
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            db.close()
 
 
 class RateLimit:
@@ -245,17 +228,9 @@ STORE = SessionStore()
 LIMIT = RateLimit()
 
 
-def _answer(status: int, body: dict, headers: dict[str, str] | None = None) -> Response:
-    response = jsonify(body)
-    response.status_code = status
-    response.headers.update(headers or {})
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
 @blueprint.errorhandler(SyncRefused)
 def _refused(exc: SyncRefused) -> Response:
-    return _answer(exc.status, {"error": " ".join(str(exc).split())[:300]}, exc.headers)
+    return refusal(exc, no_store=True)
 
 
 def _state_of_body() -> dict:
@@ -293,8 +268,8 @@ def session_state(session: str) -> Response:
     try:
         if request.method == "POST":
             state, accepted = STORE.offer(session, _state_of_body())
-            return _answer(200, {"state": state, "accepted": accepted})
-        return _answer(200, {"state": STORE.get(session)})
+            return json_answer(200, {"state": state, "accepted": accepted}, no_store=True)
+        return json_answer(200, {"state": STORE.get(session)}, no_store=True)
     except (sqlite3.Error, OSError, ValueError):
         raise SyncRefused(503, "the server cannot keep the lecture's state now",
                           {"Retry-After": str(RETRY_DISK)}) from None

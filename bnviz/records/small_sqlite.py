@@ -1,0 +1,47 @@
+"""One SQLite file that every process of a server shares, for small stores written a row at a
+time (the lecture's sessions, the hall's questions and taps): write-ahead logging so that
+readers never wait for a writer, and ``BEGIN IMMEDIATE`` transactions so that two processes'
+read-then-write never interleave. The job store (sqlite_store) adds retries on top of its own."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+__all__ = ["BUSY_SECONDS", "connect", "immediate"]
+
+#: How long a connection waits for another process's write before it gives up.
+BUSY_SECONDS = 5.0
+
+
+def connect(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection to ``path`` (its folder made), in autocommit mode, with ``schema`` (its
+    ``CREATE ... IF NOT EXISTS`` statements) applied."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(schema)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+@contextmanager
+def immediate(path: Path, schema: str) -> Iterator[sqlite3.Connection]:
+    """A connection inside one ``BEGIN IMMEDIATE`` transaction: committed when the block
+    ends, rolled back when it raises; closed either way."""
+    with closing(connect(path, schema)) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
