@@ -49,8 +49,8 @@ from pathlib import Path
 from bnviz.config import bnviz_home, setting
 from bnviz.messages import InputError
 
-__all__ = ["LIGHT_THREADS", "RETRY_SECONDS", "ServerBusy", "admitted", "heavy_in_process",
-           "slot_directory"]
+__all__ = ["LIGHT_THREADS", "RETRY_SECONDS", "ServerBusy", "admitted", "ahead_of_time",
+           "heavy_in_process", "slot_directory"]
 
 #: Threads of each web process kept for light requests.
 LIGHT_THREADS = 2
@@ -133,6 +133,19 @@ def _process_share() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def ahead_of_time() -> Iterator[None]:
+    """Heavy work in this block was not asked for by a person yet (the lecture's next step,
+    prepared while the lecturer talks): it runs only if a slot is free at once, and never
+    waits in the queue ahead of a person's request (:class:`ServerBusy` at once instead)."""
+    before = getattr(_local, "ahead", False)
+    _local.ahead = True
+    try:
+        yield
+    finally:
+        _local.ahead = before
+
+
+@contextlib.contextmanager
 def admitted(seconds: float, client: str | None = None) -> Iterator[None]:
     """Run the block now if its estimated ``seconds`` are light, else once it holds a heavy
     slot (module docstring); :class:`ServerBusy` when it may not wait or waited in vain.
@@ -157,6 +170,7 @@ def admitted(seconds: float, client: str | None = None) -> Iterator[None]:
                              RETRY_SECONDS)
         held.append(ticket)
         try:
+            ahead = getattr(_local, "ahead", False)
             deadline = time.monotonic() + setting("BNVIZ_HEAVY_WAIT_SECONDS")
             slots = int(setting("BNVIZ_HEAVY_SLOTS"))
             while True:
@@ -167,6 +181,9 @@ def admitted(seconds: float, client: str | None = None) -> Iterator[None]:
                         held += [mine, shared]
                         break
                     os.close(mine)
+                if ahead:
+                    raise ServerBusy("no heavy slot is free now for work prepared ahead",
+                                     RETRY_SECONDS)
                 if time.monotonic() >= deadline:
                     waited = setting("BNVIZ_HEAVY_WAIT_SECONDS")
                     raise ServerBusy(f"the server is busy with other heavy views: this one "

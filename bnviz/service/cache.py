@@ -102,6 +102,15 @@ def _computed(fn: Callable, cost: Callable[..., float] | None, args: tuple, kwar
         return fn(*args, **kwargs)
 
 
+@dataclasses.dataclass
+class _Running:
+    """A memoised computation under way: the threads that want the same result wait for it."""
+
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    ok: bool = False
+    value: Any = None
+
+
 def memoize(max_bytes: int | None = None, cost: Callable[..., float] | None = None
             ) -> Callable[[F], F]:
     """Decorator: memoise a function of hashable arguments, thread-safe (web workers run
@@ -111,7 +120,9 @@ def memoize(max_bytes: int | None = None, cost: Callable[..., float] | None = No
     ``fn.cache_clear()`` work as functools.lru_cache's do (currsize and maxsize in bytes, of
     the cache it uses; clear removes only this function's results). ``cost``: a function of
     the same arguments estimating the seconds a computation takes (:mod:`bnviz.params.cost`);
-    a cache miss then runs under the web's admission control, a hit never waits."""
+    a cache miss then runs under the web's admission control, a hit never waits. One key is
+    computed once at a time: a caller that finds it under way in another thread waits for
+    that result (and computes it itself only if that one failed)."""
 
     def wrap(fn: F) -> F:
         if max_bytes is None:
@@ -121,23 +132,45 @@ def memoize(max_bytes: int | None = None, cost: Callable[..., float] | None = No
         name = f"{fn.__module__}.{fn.__qualname__}"
         stats = {"hits": 0, "misses": 0}
 
+        running: dict[tuple, _Running] = {}  # the computations under way, by key
+
         @functools.wraps(fn)
         def cached(*args: Any, **kwargs: Any) -> Any:
             key = (name, cachetools.keys.hashkey(*args, **kwargs))
-            with lock:
-                try:
-                    value = cache[key]
-                    stats["hits"] += 1
-                    return value
-                except KeyError:
-                    stats["misses"] += 1
-            value = _computed(fn, cost, args, kwargs)
-            with lock:
-                try:
-                    cache[key] = value
-                except ValueError:  # larger than the whole cache: serve it, keep nothing
-                    pass
-            return value
+            while True:
+                with lock:
+                    try:
+                        value = cache[key]
+                        stats["hits"] += 1
+                        return value
+                    except KeyError:
+                        pass
+                    under_way = running.get(key)
+                    if under_way is None:
+                        stats["misses"] += 1
+                        mine = running[key] = _Running()
+                        break
+                # the same computation is under way in another thread (a page's step the
+                # lecture prepared ahead): its result, not a second computation queued behind
+                under_way.done.wait()
+                if under_way.ok:
+                    with lock:
+                        stats["hits"] += 1
+                    return under_way.value
+                # it failed (a refusal of work prepared ahead, say): compute it here
+            try:
+                mine.value = _computed(fn, cost, args, kwargs)
+                mine.ok = True
+            finally:
+                with lock:
+                    del running[key]
+                    if mine.ok:
+                        try:
+                            cache[key] = mine.value
+                        except ValueError:  # larger than the whole cache: serve it, keep none
+                            pass
+                mine.done.set()
+            return mine.value
 
         def cache_clear() -> None:
             with lock:

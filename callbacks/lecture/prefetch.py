@@ -18,6 +18,7 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.lecture.scenes import compute_scene
 from bnviz.lecture.tour import TOUR
 from bnviz.params import InputError
+from bnviz.service.admission import ahead_of_time
 from bnviz.web.callbacks.lecture import ids
 from bnviz.web.callbacks.lecture.callbacks import MAIN, MAIN_WIDE, counter, drawn, step_note
 from bnviz.web.callbacks.lecture.figures import is_wide, readout
@@ -41,7 +42,10 @@ def _parse_key(key: object) -> tuple[int, str, bool] | None:
 def prefetch_next(key, base):
     """The step after the one shown, drawn as ``show`` draws a chosen step (its own
     sliders), with the key it was made for; nothing after the last step, and nothing (no
-    error on the page) when the next step cannot be drawn now (the server is busy)."""
+    error on the page) when the next step cannot be drawn now (the server is busy: work
+    prepared ahead takes a heavy slot only when one is free, so it never makes a step the
+    lecturer asks for wait in the queue, and that step, asked while this one computes,
+    shares its result: bnviz.service.cache.memoize)."""
     parsed = _parse_key(key)
     if parsed is None or parsed[0] >= len(TOUR):
         return no_update
@@ -49,7 +53,8 @@ def prefetch_next(key, base):
     base = base if isinstance(base, dict) else None
     try:
         step_def = step_for(step, base, split)
-        scene = compute_scene(step_def)
+        with ahead_of_time():  # never queued ahead of a step the lecturer asks for
+            scene = compute_scene(step_def)
     except (InputError, PartitionTooLarge, ValueError):
         return no_update
     query = lecture_query(step, step_def, scene.settings, theme, base,

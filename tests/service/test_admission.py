@@ -127,6 +127,30 @@ def test_each_process_keeps_two_threads_for_light_requests(bounds, monkeypatch):
     assert admission.heavy_in_process() == 0
 
 
+def test_work_prepared_ahead_never_waits_in_the_queue(bounds, monkeypatch):
+    """The lecture's next step, prepared ahead: with every slot held it is refused at once
+    (a person's request would wait), and with one free it runs."""
+    monkeypatch.setenv("BNVIZ_HEAVY_WAIT_SECONDS", "5")
+    t, release, _ = _holder("a")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ServerBusy, match="free now"), admission.ahead_of_time(), \
+                admitted(HEAVY, "b"):
+            pass
+        assert time.monotonic() - t0 < 0.3
+    finally:
+        release.set()
+        t.join()
+    with admission.ahead_of_time(), admitted(HEAVY, "b"):
+        pass
+    t0 = time.monotonic()  # outside the block, work waits for its turn again
+    t, release, _ = _holder("a")
+    threading.Timer(0.4, release.set).start()
+    with admitted(HEAVY, "b"):
+        assert time.monotonic() - t0 > 0.3
+    t.join()
+
+
 def test_nested_heavy_work_in_one_thread_is_admitted_once(bounds):
     with admitted(HEAVY, "a"), admitted(HEAVY, "a"):  # one client slot: would deadlock
         pass

@@ -85,6 +85,52 @@ def test_memoize_is_thread_safe():
     assert f.cache_info().currsize <= 50_000
 
 
+def test_memoize_computes_a_key_once_while_it_is_under_way():
+    """A second thread asking for a result under way waits for it instead of computing it
+    again (the lecture's prepared next step and the step the lecturer then asks for); when
+    the first computation fails, the waiting thread computes it itself."""
+    calls: list[int] = []
+    started, release = threading.Event(), threading.Event()
+
+    @cache.memoize(max_bytes=10_000)
+    def slow(n):
+        calls.append(n)
+        started.set()
+        assert release.wait(10)
+        if n < 0 and len(calls) == 1:
+            raise RuntimeError("the first computation fails")
+        return np.arange(n if n > 0 else 3, dtype=float)
+
+    for n, expected_calls in ((5, 1), (-1, 2)):
+        calls.clear()
+        started.clear()
+        release.clear()
+        results: dict[str, object] = {}
+
+        def ask(who, n=n):
+            try:
+                results[who] = slow(n)
+            except RuntimeError as exc:
+                results[who] = exc
+
+        first = threading.Thread(target=ask, args=("first",))
+        first.start()
+        assert started.wait(10)
+        second = threading.Thread(target=ask, args=("second",))
+        second.start()
+        second.join(0.3)
+        assert second.is_alive()  # it waits for the first, not computing beside it
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert len(calls) == expected_calls, calls
+        assert isinstance(results["second"], np.ndarray) and results["second"].size == abs(
+            n if n > 0 else 3)
+        if n < 0:
+            assert isinstance(results["first"], RuntimeError)
+    assert slow.cache_info().misses == 3 and slow.cache_info().hits == 1
+
+
 _CHILD = """
 import sys, time
 from bnviz.service import cache
