@@ -6,7 +6,10 @@
    While the question is open, `p` reveals the answer (its point, where the step has one) and
    keeps its own meaning too: lecture-playback.js's play button plays the step over the taps.
    `a` again, or Escape, closes the question (the server deletes its taps). Its own keydown
-   listener: assets/lecture.js binds neither `a` nor Escape. */
+   listener: assets/lecture.js binds neither `a` nor Escape on the projector. The presenter's
+   window asks and closes through the lecture's shared state (its `ask` field, presenter.js):
+   the projector acts on it here (bnvizHall.set), and tells that state what its own keys did;
+   play, pressed in either window, reveals the answer. */
 (function () {
     const API = "/api/lecture/hall/";
     const POLL_MS = 1000;
@@ -151,7 +154,31 @@
         }).catch(err => setText("hall-link", err.message));
     }
 
-    function ask() {
+    const sync = () => window.bnvizSync;
+    /* tell the other window (the presenter's line, its `a`) what this one did */
+    function tell(on) {
+        if (sync() && sync().asked() !== on) { sync().ask(on); }
+    }
+
+    /* Show the open question q and follow its taps. */
+    function start(q) {
+        const gd = graphDiv();
+        open.question = q;
+        open.answer = q.revealed ? q.answer : null;
+        open.taps = {x: [], y: [], count: 0};
+        overlay(q);
+        if (gd && !listening.has(gd)) {
+            gd.on("plotly_afterplot", onAfterplot);
+            listening.add(gd);
+        }
+        draw();
+        open.timer = window.setInterval(poll, POLL_MS);
+        poll();
+    }
+
+    /* Open the step's question (resume: a window joining the lecture takes up the question
+       the server has open on this step, its taps kept, rather than asking it again). */
+    function ask(resume) {
         const gd = graphDiv();
         const lecture = window.bnvizLecture;
         /* the axes' ranges as drawn (plotly writes an autorange back into the layout) */
@@ -161,22 +188,20 @@
         const step = lecture.current();
         open = {session: sessionId(), question: null, taps: null, answer: null, seen: null};
         const range = axis => axis.range.map(Number);
-        call("POST", "/question", {step: step, x: range(layout.xaxis), y: range(layout.yaxis)})
-            .then(data => {
-                open.question = data.question;
-                open.taps = {x: [], y: [], count: 0};
-                overlay(data.question);
-                if (!listening.has(gd)) {
-                    gd.on("plotly_afterplot", onAfterplot);
-                    listening.add(gd);
-                }
-                draw();
-                open.timer = window.setInterval(poll, POLL_MS);
-                poll();
-            }).catch(err => { open = null; window.console.warn("hall:", err.message); });
+        const fresh = () => call("POST", "/question",
+                                 {step: step, x: range(layout.xaxis), y: range(layout.yaxis)});
+        const asked = resume ? call("GET", "").then(state =>
+            (state.question && state.question.step === step) ? state : fresh()) : fresh();
+        asked.then(data => { if (open) { start(data.question); } }).catch(err => {
+            open = null;
+            tell(false);
+            window.console.warn("hall:", err.message);
+        });
     }
 
     function reveal() {
+        if (!open || !open.question || open.question.revealed || open.revealing) { return; }
+        open.revealing = true;
         call("POST", "/reveal", {}).then(data => {
             if (!open) { return; }
             open.question = data.question;
@@ -205,14 +230,33 @@
         if ((blank && !blank.hidden) || document.querySelector(".modal.show")) { return; }
         if (e.key === "a") {
             if (open) { close(true); } else { ask(); }
+            tell(!!open);
             e.preventDefault();
         } else if (e.key === "Escape" && open) {
             close(true);
+            tell(false);
             e.preventDefault();
         } else if (e.key === "p" && open && open.question && !open.question.revealed) {
             reveal();  /* and lecture.js's `p` plays the step over the taps */
         }
     }, true);
 
-    window.bnvizHall = {isOpen: () => !!open, close: () => close(true)};
+    /* play, however it is pressed (p here, the button, the presenter's p or its button
+       through the windows' state), reveals the answer it plays over the taps */
+    document.addEventListener("click", function (e) {
+        const play = config() && e.target && e.target.closest &&
+            e.target.closest("#" + config().ids.PLAY);
+        if (play && onProjector() && open) { reveal(); }
+    }, true);
+
+    window.bnvizHall = {
+        isOpen: () => !!open,
+        close: () => close(true),
+        /* the question opened or closed from the other window (assets/presenter.js;
+           joining: this window joins a lecture whose question is open) */
+        set: function (on, joining) {
+            if (!onProjector()) { return; }
+            if (on && !open) { ask(joining); } else if (!on && open) { close(true); }
+        },
+    };
 })();

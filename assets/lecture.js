@@ -143,6 +143,9 @@
             if (s && s.isPresenter()) { s.blank(!s.blanked()); }
             else if (s) { s.blank(true); }
             else if (blank) { blank.hidden = false; }
+        } else if (k === "a" && sync() && sync().isPresenter()) {
+            /* the hall's question from the presenter: the projector asks it (hall.js) */
+            sync().ask(!sync().asked());
         } else if (k === "v") {  /* the presenter view, in a window of its own */
             if (!(sync() && sync().isPresenter())) {
                 window.open("/lecture/presenter" + window.location.search, "bnviz-presenter");

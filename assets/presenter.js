@@ -80,6 +80,7 @@
                 !Number.isInteger(s.step) || s.step < 0 || s.step > CONFIG.steps ||
                 (s.theme !== "light" && s.theme !== "dark") || typeof s.split !== "boolean" ||
                 typeof s.blank !== "boolean" || !Number.isInteger(s.play) ||
+                (s.ask !== undefined && typeof s.ask !== "boolean") ||
                 !Number.isInteger(s.reset) ||
                 (s.query !== undefined && typeof s.query !== "string")) {
             return false;
@@ -100,9 +101,14 @@
     function change(fields) {
         if (!page || !onLecture()) { return null; }
         const base = shared || {step: page.step, sliders: page.sliders, theme: page.theme,
-                                split: page.split, blank: false, play: 0, reset: 0};
+                                split: page.split, blank: false, ask: false, play: 0, reset: 0};
         seen += 1;
         const s = Object.assign({}, base, fields, {v: [seen, WINDOW]});
+        /* the hall's question is its step's: another step closes it (hall.js) */
+        if (fields.step !== undefined && fields.step !== base.step && fields.ask === undefined) {
+            s.ask = false;
+        }
+        askedLine(s.ask);
         delete s.query;
         /* step 0 (the explorer's settings, which no slider holds) travels as its query */
         const query = fields.query || (s.step === 0 ? page.query : null);
@@ -118,6 +124,18 @@
     function showBlank(on) {
         const el = document.getElementById(isPresenter() ? IDS.BLANKED : IDS.BLANK);
         if (el) { el.hidden = !on; }
+    }
+
+    /* The hall's question, open or closed in either window: the projector asks it (hall.js,
+       which alone knows its graph's axes), the presenter shows that it is open. */
+    function askedLine(on) {
+        const line = document.getElementById(IDS.ASKED);
+        if (line) { line.hidden = !on; }
+    }
+    function showAsked(on, join) {
+        askedLine(on);
+        const hall = window.bnvizHall;
+        if (!isPresenter() && hall && on !== hall.isOpen()) { hall.set(on, join); }
     }
 
     /* The sliders of a state, once its step is drawn (a step drawn sets its own). */
@@ -139,6 +157,7 @@
         applying = true;
         try {
             showBlank(s.blank);
+            showAsked(!!s.ask, join);
             if (s.step === 0 && (navigate || page.step !== 0)) {
                 if (s.query && lecture().navigate) {
                     afterNavigation = page.step !== 0 ? s : null;
@@ -272,6 +291,9 @@
         change: change,
         reset: () => change({reset: (shared ? shared.reset : 0) + 1, sliders: null}),
         blanked: () => !!(shared && shared.blank),
+        asked: () => !!(shared && shared.ask),
+        /* the hall's question opened (true) or closed here */
+        ask: on => change({ask: !!on}),
         blank: function (on) {
             showBlank(on);
             change({blank: on});

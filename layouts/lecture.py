@@ -198,6 +198,8 @@ def presenter_panel() -> html.Div:
             html.Span(id=ids.CLOCK, className="presenter-clock", children="0:00"),
             html.Span("projector blank (b)", id=ids.BLANKED, className="presenter-blanked",
                       hidden=True),
+            html.Span("hall's question open (a closes)", id=ids.ASKED,
+                      className="presenter-asked", hidden=True),
         ]),
         html.Div(className="presenter-session", children=[
             html.A("projector ↗", id=ids.PROJECTOR_LINK, href="/lecture",

@@ -73,8 +73,8 @@ SLIDER_BOUNDS = {"mu": (0.0, 1.5, False), "sigma": (-2.0, 2.0, False),
 #: holds exactly (the windows count in JavaScript; not a setting).
 JS_EXACT_INTEGER = 2**53 - 1
 #: A state's fields, and which may be left out.
-FIELDS = ("v", "step", "sliders", "theme", "split", "blank", "play", "reset", "query")
-OPTIONAL = ("query",)
+FIELDS = ("v", "step", "sliders", "theme", "split", "blank", "ask", "play", "reset", "query")
+OPTIONAL = ("ask", "query")
 #: The query of step 0 (the explorer's settings), as the lecture writes it.
 _QUERY = re.compile(r"[A-Za-z0-9_.%+=&~-]*")
 #: Retry-After (seconds) for a client past its rate, and for a disk the server cannot write.
@@ -137,10 +137,11 @@ def check_state(state: Any) -> dict[str, Any]:
     if state["theme"] not in ("light", "dark"):
         raise SyncRefused(400, f"theme: \"light\" or \"dark\", got {brief(state['theme'])}")
     out["theme"] = state["theme"]
-    for name in ("split", "blank"):
-        if not isinstance(state[name], bool):
-            raise SyncRefused(400, f"{name}: true or false, got {brief(state[name])}")
-        out[name] = state[name]
+    for name in ("split", "blank", "ask"):
+        value = state.get(name, False)  # ask: the hall's question is open (hall.js)
+        if not isinstance(value, bool):
+            raise SyncRefused(400, f"{name}: true or false, got {brief(value)}")
+        out[name] = value
     out["play"] = _count("play", state["play"])
     out["reset"] = _count("reset", state["reset"])
     if "query" in state:

@@ -60,6 +60,7 @@ STEP_LIST = "lecture-step-list"
 PROJECTOR_LINK = "lecture-projector-link"  # opens the projector's window (at the session)
 SESSION_LINK = "lecture-session-link"  # the session's link, for the hall's computer
 BLANKED = "lecture-blanked"  # the presenter's line while the projector is blank (b)
+ASKED = "lecture-asked"  # the presenter's line while the hall's question is open (a)
 # the lecture's one state, shared by its windows (assets/presenter.js, issue 46)
 SYNC = "lecture-sync"  # store: when this window last saw its state change (presenter.js)
 # the next step prepared in the browser before the click (callbacks/lecture/prefetch.py)

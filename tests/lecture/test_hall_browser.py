@@ -175,3 +175,72 @@ def test_a_phone_taps_its_answer_on_the_steps_axes_and_may_change_it(dash_duo, t
     until(lambda: store.state(session)["x"][0] == pytest.approx(-1.0, abs=0.05), TIMEOUT)
     assert store.state(session)["count"] == 1
     assert store.state(session)["y"][0] == pytest.approx(1.0, abs=0.05)
+
+
+def _asked_line(driver) -> bool:
+    return js(driver, f"const l = document.getElementById('{ids.ASKED}'); "
+                      "return !!l && !l.hidden;")
+
+
+def test_the_presenter_asks_reveals_and_closes_the_hall_s_question_on_the_projector(
+        dash_duo, tmp_path, monkeypatch):
+    """The lecturer at the laptop: `a` in the presenter opens the question on the projector
+    (which alone knows its graph's axes), `p` there reveals its answer, `a` again closes it;
+    the projector's own `a` shows in the presenter's line. One browser, two windows."""
+    monkeypatch.setattr(hall_server, "STORE", HallStore(tmp_path / "hall.sqlite3"))
+    dash_duo.start_server(app)
+    driver = dash_duo.driver
+    driver.set_window_size(1280, 720)
+    driver.get(dash_duo.server_url + f"/lecture/presenter?step={COR2}")
+    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
+    until(lambda: "session=" in driver.current_url, TIMEOUT)
+    presenter = driver.current_window_handle
+    session = driver.current_url.split("session=")[1].split("&")[0]
+    driver.switch_to.new_window("window")
+    driver.set_window_size(1280, 720)
+    driver.get(dash_duo.server_url + f"/lecture?step={COR2}&session={session}")
+    projector = driver.current_window_handle
+    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
+    until(lambda: js(driver, f"const gd = document.querySelector('#{ids.GRAPH} "
+                             ".js-plotly-plot'); return !!(gd && gd.layout && gd.layout.xaxis && "
+                             "gd.layout.xaxis.range);"), TIMEOUT)
+    hall = hall_id(session)
+    assert hall_server.STORE.state(hall)["question"] is None
+
+    driver.switch_to.window(presenter)
+    assert not _asked_line(driver)
+    keys(driver, "a")
+    assert _asked_line(driver)
+    driver.switch_to.window(projector)
+    until(lambda: js(driver, "return !!document.getElementById('hall-overlay');"), TIMEOUT,
+          msg="the presenter's `a` did not open the question on the projector")
+    until(lambda: hall_server.STORE.state(hall)["question"] is not None, TIMEOUT)
+    assert hall_server.STORE.state(hall)["question"]["step"] == COR2
+    assert post_taps(dash_duo.server_url, hall, [(1.0, 1.0), (0.5, -0.2)]) == [200, 200]
+    until(lambda: len(js(driver, TRACES).get("hall taps", [[]])[0]) == 2, TIMEOUT)
+
+    driver.switch_to.window(presenter)
+    keys(driver, "p")
+    driver.switch_to.window(projector)
+    until(lambda: "hall answer" in js(driver, TRACES), TIMEOUT,
+          msg="the presenter's `p` did not reveal the answer on the projector")
+    assert hall_server.STORE.state(hall)["question"]["revealed"]
+
+    driver.switch_to.window(presenter)
+    keys(driver, "a")
+    assert not _asked_line(driver)
+    driver.switch_to.window(projector)
+    until(lambda: js(driver, "return document.getElementById('hall-overlay');") is None,
+          TIMEOUT, msg="the presenter's second `a` left the question open on the projector")
+    until(lambda: hall_server.STORE.state(hall) == {"question": None, "count": 0}, TIMEOUT)
+
+    # the projector's own `a`, and the next step from the presenter: its line follows both
+    keys(driver, "a")
+    until(lambda: hall_server.STORE.state(hall)["question"] is not None, TIMEOUT)
+    driver.switch_to.window(presenter)
+    until(lambda: _asked_line(driver), TIMEOUT,
+          msg="the presenter's line did not show the question the projector opened")
+    keys(driver, Keys.PAGE_DOWN)
+    until(lambda: not _asked_line(driver), TIMEOUT)
+    until(lambda: hall_server.STORE.state(hall)["question"] is None, TIMEOUT,
+          msg="the presenter's next step left the projector's question open")

@@ -34,7 +34,7 @@ SESSION = "k3v9q0w2e8r7t6y5u4i1"
 
 def _state(counter: int = 1, window: str = "windowaa", **fields) -> dict:
     return {"v": [counter, window], "step": 3, "sliders": None, "theme": "light",
-            "split": False, "blank": False, "play": 0, "reset": 0} | fields
+            "split": False, "blank": False, "ask": False, "play": 0, "reset": 0} | fields
 
 
 # --------------------------------------------------------------------------- the state
@@ -42,8 +42,11 @@ def _state(counter: int = 1, window: str = "windowaa", **fields) -> dict:
 
 def test_a_good_state_passes_as_it_was_sent():
     state = _state(7, sliders={"mu": 0.5, "sigma": -1.25, "batch": 4, "depth": 2},
-                   theme="dark", split=True, blank=True, play=3, reset=1)
+                   theme="dark", split=True, blank=True, ask=True, play=3, reset=1)
     assert check_state(state) == state
+    older = _state()  # a page from before the hall's question travelled: not asked
+    del older["ask"]
+    assert check_state(older) == _state()
     assert check_state(_state(step=0, query="step=0&n_points=50"))["query"] == \
         "step=0&n_points=50"
 
@@ -57,7 +60,7 @@ def test_a_good_state_passes_as_it_was_sent():
     ("sliders", {"mu": 0.5, "sigma": 0, "batch": 4.5, "depth": 2}),
     ("sliders", {"mu": 0.5, "sigma": 0, "batch": 4, "depth": 99}),
     ("sliders", {"mu": True, "sigma": 0, "batch": 4, "depth": 2}),
-    ("theme", "blue"), ("split", 1), ("blank", None), ("play", -1), ("reset", 1.5),
+    ("theme", "blue"), ("split", 1), ("blank", None), ("ask", "yes"), ("play", -1), ("reset", 1.5),
     ("query", "step=0&<script>"), ("query", "x" * 601), ("extra", 1),
 ])
 def test_every_field_is_checked(field, value):
