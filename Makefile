@@ -123,7 +123,7 @@ replication-docs: $(VENV)/.installed
 # Each lock opens with what it is complete for.
 COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --allow-unsafe \
 	--strip-extras --no-emit-index-url --no-emit-find-links $(TORCH_SOURCE)
-EXTRAS = --extra web --extra onnx --extra geo --extra video
+EXTRAS = --extra web --extra onnx --extra geo --extra video --extra map
 # pip-compile resolves for this interpreter's patch release; what earlier 3.11 releases need
 # besides (Debian bookworm's python3 is 3.11.2, the image's local base) is pinned here.
 OLD_PATCH_PINS = 'async-timeout==5.0.1 ; python_full_version < "3.11.3"' \

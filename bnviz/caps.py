@@ -79,6 +79,8 @@ __all__ = [
     "SCOPES",
     "SEED_MAX",
     "SLICE_JOB_MAX_REGIONS",
+    "SLICE_MAP_MAX_ZOOM",
+    "SLICE_MAP_RECUT_REGIONS",
     "SLICE_JOB_MAX_TOTAL_REGIONS",
     "SLICE_LIMITS",
     "SLICE_MAX_FILE_BYTES",
@@ -340,6 +342,12 @@ SLICE_PAGE_MAX_REGIONS = 150_000
 SLICE_JOB_MAX_REGIONS = 20_000_000
 #: The same cap for K mini-batches together (train mode's jitter, as a job).
 SLICE_JOB_MAX_TOTAL_REGIONS = 40_000_000
+#: Regions (over a slice job's partitions) a view of its map may hold to be cut again exactly
+#: and drawn as vectors (bnviz.slices.slice_map): about a second of cutting on one core.
+SLICE_MAP_RECUT_REGIONS = 6_000
+#: The deepest zoom of a slice job's map: 2^12 map tiles a side of its window, far below any
+#: region of a real window (and a bound on the map tiles a view may ask for).
+SLICE_MAP_MAX_ZOOM = 12
 BN_SLICE_MODES: tuple[str, ...] = ("eval", "train")
 
 # The lecture's named snapshots (a link's ``snaps``, callbacks/lecture/state.py)

@@ -4,7 +4,8 @@
 needs a heavy package of its own names the extra that installs it (pyproject.toml's
 optional-dependencies): ``geo`` (pyarrow, GeoParquet files), ``video`` (imageio-ffmpeg, an
 ffmpeg for MP4 movies where none is on the PATH), ``onnx`` (networks brought in as ONNX
-files), ``web`` (the dashboard and its server). The locks, ``make test`` and the Docker image
+files), ``map`` (datashader: the zoomable map of a slice job's millions of regions),
+``web`` (the dashboard and its server). The locks, ``make test`` and the Docker image
 install them all.
 """
 

@@ -8,6 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 import bnviz.web.callbacks.slice.callbacks  # noqa: F401  (registers the page's callbacks)
+import bnviz.web.callbacks.slice.map  # noqa: F401  (the map tab's callbacks)
 from bnviz.caps import (
     ARCHS,
     SLICE_JOB_MAX_REGIONS,
@@ -123,6 +124,52 @@ def experiment() -> html.Details:
     ], id=ids.EXPERIMENT_BOX, className="mt-2")
 
 
+def cut_tab() -> html.Div:
+    """The page's own slice: its layer, the networks side by side, hover, click, density."""
+    return html.Div([
+        html.Div([html.Span("layer", className="small me-2"),
+                  html.Div(dcc.Slider(id=ids.LAYER, min=1, max=2, step=1, value=1,
+                                      marks=None, allow_direct_input=False, **PERSIST),
+                           className="flex-grow-1")],
+                 className="d-flex align-items-center mt-1"),
+        graph(ids.GRAPH, "50vh", scrollZoom=True),
+        dbc.Row([
+            dbc.Col(html.Div(id=ids.HOVER, className="small d-flex gap-2"), width=3),
+            dbc.Col([html.Div(id=ids.REGION, className="small text-break"),
+                     html.Details([html.Summary("what is shown", className="small"),
+                                   html.P(EXPLAIN, className="small explain mb-0")],
+                                  id=ids.NOTE)], width=4),
+            dbc.Col(loading(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
+                                      config={"displayModeBar": False})), width=5),
+        ], className="g-1"),
+        experiment(),
+    ])
+
+
+def map_tab() -> html.Div:
+    """A finished slice job's partition as a map: raster when the view holds millions of
+    regions, cut again exactly (vectors, hover, click) once it holds few enough."""
+    return html.Div([
+        dbc.Row([
+            dbc.Col(dbc.Select(id=ids.MAP_SOURCE, size="sm", **PERSIST), width=6),
+            dbc.Col(dbc.Select(id=ids.MAP_PART, size="sm"), width=3),
+            dbc.Col(html.Div([html.Span("layer", className="small me-2"),
+                              html.Div(dcc.Slider(id=ids.MAP_LAYER, min=1, max=2, step=1,
+                                                  value=2, marks=None,
+                                                  allow_direct_input=False),
+                                       className="flex-grow-1")],
+                             className="d-flex align-items-center"), width=3),
+        ], className="g-1 mt-1 align-items-center"),
+        graph(ids.MAP_GRAPH, "64vh", scrollZoom=True),
+        dcc.Store(id=ids.MAP_VIEW), dcc.Store(id=ids.MAP_READY),
+        dbc.Row([
+            dbc.Col(html.Div(id=ids.MAP_HOVER, className="small d-flex gap-2"), width=3),
+            dbc.Col([html.Div(id=ids.MAP_NOTE, className="small"),
+                     html.Div(id=ids.MAP_REGION, className="small text-break")], width=9),
+        ], className="g-1"),
+    ])
+
+
 def layout(**_query) -> dbc.Container:
     """The page (it keeps no state in the URL)."""
     return dbc.Container(fluid=True, children=[dbc.Row([
@@ -130,23 +177,9 @@ def layout(**_query) -> dbc.Container:
         dbc.Col([
             dbc.Alert(id=ids.MESSAGE, color="warning", is_open=False, dismissable=True,
                       className="py-1 mt-2 mb-1 small"),
-            html.Div([html.Span("layer", className="small me-2"),
-                      html.Div(dcc.Slider(id=ids.LAYER, min=1, max=2, step=1, value=1,
-                                          marks=None, allow_direct_input=False,
-                                          **PERSIST),
-                               className="flex-grow-1")],
-                     className="d-flex align-items-center mt-1"),
-            graph(ids.GRAPH, "50vh", scrollZoom=True),
-            dbc.Row([
-                dbc.Col(html.Div(id=ids.HOVER, className="small d-flex gap-2"), width=3),
-                dbc.Col([html.Div(id=ids.REGION, className="small text-break"),
-                         html.Details([html.Summary("what is shown", className="small"),
-                                       html.P(EXPLAIN, className="small explain mb-0")],
-                                      id=ids.NOTE)], width=4),
-                dbc.Col(loading(dcc.Graph(id=ids.DENSITY, style={"height": "19vh"},
-                                          config={"displayModeBar": False})), width=5),
-            ], className="g-1"),
-            experiment(),
+            dbc.Tabs(id=ids.TABS, active_tab="cut", className="small mt-1", children=[
+                dbc.Tab(cut_tab(), tab_id="cut", label="cut"),
+                dbc.Tab(map_tab(), tab_id="map", label="map of a slice job")]),
         ], lg=9),
     ])])
 

@@ -172,8 +172,11 @@ def _run_jobs(args: argparse.Namespace) -> tuple[bytes, int]:
         text = [f"{k}: {_for_people(details[k])}" for k in (
             "id", "type", "status", "progress", "device", "error", "seconds", "params")
             if details.get(k) is not None]  # no "error: None"
-        text += [f"{arm}: {json.dumps(_for_people(v))}"
-                 for arm, v in summary.get("arms", {}).items()]
+        arms = summary.get("arms")
+        if isinstance(arms, dict):  # an image job: each arm's metrics
+            text += [f"{arm}: {json.dumps(_for_people(v))}" for arm, v in arms.items()]
+        else:  # a slice job: its counts per layer, tiles, hosts, folder
+            text += [f"{k}: {json.dumps(_for_people(v))}" for k, v in summary.items()]
         text += ["log:"] + ["  " + line for line in details["log"][-20:]]
         return ("\n".join(text) + "\n").encode(), 0
     if cmd == "wait":

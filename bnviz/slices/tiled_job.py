@@ -110,6 +110,12 @@ def run_tiled_slice(params: dict, ctx: JobContext, dist: DistInfo) -> dict:
                 cut_tiles(part.cut, todo, min(workers, len(todo)), finished,
                           tile_keeper(setup, part))
     summary = merge_stored(setup, ctx)
+    from bnviz.slices.slice_map import prerender
+
+    t1 = time.perf_counter()
+    drawn = prerender(setup.store.key)
+    if drawn:
+        ctx.log(f"the map's first {drawn} tiles drawn in {time.perf_counter() - t1:.1f} s")
     return summary | {"tiles": tiles, "tiles_cut": len(missing), "tiles_resumed": resumed,
                       "wall_seconds": round(time.perf_counter() - t0, 3)}
 
@@ -139,6 +145,7 @@ def merge_stored(setup: TiledSetup, ctx: JobContext) -> dict:
     params = dataclasses.asdict(setup.params)
     store.write_index({"format": FORMAT, "key": store.key, "params": params,
                        "window": list(setup.window), "tiles": [list(r) for r in rects],
+                       "anchors": setup.prepared.plane.anchors.tolist(),
                        "parts": out, "merge_seconds": round(merge_seconds, 3)})
     ctx.save_result(lambda path: _write_result(path, store.key, setup.window, out))
     first = [p for p in out if p["batch"] == 0]

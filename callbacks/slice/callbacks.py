@@ -34,7 +34,7 @@ def sources(_id, uploads, current):
     options = [{"label": s["label"], "value": s["id"]} for s in found]
     options += [u for u in (uploads if isinstance(uploads, list) else [])
                 if isinstance(u, dict) and str(u.get("value", "")).startswith("up-")]
-    if _triggered() == ids.UPLOADS and options:  # a new upload: show it
+    if triggered_input() == ids.UPLOADS and options:  # a new upload: show it
         return options, options[-1]["value"]
     if not options:
         return [{"label": "no job kept a network yet: train one on the jobs page",
@@ -43,7 +43,7 @@ def sources(_id, uploads, current):
     return options, current if current in ids_ else ids_[0]
 
 
-def _triggered() -> str | None:
+def triggered_input() -> str | None:
     """The input that fired the callback (None when called outside one: tests)."""
     try:
         return ctx.triggered_id
@@ -258,7 +258,12 @@ def show(result, layer):
 @callback(Output(ids.HOVER, "children"), Input(ids.GRAPH, "hoverData"),
           State(ids.RESULT, "data"), prevent_initial_call=True)
 def hover(data, result):
-    found, stored = _point(data), _stored(result)
+    return hover_panel(_stored(result), data)
+
+
+def hover_panel(stored: dict | None, data) -> list | object:
+    """The image at the hovered point of a slice's graph, and its class."""
+    found = _point(data)
     if stored is None or found is None:
         return no_update
     a, b, point = found
@@ -271,7 +276,12 @@ def hover(data, result):
 @callback(Output(ids.REGION, "children"), Input(ids.GRAPH, "clickData"),
           State(ids.RESULT, "data"), State(ids.LAYER, "value"), prevent_initial_call=True)
 def click(data, result, layer):
-    found, stored = _point(data), _stored(result)
+    return region_panel(_stored(result), data, layer)
+
+
+def region_panel(stored: dict | None, data, layer) -> list | str | object:
+    """The clicked region of a slice's graph: its network, layer, area, distances and codes."""
+    found = _point(data)
     if stored is None or found is None:
         return no_update
     a, b, point = found

@@ -42,3 +42,14 @@ DATA = "slice-data"  # an upload's data set
 EXPERIMENT_BOX = "slice-experiment-box"  # the stored concentration experiment, folded
 EXPERIMENT = "slice-experiment"
 EXPERIMENT_GRAPH = "slice-experiment-graph"  # every network's value, a dot each
+# the map of a finished slice job (callbacks/slice/map.py; bnviz.slices.slice_map)
+TABS = "slice-tabs"  # "cut": the page's own slice; "map": a slice job's map
+MAP_SOURCE = "slice-map-source"  # a finished slice job
+MAP_PART = "slice-map-part"  # its partition: "a<arm>-b<mini-batch>"
+MAP_LAYER = "slice-map-layer"
+MAP_GRAPH = "slice-map-graph"
+MAP_NOTE = "slice-map-note"  # raster or exact, the regions in view
+MAP_READY = "slice-map-ready"  # store: the tiles' key whose networks are open for a re-cut
+MAP_VIEW = "slice-map-view"  # store: {job, rect, part, layer, exact}: what the graph shows
+MAP_HOVER = "slice-map-hover"
+MAP_REGION = "slice-map-region"
