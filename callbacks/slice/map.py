@@ -179,7 +179,10 @@ def draw_map(job_id, part, layer, relayout, view):
     else:
         note = (f"map: about {regions:,.0f} regions in view; zoom in to "
                 f"{slice_map.RECUT_MAX_REGIONS:,} or fewer and the view is cut again exactly")
-    figure, z = _raster_figure(source, part, k, rect)
+    try:
+        figure, z = _raster_figure(source, part, k, rect)
+    except InputError as exc:  # the server is busy: the view stays, one line says so
+        return no_update, str(exc).splitlines()[0], no_update
     return figure, f"{note} (layer {k + 1} of {len(source.layers)}, zoom level {z})", shown
 
 

@@ -167,6 +167,27 @@ def test_map_tiles_are_kept_in_the_shared_cache_and_a_zoomed_view_uses_finer_one
     assert np.array_equal(image, again) and len(list(cache.iterkeys())) == before
 
 
+def test_a_crafted_view_costs_a_bounded_number_of_map_tiles(finished, monkeypatch):
+    """A view a thousandth of the window wide and all of its height (a request can send any
+    ranges): at most 5 x 5 map tiles of 256 pixels for a graph 1024 pixels wide."""
+    source, _ = finished
+    drawn = []
+    real = slice_map.map_tile
+
+    def counted(*args):
+        drawn.append(args[3:])
+        return real(*args)
+
+    monkeypatch.setattr(slice_map, "map_tile", counted)
+    w = source.window
+    thin = (w[0], w[0] + (w[1] - w[0]) / 1000, w[2], w[3])
+    image, _, z = slice_map.map_view(source, source.parts[0], 0, thin, 1024)
+    assert z == 2 and len(drawn) <= 25 and image.shape[0] <= 5 * 256
+    far = (w[0] - 1e9, w[1] + 1e9, w[2] - 1e9, w[3] + 1e9)  # clipped to the window
+    _, rect, z = slice_map.map_view(source, source.parts[0], 0, far, 1024)
+    assert z == 2 and rect == pytest.approx(w)
+
+
 def test_a_job_that_is_not_finished_is_no_map(tmp_home):
     with pytest.raises(ValueError, match="no finished slice job"):
         slice_map.open_map("0" * 32)
