@@ -107,7 +107,7 @@ def test_memoize_computes_a_key_once_while_it_is_under_way():
         release.clear()
         results: dict[str, object] = {}
 
-        def ask(who, n=n):
+        def ask(who, n=n, results=results):
             try:
                 results[who] = slow(n)
             except RuntimeError as exc:

@@ -68,7 +68,7 @@ def test_the_map_tab_lists_the_job_and_zooms_from_the_map_to_the_exact_cut(slice
     hovered = cm.map_hover(point, view)
     assert hovered[0].src.startswith("data:image/png")
     clicked = cm.map_click(point, view)
-    assert clicked[0].children.startswith(f"bn_init: region ") and \
+    assert clicked[0].children.startswith("bn_init: region ") and \
         f"of layer {layer}" in clicked[0].children
 
     # a double click: the whole window, the map again
