@@ -247,5 +247,6 @@ def test_the_smart_init_sentence_says_what_the_curves_show(outcomes):
         if later and not set(later) & set(folded):
             assert f"from epoch {later[0]} on the two cannot be told apart" in text
     if frozen:
-        assert (f"frozen statistics, is below zero bias by more than two standard errors "
-                f"too, at epochs {_epochs(frozen)}") in text
+        when = f"epoch{'s' if len(frozen) > 1 else ''} {_epochs(frozen)}"
+        assert (f"frozen statistics, is below zero bias by more than two standard errors"
+                f"{' too,' if folded else ''} at {when}") in text
