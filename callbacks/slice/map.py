@@ -48,6 +48,11 @@ def _recut(job_id: str, rect: tuple[float, float, float, float]) -> dict:
     return slice_map.recut_view(_source(job_id), rect)
 
 
+def _arm_of(part: str) -> int:
+    """The network of a partition's name ("a<arm>-b<mini-batch>", tile_store.part_name)."""
+    return int(part[1:part.index("-")])
+
+
 def one_arm(arrays: dict, arm: int) -> dict:
     """The arrays of one network of a slice (renamed as the first), with the shared ones."""
     mine = f"a{arm}_"
@@ -84,7 +89,7 @@ def map_parts(job_id, part):
     if source is None:
         return [], None, 1, {}, 1
     batches = len(source.parts) > len(source.arms)
-    options = [{"label": f"{source.arms[int(p[1:p.index('-')])]}"
+    options = [{"label": f"{source.arms[_arm_of(p)]}"
                          + (f" · mini-batch {int(p.rsplit('b', 1)[1]) + 1}" if batches else ""),
                 "value": p} for p in source.parts]
     n = len(source.layers)
@@ -166,7 +171,7 @@ def draw_map(job_id, part, layer, relayout, view):
     if regions <= slice_map.RECUT_MAX_REGIONS:
         try:
             t0 = time.perf_counter()
-            arrays = one_arm(_recut(job_id, rect), int(part[1:part.index("-")]))
+            arrays = one_arm(_recut(job_id, rect), _arm_of(part))
             seconds = time.perf_counter() - t0
             figure = slice_figure(arrays, k)
             figure["layout"]["dragmode"] = "zoom"
@@ -192,7 +197,7 @@ def _shown_arrays(view) -> dict | None:
         return None
     try:
         arrays = _recut(view["job"], tuple(float(v) for v in view["rect"]))
-        return one_arm(arrays, int(view["part"][1:view["part"].index("-")]))
+        return one_arm(arrays, _arm_of(view["part"]))
     except (InputError, ValueError, KeyError, TypeError):
         return None
 

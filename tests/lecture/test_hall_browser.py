@@ -48,6 +48,16 @@ def keys(driver, *pressed) -> None:
     ActionChains(driver).send_keys(*pressed).perform()
 
 
+def open_projector(driver, url: str) -> None:
+    """Open the projector at Corollary 2's step and wait for its graph's axes to be drawn
+    (the ranges the hall's question is asked on)."""
+    driver.get(url)
+    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
+    until(lambda: js(driver, f"const gd = document.querySelector('#{ids.GRAPH} "
+                             ".js-plotly-plot'); return !!(gd && gd.layout && gd.layout.xaxis && "
+                             "gd.layout.xaxis.range);"), TIMEOUT)
+
+
 def post_taps(base: str, hall: str, points: list[tuple[float, float]]) -> list[int]:
     """Each point from a phone of its own (the phone page's cookie, then the tap)."""
     host, port = urlsplit(base).hostname, urlsplit(base).port
@@ -73,11 +83,7 @@ def test_a_asks_the_hall_the_taps_show_as_a_density_and_p_reveals_the_answer(
     dash_duo.start_server(app)
     driver = dash_duo.driver
     driver.set_window_size(1280, 720)
-    driver.get(dash_duo.server_url + f"/lecture?step={COR2}")
-    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
-    until(lambda: js(driver, f"const gd = document.querySelector('#{ids.GRAPH} "
-                             ".js-plotly-plot'); return !!(gd && gd.layout && gd.layout.xaxis && "
-                             "gd.layout.xaxis.range);"), TIMEOUT)
+    open_projector(driver, dash_duo.server_url + f"/lecture?step={COR2}")
     assert js(driver, "return document.getElementById('hall-overlay');") is None
 
     keys(driver, "a")
@@ -198,12 +204,8 @@ def test_the_presenter_asks_reveals_and_closes_the_hall_s_question_on_the_projec
     session = driver.current_url.split("session=")[1].split("&")[0]
     driver.switch_to.new_window("window")
     driver.set_window_size(1280, 720)
-    driver.get(dash_duo.server_url + f"/lecture?step={COR2}&session={session}")
+    open_projector(driver, dash_duo.server_url + f"/lecture?step={COR2}&session={session}")
     projector = driver.current_window_handle
-    until(lambda: counter(driver).startswith(f"{COR2} /"), TIMEOUT)
-    until(lambda: js(driver, f"const gd = document.querySelector('#{ids.GRAPH} "
-                             ".js-plotly-plot'); return !!(gd && gd.layout && gd.layout.xaxis && "
-                             "gd.layout.xaxis.range);"), TIMEOUT)
     hall = hall_id(session)
     assert hall_server.STORE.state(hall)["question"] is None
 

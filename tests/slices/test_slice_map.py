@@ -17,7 +17,6 @@ from slice_compare import full_codes
 from bnviz.records.types import DistInfo, RecordingContext
 from bnviz.service.cache import shared_cache
 from bnviz.slices import slice_map
-from bnviz.slices.tile_store import TileStore
 from bnviz.slices.tiled_job import TILED_SLICE_JOB
 
 
@@ -191,4 +190,3 @@ def test_a_crafted_view_costs_a_bounded_number_of_map_tiles(finished, monkeypatc
 def test_a_job_that_is_not_finished_is_no_map(tmp_home):
     with pytest.raises(ValueError, match="no finished slice job"):
         slice_map.open_map("0" * 32)
-    assert TileStore("0" * 32).folder.name == "0" * 32

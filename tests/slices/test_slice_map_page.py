@@ -37,7 +37,7 @@ def slice_job(inline_jobs, monkeypatch):
 
 def test_the_map_tab_lists_the_job_and_zooms_from_the_map_to_the_exact_cut(slice_job):
     options, value, tab = cm.map_sources(None, None, None)
-    assert value == slice_job.id and tab is not None  # the newest, the tab left as it is
+    assert value == slice_job.id and tab is cm.no_update  # the newest, the tab left as it is
     assert f"{slice_job.summary['regions'][0][-1]:,} regions" in options[0]["label"]
     parts, part, top, marks, layer = cm.map_parts(slice_job.id, None)
     assert [p["label"] for p in parts] == ["bn_init", "zero_bias"] and part == "a0-b0"
