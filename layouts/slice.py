@@ -161,7 +161,7 @@ def map_tab() -> html.Div:
                              className="d-flex align-items-center"), width=3),
         ], className="g-1 mt-1 align-items-center"),
         graph(ids.MAP_GRAPH, "64vh", scrollZoom=True),
-        dcc.Store(id=ids.MAP_VIEW), dcc.Store(id=ids.MAP_READY),
+        dcc.Store(id=ids.MAP_VIEW), dcc.Store(id=ids.MAP_READY), dcc.Store(id=ids.MAP_ZOOM),
         dbc.Row([
             dbc.Col(html.Div(id=ids.MAP_HOVER, className="small d-flex gap-2"), width=3),
             dbc.Col([html.Div(id=ids.MAP_NOTE, className="small"),

@@ -50,6 +50,7 @@ MAP_LAYER = "slice-map-layer"
 MAP_GRAPH = "slice-map-graph"
 MAP_NOTE = "slice-map-note"  # raster or exact, the regions in view
 MAP_READY = "slice-map-ready"  # store: the tiles' key whose networks are open for a re-cut
+MAP_ZOOM = "slice-map-zoom"  # store: the graph's last relayoutData that moved the view
 MAP_VIEW = "slice-map-view"  # store: {job, rect, part, layer, exact}: what the graph shows
 MAP_HOVER = "slice-map-hover"
 MAP_REGION = "slice-map-region"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from dash import Input, Output, State, callback, no_update
+from dash import Input, Output, State, callback, clientside_callback, no_update
 
 from bnviz.messages import InputError
 from bnviz.records.results import load_result
@@ -150,17 +150,34 @@ def _raster_figure(source, part: str, layer: int, rect) -> tuple[dict, int]:
                     "yanchor": "top", "layer": "below"}]}}, z
 
 
+# Only a relayout that moves the view reaches the server. Plotly also reports one after every
+# draw of a new figure ({"autosize": true}); sent on, it asked for the view drawn before and
+# superseded a zoom made meanwhile, which Dash then dropped: the zoom was lost (seen in the
+# browser test beside a busy process, 2 runs in 8).
+clientside_callback(
+    """function(relayout) {
+        const moved = relayout && Object.keys(relayout).some(
+            k => /^[xy]axis[0-9]*\\.(range|autorange)/.test(k));
+        return moved ? relayout : window.dash_clientside.no_update;
+    }""",
+    Output(ids.MAP_ZOOM, "data"), Input(ids.MAP_GRAPH, "relayoutData"),
+    prevent_initial_call=True)
+
+
 @callback(Output(ids.MAP_GRAPH, "figure"), Output(ids.MAP_NOTE, "children"),
           Output(ids.MAP_VIEW, "data"),
           Input(ids.MAP_SOURCE, "value"), Input(ids.MAP_PART, "value"),
-          Input(ids.MAP_LAYER, "value"), Input(ids.MAP_GRAPH, "relayoutData"),
+          Input(ids.MAP_LAYER, "value"), Input(ids.MAP_ZOOM, "data"),
           State(ids.MAP_VIEW, "data"))
 def draw_map(job_id, part, layer, relayout, view):
     """The view as a raster map, or cut again exactly once it holds at most
-    ``RECUT_MAX_REGIONS`` regions."""
+    ``RECUT_MAX_REGIONS`` regions. ``relayout``: the graph's last zoom, pan or double click
+    (relayoutData that moved the view); another job's starts at its whole window."""
     source = _source_or_none(job_id)
     if source is None:
         return placeholder("choose a finished slice job"), "", None
+    if triggered_input() == ids.MAP_SOURCE:
+        relayout = None
     part = part if part in source.parts else source.parts[0]
     number = finite_number(layer)
     k = min(max(int(number) if number is not None else len(source.layers), 1),

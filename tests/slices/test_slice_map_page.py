@@ -7,6 +7,7 @@ a double click goes back to the whole window. Through the callbacks, and in Chro
 from __future__ import annotations
 
 import pytest
+from dash.testing import errors as dash_errors
 from dash.testing.wait import until
 from kept_jobs import kept_job
 
@@ -126,9 +127,13 @@ def test_the_map_draws_and_a_zoom_cuts_the_view_again_in_chromium(slice_job, das
     wa, wb = (window[1] - window[0]) / 6, (window[3] - window[2]) / 6
     driver.execute_script(f"Plotly.relayout({graph}, {{'xaxis.range': [{ca - wa}, {ca + wa}], "
                           f"'yaxis.range': [{cb - wb}, {cb + wb}]}});")
-    until(lambda: driver.execute_script(
-        f"const g = {graph}; return g.data.some(t => t.name === 'facets');"), TIMEOUT,
-        msg="the zoom did not cut the view again")
+    try:
+        until(lambda: driver.execute_script(
+            f"const g = {graph}; return g.data.some(t => t.name === 'facets');"), TIMEOUT)
+    except dash_errors.TestingTimeoutError:
+        note = driver.find_element("id", ids.MAP_NOTE).text
+        raise AssertionError("the zoom did not cut the view again; the page says "
+                             f"{note!r}") from None
     note = driver.find_element("id", ids.MAP_NOTE).text
     assert note.startswith("exact: this view cut again")
     assert driver.execute_script(f"return {graph}.layout.images || [];") == []
