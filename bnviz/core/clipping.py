@@ -37,20 +37,14 @@ from numba import njit
 
 from bnviz.core.crossings import RTOL
 from bnviz.core.mesh import PACK
+from bnviz.core.rows import grow_rows
 
 __all__ = ["chords", "clip_faces"]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
-@njit(**_JIT)
-def _grow_rows(a: Any, n: int) -> Any:
-    """``a`` with at least ``n`` rows (doubling), the old rows kept."""
-    if n <= a.shape[0]:
-        return a
-    out = np.empty((max(n, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
-    out[: a.shape[0]] = a
-    return out
+_grow_rows = njit(**_JIT)(grow_rows)
 
 
 @njit(**_JIT)

@@ -50,7 +50,7 @@ from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
 from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
-from bnviz.slices.maxcells import max_cells, pool_windows
+from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
 from bnviz.slices.plane import Plane
 from bnviz.slices.vectorised_cut import relu_cut_vectorised
 
@@ -61,8 +61,10 @@ __all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
 #: purpose: chunks that stay in the caches made the cut 1.8-2.1x faster per core than 768 MB
 #: ones, and the peak memory 3x lower (bench/slice.py's profile, issue 45; 2-4 MB: no gain).
 CHUNK_BYTES = 8 * 2**20
-#: How ReLU layers are cut: None, the vectorised torch cut where the maps are on a GPU and
-#: the compiled kernel on the CPU; True or False forces one (the tests force True on the CPU).
+#: How ReLU layers are cut: None, the vectorised torch cut where the maps are on a GPU or the
+#: layer starts from at most ``SMALL_CUT_REGIONS`` regions (a small window never loads
+#: numba: bench/slice.py's fixed cost), else the compiled kernel on the CPU; True or False
+#: forces one (the tests force True on the CPU).
 VECTORISED_RELU_CUT: bool | None = None
 
 
@@ -319,18 +321,25 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
 def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
               max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
     """Every region cut by the lines h_k = 0 of the layer's units (the 2D views' compiled
-    cut, or on a GPU their vectorised cut in torch: :data:`VECTORISED_RELU_CUT`); the faces'
-    activated maps come back from the cut."""
+    cut, or on a GPU and for a few regions their vectorised cut in torch:
+    :data:`VECTORISED_RELU_CUT`); the faces' activated maps come back from the cut.  A few
+    regions refused by the vectorised cut's work bound go to the compiled cut, whose refusal
+    counts the layer's regions."""
     r, shape = mesh.n, tuple(x.shape[2:])
     slope, d = float(op.attrs["slope"]), int(np.prod(shape))
-    if VECTORISED_RELU_CUT or (VECTORISED_RELU_CUT is None and x.device.type == "cuda"):
+    small = VECTORISED_RELU_CUT is None and x.device.type != "cuda" and r <= SMALL_CUT_REGIONS
+    vectorised = VECTORISED_RELU_CUT or (VECTORISED_RELU_CUT is None and (
+        x.device.type == "cuda" or small))
+    if vectorised:
         try:
             ptr, verts, out, packed, parent, facets, units, fparents = relu_cut_vectorised(
                 x, mesh.ptr, mesh.verts, bx, by, slope, max_regions)
         except PartitionTooLarge as exc:
-            words = str(exc).split(": lower")[0]
-            raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window") from None
-    else:
+            if not small:
+                words = str(exc).split(": lower")[0]
+                raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window") from None
+            vectorised = False  # the compiled cut's refusal: it counts the regions exactly
+    if not vectorised:
         planes = _to_numpy(x, r)
         status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
             kernels.require().cut_layer(

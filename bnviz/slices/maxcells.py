@@ -1,5 +1,6 @@
 """The exact cut of a max over affine functions: max pooling's argmax switches, and the
-decision boundary where the logits' argmax switches (compiled with numba).
+decision boundary where the logits' argmax switches (compiled with numba where the cut is
+not small: :data:`SMALL_CUT_REGIONS`).
 
 Inside a region P of the partition every pooling input is affine in the plane's coordinates,
 f_i(a, b) = g_i . (a, b) + c_i, so the argmax of one pooling window is constant on convex
@@ -24,22 +25,34 @@ a switch segment: the facets of a max pooling layer, the decision boundary of a 
 
 from __future__ import annotations
 
+import threading
+import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
-from bnviz.core.clipping import _JIT, _grow_rows
 from bnviz.core.crossings import RTOL
+from bnviz.core.rows import grow_rows as _grow_rows
 from bnviz.slices.graph import pool_out_shape
 
 if TYPE_CHECKING:
     from bnviz.slices.graph import Op
 
-__all__ = ["max_cells", "pool_windows", "warm_up"]
+__all__ = ["SMALL_CUT_REGIONS", "max_cells", "pool_windows", "warm_up"]
+
+#: Polygons up to which the cells are found by the kernel's own Python (no numba): loading
+#: numba and its compiled kernels costs a process 0.85 s (import 0.34 s with scipy, cached
+#: kernels 0.5 s, bench/slice.py's fixed cost), the uncompiled kernel about 1.6 ms a polygon
+#: of the residual net (3 polygons: 17 ms against 13 ms compiled; 50: 75 ms against 18 ms).
+#: The engine's ReLU cut takes its vectorised path below the same count.  Both paths give
+#: the same cells: they are the same code.
+SMALL_CUT_REGIONS = 64
+
+_compile_lock = threading.Lock()
+_compiled: Callable[..., Any] | None = None
 
 
-@njit(**_JIT)
 def _clip(xy: Any, n: int, gx: float, gy: float, gc: float, tt: float, out: Any) -> int:
     """The convex polygon ``xy[:n]`` clipped to gx a + gy b + gc >= 0 (within ``tt``) into
     ``out``; returns its corner count (0: empty, i.e. no corner strictly positive)."""
@@ -78,9 +91,8 @@ def _clip(xy: Any, n: int, gx: float, gy: float, gc: float, tt: float, out: Any)
     return m
 
 
-@njit(**_JIT)
-def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: float,
-              max_regions: int) -> Any:
+def _max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: float,
+               max_regions: int) -> Any:
     """Split every polygon (``ptr`` into ``verts``, CCW) by the argmax cells of every window.
 
     ``planes`` (3, R, D): the inputs' affine maps on each polygon (d/da, d/db, offset);
@@ -238,12 +250,42 @@ def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: fl
             seg_piece[:n_seg].copy())
 
 
+def _jitted() -> Callable[..., Any]:
+    """The kernel compiled by numba (loaded from its cache on disk, or compiled once per
+    machine), imported only here: its helpers are jitted too and bound in its globals."""
+    global _compiled
+    with _compile_lock:
+        if _compiled is None:
+            from numba import njit
+
+            from bnviz.core.clipping import _JIT
+            from bnviz.core.clipping import _grow_rows as grow_jitted
+
+            scope = dict(globals(), _grow_rows=grow_jitted)
+
+            def bound(fn: types.FunctionType) -> types.FunctionType:
+                return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+
+            scope["_clip"] = njit(**_JIT)(bound(_clip))
+            _compiled = njit(**_JIT)(bound(_max_cells))
+    return _compiled
+
+
+def max_cells(ptr: Any, verts: Any, planes: Any, windows: Any, bx: float, by: float,
+              max_regions: int) -> Any:
+    """:func:`_max_cells`, compiled, or run as Python where it is small (at most
+    :data:`SMALL_CUT_REGIONS` polygons) and this process has not loaded numba for it."""
+    if _compiled is None and len(ptr) - 1 <= SMALL_CUT_REGIONS:
+        return _max_cells(ptr, verts, planes, windows, bx, by, max_regions)
+    return _jitted()(ptr, verts, planes, windows, bx, by, max_regions)
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernel for the types the slice engine passes."""
     ptr = np.array([0, 4])
     verts = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
     planes = np.array([[[1.0, -1.0]], [[0.0, 0.5]], [[0.1, 0.2]]])
-    max_cells(ptr, verts, planes, np.array([[0, 1]], np.int64), 1.0, 1.0, 100)
+    _jitted()(ptr, verts, planes, np.array([[0, 1]], np.int64), 1.0, 1.0, 100)
 
 
 def pool_windows(op: Op, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int, int]]:
