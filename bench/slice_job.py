@@ -10,7 +10,7 @@ is done, then the seams merged) in ``--home`` (default: a fresh folder).  Printe
 estimate and the tiles, the wall time of the check, the cut and the merge, the counts per
 layer, the tiles' seconds, the peak RSS of this process, of the largest worker and of all
 of them together (psutil, sampled every 0.2 s), the folder's size, and the merge alone in a
-fresh process (every tile stored) with its peak RSS (ru_maxrss) before and after it.
+fresh process (every tile stored) with its RSS before it and its peak (sampled).
 Prints the machine's load average before and after: the machine is shared.
 
 Run: ``.venv/bin/python bench/slice_job.py --fraction 0.3 --workers 2``.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -92,6 +91,7 @@ def main() -> None:
     p.add_argument("--merge-only", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="bnviz-slice-job-"))
+    home.mkdir(parents=True, exist_ok=True)  # a --home that is not there yet
     os.environ["BNVIZ_HOME"] = str(home)
     from bnviz.records.types import DistInfo, RecordingContext
     from bnviz.slices.setup import prepare_slice
@@ -105,10 +105,13 @@ def main() -> None:
         from bnviz.slices.tiled_plan import tiled_setup
 
         setup = tiled_setup(json.loads((home / "params.json").read_text()), "cpu")
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        summary = merge_stored(setup, RecordingContext())
+        # sampled, not ru_maxrss: Linux keeps a process's high-water mark across exec, so a
+        # child of the large job process would report the job's peak as its own
+        before = psutil.Process().memory_info().rss
+        with PeakRSS() as peak:
+            summary = merge_stored(setup, RecordingContext())
         print(json.dumps({"merge_seconds": summary["merge_seconds"], "before": before,
-                          "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                          "peak_rss": max(peak.own, before)}))
         return
     default = prepare_slice(job_params(raw)).window
     raw["extent"] = args.fraction * max(abs(v) for v in default)

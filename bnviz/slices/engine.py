@@ -44,7 +44,6 @@ import numpy as np
 import torch
 
 from bnviz.core import kernels
-from bnviz.core.crossings import RTOL
 from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons
@@ -52,6 +51,7 @@ from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
 from bnviz.slices.plane import Plane
+from bnviz.slices.ties import TieSnap, largest_scale
 from bnviz.slices.vectorised_cut import relu_cut_vectorised
 
 __all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
@@ -62,10 +62,15 @@ __all__ = ["Slice", "SliceLayer", "cut_polygons", "cut_slice"]
 #: ones, and the peak memory 3x lower (bench/slice.py's profile, issue 45; 2-4 MB: no gain).
 CHUNK_BYTES = 8 * 2**20
 #: How ReLU layers are cut: None, the vectorised torch cut where the maps are on a GPU or the
-#: layer starts from at most ``SMALL_CUT_REGIONS`` regions (a small window never loads
-#: numba: bench/slice.py's fixed cost), else the compiled kernel on the CPU; True or False
-#: forces one (the tests force True on the CPU).
+#: layer starts from at most ``SMALL_CUT_REGIONS`` regions and makes at most
+#: ``SMALL_CUT_OUTPUT`` (a small window never loads numba: bench/slice.py's fixed cost; past
+#: that output the compiled kernel cuts the layer again), else the compiled kernel on the
+#: CPU; True or False forces one (the tests force True on the CPU).
 VECTORISED_RELU_CUT: bool | None = None
+#: The most regions a layer's small vectorised cut makes: a first layer cut from the window
+#: alone into thousands took 1.5x the compiled cut's time and 2.4x its peak memory per
+#: region (bench/slice.py, the residual net).
+SMALL_CUT_OUTPUT = 1024
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,14 @@ class Slice:
 
 
 class _Mesh:
-    """The regions being cut (numpy CSR polygons), each live tensor's maps (torch), and
+    """The regions being cut (numpy CSR polygons), each live tensor's maps (torch), a bound
+    of the largest unit scale of some of them per region (``bounds``: a cut's outputs), and
     ``base``: the index of region 0 among the last nonlinear layer's regions kept so far."""
 
     def __init__(self, ptr: np.ndarray, verts: np.ndarray, base: int = 0):
         self.ptr, self.verts, self.base = ptr, verts, base
         self.maps: dict[str, torch.Tensor] = {}
+        self.bounds: dict[str, torch.Tensor] = {}
 
     @property
     def n(self) -> int:
@@ -122,6 +129,7 @@ class _Mesh:
         ptr = self.ptr[s:e + 1] - self.ptr[s]
         out = _Mesh(ptr, self.verts[self.ptr[s]:self.ptr[e]], self.base + s)
         out.maps = {k: v[:, s:e] for k, v in self.maps.items()}
+        out.bounds = {k: v[s:e] for k, v in self.bounds.items()}
         return out
 
 
@@ -143,7 +151,7 @@ class _Cutter:
         self.pieces: list[list[SliceLayer]] = [[] for _ in net.nonlinear]
         self.counts = [0] * len(self.pieces)
         self.decision: list[tuple] = []  # cells, classes, boundary, the cells' and its regions
-        self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
+        self.ties = TieSnap(stats, bx, by)
 
     def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
         ops = self.net.ops
@@ -158,6 +166,10 @@ class _Cutter:
             if op.kind in ("relu", "maxpool"):
                 cut = _relu_cut if op.kind == "relu" else _maxpool_cut
                 room = self.max_regions - self.counts[layer_index]
+                # a piece's output units are its region's inputs, or slope times them: the
+                # input's bound on the region bounds them (for the next op's snap)
+                gain = max(1.0, abs(float(op.attrs["slope"]))) if op.kind == "relu" else 1.0
+                bound = self.bound(mesh, op.inputs[0]) * gain
                 out, layer = cut(op, xs[0], mesh, self.bx, self.by, room)
             else:
                 y = linear_part(op, [x.reshape(3 * r, *x.shape[2:]) for x in xs], self.stats)
@@ -166,13 +178,17 @@ class _Cutter:
                 if bias is not None:
                     out[2] += torch.as_tensor(bias, dtype=out.dtype, device=out.device)
                 if op.kind != "flatten":
-                    self.snap(op, xs, out, bias)
+                    self.ties.snap(op, xs, [self.bound(mesh, name) for name in op.inputs],
+                                   out, bias)
             for name in op.inputs:
                 if self.last_use[name] == i:
                     del mesh.maps[name]
+                    mesh.bounds.pop(name, None)
             if layer is not None:
                 parent = torch.as_tensor(layer.parents, device=out.device)
                 mesh.maps = {k: v[:, parent] for k, v in mesh.maps.items()}
+                mesh.bounds = {k: v[parent] for k, v in mesh.bounds.items()}
+                mesh.bounds[op.output] = bound[parent]
                 base = self.counts[layer_index]
                 self.pieces[layer_index].append(_shifted(layer, mesh.base))
                 self.counts[layer_index] += len(layer.parents)
@@ -190,49 +206,12 @@ class _Cutter:
     def layers(self) -> list[SliceLayer]:
         return [_joined(p) for p in self.pieces]
 
-    def snap(self, op: Op, xs: list[torch.Tensor], out: torch.Tensor,
-             bias: np.ndarray | None) -> None:
-        """Make exactly zero the units of ``out`` (3, R, ...) that are zero within RTOL of the
-        terms ``op`` summed (module docstring): |op| on its inputs' scales, plus |bias|.  A
-        bound first, |op| applied to ones times each region's largest input scale: only the
-        regions with a unit under it get the exact terms (most layers have none)."""
-        if op.name not in self.absolute:
-            attrs = {k: np.abs(v) if k in ("weight", "gamma") and v is not None else v
-                     for k, v in op.attrs.items() if k != "_dense"}
-            absolute = replace(op, attrs=attrs)
-            ones = [torch.ones((1, *x.shape[2:]), dtype=out.dtype, device=out.device)
-                    for x in xs]
-            constant = torch.as_tensor(np.abs(bias) if bias is not None else 0.0,
-                                       dtype=out.dtype, device=out.device)
-            self.absolute[op.name] = (absolute, RTOL * linear_part(absolute, ones, self.stats),
-                                      RTOL * constant)
-        absolute, rows_sum, constant = self.absolute[op.name]
-        r = out.shape[1]
-        largest = torch.stack([_largest(x, self.bx, self.by) for x in xs]).amax(0)
-        bound = torch.addcmul(constant, rows_sum, largest.reshape(r, *[1] * (out.ndim - 2)))
-        rows = torch.nonzero(torch.le(out[2].abs(), bound).reshape(r, -1).any(1))[:, 0]
-        if len(rows) == 0:
-            return
-        part = out[:, rows]
-        terms = RTOL * linear_part(absolute, [_scale(x[:, rows], self.bx, self.by) for x in xs],
-                                   self.stats) + constant
-        zero = (_scale(part, self.bx, self.by) <= terms) & (part != 0).any(0)
-        if bool(zero.any()):
-            part[:, zero] = 0.0
-            out[:, rows] = part
-
-
-def _largest(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
-    """A bound of the largest unit scale of each region's maps (3, R, ...): (R,)."""
-    low, high = torch.aminmax(x.reshape(3, x.shape[1], -1), dim=2)
-    m = torch.maximum(high, -low)
-    return m[0] * bx + m[1] * by + m[2]
-
-
-def _scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
-    """Each unit's scale on each region of its maps (3, R, ...): |d/da| X + |d/db| Y +
-    |offset| (the tolerance's scale, :mod:`bnviz.core.crossings`)."""
-    return x[0].abs() * bx + x[1].abs() * by + x[2].abs()
+    def bound(self, mesh: _Mesh, name: str) -> torch.Tensor:
+        """(R,): a bound of the largest unit scale of tensor ``name``'s maps on each region:
+        kept for a cut's output (its input's, on the parent region: cheaper by the regions a
+        cut makes), else computed (:func:`bnviz.slices.ties.largest_scale`)."""
+        kept = mesh.bounds.get(name)
+        return kept if kept is not None else largest_scale(mesh.maps[name], self.bx, self.by)
 
 
 def _shifted(layer: SliceLayer, base: int) -> SliceLayer:
@@ -333,12 +312,13 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     if vectorised:
         try:
             ptr, verts, out, packed, parent, facets, units, fparents = relu_cut_vectorised(
-                x, mesh.ptr, mesh.verts, bx, by, slope, max_regions)
+                x, mesh.ptr, mesh.verts, bx, by, slope,
+                min(max_regions, SMALL_CUT_OUTPUT) if small else max_regions)
         except PartitionTooLarge as exc:
             if not small:
                 words = str(exc).split(": lower")[0]
                 raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window") from None
-            vectorised = False  # the compiled cut's refusal: it counts the regions exactly
+            vectorised = False  # more than a small output: the compiled cut (and its refusal)
     if not vectorised:
         planes = _to_numpy(x, r)
         status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
