@@ -290,13 +290,33 @@ def _conv_out_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def conv_matrix(op: Op, shape: tuple[int, ...]) -> np.ndarray:
     """The convolution ``op`` on inputs of ``shape`` (C, H, W) as one dense matrix
-    (O * Ho * Wo, C * H * W), without its bias: the network unrolled to dense layers (the
-    convolution applied to every unit image), kept on the op for the next call."""
+    (O * Ho * Wo, C * H * W), without its bias: the network unrolled to dense layers, kept on
+    the op for the next call.  Each weight is written where it lands: output (o, i, j) reads
+    input (c, i sh - top + di dh, j sw - left + dj dw), zero padding outside, one (di, dj)
+    per pair.  (The convolution applied to every unit image, as before, cost 0.38 s for a
+    96-channel 5x5 conv on 4x4 maps, 6 of an appendix CNN cut's 10 s: each cut folds BN into
+    new ops, so the matrix is made once a cut.)"""
     cache = op.attrs.setdefault("_dense", {})
     if shape not in cache:
-        n = int(np.prod(shape))
-        eye = torch.eye(n, dtype=torch.float64).reshape(n, *shape)
-        cache[shape] = _conv(op, eye).reshape(n, -1).T.contiguous().numpy()
+        c, h, w = shape
+        a = op.attrs
+        weight = np.asarray(a["weight"], np.float64)
+        o, cg, kh, kw = weight.shape
+        (sh, sw), (dh, dw), top, left = a["stride"], a["dilation"], a["pads"][0], a["pads"][1]
+        _, ho, wo = _conv_out_shape(op, shape)
+        matrix = np.zeros((o * ho * wo, c * h * w))
+        oc = np.arange(o)[:, None, None, None]
+        ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
+        rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
+        channel = (oc // (o // a["groups"])) * cg + np.arange(cg)[None, None, None, :]
+        for di in range(kh):  # one kernel tap at a time: memory of one output's size
+            for dj in range(kw):
+                y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
+                inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
+                cols = np.broadcast_to((channel * h + y) * w + x, rows.shape)
+                taps = np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)
+                matrix[rows[inside], cols[inside]] = taps[inside]
+        cache[shape] = matrix
     return cache[shape]
 
 
