@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from bnviz.core.bn import batch_moments, floored_sigma
+from bnviz.slices.conv_dense import conv_out_shape, dense_matrix
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
            "bias_of", "check_size", "conv_matrix", "fold_bn", "forward", "linear_part",
@@ -150,7 +151,7 @@ def _out_shape(op: Op, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
         if len(x) != 3 or x[0] != w.shape[1] * op.attrs["groups"]:
             raise ValueError(f"{op.name}: a convolution of {w.shape[1] * op.attrs['groups']} "
                              f"channels, given {x}")
-        return _conv_out_shape(op, x)
+        return conv_out_shape(op.attrs, x)
     if op.kind in ("maxpool", "avgpool"):
         return pool_out_shape(op, x)
     if op.kind == "gap":
@@ -198,7 +199,7 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
         # BLAS product, beats conv2d's float64 path (DENSE_MAX_RATIO)
         m = torch.as_tensor(conv_matrix(op, tuple(x.shape[1:])), dtype=x.dtype, device=x.device)
         y = x.reshape(x.shape[0], -1) @ m.T
-        return y.reshape(x.shape[0], *_conv_out_shape(op, tuple(x.shape[1:])))
+        return y.reshape(x.shape[0], *conv_out_shape(op.attrs, tuple(x.shape[1:])))
     if op.kind == "conv" and _pointwise(op):
         # a 1x1 convolution is one product over the channels at every pixel: as one BLAS
         # product on the pixels' rows, 4-10x faster than conv2d's float64 path (issue 45)
@@ -278,46 +279,10 @@ def pool_out_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, int, int]:
             pool_output_size(w, kw, sw, left, right, ceil))
 
 
-def _conv_out_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, ...]:
-    a = op.attrs
-    _, h, w = shape
-    o, _, kh, kw = a["weight"].shape
-    t, left, b, r = a["pads"]
-    (sh, sw), (dh, dw) = a["stride"], a["dilation"]
-    return (o, (h + t + b - dh * (kh - 1) - 1) // sh + 1,
-            (w + left + r - dw * (kw - 1) - 1) // sw + 1)
-
-
 def conv_matrix(op: Op, shape: tuple[int, ...]) -> np.ndarray:
-    """The convolution ``op`` on inputs of ``shape`` (C, H, W) as one dense matrix
-    (O * Ho * Wo, C * H * W), without its bias: the network unrolled to dense layers, kept on
-    the op for the next call.  Each weight is written where it lands: output (o, i, j) reads
-    input (c, i sh - top + di dh, j sw - left + dj dw), zero padding outside, one (di, dj)
-    per pair.  (The convolution applied to every unit image, as before, cost 0.38 s for a
-    96-channel 5x5 conv on 4x4 maps, 6 of an appendix CNN cut's 10 s: each cut folds BN into
-    new ops, so the matrix is made once a cut.)"""
-    cache = op.attrs.setdefault("_dense", {})
-    if shape not in cache:
-        c, h, w = shape
-        a = op.attrs
-        weight = np.asarray(a["weight"], np.float64)
-        o, cg, kh, kw = weight.shape
-        (sh, sw), (dh, dw), top, left = a["stride"], a["dilation"], a["pads"][0], a["pads"][1]
-        _, ho, wo = _conv_out_shape(op, shape)
-        matrix = np.zeros((o * ho * wo, c * h * w))
-        oc = np.arange(o)[:, None, None, None]
-        ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
-        rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
-        channel = (oc // (o // a["groups"])) * cg + np.arange(cg)[None, None, None, :]
-        for di in range(kh):  # one kernel tap at a time: memory of one output's size
-            for dj in range(kw):
-                y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
-                inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
-                cols = np.broadcast_to((channel * h + y) * w + x, rows.shape)
-                taps = np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)
-                matrix[rows[inside], cols[inside]] = taps[inside]
-        cache[shape] = matrix
-    return cache[shape]
+    """The convolution ``op`` on inputs of ``shape`` as one dense matrix, kept on the op
+    (:func:`bnviz.slices.conv_dense.dense_matrix`)."""
+    return dense_matrix(op.attrs, shape)
 
 
 def bias_of(op: Op, shape: tuple[int, ...], stats: Statistics | None = None

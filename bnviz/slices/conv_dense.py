@@ -1,0 +1,57 @@
+"""A convolution as one dense matrix: the form :func:`bnviz.slices.graph.linear_part` uses on
+small maps (one BLAS product beats conv2d's float64 path there), and the network unrolled to
+dense layers that Regioncam is compared on (bench/slice.py).  Works on an op's attributes
+(:class:`bnviz.slices.graph.Op`: weight (O, I/groups, kh, kw), stride, dilation, pads (top,
+left, bottom, right), groups), so that the graph imports it and not the other way round."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["conv_out_shape", "dense_matrix"]
+
+
+def conv_out_shape(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
+                   ) -> tuple[int, int, int]:
+    """The output shape (O, Ho, Wo) of the convolution on inputs of ``shape`` (C, H, W)."""
+    _, h, w = shape
+    o, _, kh, kw = attrs["weight"].shape
+    t, left, b, r = attrs["pads"]
+    (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
+    return (o, (h + t + b - dh * (kh - 1) - 1) // sh + 1,
+            (w + left + r - dw * (kw - 1) - 1) // sw + 1)
+
+
+def dense_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The convolution on inputs of ``shape`` (C, H, W) as one dense matrix (O * Ho * Wo,
+    C * H * W), without its bias, kept in ``attrs["_dense"]`` for the next call.  Each weight
+    is written where it lands: output (o, i, j) reads input (c, i sh - top + di dh,
+    j sw - left + dj dw), zero padding outside, one (di, dj) per pair.  (The convolution
+    applied to every unit image, as before, cost 0.38-0.77 s for a 96-channel 5x5 conv on
+    4x4 maps, 6 s of an appendix CNN cut's 10: every cut folds BN into new ops, so each makes
+    its matrices afresh.)"""
+    cache = attrs.setdefault("_dense", {})
+    if shape not in cache:
+        c, h, w = shape
+        weight = np.asarray(attrs["weight"], np.float64)
+        o, cg, kh, kw = weight.shape
+        (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
+        top, left = attrs["pads"][0], attrs["pads"][1]
+        _, ho, wo = conv_out_shape(attrs, shape)
+        matrix = np.zeros((o * ho * wo, c * h * w))
+        oc = np.arange(o)[:, None, None, None]
+        ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
+        rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
+        channel = (oc // (o // attrs["groups"])) * cg + np.arange(cg)[None, None, None, :]
+        for di in range(kh):  # one kernel tap at a time: memory of one output's size
+            for dj in range(kw):
+                y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
+                inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
+                cols = np.broadcast_to((channel * h + y) * w + x, rows.shape)
+                taps = np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)
+                matrix[rows[inside], cols[inside]] = taps[inside]
+        cache[shape] = matrix
+    return cache[shape]
