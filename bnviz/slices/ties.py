@@ -60,8 +60,10 @@ class TieSnap:
 
 def largest_scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
     """A bound of the largest unit scale of each region's maps (3, R, ...): (R,)."""
-    low, high = torch.aminmax(x.reshape(3, x.shape[1], -1), dim=2)
-    m = torch.maximum(high, -low)
+    flat = x.reshape(3, x.shape[1], -1)
+    # amax and amin, not aminmax: torch's CPU aminmax over the last dim ran 10x slower
+    # (2.9 against 0.25 ms on 3 x 300 x 1536 float64, one thread; bench/slice.py's profile)
+    m = torch.maximum(flat.amax(2), -flat.amin(2))
     return m[0] * bx + m[1] * by + m[2]
 
 
