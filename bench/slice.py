@@ -1,17 +1,17 @@
 """Slices of image networks: how fast the exact cut is, per core, and what it costs in memory.
 
-1. Per core, this cut against the previous one (issue 45, item 1): three networks, the digits
+1. Per core, this cut against the one when issue 45 opened (item 1): three networks, the digits
    ResNet9 (the jobs' default width 16, the seed's untrained network, or ``--weights
    F.safetensors``) through three test images, the BN paper's appendix-D CNN on digits, and a
    residual ONNX net with max pooling and leaky ReLU (tests/onnx_nets.py) on 12x12 inputs,
    each on a window of >= 10 000 regions.  Each cut runs in a fresh child process with torch
    at one thread: regions per CPU-second (the child's own CPU time, so a load on the machine
    slows the wall clock but not the figure), peak RSS over the child's start per region, and
-   the bytes kept per region (every layer's polygons, codes and facets).  "previous" is the
-   cut before issue 45's profile: 768 MB chunks, the dense form only for maps smaller than
-   the kernel and 1x1 convolutions by conv2d (``CHUNK_BYTES``, ``DENSE_MAX_RATIO``,
-   ``graph._pointwise``); timed alternately, best of ``--repeats``.  On a GPU the ReLU
-   layers are cut by the vectorised torch cut (``engine.VECTORISED_RELU_CUT``).
+   the bytes kept per region (every layer's polygons, codes and facets).  The baseline is
+   the cut when issue 45 opened: ``BASELINE_COMMIT``'s bnviz, taken from git (``git
+   archive``) and run in the same way, alternately, best of ``--repeats`` (in a copy without
+   git history only this checkout is timed).  On a GPU the ReLU layers are cut by the
+   vectorised torch cut (``engine.VECTORISED_RELU_CUT``).
 2. The digits ResNet9's default window: its estimated regions, then windows of growing size,
    each cut in full (every layer), with regions, seconds and regions a second.
 3. bnviz against Regioncam on the same network unrolled to dense float32 layers (a conv
@@ -32,9 +32,9 @@ first.  Run: ``.venv/bin/python bench/slice.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import json
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,9 +48,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from bnviz.slices.cost import estimate_regions  # noqa: E402
 from bnviz.slices.engine import cut_slice  # noqa: E402
-from bnviz.slices.graph import conv_matrix  # noqa: E402
 from bnviz.slices.plane import plane_through_images  # noqa: E402
 
 
@@ -70,6 +68,8 @@ def digits_resnet9(weights: Path | None):
 def regioncam_layers(net) -> list:
     """The conv chain unrolled to Regioncam's dense float32 layers, BN folded: ("linear", W,
     b) and ("relu",), built once, outside Regioncam's timing (its cut alone is timed)."""
+    from bnviz.slices.graph import conv_matrix  # (here: the baseline's bnviz has no cost)
+
     shapes = net.shapes()
     layers, pending = [], None
     for op in net.ops:
@@ -126,9 +126,9 @@ def chain_net(channels: int, size: int):
     return SliceNet(net.ops[:cut] + (flat, head), net.input, "logit_bench", net.input_shape)
 
 
-#: The previous cut (before issue 45's profile): 768 MB chunks, the dense form only for
-#: maps smaller than the kernel, 1x1 convolutions by conv2d.
-PREVIOUS = {"CHUNK_BYTES": 768 * 2**20, "DENSE_MAX_RATIO": 0.999}
+#: The cut as it was when issue 45 opened: section 1's baseline is this commit's code, taken
+#: from git into a folder of its own and run like this one's (``git archive``).
+BASELINE_COMMIT = "241d9e222b2109dd853e5eebd6fc54466f413573"
 #: Section 1's networks: name -> the window as a fraction of the default one (ResNet9,
 #: CNN) or the extent (the residual net), each >= 10 000 regions.
 PER_CORE = {"digits ResNet9": 0.06, "appendix CNN": 0.015, "residual ONNX": 3.0}
@@ -164,54 +164,95 @@ def _per_core_case(name: str, weights: Path | None):
     return net, plane, tuple(PER_CORE[name] * v for v in plane.default_window())
 
 
-def _cut_in_child(name: str, previous: bool, device: str, weights: Path | None, out) -> None:
-    """One cut in this (fresh) process: regions, CPU seconds, peak RSS over the start, kept
-    bytes."""
-    import bnviz.slices.engine as engine
-    import bnviz.slices.graph as graph
-    from bnviz.core import kernels
+#: One cut in a fresh process, on the bnviz of ``sys.argv[1]`` (this checkout or the
+#: baseline's folder): regions, CPU seconds, peak RSS over the start and the kept bytes, as
+#: one JSON line.  Its own script, not a function of this module, so that the baseline's
+#: bnviz is the only one imported.
+CHILD = """
+import json, resource, sys, time
+root, name, device, weights = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] or None
+sys.path[:0] = [root, root + "/tests", sys.argv[5]]
+import torch
+torch.set_num_threads(1)
+import bnviz.slices.engine
+assert bnviz.slices.engine.__file__.startswith(root), bnviz.slices.engine.__file__
+from bnviz.core import kernels
+kernels.require()
+from bnviz.slices.engine import cut_slice
+from slice import _per_core_case
+net, plane, window = _per_core_case(name, weights and __import__("pathlib").Path(weights))
+cut_slice(net, plane, tuple(0.01 * v for v in window), device=device)  # warm
+start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.process_time()
+s = cut_slice(net, plane, window, device=device)
+cpu = time.process_time() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start
+kept = sum(a.nbytes for layer in s.layers for a in (
+    layer.regions.ptr, layer.regions.vertices, layer.regions.packed_codes, layer.parents,
+    layer.facets, layer.facet_units, layer.facet_parents))
+print(json.dumps([s.counts[-1], cpu, peak * 1024, kept]))
+"""
 
-    torch.set_num_threads(1)
-    kernels.require()
-    if previous:
-        engine.CHUNK_BYTES = PREVIOUS["CHUNK_BYTES"]
-        graph.DENSE_MAX_RATIO = PREVIOUS["DENSE_MAX_RATIO"]
-        graph._pointwise = lambda op: False  # noqa: ARG005 - 1x1 convs by conv2d, as before
-    net, plane, window = _per_core_case(name, weights)
-    cut_slice(net, plane, tuple(0.01 * v for v in window), device=device)  # warm
-    start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.process_time()
-    s = cut_slice(net, plane, window, device=device)
-    cpu = time.process_time() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start
-    kept = sum(a.nbytes for layer in s.layers for a in (
-        layer.regions.ptr, layer.regions.vertices, layer.regions.packed_codes, layer.parents,
-        layer.facets, layer.facet_units, layer.facet_parents))
-    out.send((s.counts[-1], cpu, peak * 1024, kept))
+
+def baseline_tree() -> Path | None:
+    """The baseline commit's bnviz and tests in a folder of their own, or None (no git, or
+    not a clone with that commit)."""
+    root = Path(__file__).resolve().parents[1]
+    folder = Path(tempfile.mkdtemp(prefix="bnviz-baseline-"))
+    archive = subprocess.run(["git", "-C", str(root), "archive", BASELINE_COMMIT, "bnviz",
+                              "tests"], capture_output=True)
+    if archive.returncode:
+        return None
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def _cut_in_child(root: Path, name: str, device: str, weights: Path | None) -> tuple:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), name, device, str(weights or ""),
+         str(Path(__file__).resolve().parent)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    if done.returncode:
+        raise RuntimeError(f"the cut of {name} at {root} failed:\n{done.stderr[-2000:]}")
+    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def per_core(repeats: int, device: str, weights: Path | None) -> None:
-    ctx = multiprocessing.get_context("spawn")
+    here = Path(__file__).resolve().parents[1]
+    base = baseline_tree()
     print(f"\n1. per core ({device}, torch at 1 thread, a fresh process a cut; best of "
-          f"{repeats}, alternately): regions per CPU-second, this cut against the previous")
-    print(f"{'net':>16} {'regions':>8} {'previous':>9} {'now':>9} {'speed-up':>8} "
+          f"{repeats}, alternately): regions per CPU-second, this checkout against the cut "
+          f"when issue 45 opened (commit {BASELINE_COMMIT[:7]}"
+          f"{', not in this clone: not timed' if base is None else ''})")
+    print(f"{'net':>16} {'regions':>8} {'baseline':>9} {'now':>9} {'speed-up':>8} "
           f"{'peak KB/reg':>12} {'was':>7} {'kept B/reg':>10}")
+    roots = {"now": here} if base is None else {"baseline": base, "now": here}
+    try:
+        _per_core_rows(roots, repeats, device, weights)
+    finally:
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _per_core_rows(roots: dict[str, Path], repeats: int, device: str, weights: Path | None
+                   ) -> None:
     for name in PER_CORE:
-        best: dict[bool, tuple] = {}
+        best: dict[str, tuple] = {}
         for _ in range(repeats):
-            for previous in (True, False):
-                here, there = ctx.Pipe()
-                proc = ctx.Process(target=_cut_in_child,
-                                   args=(name, previous, device, weights, there))
-                proc.start()
-                got = here.recv()
-                proc.join()
-                if previous not in best or got[1] < best[previous][1]:
-                    best[previous] = got
-        (n, t_prev, m_prev, _), (_, t_now, m_now, kept) = best[True], best[False]
-        print(f"{name:>16} {n:>8,} {n / t_prev:>9,.0f} {n / t_now:>9,.0f} "
-              f"{t_prev / t_now:>7.2f}x {m_now / n / 1024:>12.1f} {m_prev / n / 1024:>7.1f} "
-              f"{kept / n:>10.0f}")
+            for which, root in roots.items():
+                got = _cut_in_child(root, name, device, weights)
+                if which not in best or got[1] < best[which][1]:
+                    best[which] = got
+        n, t_now, m_now, kept = best["now"]
+        if "baseline" not in roots:
+            print(f"{name:>16} {n:>8,} {'-':>9} {n / t_now:>9,.0f} {'-':>8} "
+                  f"{m_now / n / 1024:>12.1f} {'-':>7} {kept / n:>10.0f}")
+            continue
+        n_base, t_base, m_base, _ = best["baseline"]
+        same = "" if n_base == n else f" (baseline: {n_base:,} regions)"
+        print(f"{name:>16} {n:>8,} {n_base / t_base:>9,.0f} {n / t_now:>9,.0f} "
+              f"{(n / t_now) / (n_base / t_base):>7.2f}x {m_now / n / 1024:>12.1f} "
+              f"{m_base / n_base / 1024:>7.1f} {kept / n:>10.0f}{same}")
 
 
 def fixed_cost(repeats: int) -> None:
@@ -252,6 +293,8 @@ def main() -> None:
         fixed_cost(args.repeats)
         return
     if not args.skip_digits:
+        from bnviz.slices.cost import estimate_regions
+
         print("\n2. the digits ResNet9's default window")
         net, plane = digits_resnet9(args.weights)
         w = plane.default_window()
