@@ -31,9 +31,9 @@ from bnviz.caps import SLICE_MAP_MAX_ZOOM, SLICE_MAP_RECUT_REGIONS
 from bnviz.service.cache import memoize
 from bnviz.slices.tile_store import TileStore, tiles_root
 
-__all__ = ["RECUT_MAX_REGIONS", "TILE_PX", "MapSource", "finished_maps", "map_view",
-           "open_map", "png_uri", "prepare_recut", "prerender",
-           "recut_view", "regions_in_view", "warm_rasteriser"]
+__all__ = ["RECUT_MAX_REGIONS", "TILE_PX", "MapSource", "exact_regions", "finished_maps",
+           "map_view", "open_map", "png_uri", "prepare_recut", "prerender", "recut_view",
+           "regions_in_view", "warm_rasteriser"]
 
 #: A map tile's side in pixels.
 TILE_PX = 256
@@ -62,6 +62,7 @@ class MapSource:
     regions: dict[str, np.ndarray]  # part -> (T, L): each tile's regions per layer
     params: dict[str, Any]
     anchors: np.ndarray | None = None  # (3, 2): the three images on the plane (None: older jobs)
+    merged: dict[str, np.ndarray] | None = None  # part -> (L,): the merged partition's regions
 
     @property
     def store(self) -> TileStore:
@@ -85,7 +86,9 @@ def open_map(key: str, root: str | None = None) -> MapSource:
                      np.asarray(index["tiles"], dtype=np.float64), parts, arms,
                      tuple(lay["name"] for lay in first["layers"]), regions, index["params"],
                      np.asarray(index["anchors"], dtype=np.float64) if "anchors" in index
-                     else None)
+                     else None,
+                     {p["part"]: np.asarray(p["regions"], np.int64) for p in index["parts"]}
+                     if all("regions" in p for p in index["parts"]) else None)
 
 
 def _overlap(tiles: np.ndarray, rect: Rect) -> np.ndarray:
@@ -99,10 +102,24 @@ def _overlap(tiles: np.ndarray, rect: Rect) -> np.ndarray:
 
 def regions_in_view(source: MapSource, rect: Rect, layer: int = -1) -> float:
     """The regions of ``layer`` (default: the last) in ``rect``, summed over the job's
-    partitions: each stored tile's count prorated by the share of its area in the view (the
-    cost of cutting the view again)."""
+    partitions (the cost of cutting the view again): exact where the view holds the whole
+    window (:func:`exact_regions`), else each stored tile's count prorated by the share of its
+    area in the view (a region a tile line cuts counts once per tile it lies in)."""
+    exact = exact_regions(source, rect, layer)
+    if exact is not None:
+        return float(exact)
     share = _overlap(source.tiles, rect)
     return float(sum((share * r[:, layer]).sum() for r in source.regions.values()))
+
+
+def exact_regions(source: MapSource, rect: Rect, layer: int = -1) -> int | None:
+    """The merged partitions' regions of ``layer``, summed, when ``rect`` holds the whole
+    window (the job's exact count), else None."""
+    a0, a1, b0, b1 = source.window
+    if source.merged is None or not (rect[0] <= a0 and rect[1] >= a1 and rect[2] <= b0
+                                     and rect[3] >= b1):
+        return None
+    return int(sum(int(r[layer]) for r in source.merged.values()))
 
 
 def tile_rect(window: Rect, z: int, i: int, j: int) -> Rect:

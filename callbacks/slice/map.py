@@ -199,7 +199,9 @@ def draw_map(job_id, part, layer, relayout, view):
         except (InputError, ValueError) as exc:  # busy, or a view the cap refuses
             note = f"{str(exc).splitlines()[0]}; the map instead"
     else:
-        note = (f"map: about {regions:,.0f} regions in view; zoom in to "
+        exact = slice_map.exact_regions(source, rect)
+        held = f"{exact:,} regions" if exact is not None else f"about {regions:,.0f} regions"
+        note = (f"map: {held} in view; zoom in to "
                 f"{slice_map.RECUT_MAX_REGIONS:,} or fewer and the view is cut again exactly")
     try:
         figure, z = _raster_figure(source, part, k, rect)

@@ -99,8 +99,7 @@ def test_in_train_mode_each_mini_batch_is_cut_again(finished, monkeypatch):
 def test_a_view_over_the_cap_is_refused_in_one_line(finished, monkeypatch):
     source, _ = finished
     total = slice_map.regions_in_view(source, source.window)
-    tile_sums = sum(r[:, -1].sum() for r in source.regions.values())
-    assert total == pytest.approx(tile_sums)
+    assert total == slice_map.exact_regions(source, source.window)
     monkeypatch.setattr(slice_map, "RECUT_MAX_REGIONS", int(total / 2))
     with pytest.raises(ValueError, match="zoom in") as refused:
         slice_map.recut_view(source, source.window)
@@ -190,3 +189,22 @@ def test_a_crafted_view_costs_a_bounded_number_of_map_tiles(finished, monkeypatc
 def test_a_job_that_is_not_finished_is_no_map(tmp_home):
     with pytest.raises(ValueError, match="no finished slice job"):
         slice_map.open_map("0" * 32)
+
+
+def test_the_whole_window_holds_the_merged_count_and_a_part_an_estimate(finished):
+    """Over the whole window the map's count is the job's exact merged count (what the
+    summary says, per partition); the stored tiles' own counts sum to more where tile lines
+    cut regions, so a smaller view's count is an estimate, prorated by area."""
+    source, summary = finished
+    merged = sum(int(r[-1]) for r in source.merged.values())
+    assert slice_map.exact_regions(source, source.window) == merged
+    first = [source.merged[p][-1] for p in source.parts if p.endswith("-b0")]
+    assert first == [r[-1] for r in summary["regions"]]
+    tile_sums = sum(int(r[:, -1].sum()) for r in source.regions.values())
+    assert tile_sums > merged  # regions cut by the tile lines count once per tile
+    w = source.window
+    wider = (w[0] - 1, w[1] + 1, w[2] - 1, w[3] + 1)
+    assert slice_map.exact_regions(source, wider) == merged
+    half = (w[0], (w[0] + w[1]) / 2, w[2], w[3])
+    assert slice_map.exact_regions(source, half) is None
+    assert 0 < slice_map.regions_in_view(source, half) < tile_sums

@@ -45,7 +45,9 @@ def test_the_map_tab_lists_the_job_and_zooms_from_the_map_to_the_exact_cut(slice
     assert layer == top == len(marks)
 
     figure, note, view = cm.draw_map(slice_job.id, part, layer, None, None)
-    assert note.startswith("map: about") and view["exact"] is False
+    total = slice_job.summary["regions"][0][-1] + slice_job.summary["regions"][1][-1]
+    # the whole window: the job's exact merged count (both networks), no "about"
+    assert note.startswith(f"map: {total:,} regions in view") and view["exact"] is False
     assert [t["name"] for t in figure["data"]] == ["images"]  # the three images, as stars
     assert figure["layout"]["images"][0]["source"].startswith(
         "data:image/png;base64,")
@@ -74,7 +76,8 @@ def test_the_map_tab_lists_the_job_and_zooms_from_the_map_to_the_exact_cut(slice
 
     # a double click: the whole window, the map again
     figure, note, view = cm.draw_map(slice_job.id, part, layer, {"xaxis.autorange": True}, view)
-    assert note.startswith("map: about") and tuple(view["rect"]) == window
+    assert note.startswith(f"map: {total:,} regions in view") and \
+        tuple(view["rect"]) == window
     assert cm.map_click(point, view) is cm.no_update  # no region to name on the map
 
 
