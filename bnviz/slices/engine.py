@@ -351,14 +351,16 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
                                 "regions: use a smaller window")
     mesh.ptr, mesh.verts = ptr, verts
     n_win, k = windows.shape
-    winner = np.take_along_axis(windows[None], arg.astype(np.int64)[:, :, None], 2)[:, :, 0] \
-        if len(arg) else np.zeros((0, n_win), np.int64)
-    flat = x.reshape(3, r, -1)
-    p = torch.as_tensor(parent, device=x.device)
-    out = flat[:, p[:, None], torch.as_tensor(winner, device=x.device)]
-    bits = np.zeros((len(parent), n_win, k), bool)
-    np.put_along_axis(bits, arg.astype(np.int64)[:, :, None], True, 2)
-    packed = np.packbits(bits.reshape(len(parent), -1), axis=1)
+    n, a = len(parent), arg.astype(np.int64).reshape(len(parent), n_win)
+    # flat indices, one gather each (take/put_along_axis and torch's two-index gather cost
+    # 1.4-1.7x as much: 0.28 s of a 6.3 s ResNet9 cut)
+    winner = windows.ravel()[np.arange(n_win) * k + a]  # (n, n_win): each output's input
+    at = torch.as_tensor(parent.astype(np.int64)[:, None] * int(np.prod(shape)) + winner,
+                         device=x.device)
+    out = x.reshape(3, -1)[:, at.reshape(-1)]
+    bits = np.zeros(n * n_win * k, bool)
+    bits[np.arange(n * n_win) * k + a.ravel()] = True  # one-hot argmax, window by window
+    packed = np.packbits(bits.reshape(n, n_win * k), axis=1)
     layer = SliceLayer(op.name, "maxpool", out_shape, Polygons(ptr, verts, packed, n_win * k),
                        parent, seg, seg_win, seg_poly, k)
     return out.reshape(3, len(parent), *out_shape), layer
