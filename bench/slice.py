@@ -199,9 +199,13 @@ def baseline_tree() -> Path | None:
     not a clone with that commit)."""
     root = Path(__file__).resolve().parents[1]
     folder = Path(tempfile.mkdtemp(prefix="bnviz-baseline-"))
-    archive = subprocess.run(["git", "-C", str(root), "archive", BASELINE_COMMIT, "bnviz",
-                              "tests"], capture_output=True)
-    if archive.returncode:
+    try:
+        archive = subprocess.run(["git", "-C", str(root), "archive", BASELINE_COMMIT, "bnviz",
+                                  "tests"], capture_output=True)
+    except OSError:  # no git
+        archive = None
+    if archive is None or archive.returncode:
+        shutil.rmtree(folder, ignore_errors=True)
         return None
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder
