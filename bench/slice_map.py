@@ -54,8 +54,11 @@ def main() -> None:
     job = args.job or maps[0]["id"]
     source = cm._source(job)
     total = sum(int(r[:, -1].sum()) for r in source.regions.values())
+    exact = slice_map.exact_regions(source, source.window)
     print(f"job {job}: {len(source.tiles)} tiles, {len(source.parts)} partition(s), "
-          f"{len(source.layers)} layers, {total:,} regions of the last layer in its tiles")
+          f"{len(source.layers)} layers, {total:,} regions of the last layer in its tiles "
+          f"({'?' if exact is None else f'{exact:,}'} merged: a region a tile line cuts is "
+          "in several tiles)")
     _, warm = timed(slice_map.warm_rasteriser)
     print(f"datashader import and compile: {warm:.2f} s")
     cache = shared_cache()
