@@ -170,6 +170,7 @@ def _per_core_case(name: str, weights: Path | None):
 #: bnviz is the only one imported.
 CHILD = """
 import json, resource, sys, time
+from pathlib import Path
 root, name, device, weights = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] or None
 sys.path[:0] = [root, root + "/tests", sys.argv[5]]
 import torch
@@ -180,7 +181,7 @@ from bnviz.core import kernels
 kernels.require()
 from bnviz.slices.engine import cut_slice
 from slice import _per_core_case
-net, plane, window = _per_core_case(name, weights and __import__("pathlib").Path(weights))
+net, plane, window = _per_core_case(name, weights and Path(weights))
 cut_slice(net, plane, tuple(0.01 * v for v in window), device=device)  # warm
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.process_time()
