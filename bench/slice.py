@@ -188,9 +188,9 @@ t0 = time.process_time()
 s = cut_slice(net, plane, window, device=device)
 cpu = time.process_time() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start
-kept = sum(a.nbytes for layer in s.layers for a in (
-    layer.regions.ptr, layer.regions.vertices, layer.regions.packed_codes, layer.parents,
-    layer.facets, layer.facet_units, layer.facet_parents))
+# every array a layer and its polygons hold (the baseline's rows of codes, this one's table)
+kept = sum(a.nbytes for layer in s.layers for held in (layer, layer.regions)
+           for a in vars(held).values() if hasattr(a, "nbytes"))
 print(json.dumps([s.counts[-1], cpu, peak * 1024, kept]))
 """
 

@@ -26,6 +26,7 @@ threshold).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ __all__ = [
     "box_from_extent",
     "compute_partition",
     "decision_boundaries",
+    "join_polygons",
+    "shared_code_rows",
 ]
 
 
@@ -74,17 +77,35 @@ class Polygons:
     layer by layer, constant inside polygon i.  They are kept packed, 8 units a byte
     (``packed_codes``): a partition keeps every layer's regions, and unpacked codes of 12
     layers of 48 units at the explorer's region cap took 220 MB of one request's memory.
+
+    A slice's layer keeps each distinct code once (``code_index``: the row of ``code_rows``
+    of each polygon, :func:`shared_code_rows`): its codes are its own units' only, and the
+    regions it inherits from the earlier layers share a few dozen to a few hundred of them
+    (the appendix CNN's 22 511 regions: at most 215 distinct codes a layer, its codes'
+    1 172 bytes a region kept row by row).
     """
 
     ptr: np.ndarray  # (R + 1,) int64
     vertices: np.ndarray  # (V, 2) float64
-    packed_codes: np.ndarray  # (R, ceil(U / 8)) uint8, np.packbits of the codes along units
+    code_rows: np.ndarray  # (R or K, ceil(U / 8)) uint8, np.packbits of codes along units
     n_units: int  # U
+    code_index: np.ndarray | None = None  # (R,) unsigned: the row of code_rows of each
+
+    @property
+    def packed_codes(self) -> np.ndarray:
+        """(R, ceil(U / 8)) uint8: each polygon's packed code (a new array when shared)."""
+        return self.code_rows if self.code_index is None else self.code_rows[self.code_index]
 
     @property
     def codes(self) -> np.ndarray:
         """(R, U) bool activation patterns (unpacked on each access)."""
-        return np.unpackbits(self.packed_codes, axis=1, count=self.n_units).astype(bool)
+        bits = np.unpackbits(self.code_rows, axis=1, count=self.n_units).astype(bool)
+        return bits if self.code_index is None else bits[self.code_index]
+
+    def with_shared_codes(self) -> Polygons:
+        """The same polygons keeping each distinct code once."""
+        rows, index = shared_code_rows(self.packed_codes)
+        return Polygons(self.ptr, self.vertices, rows, self.n_units, index)
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
@@ -116,14 +137,81 @@ class Polygons:
         fixed-width string (the 144 k regions of a 128x4 net's 4 layers: 0.24 s; joining
         characters region by region took 6 s under cProfile)."""
         layers = [w for w in np.cumsum(widths) if w <= self.n_units]
-        bits = np.unpackbits(self.packed_codes, axis=1, count=self.n_units) + np.uint8(48)
+        bits = np.unpackbits(self.code_rows, axis=1, count=self.n_units) + np.uint8(48)
         text = np.insert(bits, layers[:-1], np.uint8(ord("|")), axis=1) if len(layers) > 1 \
             else bits
+        if self.code_index is not None:
+            text = text[self.code_index]
         if len(text) == 0 or text.shape[1] == 0:
             return [""] * len(text)
         width = text.shape[1]
         return np.frombuffer(np.ascontiguousarray(text).tobytes(), dtype=f"S{width}") \
             .astype(f"U{width}").tolist()
+
+
+def shared_code_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, index): the distinct rows of ``packed`` (R, B) uint8 and the row of each, so
+    that ``rows[index]`` equals ``packed`` (rows in the order of their first polygon).
+
+    Each row is hashed as 64-bit words (a weighted sum mod 2^64, one einsum), the hashes
+    sorted, and the groups of equal hashes checked word for word; only a collision (2^-64
+    a pair) sorts the rows themselves.  np.unique over the rows as B-byte keys took 62 ms
+    for 50 000 rows of 256 bytes, this 3 ms; the slice engine calls it once a layer
+    (0.01-0.03 s of the per-core networks' 4-10 s cuts).  The index is the smallest
+    unsigned type that holds the row count."""
+    r, b = packed.shape
+    if b % 8 or b == 0 or not packed.flags.c_contiguous:
+        padded = np.zeros((r, -(-b // 8) * 8 or 8), np.uint8)
+        padded[:, :b] = packed
+        packed_words = padded.view(np.uint64)
+    else:
+        packed_words = packed.view(np.uint64)
+    key = np.einsum("ij,j->i", packed_words, word_multipliers(packed_words.shape[1]))
+    order = np.argsort(key, kind="stable")
+    starts = np.empty(r, bool)
+    starts[:1] = True
+    np.not_equal(key[order[1:]], key[order[:-1]], out=starts[1:])
+    index = np.empty(r, np.int64)
+    index[order] = np.cumsum(starts) - 1
+    first = order[starts]  # the first row of each hash (stable: the lowest index)
+    if not np.array_equal(packed_words[first][index], packed_words):  # a collision
+        rows = np.ascontiguousarray(packed).view(np.dtype((np.void, b)))[:, 0]
+        _, first, index = np.unique(rows, return_index=True, return_inverse=True)
+    # rows in the order of their first polygon
+    rank = np.empty(len(first), np.int64)
+    by_first = np.argsort(first, kind="stable")
+    rank[by_first] = np.arange(len(first))
+    index = rank[index.ravel()].astype(np.min_scalar_type(max(len(first) - 1, 0)))
+    return np.ascontiguousarray(packed[first[by_first]]), index
+
+
+@functools.lru_cache(maxsize=64)
+def word_multipliers(n: int) -> np.ndarray:
+    """(n,) odd uint64: :func:`shared_code_rows`'s hash weights, fixed (a seeded draw, made
+    once a width: a generator's start took 0.2 ms, 0.33 s of the appendix CNN's cut)."""
+    out = np.random.default_rng(0x5EED).integers(1, 2**63, n, dtype=np.uint64) | np.uint64(1)
+    out.flags.writeable = False
+    return out
+
+
+def join_polygons(parts: list[Polygons]) -> Polygons:
+    """The polygons of ``parts`` as one CSR list, part after part; shared codes stay
+    shared (one table of the parts' distinct codes)."""
+    starts = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+    ptr = np.concatenate([np.zeros(1, np.int64)] + [p.ptr[1:] + s for p, s in
+                                                     zip(parts, starts, strict=True)])
+    vertices = np.concatenate([p.vertices for p in parts])
+    if all(p.code_index is None for p in parts):
+        return Polygons(ptr.astype(np.int64), vertices,
+                        np.concatenate([p.code_rows for p in parts]), parts[0].n_units)
+    tables = [p.code_rows if p.code_index is not None else p.packed_codes for p in parts]
+    offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
+    index = np.concatenate([(p.code_index if p.code_index is not None else
+                             np.arange(len(p))).astype(np.int64) + o
+                            for p, o in zip(parts, offsets, strict=True)])
+    rows, row_of = shared_code_rows(np.concatenate(tables))
+    return Polygons(ptr.astype(np.int64), vertices, rows, parts[0].n_units,
+                    row_of[index].astype(row_of.dtype))
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ import torch
 from bnviz.core import kernels
 from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.core.partition import Polygons
+from bnviz.core.partition import Polygons, join_polygons
 from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
@@ -222,23 +222,19 @@ def _shifted(layer: SliceLayer, base: int) -> SliceLayer:
 
 
 def _joined(pieces: list[SliceLayer]) -> SliceLayer:
-    """One layer from the pieces its chunks made."""
+    """One layer from the pieces its chunks made, each distinct code kept once (a layer's
+    codes are its own units', and the regions it inherits share them: the appendix CNN's
+    kept codes, 1 172 bytes a region row by row, 12 shared; once a layer, not a chunk:
+    1 574 calls cost a ResNet9 cut 0.15 s, 12 calls 0.02 s)."""
     first = pieces[0]
+    regions = join_polygons([p.regions for p in pieces]).with_shared_codes()
     if len(pieces) == 1:
-        return first
-    return replace(first, regions=_join_polygons([p.regions for p in pieces]),
+        return replace(first, regions=regions)
+    return replace(first, regions=regions,
                    parents=np.concatenate([p.parents for p in pieces]),
                    facets=np.concatenate([p.facets for p in pieces]),
                    facet_units=np.concatenate([p.facet_units for p in pieces]),
                    facet_parents=np.concatenate([p.facet_parents for p in pieces]))
-
-
-def _join_polygons(parts: list[Polygons]) -> Polygons:
-    offsets = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
-    ptr = np.concatenate([parts[0].ptr[:1]] + [p.ptr[1:] + o for p, o in zip(parts, offsets,
-                                                                              strict=True)])
-    return Polygons(ptr, np.concatenate([p.vertices for p in parts]),
-                    np.concatenate([p.packed_codes for p in parts]), parts[0].n_units)
 
 
 def cut_polygons(net: SliceNet, plane: Plane, ptr: np.ndarray, verts: np.ndarray,
@@ -288,7 +284,7 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
         net, plane, np.array([0, 4], np.int64),
         np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]], np.float64), (bx, by), stats, dev,
         max_regions, progress)
-    predicted = _join_polygons([p[0] for p in parts])
+    predicted = join_polygons([p[0] for p in parts])
     classes = np.concatenate([p[1] for p in parts])
     boundary = np.concatenate([p[2] for p in parts])
     if dev.type == "cuda":
@@ -332,8 +328,8 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
             raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window")
         out = torch.as_tensor(aff, device=x.device)
     mesh.ptr, mesh.verts = ptr, verts
-    layer = SliceLayer(op.name, "relu", shape, Polygons(ptr, verts, packed, d), parent,
-                       facets, units, fparents)
+    regions = Polygons(ptr, verts, packed, d)
+    layer = SliceLayer(op.name, "relu", shape, regions, parent, facets, units, fparents)
     return out.reshape(3, len(parent), *shape), layer
 
 
@@ -361,7 +357,8 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     bits = np.zeros(n * n_win * k, bool)
     bits[np.arange(n * n_win) * k + a.ravel()] = True  # one-hot argmax, window by window
     packed = np.packbits(bits.reshape(n, n_win * k), axis=1)
-    layer = SliceLayer(op.name, "maxpool", out_shape, Polygons(ptr, verts, packed, n_win * k),
+    regions = Polygons(ptr, verts, packed, n_win * k)
+    layer = SliceLayer(op.name, "maxpool", out_shape, regions,
                        parent, seg, seg_win, seg_poly, k)
     return out.reshape(3, len(parent), *out_shape), layer
 

@@ -94,7 +94,10 @@ def subset_polygons(polys: Polygons, idx: np.ndarray) -> Polygons:
     counts = np.diff(polys.ptr)[idx]
     ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     first = np.repeat(polys.ptr[idx] - ptr[:-1], counts) + np.arange(int(ptr[-1]))
-    return Polygons(ptr, polys.vertices[first], polys.packed_codes[idx], polys.n_units)
+    if polys.code_index is not None:
+        return Polygons(ptr, polys.vertices[first], polys.code_rows, polys.n_units,
+                        polys.code_index[idx])
+    return Polygons(ptr, polys.vertices[first], polys.code_rows[idx], polys.n_units)
 
 
 def seam_slice(s: Slice, rect: Window, window: Window) -> tuple[Slice, list[np.ndarray], Counts]:

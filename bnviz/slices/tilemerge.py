@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from bnviz.core.limits import PartitionTooLarge
-from bnviz.core.partition import Polygons
+from bnviz.core.partition import Polygons, join_polygons
 from bnviz.slices.engine import Slice, SliceLayer
 
 __all__ = ["merge_tiles"]
@@ -67,14 +67,18 @@ def merge_tiles(tiles: list[Slice], rects: list[Window], window: Window,
         counts = np.array([len(p.regions) for p in parts])
         tile_of = np.repeat(np.arange(n_tiles), counts)
         parents = ids[np.concatenate([p.parents for p in parts]) + offsets[tile_of]]
-        regions = _join([p.regions for p in parts])
-        group, n = _groups(parents, regions.packed_codes)
+        regions = join_polygons([p.regions for p in parts])
+        shared = regions.code_index is not None  # one table of the tiles' distinct codes
+        group, n = _groups(parents, regions.code_index[:, None] if shared
+                           else regions.packed_codes)
         if n > max_regions:
             raise PartitionTooLarge(f"{first.name}: this layer would have more than "
                                     f"{max_regions} regions: use a smaller window")
         rep = _first_of(group, n)
-        merged = Polygons(*_hulls(regions, group, n, geo), regions.packed_codes[rep],
-                          regions.n_units)
+        ptr, vertices = _hulls(regions, group, n, geo)
+        merged = Polygons(ptr, vertices, regions.code_rows, regions.n_units,
+                          regions.code_index[rep]) if shared else \
+            Polygons(ptr, vertices, regions.packed_codes[rep], regions.n_units)
         f_tile = np.repeat(np.arange(n_tiles), [len(p.facets) for p in parts])
         f_parent = ids[np.concatenate([p.facet_parents for p in parts])
                        + offsets[:-1][f_tile]]
@@ -91,7 +95,7 @@ def merge_tiles(tiles: list[Slice], rects: list[Window], window: Window,
     cell_parent = ids[np.concatenate([t.predicted_parents for t in tiles])
                       + offsets[:-1][tile_of]]
     classes = np.concatenate([t.predicted_class for t in tiles])
-    cells = _join([t.predicted for t in tiles])
+    cells = join_polygons([t.predicted for t in tiles])
     group, n = _groups(cell_parent, classes[:, None])
     rep = _first_of(group, n)
     predicted = Polygons(*_hulls(cells, group, n, geo), cells.packed_codes[rep], 0)
@@ -123,15 +127,6 @@ class _Geometry:
             xy[near, axis] = r[near, side]
             on[:, axis] |= near
         return np.where(on[:, 0], 1, np.where(on[:, 1], 2, 0))
-
-
-def _join(parts: list[Polygons]) -> Polygons:
-    """The polygons of all tiles as one CSR list (tile after tile)."""
-    sizes = [len(p.vertices) for p in parts]
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    ptr = np.concatenate([[0]] + [p.ptr[1:] + s for p, s in zip(parts, starts, strict=True)])
-    return Polygons(ptr.astype(np.int64), np.concatenate([p.vertices for p in parts]),
-                    np.concatenate([p.packed_codes for p in parts]), parts[0].n_units)
 
 
 def _groups(parents: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, int]:

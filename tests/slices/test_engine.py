@@ -91,6 +91,10 @@ def test_every_region_code_is_the_forward_pass_inside_it(tmp_path, kw, mode):
     s = cut_slice(net, plane, plane.default_window(), stats, device="cpu")
     assert all(c > 1 for c in s.counts[:1])
     assert _check_codes(net, s, stats) > 100
+    # each layer keeps its distinct codes once (the codes checked above are read through them)
+    for lay in s.layers:
+        assert len(lay.regions.code_rows) == len(np.unique(lay.regions.packed_codes, axis=0))
+    assert len(s.layers[-1].regions.code_rows) < s.counts[-1]  # inherited regions share
     # nested: each region's parent contains its vertex mean
     for prev, lay in zip(s.layers, s.layers[1:], strict=False):
         assert lay.parents.min() >= 0 and lay.parents.max() < len(prev.regions)
