@@ -26,7 +26,6 @@ threshold).
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from bnviz.core.cut import (
 from bnviz.core.limits import MAX_EXTENT, MAX_REGIONS, PartitionTooLarge
 from bnviz.core.mesh import Mesh, box_mesh
 from bnviz.core.network import BNOverrides, LayerStatistics, Network, layer_statistics
+from bnviz.core.rows import shared_code_rows
 from bnviz.device import device_name
 
 __all__ = [
@@ -57,7 +57,6 @@ __all__ = [
     "compute_partition",
     "decision_boundaries",
     "join_polygons",
-    "shared_code_rows",
 ]
 
 
@@ -147,51 +146,6 @@ class Polygons:
         width = text.shape[1]
         return np.frombuffer(np.ascontiguousarray(text).tobytes(), dtype=f"S{width}") \
             .astype(f"U{width}").tolist()
-
-
-def shared_code_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, index): the distinct rows of ``packed`` (R, B) uint8 and the row of each, so
-    that ``rows[index]`` equals ``packed`` (rows in the order of their first polygon).
-
-    Each row is hashed as 64-bit words (a weighted sum mod 2^64, one einsum), the hashes
-    sorted, and the groups of equal hashes checked word for word; only a collision (2^-64
-    a pair) sorts the rows themselves.  np.unique over the rows as B-byte keys took 62 ms
-    for 50 000 rows of 256 bytes, this 3 ms; the slice engine calls it once a layer
-    (0.01-0.03 s of the per-core networks' 4-10 s cuts).  The index is the smallest
-    unsigned type that holds the row count."""
-    r, b = packed.shape
-    if b % 8 or b == 0 or not packed.flags.c_contiguous:
-        padded = np.zeros((r, -(-b // 8) * 8 or 8), np.uint8)
-        padded[:, :b] = packed
-        packed_words = padded.view(np.uint64)
-    else:
-        packed_words = packed.view(np.uint64)
-    key = np.einsum("ij,j->i", packed_words, word_multipliers(packed_words.shape[1]))
-    order = np.argsort(key, kind="stable")
-    starts = np.empty(r, bool)
-    starts[:1] = True
-    np.not_equal(key[order[1:]], key[order[:-1]], out=starts[1:])
-    index = np.empty(r, np.int64)
-    index[order] = np.cumsum(starts) - 1
-    first = order[starts]  # the first row of each hash (stable: the lowest index)
-    if not np.array_equal(packed_words[first][index], packed_words):  # a collision
-        rows = np.ascontiguousarray(packed).view(np.dtype((np.void, b)))[:, 0]
-        _, first, index = np.unique(rows, return_index=True, return_inverse=True)
-    # rows in the order of their first polygon
-    rank = np.empty(len(first), np.int64)
-    by_first = np.argsort(first, kind="stable")
-    rank[by_first] = np.arange(len(first))
-    index = rank[index.ravel()].astype(np.min_scalar_type(max(len(first) - 1, 0)))
-    return np.ascontiguousarray(packed[first[by_first]]), index
-
-
-@functools.lru_cache(maxsize=64)
-def word_multipliers(n: int) -> np.ndarray:
-    """(n,) odd uint64: :func:`shared_code_rows`'s hash weights, fixed (a seeded draw, made
-    once a width: a generator's start took 0.2 ms, 0.33 s of the appendix CNN's cut)."""
-    out = np.random.default_rng(0x5EED).integers(1, 2**63, n, dtype=np.uint64) | np.uint64(1)
-    out.flags.writeable = False
-    return out
 
 
 def join_polygons(parts: list[Polygons]) -> Polygons:
