@@ -24,9 +24,12 @@
 4. The fixed cost: ``bnviz slice`` on a 0.01-wide window of the residual net, the whole
    process, median of ``--repeats`` runs.
 
-``--device cuda`` runs the affine maps on the GPU (the cuts stay on the CPU's compiled
-kernels); a GPU present adds section 1's figure on it.  Prints the machine's load average
-first.  Run: ``.venv/bin/python bench/slice.py [--quick]``.
+The products run on numpy's BLAS (:mod:`bnviz.blas`); the first lines say which kernels it
+runs.  Where the machine forces older ones (``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``),
+``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`` before the command times what OpenBLAS
+chooses itself.  ``--device cuda`` runs the affine maps on the GPU (the cuts stay on the
+CPU's compiled kernels); a GPU present adds section 1's figure on it.  Prints the machine's
+load average first.  Run: ``.venv/bin/python bench/slice.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -280,6 +283,17 @@ def fixed_cost(repeats: int) -> None:
           f"{statistics.median(times):.2f} s of {repeats} (min {min(times):.2f} s)")
 
 
+def blas_kernels() -> str:
+    """Which kernels numpy's BLAS runs (the CPU's float64 products: bnviz.blas), and why."""
+    from threadpoolctl import threadpool_info
+
+    found = sorted({f"{i['internal_api']} {i.get('architecture')}" for i in threadpool_info()
+                    if i["user_api"] == "blas"})
+    told = os.environ.get("OPENBLAS_CORETYPE")
+    return (f"numpy's BLAS: {', '.join(found) or 'none found'} "
+            f"({'OPENBLAS_CORETYPE=' + told if told else 'its own choice'})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weights", type=Path, default=None)
@@ -291,6 +305,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="sections 1 and 4 only")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs, device {args.device}")
+    print(blas_kernels())
     per_core(args.repeats, "cpu", args.weights)
     if torch.cuda.is_available():
         per_core(args.repeats, "cuda", args.weights)

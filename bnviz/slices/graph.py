@@ -29,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bnviz.blas import times_transposed
 from bnviz.core.bn import batch_moments, floored_sigma
 from bnviz.slices.conv_dense import conv_out_shape, dense_matrix
 
@@ -196,15 +197,15 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
     a, x = op.attrs, xs[0]
     if op.kind == "conv" and _dense_pays(op, tuple(x.shape[1:])):
         # a small map (ResNet9's 4x4, 2x2 and 1x1 stages): the conv as one dense matrix, one
-        # BLAS product, beats conv2d's float64 path (DENSE_MAX_RATIO)
-        m = torch.as_tensor(conv_matrix(op, tuple(x.shape[1:])), dtype=x.dtype, device=x.device)
-        y = x.reshape(x.shape[0], -1) @ m.T
+        # BLAS product (numpy's on a CPU: bnviz.blas), beats conv2d's float64 path
+        # (DENSE_MAX_RATIO)
+        y = times_transposed(x.reshape(x.shape[0], -1), conv_matrix(op, tuple(x.shape[1:])))
         return y.reshape(x.shape[0], *conv_out_shape(op.attrs, tuple(x.shape[1:])))
     if op.kind == "conv" and _pointwise(op):
         # a 1x1 convolution is one product over the channels at every pixel: as one BLAS
         # product on the pixels' rows, 4-10x faster than conv2d's float64 path (issue 45)
-        w = torch.as_tensor(a["weight"][:, :, 0, 0], dtype=x.dtype, device=x.device)
-        y = x.permute(0, 2, 3, 1).reshape(-1, x.shape[1]) @ w.T
+        y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, x.shape[1]),
+                             a["weight"][:, :, 0, 0])
         return y.reshape(x.shape[0], x.shape[2], x.shape[3], -1).permute(0, 3, 1, 2).contiguous()
     if op.kind == "conv":
         return _conv(op, x)
@@ -225,7 +226,7 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
     if op.kind == "flatten":
         return x.reshape(x.shape[0], -1)
     if op.kind == "linear":
-        return x @ torch.as_tensor(a["weight"], dtype=x.dtype, device=x.device).T
+        return times_transposed(x, a["weight"])
     raise ValueError(f"{op.name}: {op.kind} is not affine")
 
 
