@@ -24,12 +24,13 @@
 4. The fixed cost: ``bnviz slice`` on a 0.01-wide window of the residual net, the whole
    process, median of ``--repeats`` runs.
 
-The products run on numpy's BLAS (:mod:`bnviz.blas`); the first lines say which kernels it
-runs.  Where the machine forces older ones (``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``),
-``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`` before the command times what OpenBLAS
-chooses itself.  ``--device cuda`` runs the affine maps on the GPU (the cuts stay on the
-CPU's compiled kernels); a GPU present adds section 1's figure on it.  Prints the machine's
-load average first.  Run: ``.venv/bin/python bench/slice.py [--quick]``.
+On one torch thread (sections 1 and 3) the products run on numpy's BLAS
+(:mod:`bnviz.blas`); the first lines say which kernels it runs.  Where the machine forces
+older ones (``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``), ``env -u OPENBLAS_CORETYPE -u
+OPENBLAS_L2_SIZE`` before the command times what OpenBLAS chooses itself.  ``--device
+cuda`` runs the affine maps on the GPU (the cuts stay on the CPU's compiled kernels); a GPU
+present adds section 1's figure on it.  Prints the machine's load average first.  Run:
+``.venv/bin/python bench/slice.py [--quick]``.
 """
 
 from __future__ import annotations

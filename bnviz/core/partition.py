@@ -154,9 +154,10 @@ def join_polygons(parts: list[Polygons]) -> Polygons:
     starts = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
     ptr = np.concatenate([np.zeros(1, np.int64)] + [p.ptr[1:] + s for p, s in
                                                      zip(parts, starts, strict=True)])
+    ptr = ptr.astype(np.int64, copy=False)
     vertices = np.concatenate([p.vertices for p in parts])
     if all(p.code_index is None for p in parts):
-        return Polygons(ptr.astype(np.int64), vertices,
+        return Polygons(ptr, vertices,
                         np.concatenate([p.code_rows for p in parts]), parts[0].n_units)
     tables = [p.code_rows if p.code_index is not None else p.packed_codes for p in parts]
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
@@ -164,7 +165,7 @@ def join_polygons(parts: list[Polygons]) -> Polygons:
                              np.arange(len(p))).astype(np.int64) + o
                             for p, o in zip(parts, offsets, strict=True)])
     rows, row_of = shared_code_rows(np.concatenate(tables))
-    return Polygons(ptr.astype(np.int64), vertices, rows, parts[0].n_units,
+    return Polygons(ptr, vertices, rows, parts[0].n_units,
                     row_of[index].astype(row_of.dtype))
 
 

@@ -68,17 +68,15 @@ def merge_tiles(tiles: list[Slice], rects: list[Window], window: Window,
         tile_of = np.repeat(np.arange(n_tiles), counts)
         parents = ids[np.concatenate([p.parents for p in parts]) + offsets[tile_of]]
         regions = join_polygons([p.regions for p in parts])
-        shared = regions.code_index is not None  # one table of the tiles' distinct codes
-        group, n = _groups(parents, regions.code_index[:, None] if shared
-                           else regions.packed_codes)
+        if regions.code_index is None:  # tiles read back from their shards
+            regions = regions.with_shared_codes()
+        group, n = _groups(parents, regions.code_index[:, None])  # one table of distinct codes
         if n > max_regions:
             raise PartitionTooLarge(f"{first.name}: this layer would have more than "
                                     f"{max_regions} regions: use a smaller window")
         rep = _first_of(group, n)
-        ptr, vertices = _hulls(regions, group, n, geo)
-        merged = Polygons(ptr, vertices, regions.code_rows, regions.n_units,
-                          regions.code_index[rep]) if shared else \
-            Polygons(ptr, vertices, regions.packed_codes[rep], regions.n_units)
+        merged = Polygons(*_hulls(regions, group, n, geo), regions.code_rows, regions.n_units,
+                          regions.code_index[rep])
         f_tile = np.repeat(np.arange(n_tiles), [len(p.facets) for p in parts])
         f_parent = ids[np.concatenate([p.facet_parents for p in parts])
                        + offsets[:-1][f_tile]]

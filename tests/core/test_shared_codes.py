@@ -1,7 +1,8 @@
-"""A slice layer keeps each distinct code once (bnviz.core.partition.shared_code_rows, the
+"""A slice layer keeps each distinct code once (bnviz.core.rows.shared_code_rows, the
 Polygons' code table): every polygon's code is the one it had, whatever the rows' widths,
-with a hash collision built on purpose, joined part after part, and on the real cuts of
-the slice engine, where the table is far smaller than the regions."""
+with a hash collision built on purpose, and joined part after part.  On the slice engine's
+real cuts (the table: each layer's distinct codes, fewer than its regions):
+tests/slices/test_engine.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The cut's float64 products on numpy's BLAS (bnviz.blas.times_transposed): the values of
-torch's product, on strided inputs too, and numpy's BLAS held to torch's thread count (in a
-process of its own: the setting is the process's).  The convolutions' forms that use it
-against conv2d: test_shapes.py."""
+torch's product, on strided inputs too, and numpy's BLAS used and held to one thread only
+where torch runs on one (in a process of its own: the setting is the process's).  The
+convolutions' forms that use it against conv2d: test_shapes.py."""
 
 from __future__ import annotations
 
