@@ -256,6 +256,8 @@ def test_the_bn_statistics_checks_raise_input_error():
 #: MAX_* constants that are not caps on what a user asks for, and why they live elsewhere.
 NOT_CAPS = {
     ("bnviz/records/job.py", "MAX_LOG_LINES"): "the log lines a job keeps: the store's retention",
+    ("bnviz/params/model.py", "MAX_REFUSAL_CHARS"): "the length of one refusal line (a page's "
+                                                    "alert, the CLI, the API)",
     ("bnviz/views/virtual_batch.py", "MAX_STRENGTH"): "the calibration's search bound",
     ("bnviz/views/virtual_batch.py", "MAX_EVALUATIONS"): "the calibration's search length",
     ("bnviz/lecture/qr.py", "MAX_URL_LENGTH"): "what a QR code on a slide holds legibly",

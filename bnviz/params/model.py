@@ -33,7 +33,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from bnviz.messages import InputError, brief
+from bnviz.messages import InputError, brief, one_line
 
 __all__ = ["MODELS", "CheckInfo", "Rule", "field_check", "json_schema", "model_check",
            "params_dataclass", "parse", "validator"]
@@ -218,11 +218,29 @@ def _label(field: str, labels: Mapping[str, str] | None) -> str:
     return (labels or {}).get(field, field.replace("_", " "))
 
 
+#: The longest refusal line: a form of many bad fields names the first that fit, then how
+#: many more (the jobs form's fuzz test found 8 bad fields' 501 characters in a page alert).
+MAX_REFUSAL_CHARS = 400
+
+
 def _one_line(problem: _Invalid, labels: Mapping[str, str] | None = None) -> str:
     """Every refused field as "<label>: <text>", joined with "; " on one line: the label of
     the field to blame (a cross-field check names it: ``InputError.field``; a nested
-    model's field adds its own name)."""
-    return "; ".join(_one(each, labels) for each in problem.each())
+    model's field adds its own name); past :data:`MAX_REFUSAL_CHARS`, the first ones and
+    "and N more"."""
+    parts = [_one(each, labels) for each in problem.each()]
+    line = "; ".join(parts)
+    if len(line) <= MAX_REFUSAL_CHARS:
+        return line
+    kept: list[str] = []
+    for part in parts:
+        more = f"; and {len(parts) - len(kept) - 1} more"
+        if len("; ".join([*kept, part]) + more) > MAX_REFUSAL_CHARS:
+            break
+        kept.append(part)
+    if not kept:  # one refusal longer than the line
+        return one_line(parts[0], MAX_REFUSAL_CHARS)
+    return "; ".join(kept) + f"; and {len(parts) - len(kept)} more"
 
 
 def _one(problem: _Invalid, labels: Mapping[str, str] | None) -> str:

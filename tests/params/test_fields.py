@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
@@ -43,6 +44,7 @@ from bnviz.params.fields import (
     whole_value,
 )
 from bnviz.params.model import (
+    MAX_REFUSAL_CHARS,
     CheckInfo,
     field_check,
     json_schema,
@@ -156,6 +158,26 @@ def test_defaults_unknown_keys_and_labels():
 def test_the_first_bad_field_is_named():
     with pytest.raises(InputError, match=r"^count:"):
         parse(Sample, {"kind": "x", "count": "x"})  # fields are checked in their order
+
+
+def test_many_bad_fields_are_one_bounded_line():
+    """Every field bad, each value's text long: the first refusals that fit in the line,
+    then how many more (the jobs form's fuzz test found a 501-character alert)."""
+    long = "x" * 150
+    raw = {name: long for name in ("count", "ratio", "rate", "anything", "kind", "batch",
+                                   "virtual")}
+    with pytest.raises(InputError) as caught:
+        parse(Sample, raw)
+    text = str(caught.value)
+    assert len(text) <= MAX_REFUSAL_CHARS and "\n" not in text
+    assert text.startswith("count:") and re.search(r"; and [1-6] more$", text)
+    shown = text.count("; ")  # the refusals shown: one "; " after each
+    assert shown + int(re.search(r"and (\d) more$", text).group(1)) == len(raw)
+    # a few bad fields are all named, in full
+    with pytest.raises(InputError) as few:
+        parse(Sample, {"count": "x", "kind": "y"})
+    assert str(few.value).startswith("count:") and "; kind:" in str(few.value)
+    assert "more" not in str(few.value)
 
 
 # --------------------------------------------------------------------------- typed values
