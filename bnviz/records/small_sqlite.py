@@ -5,12 +5,14 @@ read-then-write never interleave. The job store (sqlite_store) adds retries on t
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-__all__ = ["BUSY_SECONDS", "connect", "immediate"]
+__all__ = ["BUSY_SECONDS", "connect", "immediate", "use_wal"]
 
 #: How long a connection waits for another process's write before it gives up.
 BUSY_SECONDS = 5.0
@@ -23,13 +25,31 @@ def connect(path: Path, schema: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
     try:
         db.execute("PRAGMA synchronous=NORMAL")
-        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
+        use_wal(db)
         db.executescript(schema)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def use_wal(db: sqlite3.Connection, seconds: float = BUSY_SECONDS) -> None:
+    """Put ``db``'s file in write-ahead logging, retried for up to ``seconds`` while another
+    connection holds it. Switching needs the file's exclusive lock, and SQLite answers
+    "database is locked" at once, without its busy handler, while another connection reads
+    it: two workers opening a fresh file together lost one request that way (a session's
+    offer raised, CI at 4c470cf). Each retry reads the mode again: the other connection has
+    most often switched it already."""
+    deadline, pause = time.monotonic() + seconds, 0.005
+    while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or \
+                    time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause * random.uniform(0.5, 1.0))
+            pause = min(2 * pause, 0.25)
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from bnviz.records.job import (
     StoreError,
 )
 from bnviz.records.jobstore import JobStore
+from bnviz.records.small_sqlite import use_wal
 
 T = TypeVar("T")
 
@@ -95,7 +96,7 @@ class SQLiteStore(JobStore):
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             _make_private(self.path)
             with closing(self._connect()) as db:
-                db.execute("PRAGMA journal_mode=WAL")
+                use_wal(db, setting("BNVIZ_STORE_BUSY_SECONDS"))
                 db.executescript(_SCHEMA)
                 db.execute("BEGIN IMMEDIATE")  # a store made by an older bnviz
                 have = {r["name"] for r in db.execute("PRAGMA table_info(jobs)")}
