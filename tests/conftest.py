@@ -38,6 +38,13 @@ from bnviz.core import kernels  # noqa: E402
 
 kernels.require()
 
+# dash's test servers take ports from 58050 up, inside Linux's ephemeral range (32768-60999),
+# where any loopback client of the suite may hold one as its own end, and the server's bind
+# then fails ("threaded server failed to start"). Below that range the kernel hands out none.
+from dash.testing.application_runners import BaseDashRunner  # noqa: E402
+
+BaseDashRunner._next_port = 30050 + 200 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
+
 # dash's browser fixtures (dash/testing/plugin.py); any test using one needs a browser.
 BROWSER_FIXTURES = frozenset(
     {"dash_duo", "dash_duo_mp", "dash_br", "dashr", "dashr_server", "dashjl"}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import zxingcpp
 from dash.testing.wait import until
+from lecture_windows import viewport
 from PIL import Image
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -69,15 +70,6 @@ def _js(dash_duo, script: str, *args):
     return dash_duo.driver.execute_script(script, *args)
 
 
-def _viewport(dash_duo, width: int, height: int) -> None:
-    """Make the page's viewport (not the window) width x height."""
-    driver = dash_duo.driver
-    driver.set_window_size(width, height)
-    inner_w, inner_h = _js(dash_duo, "return [innerWidth, innerHeight];")
-    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
-    assert _js(dash_duo, "return [innerWidth, innerHeight];") == [width, height]
-
-
 def _press(dash_duo, *keys) -> None:
     ActionChains(dash_duo.driver).send_keys(*keys).perform()
 
@@ -128,7 +120,7 @@ def test_every_step_fits_a_projector(dash_duo, size):
     """PageDown through the whole tour; every step fits the screen with nothing to scroll,
     nothing overprinted and no small type."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, *size)
+    viewport(dash_duo.driver, *size)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=1", timeout=TIMEOUT)
     seconds = [_wait_step(dash_duo, 1)]
     shares = []
@@ -165,7 +157,7 @@ def test_every_step_fits_a_projector(dash_duo, size):
 
 def test_clicker_keys_move_the_tour(dash_duo):
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=5", timeout=TIMEOUT)
     _wait_step(dash_duo, 5)
     n = len(TOUR)
@@ -217,7 +209,7 @@ def test_clicker_keys_move_the_tour(dash_duo):
 def _open_step_2(dash_duo) -> None:
     """A fresh server, the viewport 1280x720, the tour at step 2 (mu animated from 0)."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
     _wait_step(dash_duo, 2)
 
@@ -267,7 +259,7 @@ def test_url_and_qr_code_open_the_same_state(dash_duo):
     """A moved slider goes into the URL; the QR code (made on the server) reads back as that
     URL; opening it shows the same step and slider."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     fig3 = step_by_key("fig3").number
     dash_duo.wait_for_page(dash_duo.server_url + f"/lecture?step={fig3}", timeout=TIMEOUT)
     _wait_step(dash_duo, fig3)
@@ -297,7 +289,7 @@ def test_url_and_qr_code_open_the_same_state(dash_duo):
 
 def test_lecture_link_opens_the_explorers_state(dash_duo):
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/?depth=3&width=5&mu_t=0.5",
                            timeout=TIMEOUT)
     # the page is loaded before Dash has rendered its layout (the navbar with the link):
@@ -320,7 +312,7 @@ def test_click_inspects_and_s_splits(dash_duo):
     """A click on the partition shows its region code, the nearest folded hyperplane and eq.
     11 with the numbers; s shows the same weights without and with BN side by side."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=5", timeout=TIMEOUT)
     _wait_step(dash_duo, 5)
     drag = dash_duo.find_element("#lecture-graph .nsewdrag")
@@ -403,7 +395,7 @@ def test_plus_and_minus_set_the_type_size(dash_duo):
     """issue 31: + makes the dock's type and the figure's fonts larger, for a big hall; -
     brings them back, never under the projector's 18 px; a new step keeps the size."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=2", timeout=TIMEOUT)
     _wait_step(dash_duo, 2)
     font = ("const g = document.querySelector('#lecture-graph .js-plotly-plot'); "
@@ -428,7 +420,7 @@ def test_the_training_step_plays_its_frames_in_the_browser(dash_duo):
     from step 0 to the run's last step, both panels moving; `p` again pauses, and plays on
     from there; once all were shown it plays them from the start; a new step stops it."""
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     number = step_by_key("train").number
     dash_duo.wait_for_page(dash_duo.server_url + f"/lecture?step={number}", timeout=TIMEOUT)
     _wait_step(dash_duo, number)

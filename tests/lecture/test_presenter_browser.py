@@ -10,6 +10,7 @@ from lecture_windows import counter as _counter
 from lecture_windows import js as _js
 from lecture_windows import root_class as _root_class
 from lecture_windows import slider_value as _slider_value
+from lecture_windows import viewport
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -138,14 +139,6 @@ return {{font: parseFloat(getComputedStyle(li).fontSize), text: li.textContent,
                   r.right <= innerWidth + 0.5}};"""
 
 
-def _viewport(driver, width: int, height: int) -> None:
-    """Make the page's viewport (not the window) width x height."""
-    driver.set_window_size(width, height)
-    inner_w, inner_h = _js(driver, "return [innerWidth, innerHeight];")
-    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
-    assert _js(driver, "return [innerWidth, innerHeight];") == [width, height]
-
-
 def _settled(driver, step: int) -> tuple[float, float, dict]:
     """The current step's and the next step's axes areas and the current step in the list,
     once ``step`` is listed as current and both graphs are drawn at their final size (three
@@ -173,7 +166,7 @@ def test_the_presenter_shows_the_step_largest(dash_duo):
     driver = dash_duo.driver
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture/presenter?step=1", timeout=TIMEOUT)
     for width, height in ((1440, 900), (1280, 720)):
-        _viewport(driver, width, height)
+        viewport(driver, width, height)
         for step in (1, 14, 17):
             if _counter(driver).split(" ")[0] != str(step):
                 _js(driver, f"window.bnvizLecture.go({step});")

@@ -24,7 +24,7 @@ from dash.testing.application_runners import ThreadedRunner
 from dash.testing.composite import DashComposite
 from dash.testing.errors import TestingTimeoutError
 from dash.testing.wait import until
-from lecture_windows import counter, js
+from lecture_windows import counter, js, viewport
 from selenium.webdriver.common.action_chains import ActionChains
 
 from bnviz.lecture.tour import TOUR
@@ -62,14 +62,6 @@ def lecture_page(request, lecture_home, tmp_path_factory):
         duo.wait_for_page(duo.server_url + "/lecture?step=1", timeout=TIMEOUT)
         until(lambda: counter(duo.driver).startswith("1 /"), TIMEOUT)
         yield duo
-
-
-def _viewport(driver, width: int, height: int) -> None:
-    """Make the page's viewport (not the window) width x height."""
-    driver.set_window_size(width, height)
-    inner_w, inner_h = js(driver, "return [innerWidth, innerHeight];")
-    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
-    assert js(driver, "return [innerWidth, innerHeight];") == [width, height]
 
 
 def _keys(driver, *keys: str) -> None:
@@ -163,7 +155,7 @@ def test_every_step_keeps_its_text_on_screen(lecture_page, size, scale):
     the whole caption on screen. Every step's findings are gathered before the assert, so
     that a failure lists them all."""
     driver = lecture_page.driver
-    _viewport(driver, *size)
+    viewport(driver, *size)
     _set_type_scale(driver, scale)
     shots = os.environ.get("BNVIZ_SHOTS")
     found, smaller = {}, {}
@@ -201,7 +193,7 @@ def test_c_folds_the_caption_to_one_line_and_back(lecture_page):
     and the figure takes the lines it gave back; c again shows it in full; the tour does not
     move, and the keys panel (?) lists c."""
     driver = lecture_page.driver
-    _viewport(driver, 1280, 720)
+    viewport(driver, 1280, 720)
     _set_type_scale(driver, TYPE_SCALES[-1])
     step = next(s.number for s in TOUR if s.scene == "unit")  # two panels: the dock under
     _show(driver, step)
