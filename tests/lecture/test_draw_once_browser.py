@@ -17,14 +17,13 @@ import time
 
 import pytest
 from dash.testing.wait import until
-from lecture_windows import js
+from lecture_windows import js, viewport
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from bnviz.lecture.tour import TOUR
 from bnviz.web.app import app
 from bnviz.web.callbacks.lecture import ids
-from tests.lecture.test_lecture_browser import _viewport
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("lecture_home")]
 
@@ -78,7 +77,7 @@ def _settled(driver, step: int) -> None:
 
 def test_each_step_is_drawn_once(dash_duo):
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     driver = dash_duo.driver
     driver.get(dash_duo.server_url + "/lecture?step=1")
     until(lambda: js(driver, COUNT_JS), TIMEOUT, msg="the lecture graph was not drawn")
@@ -95,7 +94,7 @@ def test_each_step_is_drawn_once(dash_duo):
     assert all(states == [f"step={step}"] for step, states in draws.items()), draws
     # a box that really changed size is still drawn again, at its new size
     js(driver, "window.__draws.length = 0;")
-    _viewport(dash_duo, 1600, 900)
+    viewport(dash_duo.driver, 1600, 900)
     until(lambda: js(driver, SIZES_JS) == [True, True], TIMEOUT,
           msg=f"the graph was not drawn at its new size: {js(driver, SIZES_JS)}")
     assert js(driver, "return window.__draws.length;") >= 1

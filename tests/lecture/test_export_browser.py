@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 from dash.testing.wait import until
+from lecture_windows import viewport
 
 from bnviz import jobs
 from bnviz.lecture import slides
@@ -26,7 +27,7 @@ from bnviz.lecture.tour import TOUR
 from bnviz.web.app import app
 from bnviz.web.callbacks.lecture import ids
 from bnviz.web.callbacks.lecture.export import FILENAME
-from tests.lecture.test_lecture_browser import TIMEOUT, _viewport
+from tests.lecture.test_lecture_browser import TIMEOUT
 
 pytestmark = pytest.mark.browser
 
@@ -84,7 +85,7 @@ def test_the_export_button_is_disabled_while_it_runs_and_shows_progress(dash_duo
                                                                         held_slides,
                                                                         held_start):
     dash_duo.start_server(app)
-    _viewport(dash_duo, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     dash_duo.wait_for_page(dash_duo.server_url + "/lecture?step=1", timeout=TIMEOUT)
     until(lambda: dash_duo.find_element(f"#{ids.COUNTER}").text.startswith("1 /"), TIMEOUT)
     assert _export_state(dash_duo)["disabled"] is False

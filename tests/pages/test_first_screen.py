@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from dash.testing.wait import until
+from lecture_windows import viewport
 
 from bnviz.web.callbacks.explorer import ids as explorer_ids
 from bnviz.web.callbacks.jobs import ids as jobs_ids
@@ -25,17 +26,11 @@ return hit && (el === hit || el.contains(hit)) ? 'ok' : 'covered by ' + (hit && 
 """
 
 
-def _viewport(driver, width: int, height: int) -> None:
-    driver.set_window_size(width, height)
-    inner_w, inner_h = driver.execute_script("return [innerWidth, innerHeight];")
-    driver.set_window_size(2 * width - inner_w, 2 * height - inner_h)
-
-
 def test_on_the_first_screen_at_1280x720(dash_duo):
     from bnviz.web.app import app
 
     dash_duo.start_server(app)
-    _viewport(dash_duo.driver, 1280, 720)
+    viewport(dash_duo.driver, 1280, 720)
     for path, element in (("/", explorer_ids.MU), ("/", explorer_ids.SIGMA),
                           ("/jobs", jobs_ids.SUBMIT)):
         dash_duo.driver.get(dash_duo.server_url + path)
