@@ -23,6 +23,8 @@
    alike, and their ratio (below 1: bnviz is faster).
 4. The fixed cost: ``bnviz slice`` on a 0.01-wide window of the residual net, the whole
    process, median of ``--repeats`` runs.
+5. Two worker processes over one: the digits ResNet9's window of 0.05 of the default one
+   as 8 tiles, cut with workers=1 and workers=2 (bench/slice_tiles.py, which says how).
 
 On one torch thread (sections 1 and 3) the products run on numpy's BLAS
 (:mod:`bnviz.blas`); the first lines say which kernels it runs.  Where the machine forces
@@ -284,6 +286,14 @@ def fixed_cost(repeats: int) -> None:
           f"{statistics.median(times):.2f} s of {repeats} (min {min(times):.2f} s)")
 
 
+def two_workers() -> None:
+    """Section 5: bench/slice_tiles.py's figures at its defaults."""
+    from slice_tiles import report
+
+    print("\n5. two worker processes over one (bench/slice_tiles.py)")
+    report(argparse.Namespace(width=16, fraction=0.05, tiles=8, repeats=1))
+
+
 def blas_kernels() -> str:
     """Which kernels numpy's BLAS runs (the CPU's float64 products: bnviz.blas), and why."""
     from threadpoolctl import threadpool_info
@@ -357,6 +367,7 @@ def main() -> None:
               f"{min(tb):>9.2f} {min(tr):>8.2f} {min(tb) / min(tr):>6.2f}")
     torch.set_num_threads(threads)
     fixed_cost(args.repeats)
+    two_workers()
     if torch.cuda.is_available() and args.device == "cpu":
         print("(a GPU is here: rerun with --device cuda for sections 2 and 3 on it)")
 

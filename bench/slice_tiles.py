@@ -124,7 +124,12 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=0.05)
     ap.add_argument("--tiles", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=1)
-    args = ap.parse_args()
+    report(ap.parse_args())
+
+
+def report(args: argparse.Namespace) -> None:
+    """Everything the module docstring lists, for ``args`` (width, fraction, tiles,
+    repeats): bench/slice.py prints it as its section 5."""
     print(f"load average before: {load()} ({len(os.sched_getaffinity(0))} cores); two "
           f"processes run {parallel_capacity():.2f}x one (a pure-Python loop, each)")
     net, plane = digits_resnet9(args.width)

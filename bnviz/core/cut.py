@@ -244,7 +244,7 @@ def _compiled_step(compiled: Any, mesh: Mesh, w: Any, mu: Any, sigma: Any, slope
         compiled.cut_layer(mesh.ptr, mesh.verts, aff, w, planes, mu, sigma, mesh.group,
                            mesh.packed_codes, n_units, max(abs(box[0]), abs(box[1])),
                            max(abs(box[2]), abs(box[3])), float(slope), int(max_regions),
-                           int(work_cap))
+                           int(work_cap), True)
     if status:
         raise refusal(status, count, max_regions)
     return (Mesh(ptr, verts, aff, None, group, packed, n_units + w.shape[0]), facets, units,

@@ -51,6 +51,7 @@ from bnviz.device import pick_device
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
 from bnviz.slices.plane import Plane
+from bnviz.slices.slice_mesh import ActivatedRows, SliceMesh, planes_of
 from bnviz.slices.ties import TieSnap, largest_scale
 from bnviz.slices.vectorised_cut import relu_cut_vectorised
 
@@ -108,36 +109,6 @@ class Slice:
         return [len(layer.regions) for layer in self.layers]
 
 
-class _Mesh:
-    """The regions being cut (numpy CSR polygons), each live tensor's maps (torch), a bound
-    of the largest unit scale of some of them per region (``bounds``: a cut's outputs), and
-    ``base``: the index of region 0 among the last nonlinear layer's regions kept so far."""
-
-    def __init__(self, ptr: np.ndarray, verts: np.ndarray, base: int = 0):
-        self.ptr, self.verts, self.base = ptr, verts, base
-        self.maps: dict[str, torch.Tensor] = {}
-        self.bounds: dict[str, torch.Tensor] = {}
-
-    @property
-    def n(self) -> int:
-        return len(self.ptr) - 1
-
-    def nbytes(self) -> int:
-        return sum(v.numel() for v in self.maps.values()) * 8
-
-    def chunk(self, s: int, e: int) -> _Mesh:
-        """Regions s..e-1 as a mesh of their own."""
-        ptr = self.ptr[s:e + 1] - self.ptr[s]
-        out = _Mesh(ptr, self.verts[self.ptr[s]:self.ptr[e]], self.base + s)
-        out.maps = {k: v[:, s:e] for k, v in self.maps.items()}
-        out.bounds = {k: v[s:e] for k, v in self.bounds.items()}
-        return out
-
-
-def _to_numpy(t: torch.Tensor, r: int) -> np.ndarray:
-    return np.ascontiguousarray(t.reshape(3, r, -1).cpu().numpy(), dtype=np.float64)
-
-
 class _Cutter:
     """Runs the ops from a given index on a mesh, depth first: a mesh whose maps outgrow
     :data:`CHUNK_BYTES` goes on in chunks of regions, one after the other, so memory stays
@@ -154,7 +125,7 @@ class _Cutter:
         self.decision: list[tuple] = []  # cells, classes, boundary, the cells' and its regions
         self.ties = TieSnap(stats, bx, by)
 
-    def run(self, mesh: _Mesh, start: int, layer_index: int) -> None:
+    def run(self, mesh: SliceMesh, start: int, layer_index: int) -> None:
         ops = self.net.ops
         for i in range(start, len(ops)):
             op = ops[i]
@@ -186,14 +157,14 @@ class _Cutter:
                     del mesh.maps[name]
                     mesh.bounds.pop(name, None)
             if layer is not None:
-                parent = torch.as_tensor(layer.parents, device=out.device)
-                mesh.maps = {k: v[:, parent] for k, v in mesh.maps.items()}
-                mesh.bounds = {k: v[parent] for k, v in mesh.bounds.items()}
-                mesh.bounds[op.output] = bound[parent]
                 base = self.counts[layer_index]
                 self.pieces[layer_index].append(_shifted(layer, mesh.base))
                 self.counts[layer_index] += len(layer.parents)
                 mesh.base, layer_index = base, layer_index + 1
+                if self._cut_into_chunks(mesh, layer.parents, out, op.output, bound, i,
+                                         layer_index):
+                    return
+                continue
             mesh.maps[op.output] = out
             if mesh.nbytes() > CHUNK_BYTES and mesh.n > 1 and i + 1 < len(ops):
                 step = max(1, int(mesh.n * CHUNK_BYTES / (2 * mesh.nbytes())))
@@ -204,10 +175,36 @@ class _Cutter:
             mesh, mesh.maps[self.net.output], self.bx, self.by, self.max_regions)
         self.decision.append((cells, cls, seg, parent + mesh.base, seg_parent + mesh.base))
 
+    def _cut_into_chunks(self, mesh: SliceMesh, parents: np.ndarray,
+                         out: torch.Tensor | ActivatedRows, name: str, bound: torch.Tensor,
+                         i: int, layer_index: int) -> bool:
+        """After a cut: each region's maps are its parent's, and ``name``'s are ``out``'s rows.
+        Past :data:`CHUNK_BYTES` the ops after ``i`` run on chunks of regions (True), each
+        chunk's maps made for it alone: whole, a cut of a conv chain's first layer made 1.4 GB
+        of maps (their page faults, a third of the cut) that its chunks then read 8 MB at a
+        time.  Else the mesh holds them all (False)."""
+        parent = torch.as_tensor(parents, device=bound.device)
+        rows = out if isinstance(out, ActivatedRows) else (lambda s, e: out[:, s:e])
+        maps, bounds = mesh.maps, {**mesh.bounds, name: bound}
+        per = sum(3 * int(np.prod(v.shape[2:])) for v in [*maps.values(), out])
+        n, nbytes = len(parents), 8 * len(parents) * per
+        if nbytes > CHUNK_BYTES and n > 1 and i + 1 < len(self.net.ops):
+            mesh.maps, mesh.bounds = {}, {}
+            step = max(1, int(n * CHUNK_BYTES / (2 * nbytes)))
+            for s in range(0, n, step):
+                e, sub = min(s + step, n), mesh.chunk(s, min(s + step, n))
+                sub.maps = {k: v[:, parent[s:e]] for k, v in maps.items()} | {name: rows(s, e)}
+                sub.bounds = {k: v[parent[s:e]] for k, v in bounds.items()}
+                self.run(sub, i + 1, layer_index)
+            return True
+        mesh.maps = {k: v[:, parent] for k, v in maps.items()} | {name: rows(0, n)}
+        mesh.bounds = {k: v[parent] for k, v in bounds.items()}
+        return False
+
     def layers(self) -> list[SliceLayer]:
         return [_joined(p) for p in self.pieces]
 
-    def bound(self, mesh: _Mesh, name: str) -> torch.Tensor:
+    def bound(self, mesh: SliceMesh, name: str) -> torch.Tensor:
         """(R,): a bound of the largest unit scale of tensor ``name``'s maps on each region:
         kept for a cut's output (its input's, on the parent region: cheaper by the regions a
         cut makes), else computed (:func:`bnviz.slices.ties.largest_scale`)."""
@@ -249,7 +246,7 @@ def cut_polygons(net: SliceNet, plane: Plane, ptr: np.ndarray, verts: np.ndarray
     :func:`cut_slice` starts from its window; the region estimate
     (:mod:`bnviz.slices.cost`) from its sample of small rectangles, in one pass."""
     dev = torch.device(device) if device is not None else pick_device()
-    mesh = _Mesh(ptr, verts)
+    mesh = SliceMesh(ptr, verts)
     basis = torch.as_tensor(np.stack([plane.u, plane.v, plane.origin]).astype(np.float64),
                             device=dev)
     mesh.maps[net.input] = basis[:, None].repeat(1, mesh.n, *[1] * (basis.ndim - 1))
@@ -294,7 +291,7 @@ def cut_slice(net: SliceNet, plane: Plane, window: tuple[float, float, float, fl
                  np.concatenate([p[4] for p in parts]))
 
 
-def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
+def _relu_cut(op: Op, x: torch.Tensor, mesh: SliceMesh, bx: float, by: float,
               max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
     """Every region cut by the lines h_k = 0 of the layer's units (the 2D views' compiled
     cut, or on a GPU and for a few regions their vectorised cut in torch:
@@ -317,29 +314,31 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
                 raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window") from None
             vectorised = False  # more than a small output: the compiled cut (and its refusal)
     if not vectorised:
-        planes = _to_numpy(x, r)
+        planes = planes_of(x, r)
         status, count, ptr, verts, aff, packed, parent, facets, units, fparents = \
             kernels.require().cut_layer(
                 mesh.ptr, mesh.verts, planes, np.empty((d, 0)), planes, np.zeros((1, d)),
                 np.ones((1, d)), np.arange(r, dtype=np.int64), np.zeros((r, 0), np.uint8), 0,
-                bx, by, slope, int(max_regions), int(WORK_PER_REGION * max_regions))
+                bx, by, slope, int(max_regions), int(WORK_PER_REGION * max_regions), False)
         if status:
             words = str(refusal(status, count, max_regions)).split(": lower")[0]
             raise PartitionTooLarge(f"{op.name}: {words}: use a smaller window")
-        out = torch.as_tensor(aff, device=x.device)
+        out = ActivatedRows(planes, parent, packed, slope, shape, x.device)
     mesh.ptr, mesh.verts = ptr, verts
     regions = Polygons(ptr, verts, packed, d)
     layer = SliceLayer(op.name, "relu", shape, regions, parent, facets, units, fparents)
+    if isinstance(out, ActivatedRows):
+        return out, layer
     return out.reshape(3, len(parent), *shape), layer
 
 
-def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
+def _maxpool_cut(op: Op, x: torch.Tensor, mesh: SliceMesh, bx: float, by: float,
                  max_regions: int) -> tuple[torch.Tensor, SliceLayer]:
     """Every region split into the argmax cells of the pooling windows; the output's maps are
     the winning inputs' maps."""
     r, shape = mesh.n, tuple(x.shape[2:])
     windows, out_shape = pool_windows(op, shape)
-    planes = _to_numpy(x, r)
+    planes = planes_of(x, r)
     status, ptr, verts, parent, arg, seg, seg_win, seg_poly = max_cells(
         mesh.ptr, mesh.verts, planes, windows, bx, by, int(max_regions))
     if status:
@@ -363,13 +362,13 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: _Mesh, bx: float, by: float,
     return out.reshape(3, len(parent), *out_shape), layer
 
 
-def _decision(mesh: _Mesh, logits: torch.Tensor, bx: float, by: float, max_regions: int
+def _decision(mesh: SliceMesh, logits: torch.Tensor, bx: float, by: float, max_regions: int
               ) -> tuple[Polygons, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The last regions split by the logits' argmax: (the cells, their classes, the decision
     boundary's segments, the region of each cell and of each segment).  One logit: the
     boundary is where it changes sign (against 0)."""
     r = mesh.n
-    planes = _to_numpy(logits, r)
+    planes = planes_of(logits, r)
     if planes.shape[2] == 1:
         planes = np.ascontiguousarray(np.concatenate([np.zeros_like(planes), planes], 2))
     classes = planes.shape[2]

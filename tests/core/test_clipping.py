@@ -32,6 +32,23 @@ def test_compiled_and_vectorised_cut_the_same_partition(case, monkeypatch):
     assert_engines_agree(monkeypatch, case, "compiled", "numpy")
 
 
+#: Polygons crossed by a hundred lines and more: the compiled cut keeps, for each face, only
+#: the lines that may still cross it (clipping.clip_faces), and must give what clipping by
+#: every line in turn gives.  BN's 120 layer-1 lines, and zero-bias ones, all pass through
+#: one point (every face there within the tolerance of them all): 2 D faces.
+MANY_LINES = [("relu", "random_bias", 1, 150, 31, 3.0, None, 0),
+              ("leaky_relu", "random_bias", 2, 60, 35, 3.0, None, 1),
+              ("leaky_relu", "bn", 1, 120, 32, 6.0, None, 0),
+              ("abs", "zero_bias", 2, 60, 33, 0.5, 12, 1)]
+
+
+@pytest.mark.parametrize("case", MANY_LINES, ids=str)
+def test_many_lines_on_one_polygon_cut_as_every_line_in_turn(case, monkeypatch):
+    first, _ = assert_engines_agree(monkeypatch, case, "compiled", "numpy")
+    width, faces = case[3], len(first.layers[0].regions)
+    assert faces == 2 * width if case[1] != "random_bias" else faces > 10 * width
+
+
 @pytest.mark.parametrize("case", CASES[::2], ids=str)
 def test_compiled_partition_against_the_reference(case, monkeypatch):
     net, batch, ov, box = _build(case)
