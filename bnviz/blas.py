@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-__all__ = ["times_transposed"]
+__all__ = ["hold_to_one_thread", "times_transposed"]
 
 #: Whether this process has held numpy's BLAS to one thread.
 _held_to_one = False
@@ -38,12 +38,12 @@ def times_transposed(x: torch.Tensor, w: np.ndarray) -> torch.Tensor:
 
     if x.device.type == "cpu" and x.dtype == torch.float64 and w.dtype == np.float64 \
             and torch.get_num_threads() == 1:
-        _hold_to_one_thread()
+        hold_to_one_thread()
         return torch.from_numpy(np.matmul(x.numpy(), w.T))
     return x @ torch.as_tensor(w, dtype=x.dtype, device=x.device).T
 
 
-def _hold_to_one_thread() -> None:
+def hold_to_one_thread() -> None:
     """numpy's BLAS on one thread in this process, from now on (once: threadpoolctl finds
     the loaded BLAS libraries, some milliseconds)."""
     global _held_to_one
