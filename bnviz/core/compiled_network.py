@@ -90,9 +90,8 @@ def activated_maps(planes: Any, parent: Any, packed: Any, n_units: int, slope: f
     """``out`` (3, F, D): each face's activated maps, its polygon's ``planes`` (3, R, D,
     scaled as :func:`cut_layer` scales them) times 1 where its code's bit n_units + k of
     ``packed`` is on, else ``slope``: what :func:`cut_layer` makes with ``maps``, the same
-    products, into an array its caller made.  Why: numpy allocates a large array on huge
-    pages, numba on 4 KB ones; for the 57 000 faces of 1 024 units that one cut of a conv
-    chain's first layer makes (1.4 GB of maps), the page faults were most of the cut."""
+    products, into an array its caller made: the slice engine makes them a chunk of faces at
+    a time (:class:`bnviz.slices.slice_mesh.ActivatedRows`), not all at once."""
     d = planes.shape[2]
     for e in range(parent.shape[0]):
         p = parent[e]

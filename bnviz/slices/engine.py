@@ -180,8 +180,8 @@ class _Cutter:
                          i: int, layer_index: int) -> bool:
         """After a cut: each region's maps are its parent's, and ``name``'s are ``out``'s rows.
         Past :data:`CHUNK_BYTES` the ops after ``i`` run on chunks of regions (True), each
-        chunk's maps made for it alone: whole, a cut of a conv chain's first layer made 1.4 GB
-        of maps (their page faults, a third of the cut) that its chunks then read 8 MB at a
+        chunk's maps made for it alone: whole, a cut of a conv chain's first layer wrote 1.4 GB
+        of fresh memory (over half of that compiled cut) that its chunks then read 8 MB at a
         time.  Else the mesh holds them all (False)."""
         parent = torch.as_tensor(parents, device=bound.device)
         rows = out if isinstance(out, ActivatedRows) else (lambda s, e: out[:, s:e])
