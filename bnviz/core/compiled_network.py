@@ -20,7 +20,8 @@ from numba import njit
 
 from bnviz.core.clipping import _JIT, _grow_rows, chords, clip_faces
 
-__all__ = ["NO_PLANES", "activated_maps", "chords", "cut_layer", "cut_network", "warm_up"]
+__all__ = ["NO_PLANES", "activated_maps", "add_unit_steps", "chords", "cut_layer", "cut_network",
+           "majority_codes", "warm_up"]
 
 #: The empty ``planes`` that asks :func:`cut_layer` for its own GEMM.
 NO_PLANES = np.empty((3, 0, 0))
@@ -100,6 +101,63 @@ def activated_maps(planes: Any, parent: Any, packed: Any, n_units: int, slope: f
             factor = 1.0 if (packed[e, u >> 3] >> (7 - (u & 7))) & 1 else slope
             for a in range(3):
                 out[a, e, k] = planes[a, p, k] * factor
+
+
+@njit(**_JIT)
+def majority_codes(packed: Any, starts: Any, n_units: int) -> Any:
+    """Each group's majority code and the faces' differences from it: faces
+    starts[g]..starts[g+1]-1 of ``packed`` (F, ceil(U / 8), bits as np.packbits) are group g;
+    returns (G, ceil(U / 8)) uint8 with unit u on where more than half of the group's faces
+    have it on, and the number of (face, unit) pairs that differ from their group's
+    (:mod:`bnviz.slices.activated_linear`)."""
+    groups, n_bytes = starts.shape[0] - 1, packed.shape[1]
+    out = np.zeros((groups, n_bytes), np.uint8)
+    counts = np.zeros(n_units, np.int64)
+    ones = np.zeros(256, np.int64)
+    for b in range(256):
+        ones[b] = (b & 1) + ((b >> 1) & 1) + ((b >> 2) & 1) + ((b >> 3) & 1) + \
+            ((b >> 4) & 1) + ((b >> 5) & 1) + ((b >> 6) & 1) + ((b >> 7) & 1)
+    differing = 0
+    for g in range(groups):
+        counts[:] = 0
+        for f in range(starts[g], starts[g + 1]):
+            for u in range(n_units):
+                counts[u] += (packed[f, u >> 3] >> (7 - (u & 7))) & 1
+        for u in range(n_units):
+            if 2 * counts[u] > starts[g + 1] - starts[g]:
+                out[g, u >> 3] |= np.uint8(1 << (7 - (u & 7)))
+        for f in range(starts[g], starts[g + 1]):
+            for b in range(n_bytes):
+                differing += ones[packed[f, b] ^ out[g, b]]
+    return out, differing
+
+
+@njit(**_JIT)
+def add_unit_steps(planes: Any, parent: Any, packed: Any, reference: Any, group: Any,
+                   slope: float, indptr: Any, indices: Any, data: Any, out: Any) -> None:
+    """``out`` (3, F, V), holding each face's group reference's output, plus every unit u
+    where face f's code differs from its group's ``reference``: (factor_f[u] -
+    factor_ref[u]) planes[:, parent[f], u] times row u of the by-unit matrix (CSR ``indptr``,
+    ``indices``, ``data``): what u adds to the outputs (:mod:`bnviz.slices.activated_linear`).
+    The same products as the op on the faces' activated maps, summed in another order."""
+    n_bytes = packed.shape[1]
+    for f in range(parent.shape[0]):
+        g, p = group[f], parent[f]
+        for b in range(n_bytes):
+            x = packed[f, b] ^ reference[g, b]
+            if x == 0:
+                continue
+            for bit in range(8):
+                if not (x >> (7 - bit)) & 1:
+                    continue
+                u = 8 * b + bit
+                step = 1.0 - slope if (packed[f, b] >> (7 - bit)) & 1 else slope - 1.0
+                for a in range(3):
+                    v = planes[a, p, u] * step
+                    if v == 0.0:
+                        continue
+                    for j in range(indptr[u], indptr[u + 1]):
+                        out[a, f, indices[j]] += v * data[j]
 
 
 @njit(**_JIT)
@@ -193,6 +251,10 @@ def warm_up() -> None:
                       np.zeros((1, 0), np.uint8), 0, 1.0, 1.0, 0.0, 100, 1000, maps)
     activated_maps(aff, np.zeros(1, np.int64), np.zeros((1, 1), np.uint8), 0, 0.0,
                    np.empty((3, 1, 2)))
+    reference, _ = majority_codes(np.zeros((2, 1), np.uint8), np.array([0, 2]), 2)
+    add_unit_steps(aff, np.zeros(2, np.int64), np.zeros((2, 1), np.uint8), reference,
+                   np.zeros(2, np.int64), 0.0, np.array([0, 1, 1], np.int32),
+                   np.zeros(1, np.int32), np.ones(1), np.zeros((3, 2, 1)))
     cut_network(-1.0, 1.0, -1.0, 1.0, w.ravel(), np.array([2], np.int64), stat[0], stat[0],
                 0.0, 100, 1000, 1000, 1000)
     chords(ptr, verts, aff, 1.0, 1.0)

@@ -10,8 +10,9 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
-__all__ = ["conv_out_shape", "dense_matrix"]
+__all__ = ["conv_out_shape", "dense_matrix", "unit_matrix"]
 
 
 def conv_out_shape(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
@@ -27,31 +28,60 @@ def conv_out_shape(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
 
 def dense_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> np.ndarray:
     """The convolution on inputs of ``shape`` (C, H, W) as one dense matrix (O * Ho * Wo,
-    C * H * W), without its bias, kept in ``attrs["_dense"]`` for the next call.  Each weight
-    is written where it lands: output (o, i, j) reads input (c, i sh - top + di dh,
-    j sw - left + dj dw), zero padding outside, one (di, dj) per pair.  (The convolution
-    applied to every unit image, as before, cost 0.38-0.77 s for a 96-channel 5x5 conv on
-    4x4 maps, 6 s of an appendix CNN cut's 10: every cut folds BN into new ops, so each makes
-    its matrices afresh.)"""
+    C * H * W), without its bias, kept in ``attrs["_dense"]`` for the next call.  (The
+    convolution applied to every unit image, as before, cost 0.38-0.77 s for a 96-channel 5x5
+    conv on 4x4 maps, 6 s of an appendix CNN cut's 10: every cut folds BN into new ops, so
+    each makes its matrices afresh.)"""
     cache = attrs.setdefault("_dense", {})
     if shape not in cache:
-        c, h, w = shape
-        weight = np.asarray(attrs["weight"], np.float64)
-        o, cg, kh, kw = weight.shape
-        (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
-        top, left = attrs["pads"][0], attrs["pads"][1]
-        _, ho, wo = conv_out_shape(attrs, shape)
-        matrix = np.zeros((o * ho * wo, c * h * w))
-        oc = np.arange(o)[:, None, None, None]
-        ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
-        rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
-        channel = (oc // (o // attrs["groups"])) * cg + np.arange(cg)[None, None, None, :]
-        for di in range(kh):  # one kernel tap at a time: memory of one output's size
-            for dj in range(kw):
-                y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
-                inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
-                cols = np.broadcast_to((channel * h + y) * w + x, rows.shape)
-                taps = np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)
-                matrix[rows[inside], cols[inside]] = taps[inside]
+        rows, cols, taps = _entries(attrs, shape)
+        o, ho, wo = conv_out_shape(attrs, shape)
+        matrix = np.zeros((o * ho * wo, int(np.prod(shape))))
+        matrix[rows, cols] = taps
         cache[shape] = matrix
     return cache[shape]
+
+
+def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
+                max_entries: int) -> sparse.csr_matrix | None:
+    """The convolution on inputs of ``shape`` as a sparse matrix by input unit (C * H * W,
+    O * Ho * Wo), int32 indices: row u is what a one at input unit u adds to the outputs (the
+    transpose of :func:`dense_matrix`, its zeros left out), or None past ``max_entries``
+    entries.  Not kept: its caller keeps it (:mod:`bnviz.slices.activated_linear`)."""
+    o, cg, kh, kw = attrs["weight"].shape
+    _, ho, wo = conv_out_shape(attrs, shape)
+    if o * cg * kh * kw * ho * wo > max_entries:
+        return None
+    rows, cols, taps = _entries(attrs, shape)
+    units = int(np.prod(shape))
+    order = np.lexsort((rows, cols))
+    indptr = np.zeros(units + 1, np.int32)
+    np.cumsum(np.bincount(cols, minlength=units), out=indptr[1:])
+    return sparse.csr_matrix((taps[order], rows[order].astype(np.int32), indptr),
+                             shape=(units, o * ho * wo))
+
+
+def _entries(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The convolution's nonzero matrix entries (output unit, input unit, weight).  Each weight
+    is written where it lands: output (o, i, j) reads input (c, i sh - top + di dh,
+    j sw - left + dj dw), zero padding outside, one (di, dj) per pair."""
+    c, h, w = shape
+    weight = np.asarray(attrs["weight"], np.float64)
+    o, cg, kh, kw = weight.shape
+    (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
+    top, left = attrs["pads"][0], attrs["pads"][1]
+    _, ho, wo = conv_out_shape(attrs, shape)
+    oc = np.arange(o)[:, None, None, None]
+    ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
+    rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
+    channel = (oc // (o // attrs["groups"])) * cg + np.arange(cg)[None, None, None, :]
+    out_rows, out_cols, out_taps = [], [], []
+    for di in range(kh):  # one kernel tap at a time: memory of one output's size
+        for dj in range(kw):
+            y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
+            inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
+            out_rows.append(rows[inside])
+            out_cols.append(np.broadcast_to((channel * h + y) * w + x, rows.shape)[inside])
+            out_taps.append(np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)[inside])
+    return np.concatenate(out_rows), np.concatenate(out_cols), np.concatenate(out_taps)

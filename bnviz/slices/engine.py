@@ -11,7 +11,9 @@ The forward order of the network (:class:`bnviz.slices.graph.SliceNet`) is follo
   on the offset: :func:`bnviz.slices.graph.linear_part`);
 * a ReLU or leaky ReLU cuts every region by the lines of its units, with the compiled cut of
   the 2D views (:func:`bnviz.core.compiled_network.cut_layer`, BN paper eq. 10-11: the same
-  kernel, tolerance and refusals), which also hands back each face's activated maps;
+  kernel, tolerance and refusals), which also hands back each face's activated maps; a
+  conv or linear op on them runs by differences from each region's majority face
+  (:mod:`bnviz.slices.activated_linear`: faces of one region differ in a few units);
 * a max pooling splits every region into the argmax cells of its windows
   (:func:`bnviz.slices.maxcells.max_cells`);
 * the logits' argmax cells give the decision boundary.
@@ -48,6 +50,7 @@ from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons, join_polygons
 from bnviz.device import pick_device
+from bnviz.slices.activated_linear import linear_by_differences
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
 from bnviz.slices.plane import Plane
@@ -144,8 +147,15 @@ class _Cutter:
                 bound = self.bound(mesh, op.inputs[0]) * gain
                 out, layer = cut(op, xs[0], mesh, self.bx, self.by, room)
             else:
-                y = linear_part(op, [x.reshape(3 * r, *x.shape[2:]) for x in xs], self.stats)
-                out = y.reshape(3, r, *y.shape[1:])
+                src = mesh.activated.get(op.inputs[0])
+                out = linear_by_differences(op, src[0], src[1], src[1] + r, self.stats) \
+                    if src is not None else None
+                if out is None:
+                    y = linear_part(op, [x.reshape(3 * r, *x.shape[2:]) for x in xs],
+                                    self.stats)
+                    out = y.reshape(3, r, *y.shape[1:])
+                if op.kind == "flatten" and src is not None:
+                    mesh.activated[op.output] = src
                 bias = bias_of(op, tuple(out.shape[2:]), self.stats)
                 if bias is not None:
                     out[2] += torch.as_tensor(bias, dtype=out.dtype, device=out.device)
@@ -156,6 +166,7 @@ class _Cutter:
                 if self.last_use[name] == i:
                     del mesh.maps[name]
                     mesh.bounds.pop(name, None)
+                    mesh.activated.pop(name, None)
             if layer is not None:
                 base = self.counts[layer_index]
                 self.pieces[layer_index].append(_shifted(layer, mesh.base))
@@ -195,10 +206,12 @@ class _Cutter:
                 e, sub = min(s + step, n), mesh.chunk(s, min(s + step, n))
                 sub.maps = {k: v[:, parent[s:e]] for k, v in maps.items()} | {name: rows(s, e)}
                 sub.bounds = {k: v[parent[s:e]] for k, v in bounds.items()}
+                sub.activated = {name: (out, s)} if isinstance(out, ActivatedRows) else {}
                 self.run(sub, i + 1, layer_index)
             return True
         mesh.maps = {k: v[:, parent] for k, v in maps.items()} | {name: rows(0, n)}
         mesh.bounds = {k: v[parent] for k, v in bounds.items()}
+        mesh.activated = {name: (out, 0)} if isinstance(out, ActivatedRows) else {}
         return False
 
     def layers(self) -> list[SliceLayer]:

@@ -16,12 +16,15 @@ __all__ = ["ActivatedRows", "SliceMesh", "planes_of"]
 class SliceMesh:
     """The regions being cut (numpy CSR polygons), each live tensor's maps (torch), a bound
     of the largest unit scale of some of them per region (``bounds``: a cut's outputs), and
-    ``base``: the index of region 0 among the last nonlinear layer's regions kept so far."""
+    ``base``: the index of region 0 among the last nonlinear layer's regions kept so far;
+    ``activated``: the tensors whose maps are a ReLU cut's output, with the face of region 0
+    (a linear op on them may run by differences: :mod:`bnviz.slices.activated_linear`)."""
 
     def __init__(self, ptr: np.ndarray, verts: np.ndarray, base: int = 0):
         self.ptr, self.verts, self.base = ptr, verts, base
         self.maps: dict[str, torch.Tensor] = {}
         self.bounds: dict[str, torch.Tensor] = {}
+        self.activated: dict[str, tuple[ActivatedRows, int]] = {}
 
     @property
     def n(self) -> int:
@@ -36,6 +39,7 @@ class SliceMesh:
         out = SliceMesh(ptr, self.verts[self.ptr[s]:self.ptr[e]], self.base + s)
         out.maps = {k: v[:, s:e] for k, v in self.maps.items()}
         out.bounds = {k: v[s:e] for k, v in self.bounds.items()}
+        out.activated = {k: (rows, first + s) for k, (rows, first) in self.activated.items()}
         return out
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from bnviz.slices.conv_dense import unit_matrix
 from bnviz.slices.graph import Op, conv_matrix
 
 CASES = [  # (C, H, W), O, groups, kernel, stride, dilation, pads (top, left, bottom, right)
@@ -37,3 +38,7 @@ def test_the_dense_matrix_is_conv2d_on_every_unit_image(shape, o, groups, kernel
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     assert np.count_nonzero(got) > 0
+    # the by-unit form (the differences of bnviz.slices.activated_linear): its transpose
+    by_unit = unit_matrix(op.attrs, shape, 10**7)
+    np.testing.assert_array_equal(by_unit.toarray(), want.T)
+    assert unit_matrix(op.attrs, shape, 0) is None  # past its cap: none built

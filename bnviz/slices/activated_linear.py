@@ -1,0 +1,97 @@
+"""A convolution or linear layer on a ReLU cut's output maps, by differences (issue 45).
+
+The faces a ReLU cut makes of one region share that region's maps A (3, U): face f's
+activated maps are A times f's factors (1 on its active units, the slope on the others),
+and the next linear op L gives L(factors_f * A).  Faces of one region differ in few units:
+on the conv chain of ``bench/slice.py`` (1 024 units, 640 active), 57 000 faces of one
+window differ from their chunk's majority code in 12 units on average.  So a chunk's faces
+of one region take one reference, L applied to the majority's factors times A, and each
+face adds only the columns of its differing units,
+
+    L(factors_f * A) = L(factors_ref * A) + sum over u where f differs of
+                       (factors_f[u] - factors_ref[u]) A[:, u] L[u, :],
+
+where L[u, :] is what a one at input unit u adds to the outputs (a convolution's by-unit
+matrix: :func:`bnviz.slices.conv_dense.unit_matrix`).  The same sum in another order: the
+result differs from the direct product by float64 rounding, some 1e-15 of the terms, far
+under the cut's tolerance (RTOL of :mod:`bnviz.core.crossings`, applied after the op by
+:class:`bnviz.slices.ties.TieSnap`).  A chunk whose faces come from many regions, or differ
+in many units, runs the op directly (None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy import sparse
+
+from bnviz.core import kernels
+from bnviz.slices.conv_dense import conv_out_shape, unit_matrix
+from bnviz.slices.graph import Op, Statistics, linear_part
+from bnviz.slices.slice_mesh import ActivatedRows
+
+__all__ = ["linear_by_differences"]
+
+#: Entries of a convolution's by-unit matrix (sparse: 12 bytes each) past which the op always
+#: runs directly: 4M entries, 48 MB, kept on the op while the cut runs.
+UNIT_MATRIX_ENTRIES = 4_000_000
+#: A chunk's faces run by differences when they come from at most one region in this many.
+MIN_FACES_A_REGION = 8
+#: The differences run while the faces differ from their references in at most this fraction
+#: of (face, unit) pairs: a differing unit adds its row's nonzeros once, scattered, where the
+#: op on a face multiplies every unit's.
+DIFFERING_SHARE = 0.25
+
+
+def linear_by_differences(op: Op, rows: ActivatedRows, s: int, e: int,
+                          stats: Statistics | None) -> torch.Tensor | None:
+    """The linear part of ``op`` (a conv or linear layer) on faces s..e-1 of ``rows``, as
+    (3, e - s, *output shape), by differences from each region's majority face; None when
+    that would not pay (then the caller runs ``op`` on the faces' maps)."""
+    if op.kind not in ("conv", "linear") or rows.device.type != "cpu" or e - s < 8:
+        return None
+    parent = rows.parent[s:e]
+    starts = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+    n, groups = e - s, len(starts)
+    if groups * MIN_FACES_A_REGION > n:
+        return None
+    matrix = _by_unit(op, tuple(rows.shape[2:]))
+    if matrix is None:
+        return None
+    compiled = kernels.require()
+    units = rows.planes.shape[2]
+    packed = rows.packed[s:e]
+    reference, differing = compiled.majority_codes(packed, np.r_[starts, n], units)
+    if differing > DIFFERING_SHARE * n * units:
+        return None
+    factors = np.where(np.unpackbits(reference, axis=1, count=units).view(bool), 1.0,
+                       rows.slope)
+    ref_maps = torch.from_numpy(rows.planes[:, parent[starts]] * factors[None])
+    shape = (-1,) if op.kind == "linear" else rows.shape[2:]
+    ref_out = linear_part(op, [ref_maps.reshape(3 * groups, *shape)], stats)
+    group = np.repeat(np.arange(groups), np.diff(np.r_[starts, n]))
+    out = ref_out.reshape(3, groups, -1)[:, torch.from_numpy(group)].contiguous()
+    compiled.add_unit_steps(rows.planes, parent, packed, reference, group, rows.slope,
+                            matrix.indptr, matrix.indices, matrix.data, out.numpy())
+    if op.kind == "conv":
+        return out.reshape(3, n, *conv_out_shape(op.attrs, tuple(rows.shape[2:])))
+    return out
+
+
+def _by_unit(op: Op, shape: tuple[int, ...]) -> sparse.csr_matrix | None:
+    """``op``'s linear part by input unit (U, V), sparse with int32 indices (the compiled
+    kernel's types), kept on the op (a conv's: :func:`bnviz.slices.conv_dense.unit_matrix`);
+    None past :data:`UNIT_MATRIX_ENTRIES`."""
+    cache = op.attrs.setdefault("_dense", {})
+    key = ("by unit", shape)
+    if key not in cache:
+        if op.kind == "conv":
+            cache[key] = unit_matrix(op.attrs, shape, UNIT_MATRIX_ENTRIES)
+        else:
+            weight = np.asarray(op.attrs["weight"], np.float64)
+            cache[key] = None if weight.size > UNIT_MATRIX_ENTRIES else sparse.csr_matrix(
+                (weight.T.ravel(), np.tile(np.arange(weight.shape[0], dtype=np.int32),
+                                           weight.shape[1]),
+                 np.arange(0, weight.size + 1, weight.shape[0], dtype=np.int32)),
+                shape=weight.T.shape)
+    return cache[key]

@@ -1,0 +1,130 @@
+"""A conv or linear layer on a ReLU cut's output maps by differences from each region's
+majority face (bnviz.slices.activated_linear, issue 45): the same outputs as the op applied
+to the faces' maps, to float64 rounding, whatever the strides, dilations, groups, padding,
+slope and regions; refused where it would not pay; and the slice cut with it is the cut
+without it, region for region, on the slice tests' networks in eval and train mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from onnx_nets import conv_net
+from slice_compare import assert_same
+
+from bnviz.slices import activated_linear
+from bnviz.slices.activated_linear import linear_by_differences
+from bnviz.slices.engine import cut_slice
+from bnviz.slices.graph import Op, batch_statistics, linear_part
+from bnviz.slices.onnx_import import load_onnx
+from bnviz.slices.plane import plane_through_images
+from bnviz.slices.slice_mesh import ActivatedRows
+
+CONVS = [  # (C, H, W), O, groups, kernel, stride, dilation, pads (top, left, bottom, right)
+    ((3, 6, 6), 4, 1, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
+    ((4, 8, 8), 4, 1, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1)),  # the chain's strided conv
+    ((4, 5, 7), 6, 2, (3, 2), (2, 1), (1, 1), (0, 1, 0, 1)),
+    ((2, 8, 8), 2, 2, (3, 3), (1, 2), (2, 1), (2, 0, 1, 1)),  # asymmetric padding
+    ((6, 4, 4), 3, 3, (5, 5), (1, 1), (1, 1), (2, 2, 2, 2)),  # kernel wider than the map
+]
+
+
+def _rows(shape, regions: int, faces: int, slope: float, seed: int) -> ActivatedRows:
+    """Faces of ``regions`` regions (in runs, as a cut makes them) whose codes are a few
+    flips from one code per region, the regions' maps random."""
+    rng = np.random.default_rng(seed)
+    units = int(np.prod(shape))
+    planes = rng.normal(0, 1, (3, regions, units))
+    parent = np.sort(rng.integers(0, regions, faces))
+    base = rng.random((regions, units)) < 0.6
+    codes = base[parent] ^ (rng.random((faces, units)) < 0.01)
+    packed = np.packbits(codes, axis=1)
+    return ActivatedRows(planes, parent, packed, slope, tuple(shape), torch.device("cpu"))
+
+
+def _direct(op: Op, rows: ActivatedRows, s: int, e: int) -> torch.Tensor:
+    x = rows(s, e)
+    if op.kind == "linear":
+        x = x.reshape(3, e - s, -1)
+    y = linear_part(op, [x.reshape(3 * (e - s), *x.shape[2:])])
+    return y.reshape(3, e - s, *y.shape[1:])
+
+
+@pytest.mark.parametrize("slope", [0.0, 0.1])
+@pytest.mark.parametrize("shape, o, groups, kernel, stride, dilation, pads", CONVS)
+def test_a_conv_by_differences_is_the_conv_of_the_faces(shape, o, groups, kernel, stride,
+                                                        dilation, pads, slope):
+    rng = np.random.default_rng(o + len(kernel))
+    op = Op("conv", "c", ("x",), "y", {
+        "weight": rng.normal(0, 1, (o, shape[0] // groups, *kernel)), "bias": None,
+        "stride": stride, "pads": pads, "dilation": dilation, "groups": groups})
+    rows = _rows(shape, 3, 400, slope, seed=o)
+    for s, e in ((0, 400), (37, 301)):
+        got = linear_by_differences(op, rows, s, e, None)
+        assert got is not None  # it ran: a few flips from one code per region pays
+        want = _direct(op, rows, s, e)
+        assert got.shape == want.shape
+        scale = float(want.abs().max())
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-13 * scale)
+
+
+def test_a_linear_layer_by_differences_is_the_layer_of_the_faces():
+    rng = np.random.default_rng(3)
+    op = Op("linear", "fc", ("x",), "y", {"weight": rng.normal(0, 1, (5, 48)),
+                                          "bias": np.zeros(5)})
+    rows = _rows((3, 4, 4), 2, 300, 0.0, seed=5)
+    got = linear_by_differences(op, rows, 0, 300, None)
+    assert got is not None
+    want = _direct(op, rows, 0, 300)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0,
+                               atol=1e-13 * float(want.abs().max()))
+
+
+def test_faces_of_many_regions_or_with_many_flips_run_the_op_directly():
+    rng = np.random.default_rng(0)
+    op = Op("conv", "c", ("x",), "y", {"weight": rng.normal(0, 1, (4, 3, 3, 3)),
+                                      "bias": None, "stride": (1, 1), "pads": (1, 1, 1, 1),
+                                      "dilation": (1, 1), "groups": 1})
+    shape = (3, 6, 6)
+    assert linear_by_differences(op, _rows(shape, 200, 300, 0.0, 1), 0, 300, None) is None
+    flips = _rows(shape, 1, 300, 0.0, 2)
+    flips.packed = np.packbits(rng.random((300, 108)) < 0.5, axis=1)  # codes at random
+    assert linear_by_differences(op, flips, 0, 300, None) is None
+    assert linear_by_differences(op, _rows(shape, 1, 300, 0.0, 3), 0, 300, None) is not None
+
+
+CASES = {"strided": dict(), "residual": dict(residual=True),
+         "leaky": dict(leaky=True, residual=True), "maxpool": dict(maxpool=True),
+         "bn-after-relu": dict(bn_after_act=True, residual=True, seed=6)}
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_cut_by_differences_is_the_direct_cut(tmp_path, monkeypatch, case, mode):
+    kw = dict(CASES[case], channels=3)
+    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
+    rng = np.random.default_rng(1)
+    plane = plane_through_images(rng.normal(0, 1, (3, 1, 6, 6)))
+    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, 6, 6)))) \
+        if mode == "train" else None
+    e = plane.default_window()[1] / 2
+    ran = []
+    real = activated_linear.linear_by_differences
+
+    def counted(*args):
+        out = real(*args)
+        ran.append(out is not None)
+        return out
+
+    monkeypatch.setattr("bnviz.slices.engine.linear_by_differences", counted)
+    # the compiled ReLU cut at every size (its faces' maps are made a chunk at a time: the
+    # vectorised cut's small outputs come whole)
+    monkeypatch.setattr("bnviz.slices.engine.VECTORISED_RELU_CUT", False)
+    monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", np.inf)  # wherever it can
+    with_differences = cut_slice(net, plane, (-e, e, -e, e), stats, device="cpu")
+    assert any(ran), "the differences never ran"
+    monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", -1.0)
+    ran.clear()
+    direct = cut_slice(net, plane, (-e, e, -e, e), stats, device="cpu")
+    assert not any(ran)
+    assert_same(with_differences, direct)
