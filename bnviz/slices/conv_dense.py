@@ -6,7 +6,7 @@ left, bottom, right), groups), so that the graph imports it and not the other wa
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import numpy as np
@@ -34,10 +34,10 @@ def dense_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> np.
     each makes its matrices afresh.)"""
     cache = attrs.setdefault("_dense", {})
     if shape not in cache:
-        rows, cols, taps = _entries(attrs, shape)
         o, ho, wo = conv_out_shape(attrs, shape)
         matrix = np.zeros((o * ho * wo, int(np.prod(shape))))
-        matrix[rows, cols] = taps
+        for rows, cols, taps in _taps(attrs, shape):  # memory of one output's size a tap
+            matrix[rows, cols] = taps
         cache[shape] = matrix
     return cache[shape]
 
@@ -52,7 +52,7 @@ def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
     _, ho, wo = conv_out_shape(attrs, shape)
     if o * cg * kh * kw * ho * wo > max_entries:
         return None
-    rows, cols, taps = _entries(attrs, shape)
+    rows, cols, taps = (np.concatenate(a) for a in zip(*_taps(attrs, shape), strict=True))
     units = int(np.prod(shape))
     order = np.lexsort((rows, cols))
     indptr = np.zeros(units + 1, np.int32)
@@ -61,11 +61,11 @@ def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
                              shape=(units, o * ho * wo))
 
 
-def _entries(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The convolution's nonzero matrix entries (output unit, input unit, weight).  Each weight
-    is written where it lands: output (o, i, j) reads input (c, i sh - top + di dh,
-    j sw - left + dj dw), zero padding outside, one (di, dj) per pair."""
+def _taps(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
+          ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The convolution's nonzero matrix entries (output units, input units, weights), one
+    kernel tap (di, dj) at a time.  Each weight is written where it lands: output (o, i, j)
+    reads input (c, i sh - top + di dh, j sw - left + dj dw), zero padding outside."""
     c, h, w = shape
     weight = np.asarray(attrs["weight"], np.float64)
     o, cg, kh, kw = weight.shape
@@ -76,12 +76,9 @@ def _entries(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
     ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
     rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
     channel = (oc // (o // attrs["groups"])) * cg + np.arange(cg)[None, None, None, :]
-    out_rows, out_cols, out_taps = [], [], []
-    for di in range(kh):  # one kernel tap at a time: memory of one output's size
+    for di in range(kh):
         for dj in range(kw):
             y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
             inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
-            out_rows.append(rows[inside])
-            out_cols.append(np.broadcast_to((channel * h + y) * w + x, rows.shape)[inside])
-            out_taps.append(np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)[inside])
-    return np.concatenate(out_rows), np.concatenate(out_cols), np.concatenate(out_taps)
+            yield (rows[inside], np.broadcast_to((channel * h + y) * w + x, rows.shape)[inside],
+                   np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)[inside])

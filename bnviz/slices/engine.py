@@ -197,7 +197,7 @@ class _Cutter:
         parent = torch.as_tensor(parents, device=bound.device)
         rows = out if isinstance(out, ActivatedRows) else (lambda s, e: out[:, s:e])
         maps, bounds = mesh.maps, {**mesh.bounds, name: bound}
-        per = sum(3 * int(np.prod(v.shape[2:])) for v in [*maps.values(), out])
+        per = sum(3 * math.prod(v.shape[2:]) for v in [*maps.values(), out])
         n, nbytes = len(parents), 8 * len(parents) * per
         if nbytes > CHUNK_BYTES and n > 1 and i + 1 < len(self.net.ops):
             mesh.maps, mesh.bounds = {}, {}
@@ -312,7 +312,7 @@ def _relu_cut(op: Op, x: torch.Tensor, mesh: SliceMesh, bx: float, by: float,
     regions refused by the vectorised cut's work bound go to the compiled cut, whose refusal
     counts the layer's regions."""
     r, shape = mesh.n, tuple(x.shape[2:])
-    slope, d = float(op.attrs["slope"]), int(np.prod(shape))
+    slope, d = float(op.attrs["slope"]), math.prod(shape)
     small = VECTORISED_RELU_CUT is None and x.device.type != "cuda" and r <= SMALL_CUT_REGIONS
     vectorised = VECTORISED_RELU_CUT or (VECTORISED_RELU_CUT is None and (
         x.device.type == "cuda" or small))
@@ -363,7 +363,7 @@ def _maxpool_cut(op: Op, x: torch.Tensor, mesh: SliceMesh, bx: float, by: float,
     # flat indices, one gather each (take/put_along_axis and torch's two-index gather cost
     # 1.4-1.7x as much: 0.28 s of a 6.3 s ResNet9 cut)
     winner = windows.ravel()[np.arange(n_win) * k + a]  # (n, n_win): each output's input
-    at = torch.as_tensor(parent.astype(np.int64)[:, None] * int(np.prod(shape)) + winner,
+    at = torch.as_tensor(parent.astype(np.int64)[:, None] * math.prod(shape) + winner,
                          device=x.device)
     out = x.reshape(3, -1)[:, at.reshape(-1)]
     bits = np.zeros(n * n_win * k, bool)

@@ -21,6 +21,7 @@ sigma = sqrt(var + eps) (floored as :func:`bnviz.core.bn.floored_sigma` floors e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,7 +242,7 @@ def _dense_pays(op: Op, shape: tuple[int, ...]) -> bool:
     """Whether the conv ``op`` on inputs of ``shape`` (C, H, W) runs as its dense matrix."""
     _, h, w = shape
     _, _, kh, kw = op.attrs["weight"].shape
-    return not _pointwise(op) and int(np.prod(shape)) <= DENSE_MAX_UNITS and \
+    return not _pointwise(op) and math.prod(shape) <= DENSE_MAX_UNITS and \
         h * w * op.attrs["groups"] <= DENSE_MAX_RATIO * kh * kw
 
 
