@@ -6,10 +6,33 @@ region, the decision cells and the boundary."""
 from __future__ import annotations
 
 import numpy as np
+import torch
+from torch import nn
 
 from bnviz.slices.engine import Slice
+from bnviz.slices.plane import plane_through_images
+from bnviz.slices.torch_import import slice_net
 
-__all__ = ["assert_same", "full_codes"]
+__all__ = ["assert_same", "full_codes", "ties_case"]
+
+
+def ties_case(order: str, seed: int):
+    """test_ties' network (a zero-sum decimal kernel, ReLU and 2x2 max pooling in either
+    order, a linear head) on images of flat 4x4 blocks: (net, plane, its default window,
+    no statistics)."""
+    kernels = np.array([[[0.1, 0.2, -0.3], [0.4, -0.5, 0.1], [0.3, -0.2, -0.1]],
+                        [[-0.7, 0.3, 0.2], [0.1, 0.6, -0.4], [0.2, -0.1, -0.2]]])
+    conv = nn.Conv2d(1, 2, 3, padding=1, bias=False)
+    acts = [nn.ReLU(), nn.MaxPool2d(2)] if order == "relu-pool" else [nn.MaxPool2d(2), nn.ReLU()]
+    model = nn.Sequential(conv, *acts, nn.Flatten(), nn.Linear(32, 3)).double()
+    with torch.no_grad():
+        conv.weight.copy_(torch.as_tensor(kernels)[:, None])
+        g = torch.Generator().manual_seed(0)
+        model[-1].weight.copy_(torch.randn(3, 32, generator=g, dtype=torch.float64))
+        model[-1].bias.zero_()
+    blocks = np.random.default_rng(seed).integers(0, 4, (3, 1, 2, 2)).astype(np.float64)
+    plane = plane_through_images(np.repeat(np.repeat(blocks, 4, 2), 4, 3))
+    return slice_net(model, (1, 8, 8)), plane, plane.default_window(), None
 
 
 def full_codes(s: Slice) -> list[np.ndarray]:

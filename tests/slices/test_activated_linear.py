@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from onnx_nets import conv_net
-from slice_compare import assert_same
+from slice_compare import assert_same, ties_case
 
 from bnviz.slices import activated_linear
 from bnviz.slices.activated_linear import linear_by_differences
@@ -98,16 +98,25 @@ CASES = {"strided": dict(), "residual": dict(residual=True),
          "bn-after-relu": dict(bn_after_act=True, residual=True, seed=6)}
 
 
-@pytest.mark.parametrize("mode", ["eval", "train"])
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_the_cut_by_differences_is_the_direct_cut(tmp_path, monkeypatch, case, mode):
-    kw = dict(CASES[case], channels=3)
-    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
+def _case(tmp_path, case: str, mode: str):
+    """The network, plane, window and statistics: an ONNX net of CASES, or test_ties' net on
+    flat blocks (a zero-sum kernel: units exactly zero, a linear head after the ReLU)."""
+    if case.startswith("ties"):
+        return ties_case("pool-relu", int(case.split("-")[1]))
+    net = load_onnx(conv_net(tmp_path / "net.onnx", **dict(CASES[case], channels=3)))
     rng = np.random.default_rng(1)
     plane = plane_through_images(rng.normal(0, 1, (3, 1, 6, 6)))
     stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, 6, 6)))) \
         if mode == "train" else None
     e = plane.default_window()[1] / 2
+    return net, plane, (-e, e, -e, e), stats
+
+
+@pytest.mark.parametrize(("case", "mode"), [(c, m) for c in sorted(CASES)
+                                            for m in ("eval", "train")]
+                         + [("ties-4", "eval"), ("ties-9", "eval")])
+def test_the_cut_by_differences_is_the_direct_cut(tmp_path, monkeypatch, case, mode):
+    net, plane, window, stats = _case(tmp_path, case, mode)
     ran = []
     real = activated_linear.linear_by_differences
 
@@ -121,10 +130,11 @@ def test_the_cut_by_differences_is_the_direct_cut(tmp_path, monkeypatch, case, m
     # vectorised cut's small outputs come whole)
     monkeypatch.setattr("bnviz.slices.engine.VECTORISED_RELU_CUT", False)
     monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", np.inf)  # wherever it can
-    with_differences = cut_slice(net, plane, (-e, e, -e, e), stats, device="cpu")
+    monkeypatch.setattr(activated_linear, "MIN_FACES_A_REGION", 1)
+    with_differences = cut_slice(net, plane, window, stats, device="cpu")
     assert any(ran), "the differences never ran"
     monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", -1.0)
     ran.clear()
-    direct = cut_slice(net, plane, (-e, e, -e, e), stats, device="cpu")
+    direct = cut_slice(net, plane, window, stats, device="cpu")
     assert not any(ran)
     assert_same(with_differences, direct)

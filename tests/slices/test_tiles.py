@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 import torch
 from onnx_nets import conv_net
-from slice_compare import assert_same
-from torch import nn
+from slice_compare import assert_same, ties_case
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.slices.engine import cut_slice
@@ -25,7 +24,6 @@ from bnviz.slices.graph import batch_statistics
 from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.plane import plane_through_images
 from bnviz.slices.tiles import cut_tiled, tile_windows
-from bnviz.slices.torch_import import slice_net
 
 CASES = {"conv": dict(stride2=False), "strided": dict(), "residual": dict(residual=True),
          "leaky": dict(leaky=True, residual=True), "maxpool": dict(maxpool=True),
@@ -49,24 +47,6 @@ def _setup(tmp_path, case: str, mode: str):
     return net, plane, (-e, e, -e, e), stats
 
 
-def _ties_setup(order: str, seed: int):
-    """test_ties' network (a zero-sum decimal kernel, ReLU and 2x2 max pooling in either
-    order) on images of flat 4x4 blocks."""
-    kernels = np.array([[[0.1, 0.2, -0.3], [0.4, -0.5, 0.1], [0.3, -0.2, -0.1]],
-                        [[-0.7, 0.3, 0.2], [0.1, 0.6, -0.4], [0.2, -0.1, -0.2]]])
-    conv = nn.Conv2d(1, 2, 3, padding=1, bias=False)
-    acts = [nn.ReLU(), nn.MaxPool2d(2)] if order == "relu-pool" else [nn.MaxPool2d(2), nn.ReLU()]
-    model = nn.Sequential(conv, *acts, nn.Flatten(), nn.Linear(32, 3)).double()
-    with torch.no_grad():
-        conv.weight.copy_(torch.as_tensor(kernels)[:, None])
-        g = torch.Generator().manual_seed(0)
-        model[-1].weight.copy_(torch.randn(3, 32, generator=g, dtype=torch.float64))
-        model[-1].bias.zero_()
-    blocks = np.random.default_rng(seed).integers(0, 4, (3, 1, 2, 2)).astype(np.float64)
-    plane = plane_through_images(np.repeat(np.repeat(blocks, 4, 2), 4, 3))
-    return slice_net(model, (1, 8, 8)), plane, plane.default_window(), None
-
-
 @pytest.mark.parametrize("mode", ["eval", "train"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_tiles_merge_into_the_untiled_cut(tmp_path, case, mode):
@@ -85,7 +65,7 @@ def test_tiles_merge_into_the_untiled_cut(tmp_path, case, mode):
 def test_ties_merge_into_the_untiled_cut(order, seed):
     """Lines through the origin, where the tile lines of N = 4 cross, and pooling switches
     the untiled cut holds twice (tied inputs): still one region per code, the same facets."""
-    net, plane, window, _ = _ties_setup(order, seed)
+    net, plane, window, _ = ties_case(order, seed)
     whole = cut_slice(net, plane, window, device="cpu")
     for n in (2, 4, 9):
         assert_same(cut_tiled(net, plane, window, tiles=n, workers=1, device="cpu"), whole)
