@@ -5,15 +5,35 @@ region, the decision cells and the boundary."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
+from onnx_nets import conv_net
 from torch import nn
 
 from bnviz.slices.engine import Slice
+from bnviz.slices.graph import batch_statistics
+from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.plane import plane_through_images
 from bnviz.slices.torch_import import slice_net
 
-__all__ = ["assert_same", "full_codes", "ties_case"]
+__all__ = ["assert_same", "full_codes", "onnx_case", "ties_case"]
+
+
+def onnx_case(tmp_path: Path, kw: dict, mode: str):
+    """A slice tests' network (tests/onnx_nets.py's conv_net with ``kw``, 3 channels), a
+    seeded plane through three images, half its default window (a few thousand regions) and,
+    in train mode, a seeded mini-batch's statistics: (net, plane, window, stats)."""
+    kw = dict(kw, channels=3)
+    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
+    size = kw.get("size", 6)
+    rng = np.random.default_rng(1)
+    plane = plane_through_images(rng.normal(0, 1, (3, 1, size, size)))
+    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, size, size)))) \
+        if mode == "train" else None
+    e = plane.default_window()[1] / 2
+    return net, plane, (-e, e, -e, e), stats
 
 
 def ties_case(order: str, seed: int):

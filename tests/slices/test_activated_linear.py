@@ -9,15 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from onnx_nets import conv_net
-from slice_compare import assert_same, ties_case
+from slice_compare import assert_same, onnx_case, ties_case
 
 from bnviz.slices import activated_linear
 from bnviz.slices.activated_linear import linear_by_differences
 from bnviz.slices.engine import cut_slice
-from bnviz.slices.graph import Op, batch_statistics, linear_part
-from bnviz.slices.onnx_import import load_onnx
-from bnviz.slices.plane import plane_through_images
+from bnviz.slices.graph import Op, linear_part
 from bnviz.slices.slice_mesh import ActivatedRows
 
 CONVS = [  # (C, H, W), O, groups, kernel, stride, dilation, pads (top, left, bottom, right)
@@ -103,13 +100,7 @@ def _case(tmp_path, case: str, mode: str):
     flat blocks (a zero-sum kernel: units exactly zero, a linear head after the ReLU)."""
     if case.startswith("ties"):
         return ties_case("pool-relu", int(case.split("-")[1]))
-    net = load_onnx(conv_net(tmp_path / "net.onnx", **dict(CASES[case], channels=3)))
-    rng = np.random.default_rng(1)
-    plane = plane_through_images(rng.normal(0, 1, (3, 1, 6, 6)))
-    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, 6, 6)))) \
-        if mode == "train" else None
-    e = plane.default_window()[1] / 2
-    return net, plane, (-e, e, -e, e), stats
+    return onnx_case(tmp_path, CASES[case], mode)
 
 
 @pytest.mark.parametrize(("case", "mode"), [(c, m) for c in sorted(CASES)

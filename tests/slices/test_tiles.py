@@ -14,15 +14,10 @@ import time
 
 import numpy as np
 import pytest
-import torch
-from onnx_nets import conv_net
-from slice_compare import assert_same, ties_case
+from slice_compare import assert_same, onnx_case, ties_case
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.slices.engine import cut_slice
-from bnviz.slices.graph import batch_statistics
-from bnviz.slices.onnx_import import load_onnx
-from bnviz.slices.plane import plane_through_images
 from bnviz.slices.tiles import cut_tiled, tile_windows
 
 CASES = {"conv": dict(stride2=False), "strided": dict(), "residual": dict(residual=True),
@@ -36,15 +31,7 @@ BOUNDARY = {("conv", "eval"), ("conv", "train"), ("maxpool", "train")}
 
 def _setup(tmp_path, case: str, mode: str):
     """The network, plane, half the default window (a few thousand regions) and stats."""
-    kw = dict(CASES[case], channels=3)
-    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
-    size = kw.get("size", 6)
-    rng = np.random.default_rng(1)
-    plane = plane_through_images(rng.normal(0, 1, (3, 1, size, size)))
-    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, size, size)))) \
-        if mode == "train" else None
-    e = plane.default_window()[1] / 2
-    return net, plane, (-e, e, -e, e), stats
+    return onnx_case(tmp_path, CASES[case], mode)
 
 
 @pytest.mark.parametrize("mode", ["eval", "train"])

@@ -6,18 +6,12 @@ do."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-import torch
-from onnx_nets import conv_net
-from slice_compare import assert_same
+from slice_compare import assert_same, onnx_case
 
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.slices import engine
 from bnviz.slices.engine import cut_slice
-from bnviz.slices.graph import batch_statistics
-from bnviz.slices.onnx_import import load_onnx
-from bnviz.slices.plane import plane_through_images
 
 CASES = {"conv": dict(stride2=False), "residual": dict(residual=True),
          "leaky": dict(leaky=True, residual=True), "maxpool": dict(maxpool=True),
@@ -25,14 +19,7 @@ CASES = {"conv": dict(stride2=False), "residual": dict(residual=True),
 
 
 def _setup(tmp_path, case: str, mode: str):
-    kw = dict(CASES[case], channels=3)
-    net = load_onnx(conv_net(tmp_path / "net.onnx", **kw))
-    rng = np.random.default_rng(1)
-    plane = plane_through_images(rng.normal(0, 1, (3, 1, 6, 6)))
-    stats = batch_statistics(net, torch.as_tensor(rng.normal(0, 1, (16, 1, 6, 6)))) \
-        if mode == "train" else None
-    e = plane.default_window()[1] / 2
-    return net, plane, (-e, e, -e, e), stats
+    return onnx_case(tmp_path, CASES[case], mode)
 
 
 def _cut(monkeypatch, vectorised: bool, *args, **kw):
