@@ -12,13 +12,46 @@ import torch
 from onnx_nets import conv_net
 from torch import nn
 
+from bnviz.slices import maxcells
 from bnviz.slices.engine import Slice
-from bnviz.slices.graph import batch_statistics
+from bnviz.slices.graph import batch_statistics, forward
 from bnviz.slices.onnx_import import load_onnx
 from bnviz.slices.plane import plane_through_images
 from bnviz.slices.torch_import import slice_net
 
-__all__ = ["assert_same", "full_codes", "onnx_case", "ties_case"]
+__all__ = ["assert_codes_are_the_network", "assert_same", "full_codes", "onnx_case", "ties_case"]
+
+
+def assert_codes_are_the_network(net, s, stats=None, margin=1e-7):
+    """Every region's own code equals the forward pass at its vertex mean, unit by unit
+    where the unit is not within ``margin`` of its switch; returns the units compared."""
+    compared = 0
+    for lay in s.layers:
+        pts = lay.regions.vertex_means()
+        x = torch.as_tensor(s.plane.points(pts))
+        values = forward(net, x, stats, keep=True)
+        op = next(o for o in net.ops if o.name == lay.name)
+        h = values[op.inputs[0]].reshape(len(pts), -1).numpy()
+        codes = lay.regions.codes
+        if lay.kind == "relu":
+            sure = np.abs(h) > margin
+            assert np.array_equal(codes[sure], (h > 0)[sure])
+            compared += int(sure.sum())
+        else:
+            windows = maxcells.pool_windows(op, tuple(values[op.inputs[0]].shape[1:]))[0]
+            vals = np.where(windows[None] >= 0, h[:, np.maximum(windows, 0)], -np.inf)
+            top2 = np.sort(vals, axis=2)[:, :, -2:]
+            sure = (top2[:, :, 1] - top2[:, :, 0]) > margin
+            got = codes.reshape(len(pts), len(windows), -1).argmax(2)
+            assert np.array_equal(got[sure], vals.argmax(2)[sure])
+            compared += int(sure.sum())
+    # the decision cells' classes
+    pts = s.predicted.vertex_means()
+    logits = forward(net, torch.as_tensor(s.plane.points(pts)), stats).numpy()
+    top2 = np.sort(logits, 1)[:, -2:]
+    sure = top2[:, 1] - top2[:, 0] > margin
+    assert np.array_equal(s.predicted_class[sure], logits.argmax(1)[sure])
+    return compared
 
 
 def onnx_case(tmp_path: Path, kw: dict, mode: str):

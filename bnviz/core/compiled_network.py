@@ -20,8 +20,8 @@ from numba import njit
 
 from bnviz.core.clipping import _JIT, _grow_rows, chords, clip_faces
 
-__all__ = ["NO_PLANES", "activated_maps", "add_unit_steps", "chords", "cut_layer", "cut_network",
-           "majority_codes", "warm_up"]
+__all__ = ["NO_PLANES", "activated_maps", "add_unit_steps", "chords", "common_codes", "cut_layer",
+           "cut_network", "warm_up"]
 
 #: The empty ``planes`` that asks :func:`cut_layer` for its own GEMM.
 NO_PLANES = np.empty((3, 0, 0))
@@ -104,28 +104,23 @@ def activated_maps(planes: Any, parent: Any, packed: Any, n_units: int, slope: f
 
 
 @njit(**_JIT)
-def majority_codes(packed: Any, starts: Any, n_units: int) -> Any:
-    """Each group's majority code and the faces' differences from it: faces
+def common_codes(packed: Any, starts: Any) -> Any:
+    """Each group's common code and the faces' differences from it: faces
     starts[g]..starts[g+1]-1 of ``packed`` (F, ceil(U / 8), bits as np.packbits) are group g;
-    returns (G, ceil(U / 8)) uint8 with unit u on where more than half of the group's faces
-    have it on, and the number of (face, unit) pairs that differ from their group's
-    (:mod:`bnviz.slices.activated_linear`)."""
+    returns (G, ceil(U / 8)) uint8 with unit u on where every face of the group has it on,
+    and the number of (face, unit) pairs that differ from their group's (units on in the
+    face, off in the common code: :mod:`bnviz.slices.activated_linear`)."""
     groups, n_bytes = starts.shape[0] - 1, packed.shape[1]
-    out = np.zeros((groups, n_bytes), np.uint8)
-    counts = np.zeros(n_units, np.int64)
+    out = np.full((groups, n_bytes), 255, np.uint8)
     ones = np.zeros(256, np.int64)
     for b in range(256):
         ones[b] = (b & 1) + ((b >> 1) & 1) + ((b >> 2) & 1) + ((b >> 3) & 1) + \
             ((b >> 4) & 1) + ((b >> 5) & 1) + ((b >> 6) & 1) + ((b >> 7) & 1)
     differing = 0
     for g in range(groups):
-        counts[:] = 0
         for f in range(starts[g], starts[g + 1]):
-            for u in range(n_units):
-                counts[u] += (packed[f, u >> 3] >> (7 - (u & 7))) & 1
-        for u in range(n_units):
-            if 2 * counts[u] > starts[g + 1] - starts[g]:
-                out[g, u >> 3] |= np.uint8(1 << (7 - (u & 7)))
+            for b in range(n_bytes):
+                out[g, b] &= packed[f, b]
         for f in range(starts[g], starts[g + 1]):
             for b in range(n_bytes):
                 differing += ones[packed[f, b] ^ out[g, b]]
@@ -251,7 +246,7 @@ def warm_up() -> None:
                       np.zeros((1, 0), np.uint8), 0, 1.0, 1.0, 0.0, 100, 1000, maps)
     activated_maps(aff, np.zeros(1, np.int64), np.zeros((1, 1), np.uint8), 0, 0.0,
                    np.empty((3, 1, 2)))
-    reference, _ = majority_codes(np.zeros((2, 1), np.uint8), np.array([0, 2]), 2)
+    reference, _ = common_codes(np.zeros((2, 1), np.uint8), np.array([0, 2]))
     add_unit_steps(aff, np.zeros(2, np.int64), np.zeros((2, 1), np.uint8), reference,
                    np.zeros(2, np.int64), 0.0, np.array([0, 1, 1], np.int32),
                    np.zeros(1, np.int32), np.ones(1), np.zeros((3, 2, 1)))

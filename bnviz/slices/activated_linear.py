@@ -4,19 +4,25 @@ The faces a ReLU cut makes of one region share that region's maps A (3, U): face
 activated maps are A times f's factors (1 on its active units, the slope on the others),
 and the next linear op L gives L(factors_f * A).  Faces of one region differ in few units:
 on the conv chain of ``bench/slice.py`` (1 024 units, 640 active), 57 000 faces of one
-window differ from their chunk's majority code in 12 units on average.  So a chunk's faces
-of one region take one reference, L applied to the majority's factors times A, and each
-face adds only the columns of its differing units,
+window have 28 active units on average beyond those active in every face of their chunk.
+So a chunk's faces of one region take one reference, L applied to the common code's
+factors times A (the units active in every face), and each face adds only the columns of
+its other active units,
 
-    L(factors_f * A) = L(factors_ref * A) + sum over u where f differs of
-                       (factors_f[u] - factors_ref[u]) A[:, u] L[u, :],
+    L(factors_f * A) = L(factors_ref * A) + sum over u active in f, not in ref, of
+                       (1 - slope) A[:, u] L[u, :],
 
 where L[u, :] is what a one at input unit u adds to the outputs (a convolution's by-unit
-matrix: :func:`bnviz.slices.conv_dense.unit_matrix`).  The same sum in another order: the
-result differs from the direct product by float64 rounding, some 1e-15 of the terms, far
-under the cut's tolerance (RTOL of :mod:`bnviz.core.crossings`, applied after the op by
-:class:`bnviz.slices.ties.TieSnap`).  A chunk whose faces come from many regions, or differ
-in many units, runs the op directly (None).
+matrix: :func:`bnviz.slices.conv_dense.unit_matrix`).  The reference is the common code,
+not the majority's, so that nothing is subtracted: with a ReLU every term summed is one of
+the face's own terms (with a leaky one, slope times one and 1 - slope times one), and the
+rounding is relative to the face's own terms, as in the direct product; an output whose
+inputs are all off on the face is exactly zero, as there (the majority's reference left
+1e-16 of its terms where a bias-free conv's direct output was 0, which the snap, relative to
+the face's terms, kept: dead units drawn as lines).  The result differs from the direct
+product by that rounding alone, and :class:`bnviz.slices.ties.TieSnap` runs after it as
+after the direct op.  A chunk whose faces come from many regions, or differ in many units,
+runs the op directly (None).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ DIFFERING_SHARE = 0.25
 def linear_by_differences(op: Op, rows: ActivatedRows, s: int, e: int,
                           stats: Statistics | None) -> torch.Tensor | None:
     """The linear part of ``op`` (a conv or linear layer) on faces s..e-1 of ``rows``, as
-    (3, e - s, *output shape), by differences from each region's majority face; None when
+    (3, e - s, *output shape), by differences from each region's common code; None when
     that would not pay (then the caller runs ``op`` on the faces' maps)."""
     if op.kind not in ("conv", "linear") or rows.device.type != "cpu" or e - s < 8:
         return None
@@ -61,7 +67,7 @@ def linear_by_differences(op: Op, rows: ActivatedRows, s: int, e: int,
     compiled = kernels.require()
     units = rows.planes.shape[2]
     packed = rows.packed[s:e]
-    reference, differing = compiled.majority_codes(packed, np.r_[starts, n], units)
+    reference, differing = compiled.common_codes(packed, np.r_[starts, n])
     if differing > DIFFERING_SHARE * n * units:
         return None
     factors = np.where(np.unpackbits(reference, axis=1, count=units).view(bool), 1.0,

@@ -12,8 +12,8 @@ The forward order of the network (:class:`bnviz.slices.graph.SliceNet`) is follo
 * a ReLU or leaky ReLU cuts every region by the lines of its units, with the compiled cut of
   the 2D views (:func:`bnviz.core.compiled_network.cut_layer`, BN paper eq. 10-11: the same
   kernel, tolerance and refusals), which also hands back each face's activated maps; a
-  conv or linear op on them runs by differences from each region's majority face
-  (:mod:`bnviz.slices.activated_linear`: faces of one region differ in a few units);
+  conv or linear op on them runs by differences from the code common to each region's
+  faces (:mod:`bnviz.slices.activated_linear`: faces of one region differ in a few units);
 * a max pooling splits every region into the argmax cells of its windows
   (:func:`bnviz.slices.maxcells.max_cells`);
 * the logits' argmax cells give the decision boundary.

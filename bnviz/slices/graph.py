@@ -213,7 +213,7 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
     if op.kind == "bn":
         return x * _channel(_bn_scale_shift(op, stats)[0], x.ndim, x)
     if op.kind == "bias":
-        return x
+        return x.clone()  # a new tensor: the engine adds the bias to the result in place
     if op.kind == "avgpool":
         t, left, b, r = a["pads"]
         if (t, left) != (b, r):
