@@ -41,8 +41,14 @@ __all__ = ["linear_by_differences"]
 #: Entries of a convolution's by-unit matrix (sparse: 12 bytes each) past which the op always
 #: runs directly: 4M entries, 48 MB, kept on the op while the cut runs.
 UNIT_MATRIX_ENTRIES = 4_000_000
-#: A chunk's faces run by differences when they come from at most one region in this many.
-MIN_FACES_A_REGION = 8
+#: A chunk's faces run by differences when they come from at most one region in this many
+#: (the references' products, one a region, at most half the direct op's).  A cut's uncut
+#: regions come first in its faces, each a run of one, and do not stop the others.  Measured
+#: (bench/slice.py's per-core cases, one thread): 2 against 8 changed nothing beyond the
+#: noise (ResNet9 5.60-5.62 against 5.57-5.71 s; the residual net 3.20-3.26 against
+#: 3.25-3.27 s), and 1.1 on the appendix CNN, whose later layers have 1.1-1.9 faces a region,
+#: neither (9.21-9.55 against 9.40-9.42 s).
+MIN_FACES_A_REGION = 2
 #: The differences run while the faces differ from their references in at most this fraction
 #: of (face, unit) pairs: a differing unit adds its row's nonzeros once, scattered, where the
 #: op on a face multiplies every unit's.

@@ -86,7 +86,7 @@ def test_faces_of_many_regions_or_with_many_flips_run_the_op_directly():
                                       "bias": None, "stride": (1, 1), "pads": (1, 1, 1, 1),
                                       "dilation": (1, 1), "groups": 1})
     shape = (3, 6, 6)
-    assert linear_by_differences(op, _rows(shape, 200, 300, 0.0, 1), 0, 300, None) is None
+    assert linear_by_differences(op, _rows(shape, 1000, 300, 0.0, 1), 0, 300, None) is None
     flips = _rows(shape, 1, 300, 0.0, 2)
     flips.packed = np.packbits(rng.random((300, 108)) < 0.5, axis=1)  # codes at random
     assert linear_by_differences(op, flips, 0, 300, None) is None
