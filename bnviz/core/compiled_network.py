@@ -147,12 +147,13 @@ def add_unit_steps(planes: Any, parent: Any, packed: Any, reference: Any, group:
                     continue
                 u = 8 * b + bit
                 step = 1.0 - slope if (packed[f, b] >> (7 - bit)) & 1 else slope - 1.0
-                for a in range(3):
-                    v = planes[a, p, u] * step
-                    if v == 0.0:
-                        continue
-                    for j in range(indptr[u], indptr[u + 1]):
-                        out[a, f, indices[j]] += v * data[j]
+                da, db, dc = planes[0, p, u] * step, planes[1, p, u] * step, \
+                    planes[2, p, u] * step
+                for j in range(indptr[u], indptr[u + 1]):  # the three maps in one pass
+                    k, w = indices[j], data[j]
+                    out[0, f, k] += da * w
+                    out[1, f, k] += db * w
+                    out[2, f, k] += dc * w
 
 
 @njit(**_JIT)
