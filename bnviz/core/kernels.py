@@ -49,13 +49,18 @@ def _lock_path() -> Path:
 
 
 def _cached() -> bool:
-    """Whether numba's cache holds the engine's kernels (their index files exist); False
-    where it cannot tell."""
+    """Whether numba's cache holds the engine's kernels: the index file of every entry point
+    that :func:`bnviz.core.compiled_network.warm_up` compiles (two of them alone let a
+    process compile the others silently, or say "compiling" when it would not); True where
+    it cannot tell."""
     try:
         from bnviz.core import clipping
+        from bnviz.core import compiled_network as cn
 
         return all(Path(f._cache._cache_file._index_path).exists()  # noqa: SLF001
-                   for f in (clipping.chords, clipping.clip_faces))
+                   for f in (clipping.chords, clipping.clip_faces, cn.cut_layer,
+                             cn.cut_network, cn.activated_maps, cn.common_codes,
+                             cn.add_unit_steps))
     except Exception:  # numba's private layout changed: say nothing
         return True
 

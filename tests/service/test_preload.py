@@ -222,3 +222,18 @@ def test_a_stop_as_the_first_answer_comes_reaches_every_worker(round_, tmp_path)
     assert stopped < 15, text[-3000:]  # half the graceful timeout: no worker missed the stop
     assert code == 0, text[-3000:]
     assert "terminate called" not in text and "SIGABRT" not in text, text[-3000:]
+
+
+def test_the_kernels_are_cached_only_when_every_entry_point_is(monkeypatch, tmp_path):
+    """kernels._cached (whether require must say "compiling") looks at the index file of
+    every entry point warm_up compiles: one missing (a kernel added since the cache was
+    made), and it says so; it had looked at clip_faces' and chords' alone."""
+    from bnviz.core import clipping, compiled_network
+
+    kernels.require()
+    assert kernels._cached()
+    for f in (clipping.clip_faces, compiled_network.add_unit_steps,
+              compiled_network.common_codes, compiled_network.cut_network):
+        with monkeypatch.context() as m:
+            m.setattr(f._cache._cache_file, "_index_path", str(tmp_path / "missing.nbi"))
+            assert not kernels._cached()
