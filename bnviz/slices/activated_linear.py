@@ -67,14 +67,14 @@ def linear_by_differences(op: Op, rows: ActivatedRows, s: int, e: int,
     n, groups = e - s, len(starts)
     if groups * MIN_FACES_A_REGION > n:
         return None
-    matrix = _by_unit(op, tuple(rows.shape[2:]))
-    if matrix is None:
-        return None
     compiled = kernels.require()
     units = rows.planes.shape[2]
     packed = rows.packed[s:e]
     reference, differing = compiled.common_codes(packed, np.r_[starts, n])
     if differing > DIFFERING_SHARE * n * units:
+        return None
+    matrix = _by_unit(op, tuple(rows.shape[2:]))  # (built only where it will be used)
+    if matrix is None:
         return None
     factors = np.where(np.unpackbits(reference, axis=1, count=units).view(bool), 1.0,
                        rows.slope)
