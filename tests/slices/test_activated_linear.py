@@ -111,26 +111,12 @@ def _case(tmp_path, case: str, mode: str):
                          + [("ties-4", "eval"), ("ties-9", "eval")])
 def test_the_cut_by_differences_is_the_direct_cut(tmp_path, monkeypatch, case, mode):
     net, plane, window, stats = _case(tmp_path, case, mode)
-    ran = []
-    real = activated_linear.linear_by_differences
-
-    def counted(*args):
-        out = real(*args)
-        ran.append(out is not None)
-        return out
-
-    monkeypatch.setattr("bnviz.slices.engine.linear_by_differences", counted)
-    # the compiled ReLU cut at every size (its faces' maps are made a chunk at a time: the
-    # vectorised cut's small outputs come whole)
-    monkeypatch.setattr("bnviz.slices.engine.VECTORISED_RELU_CUT", False)
-    monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", np.inf)  # wherever it can
-    monkeypatch.setattr(activated_linear, "MIN_FACES_A_REGION", 1)
+    ran = _forced(monkeypatch, True)
     with_differences = cut_slice(net, plane, window, stats, device="cpu")
-    assert any(ran), "the differences never ran"
-    monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", -1.0)
-    ran.clear()
+    assert ran, "the differences never ran"
+    ran = _forced(monkeypatch, False)
     direct = cut_slice(net, plane, window, stats, device="cpu")
-    assert not any(ran)
+    assert not ran
     assert_same(with_differences, direct)
 
 
@@ -154,7 +140,9 @@ def _op_net(seed: int, bias2) -> SliceNet:
 
 
 def _forced(monkeypatch, on: bool) -> list:
-    """Differences wherever they can run (on) or nowhere; returns the (s, e) they ran on."""
+    """Differences wherever they can run (on) or nowhere, after the compiled ReLU cut at
+    every size (its faces' maps are made a chunk at a time: the vectorised cut's small
+    outputs come whole); returns the (s, e) they ran on."""
     monkeypatch.setattr("bnviz.slices.engine.VECTORISED_RELU_CUT", False)
     monkeypatch.setattr(activated_linear, "DIFFERING_SHARE", np.inf if on else -1.0)
     monkeypatch.setattr(activated_linear, "MIN_FACES_A_REGION", 1)
