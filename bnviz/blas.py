@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-__all__ = ["hold_to_one_thread", "times_transposed"]
+__all__ = ["hold_to_one_thread", "on_numpy_blas", "times_transposed"]
 
 #: Whether this process has held numpy's BLAS to one thread.
 _held_to_one = False
@@ -36,11 +36,20 @@ def times_transposed(x: torch.Tensor, w: np.ndarray) -> torch.Tensor:
     import numpy as np
     import torch
 
-    if x.device.type == "cpu" and x.dtype == torch.float64 and w.dtype == np.float64 \
-            and torch.get_num_threads() == 1:
-        hold_to_one_thread()
+    if w.dtype == np.float64 and on_numpy_blas(x):
         return torch.from_numpy(np.matmul(x.numpy(), w.T))
     return x @ torch.as_tensor(w, dtype=x.dtype, device=x.device).T
+
+
+def on_numpy_blas(x: torch.Tensor) -> bool:
+    """Whether products with ``x`` run on numpy's BLAS (float64 on a CPU where torch runs on
+    one thread: the module docstring), its BLAS then held to one thread."""
+    import torch
+
+    if x.device.type == "cpu" and x.dtype == torch.float64 and torch.get_num_threads() == 1:
+        hold_to_one_thread()
+        return True
+    return False
 
 
 def hold_to_one_thread() -> None:

@@ -7,12 +7,13 @@ left, bottom, right), groups), so that the graph imports it and not the other wa
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-__all__ = ["conv_out_shape", "dense_matrix", "unit_matrix"]
+__all__ = ["RowBands", "band_rows", "conv_out_shape", "dense_matrix", "row_bands", "unit_matrix"]
 
 
 def conv_out_shape(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
@@ -40,6 +41,56 @@ def dense_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> np.
             matrix[rows, cols] = taps
         cache[shape] = matrix
     return cache[shape]
+
+
+@dataclass(frozen=True)
+class RowBands:
+    """The dense matrix cut by output row: output row i (every channel and column, laid out
+    (O, Wo)) reads input rows ``lo[i]``..``hi[i]`` - 1 alone (every channel and column, laid
+    out (rows, C, W)), through ``matrices[i]`` ((hi - lo) * C * W, O * Wo)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    matrices: tuple[np.ndarray, ...]
+
+
+def band_rows(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (Ho,): the input rows each output row reads, padding left out: output row i
+    reads rows i sh - top + di dh, di < kh (lo >= hi: padding alone)."""
+    _, h, _ = shape
+    _, _, kh, _ = attrs["weight"].shape
+    (sh, _), (dh, _) = attrs["stride"], attrs["dilation"]
+    first = np.arange(conv_out_shape(attrs, shape)[1]) * sh - attrs["pads"][0]
+    last = first + (kh - 1) * dh
+    lo = first + np.maximum(-(first // dh), 0) * dh  # the first tap on the map (dilated)
+    hi = last - np.maximum(-((h - 1 - last) // dh), 0) * dh + 1
+    return lo, np.maximum(hi, lo)
+
+
+def row_bands(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> RowBands:
+    """The convolution on inputs of ``shape`` by output row (:class:`RowBands`), built from
+    its taps (not from the dense matrix, which may be many times larger) and kept in
+    ``attrs["_dense"]``.  The same entries as :func:`dense_matrix`, the rows that only
+    padding reaches left out."""
+    cache = attrs.setdefault("_dense", {})
+    key = ("bands", shape)
+    if key not in cache:
+        c, _, w = shape
+        o, ho, wo = conv_out_shape(attrs, shape)
+        lo, hi = band_rows(attrs, shape)
+        sizes = np.maximum(hi - lo, 0) * c * w * o * wo
+        offsets = np.r_[0, np.cumsum(sizes)]
+        flat = np.zeros(int(offsets[-1]))
+        for rows, cols, taps in _taps(attrs, shape):
+            out_c, rest = np.divmod(rows, ho * wo)
+            i, j = np.divmod(rest, wo)
+            in_c, rest = np.divmod(cols, shape[1] * w)
+            y, x = np.divmod(rest, w)
+            flat[offsets[i] + (((y - lo[i]) * c + in_c) * w + x) * (o * wo) + out_c * wo + j] = taps
+        cache[key] = RowBands(lo, hi, tuple(
+            flat[offsets[i]:offsets[i + 1]].reshape(-1, o * wo) for i in range(ho)))
+    return cache[key]
 
 
 def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],

@@ -21,7 +21,6 @@ sigma = sqrt(var + eps) (floored as :func:`bnviz.core.bn.floored_sigma` floors e
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ import torch.nn.functional as F
 from bnviz.blas import times_transposed
 from bnviz.core.bn import batch_moments, floored_sigma
 from bnviz.slices.conv_dense import conv_out_shape, dense_matrix
+from bnviz.slices.conv_products import banded_product, channel_product, dense_form
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
            "bias_of", "check_size", "conv_matrix", "fold_bn", "forward", "linear_part",
@@ -41,18 +41,6 @@ __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "bat
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
 NONLINEAR_KINDS = ("relu", "maxpool")
 BN_MODES = ("eval", "train")
-
-#: Inputs (C * H * W) up to which a convolution may run as one dense matrix
-#: (:func:`conv_matrix`: (O * Ho * Wo) x (C * H * W) float64, built once per op and shape).
-DENSE_MAX_UNITS = 4096
-#: A convolution runs as that dense matrix when the matrix has at most this many times the
-#: products of the convolution itself (H * W * groups / (kh * kw): the dense rows also multiply
-#: the zeros of every tap that misses the map).  Measured on one core in float64
-#: (bench/slice.py's profile, issue 45): the dense product runs at about 25 GFLOP/s, torch's
-#: float64 conv2d at 3-6, so the dense form is 2.3-3.9x faster on 4x4 and 6x6 maps (ratio
-#: 1.8-4), even on 8x8 maps with few channels (ratio 7: 0.8-1.3x) and 2x slower on 8x8 with
-#: 64 channels: 4 keeps the maps where it wins.
-DENSE_MAX_RATIO = 4.0
 
 #: BN statistics of one mini-batch: the op's name -> (mean, biased variance), per channel.
 Statistics = Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -196,19 +184,19 @@ def max_pool(op: Op, x: torch.Tensor, return_indices: bool = False) -> Any:
 def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None) -> torch.Tensor:
     """The linear part of an affine op applied to a batch (the first dim is the batch)."""
     a, x = op.attrs, xs[0]
-    if op.kind == "conv" and _dense_pays(op, tuple(x.shape[1:])):
-        # a small map (ResNet9's 4x4, 2x2 and 1x1 stages): the conv as one dense matrix, one
-        # BLAS product (numpy's on a CPU: bnviz.blas), beats conv2d's float64 path
-        # (DENSE_MAX_RATIO)
-        y = times_transposed(x.reshape(x.shape[0], -1), conv_matrix(op, tuple(x.shape[1:])))
-        return y.reshape(x.shape[0], *conv_out_shape(op.attrs, tuple(x.shape[1:])))
     if op.kind == "conv" and _pointwise(op):
         # a 1x1 convolution is one product over the channels at every pixel: as one BLAS
         # product on the pixels' rows, 4-10x faster than conv2d's float64 path (issue 45)
-        y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, x.shape[1]),
-                             a["weight"][:, :, 0, 0])
-        return y.reshape(x.shape[0], x.shape[2], x.shape[3], -1).permute(0, 3, 1, 2).contiguous()
+        return channel_product(x, a["weight"][:, :, 0, 0])
     if op.kind == "conv":
+        # small maps (ResNet9's 4x4, 2x2 and 1x1 stages): BLAS products (numpy's on a CPU:
+        # bnviz.blas) beat conv2d's float64 path (bnviz.slices.conv_products)
+        form = dense_form(a, tuple(x.shape[1:]))
+        if form == "bands":
+            return banded_product(x, a)
+        if form == "dense":
+            y = times_transposed(x.reshape(x.shape[0], -1), conv_matrix(op, tuple(x.shape[1:])))
+            return y.reshape(x.shape[0], *conv_out_shape(a, tuple(x.shape[1:])))
         return _conv(op, x)
     if op.kind == "bn":
         return x * _channel(_bn_scale_shift(op, stats)[0], x.ndim, x)
@@ -236,14 +224,6 @@ def _pointwise(op: Op) -> bool:
     a = op.attrs
     return a["weight"].shape[2:] == (1, 1) and tuple(a["stride"]) == (1, 1) and \
         not any(a["pads"]) and a["groups"] == 1
-
-
-def _dense_pays(op: Op, shape: tuple[int, ...]) -> bool:
-    """Whether the conv ``op`` on inputs of ``shape`` (C, H, W) runs as its dense matrix."""
-    _, h, w = shape
-    _, _, kh, kw = op.attrs["weight"].shape
-    return not _pointwise(op) and math.prod(shape) <= DENSE_MAX_UNITS and \
-        h * w * op.attrs["groups"] <= DENSE_MAX_RATIO * kh * kw
 
 
 def _conv(op: Op, x: torch.Tensor) -> torch.Tensor:

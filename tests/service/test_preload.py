@@ -233,7 +233,8 @@ def test_the_kernels_are_cached_only_when_every_entry_point_is(monkeypatch, tmp_
     kernels.require()
     assert kernels._cached()
     for f in (clipping.clip_faces, compiled_network.add_unit_steps,
-              compiled_network.common_codes, compiled_network.cut_network):
+              compiled_network.common_codes, compiled_network.cut_network,
+              compiled_network.swap_middle_axes):
         with monkeypatch.context() as m:
             m.setattr(f._cache._cache_file, "_index_path", str(tmp_path / "missing.nbi"))
             assert not kernels._cached()

@@ -1,0 +1,124 @@
+"""A convolution's float64 products, in the forms a BLAS runs fastest (issue 45).
+
+:func:`bnviz.slices.graph.linear_part` takes one of four forms for a convolution on a batch
+of maps: torch's conv2d, whose float64 path ran at 3-6 GFLOP/s on one core here; one dense
+matrix (:func:`bnviz.slices.conv_dense.dense_matrix`), a BLAS product at 50-60 (AVX2) that
+also multiplies the zeros of every tap in the padding; the dense matrix cut by output row
+(:class:`bnviz.slices.conv_dense.RowBands`), which leaves out the input rows an output row
+cannot read; or, for a 1x1 convolution, one product over the channels at every pixel.
+:func:`dense_form` chooses by the multiply-adds each form does.
+
+The row bands read the maps rows-first (N, H, C, W), so that the rows an output row reads are
+one block of columns, and write rows-first (N, Ho, O, Wo); a 1x1 convolution reads and writes
+channels-last.  The layouts are swapped by a compiled copy
+(:func:`bnviz.core.compiled_network.swap_middle_axes`) once the kernels are loaded in the
+process (else torch's permutes run: the same values).  On ResNet9's 4x4 maps the swaps take
+0.5-1.5 ms for 3 000 maps, torch's ``permute().contiguous()`` of float64 1.6-6.5 ms.  The
+sums are the dense product's, the zeros left out, summed in the BLAS's order: equal up to
+its rounding.
+
+Measured (one core, AVX2 kernels, ``bench/slice.py``'s ResNet9 window of 49 402 regions):
+the row bands took its three 4x4 convolutions from 2.3 s to 1.5 s and the whole cut from
+5.4 to 4.9 s.  The 1x1 convolution's compiled swaps took a (48 000, 192, 2, 2) product from
+0.71 to 0.32 s on arrays far larger than the caches, but the cut's chunks stay in the caches
+(:data:`bnviz.slices.engine.CHUNK_BYTES`), where torch's permutes cost little more: the
+appendix CNN's cut did not change beyond the noise (10.1-10.7 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from bnviz.blas import on_numpy_blas, times_transposed
+from bnviz.core.arrays import NUMPY
+from bnviz.core.cut import compiled_kernels
+from bnviz.slices.conv_dense import band_rows, conv_out_shape, row_bands
+
+__all__ = ["banded_product", "channel_product", "dense_form"]
+
+#: Inputs (C * H * W) up to which a convolution may run as one dense matrix
+#: ((O * Ho * Wo) x (C * H * W) float64, built once per op and shape).
+DENSE_MAX_UNITS = 4096
+#: A convolution runs as the dense matrix, or its row bands, when they do at most this many
+#: times the multiply-adds of the convolution itself (the dense rows also multiply the zeros
+#: of every tap that misses the map).  Measured on one core in float64 (bench/slice.py's
+#: profile, issue 45): the dense product runs at about 25 GFLOP/s, torch's float64 conv2d at
+#: 3-6, so the dense form is 2.3-3.9x faster on 4x4 and 6x6 maps (ratio 1.8-4), even on 8x8
+#: maps with few channels (ratio 7: 0.8-1.3x) and 2x slower on 8x8 with 64 channels: 4 keeps
+#: the maps where it wins.
+DENSE_MAX_RATIO = 4.0
+#: The row bands run instead of the dense matrix when they do at most this share of its
+#: multiply-adds: their products are narrower (O * Wo columns, not O * Ho * Wo), and ran at
+#: 49 GFLOP/s against the dense one's 58 on ResNet9's 4x4 maps (AVX2, one core).
+BAND_SHARE = 0.8
+#: Entries of a convolution's row bands (8 bytes each) past which they are not built: 32 MB
+#: kept on the op while the cut runs.
+BAND_ENTRIES = 4_000_000
+
+
+def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> str | None:
+    """How a (not 1x1) convolution on inputs of ``shape`` (C, H, W) runs: "bands", "dense"
+    or None (torch's conv2d), by the multiply-adds of each (the module docstring)."""
+    c, h, w = shape
+    o, cg, kh, kw = attrs["weight"].shape
+    _, ho, wo = conv_out_shape(attrs, shape)
+    lo, hi = band_rows(attrs, shape)
+    conv = o * ho * wo * cg * kh * kw
+    dense = o * ho * wo * c * h * w
+    bands = int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo
+    if bands <= BAND_SHARE * dense and bands <= DENSE_MAX_RATIO * conv and \
+            bands <= BAND_ENTRIES:
+        return "bands"
+    if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv:
+        return "dense"
+    return None
+
+
+def banded_product(x: torch.Tensor, attrs: MutableMapping[str, Any]) -> torch.Tensor:
+    """The convolution of ``x`` (N, C, H, W), without bias, by its row bands, as (N, O, Ho,
+    Wo)."""
+    n, c, h, w = x.shape
+    o, ho, wo = conv_out_shape(attrs, (c, h, w))
+    bands = row_bands(attrs, (c, h, w))
+    compiled = compiled_kernels(NUMPY, 0)  # the kernels where this process has them
+    if compiled is None or not on_numpy_blas(x):
+        rows = x.permute(0, 2, 1, 3).reshape(n, -1)
+        y = torch.zeros((n, ho, o * wo), dtype=x.dtype, device=x.device)
+        for i, (lo, hi, matrix) in enumerate(zip(bands.lo, bands.hi, bands.matrices,
+                                                 strict=True)):
+            if hi > lo:
+                y[:, i] = rows[:, lo * c * w:hi * c * w] @ torch.as_tensor(
+                    matrix, dtype=x.dtype, device=x.device)
+        return y.reshape(n, ho, o, wo).permute(0, 2, 1, 3).contiguous()
+    rows = np.empty((n, h, c, w))
+    compiled.swap_middle_axes(np.ascontiguousarray(x.numpy()), rows)
+    rows = rows.reshape(n, -1)
+    y = np.empty((n, ho, o * wo))
+    for i, (lo, hi, matrix) in enumerate(zip(bands.lo, bands.hi, bands.matrices, strict=True)):
+        if hi > lo:
+            np.matmul(rows[:, lo * c * w:hi * c * w], matrix, out=y[:, i])
+        else:
+            y[:, i] = 0.0  # only padding under this output row
+    out = np.empty((n, o, ho, wo))
+    compiled.swap_middle_axes(y.reshape(n, ho, o, wo), out)
+    return torch.from_numpy(out)
+
+
+def channel_product(x: torch.Tensor, weight: np.ndarray) -> torch.Tensor:
+    """The 1x1 convolution of ``x`` (N, C, H, W) with ``weight`` (O, C), without bias, as
+    (N, O, H, W): y[n, o, i, j] = sum_c weight[o, c] x[n, c, i, j]."""
+    n, c, h, w = x.shape
+    compiled = compiled_kernels(NUMPY, 0)  # the kernels where this process has them
+    if compiled is None or x.device.type != "cpu" or x.dtype != torch.float64:
+        y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, c), weight)
+        return y.reshape(n, h, w, -1).permute(0, 3, 1, 2).contiguous()
+    rows = np.empty((n, h * w, c, 1))
+    compiled.swap_middle_axes(np.ascontiguousarray(x.numpy()).reshape(n, c, h * w, 1), rows)
+    y = times_transposed(torch.from_numpy(rows.reshape(-1, c)), weight).numpy()
+    out = np.empty((n, weight.shape[0], h * w, 1))
+    compiled.swap_middle_axes(np.ascontiguousarray(y).reshape(n, h * w, -1, 1), out)
+    return torch.from_numpy(out.reshape(n, -1, h, w))
