@@ -60,18 +60,20 @@ BAND_SHARE = 0.8
 BAND_ENTRIES = 4_000_000
 
 
-def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...]) -> str | None:
+def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: bool = True
+               ) -> str | None:
     """How a (not 1x1) convolution on inputs of ``shape`` (C, H, W) runs: "bands", "dense"
-    or None (torch's conv2d), by the multiply-adds of each (the module docstring)."""
+    or None (torch's conv2d), by the multiply-adds of each (the module docstring).  Not
+    ``bands`` (a GPU's maps, where they were never timed): "dense" or None."""
     c, h, w = shape
     o, cg, kh, kw = attrs["weight"].shape
     _, ho, wo = conv_out_shape(attrs, shape)
     lo, hi = band_rows(attrs, shape)
     conv = o * ho * wo * cg * kh * kw
     dense = o * ho * wo * c * h * w
-    bands = int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo
-    if bands <= BAND_SHARE * dense and bands <= DENSE_MAX_RATIO * conv and \
-            bands <= BAND_ENTRIES:
+    banded = int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo
+    if bands and banded <= BAND_SHARE * dense and banded <= DENSE_MAX_RATIO * conv and \
+            banded <= BAND_ENTRIES:
         return "bands"
     if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv:
         return "dense"

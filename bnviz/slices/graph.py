@@ -191,7 +191,7 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
     if op.kind == "conv":
         # small maps (ResNet9's 4x4, 2x2 and 1x1 stages): BLAS products (numpy's on a CPU:
         # bnviz.blas) beat conv2d's float64 path (bnviz.slices.conv_products)
-        form = dense_form(a, tuple(x.shape[1:]))
+        form = dense_form(a, tuple(x.shape[1:]), bands=x.device.type == "cpu")
         if form == "bands":
             return banded_product(x, a)
         if form == "dense":

@@ -127,6 +127,9 @@ def test_the_banded_and_channel_products_are_conv2d(shape, o, groups, kernel, st
 def test_a_convolution_takes_the_form_with_the_fewest_products(shape, kernel, pads, form):
     op = _op(shape, shape[0], 1, kernel, (1, 1), (1, 1), pads)
     assert dense_form(op.attrs, shape) == form
+    # on a GPU (never timed with bands): the dense matrix where it pays, else conv2d
+    assert dense_form(op.attrs, shape, bands=False) == {
+        (32, 4, 4): "dense", (16, 8, 8): None}.get(shape, form)
 
 
 @pytest.mark.parametrize("shape", [(5, 7, 3, 1), (4, 3, 7, 2), (2, 1, 9, 4), (3, 6, 6, 5)])
