@@ -55,8 +55,14 @@ DENSE_MAX_RATIO = 4.0
 #: multiply-adds: their products are narrower (O * Wo columns, not O * Ho * Wo), and ran at
 #: 49 GFLOP/s against the dense one's 58 on ResNet9's 4x4 maps (AVX2, one core).
 BAND_SHARE = 0.8
+#: The row bands run when they do at most this many times the convolution's own
+#: multiply-adds: they ran at 40-50 GFLOP/s on one core (AVX2), conv2d's float64 path at 3-6,
+#: and beat it 2.2x on (16, 8, 8) and (32, 8, 8) maps (ratio 2.4), 1.8x on (16, 12, 12)
+#: (3.5) and 2.8x on (8, 16, 16) (5.1), 3 000 maps to 32 channels or 2 000 to 16 and 8.
+BAND_MAX_RATIO = 8.0
 #: Entries of a convolution's row bands (8 bytes each) past which they are not built: 32 MB
-#: kept on the op while the cut runs.
+#: kept on the op while the cut runs ((64, 8, 8) to 64 channels has 5.8M: conv2d, 1.4x
+#: slower than its bands would be).
 BAND_ENTRIES = 4_000_000
 
 
@@ -72,7 +78,7 @@ def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: b
     conv = o * ho * wo * cg * kh * kw
     dense = o * ho * wo * c * h * w
     banded = int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo
-    if bands and banded <= BAND_SHARE * dense and banded <= DENSE_MAX_RATIO * conv and \
+    if bands and banded <= BAND_SHARE * dense and banded <= BAND_MAX_RATIO * conv and \
             banded <= BAND_ENTRIES:
         return "bands"
     if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv:
