@@ -43,6 +43,10 @@ __all__ = ["banded_product", "channel_product", "dense_form"]
 #: Inputs (C * H * W) up to which a convolution may run as one dense matrix
 #: ((O * Ho * Wo) x (C * H * W) float64, built once per op and shape).
 DENSE_MAX_UNITS = 4096
+#: Entries of a convolution's dense matrix (8 bytes each) past which it is not built: 32 MB
+#: kept on the op while the cut runs.  (Without it, an upload's 8x8 kernels over 64 channels
+#: of 8x8 maps, 2 048 of them, asked for a 4.3 GB matrix; the appendix CNN's largest is 2.4M.)
+DENSE_ENTRIES = 4_000_000
 #: A convolution runs as the dense matrix, or its row bands, when they do at most this many
 #: times the multiply-adds of the convolution itself (the dense rows also multiply the zeros
 #: of every tap that misses the map).  Measured on one core in float64 (bench/slice.py's
@@ -81,7 +85,8 @@ def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: b
     if bands and banded <= BAND_SHARE * dense and banded <= BAND_MAX_RATIO * conv and \
             banded <= BAND_ENTRIES:
         return "bands"
-    if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv:
+    if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv and \
+            dense <= DENSE_ENTRIES:
         return "dense"
     return None
 
