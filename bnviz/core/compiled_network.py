@@ -159,26 +159,13 @@ def add_unit_steps(planes: Any, parent: Any, packed: Any, reference: Any, group:
 @njit(**_JIT)
 def swap_middle_axes(x: Any, out: Any) -> None:
     """``out`` (N, B, A, K) = ``x`` (N, A, B, K) with its two middle axes swapped: maps
-    channels-first to channels-last or rows-first and back, around a convolution's BLAS
-    products (:mod:`bnviz.slices.conv_products`).  One item's A * B * K values fit in the
+    channels-first to rows-first and back, around a convolution's row-band products
+    (:mod:`bnviz.slices.conv_products`).  One item's A * B * K values fit in the
     first-level cache, so the loop reads or writes its longer axis contiguously: 0.45-1.5 ms
     for the (3 000, 32, 4, 4) and (3 000, 4, 64, 4) swaps around ResNet9's 4x4 convolutions
     on one core here, where numpy's and torch's copies of the transposed view took 1.6-6.5
-    ms.  (Where K is 1 numpy's copy is as fast or faster in the caches: 0.8 against 1.0 ms
-    for (3 000, 192, 4, 1); 3.0 against 1.5 ms the other way round.)"""
+    ms."""
     n, a_len, b_len, k_len = x.shape
-    if k_len == 1:  # (its own loops, the inner index a constant: 2x faster than the general)
-        if a_len >= b_len:
-            for i in range(n):
-                for b in range(b_len):
-                    for a in range(a_len):
-                        out[i, b, a, 0] = x[i, a, b, 0]
-        else:
-            for i in range(n):
-                for a in range(a_len):
-                    for b in range(b_len):
-                        out[i, b, a, 0] = x[i, a, b, 0]
-        return
     if a_len >= b_len:
         for i in range(n):
             for b in range(b_len):

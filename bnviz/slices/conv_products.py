@@ -9,8 +9,8 @@ cannot read; or, for a 1x1 convolution, one product over the channels at every p
 :func:`dense_form` chooses by the multiply-adds each form does.
 
 The row bands read the maps rows-first (N, H, C, W), so that the rows an output row reads are
-one block of columns, and write rows-first (N, Ho, O, Wo); a 1x1 convolution reads and writes
-channels-last.  The layouts are swapped by a compiled copy
+one block of columns, and write rows-first (N, Ho, O, Wo).  The layouts are swapped by a
+compiled copy
 (:func:`bnviz.core.compiled_network.swap_middle_axes`) once the kernels are loaded in the
 process (else torch's permutes run: the same values).  On ResNet9's 4x4 maps the swaps take
 0.5-1.5 ms for 3 000 maps, torch's ``permute().contiguous()`` of float64 1.6-6.5 ms.  The
@@ -19,10 +19,11 @@ its rounding.
 
 Measured (one core, AVX2 kernels, ``bench/slice.py``'s ResNet9 window of 49 402 regions):
 the row bands took its three 4x4 convolutions from 2.3 s to 1.5 s and the whole cut from
-5.4 to 4.9 s.  The 1x1 convolution's compiled swaps took a (48 000, 192, 2, 2) product from
-0.71 to 0.32 s on arrays far larger than the caches, but the cut's chunks stay in the caches
-(:data:`bnviz.slices.engine.CHUNK_BYTES`), where torch's permutes cost little more: the
-appendix CNN's cut did not change beyond the noise (10.1-10.7 s).
+5.4 to 4.9 s.  A 1x1 convolution, which reads and writes channels-last, keeps torch's
+permutes: the compiled swaps took a (48 000, 192, 2, 2) product from 0.71 to 0.32 s on
+arrays far larger than the caches, but the cut's chunks stay in the caches
+(:data:`bnviz.slices.engine.CHUNK_BYTES`), where the appendix CNN's cut did not change
+beyond the noise with them (10.1-10.7 s).
 """
 
 from __future__ import annotations
@@ -74,7 +75,16 @@ def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: b
                ) -> str | None:
     """How a (not 1x1) convolution on inputs of ``shape`` (C, H, W) runs: "bands", "dense"
     or None (torch's conv2d), by the multiply-adds of each (the module docstring).  Not
-    ``bands`` (a GPU's maps, where they were never timed): "dense" or None."""
+    ``bands`` (a GPU's maps, where they were never timed): "dense" or None.  Kept in
+    ``attrs["_dense"]``, as the matrices are."""
+    cache = attrs.setdefault("_dense", {})
+    key = ("form", shape, bands)
+    if key not in cache:
+        cache[key] = _form(attrs, shape, bands)
+    return cache[key]
+
+
+def _form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: bool) -> str | None:
     c, h, w = shape
     o, cg, kh, kw = attrs["weight"].shape
     _, ho, wo = conv_out_shape(attrs, shape)
@@ -123,15 +133,8 @@ def banded_product(x: torch.Tensor, attrs: MutableMapping[str, Any]) -> torch.Te
 
 def channel_product(x: torch.Tensor, weight: np.ndarray) -> torch.Tensor:
     """The 1x1 convolution of ``x`` (N, C, H, W) with ``weight`` (O, C), without bias, as
-    (N, O, H, W): y[n, o, i, j] = sum_c weight[o, c] x[n, c, i, j]."""
+    (N, O, H, W): y[n, o, i, j] = sum_c weight[o, c] x[n, c, i, j], one BLAS product on the
+    pixels' rows (torch's permutes: the module docstring)."""
     n, c, h, w = x.shape
-    compiled = compiled_kernels(NUMPY, 0)  # the kernels where this process has them
-    if compiled is None or x.device.type != "cpu" or x.dtype != torch.float64:
-        y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, c), weight)
-        return y.reshape(n, h, w, -1).permute(0, 3, 1, 2).contiguous()
-    rows = np.empty((n, h * w, c, 1))
-    compiled.swap_middle_axes(np.ascontiguousarray(x.numpy()).reshape(n, c, h * w, 1), rows)
-    y = times_transposed(torch.from_numpy(rows.reshape(-1, c)), weight).numpy()
-    out = np.empty((n, weight.shape[0], h * w, 1))
-    compiled.swap_middle_axes(np.ascontiguousarray(y).reshape(n, h * w, -1, 1), out)
-    return torch.from_numpy(out.reshape(n, -1, h, w))
+    y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, c), weight)
+    return y.reshape(n, h, w, -1).permute(0, 3, 1, 2).contiguous()

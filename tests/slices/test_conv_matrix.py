@@ -125,7 +125,7 @@ def test_the_banded_and_channel_products_are_conv2d(shape, o, groups, kernel, st
     ((96, 4, 4), (5, 5), (2, 2, 2, 2), "dense"),  # 14 of 16 rows: past BAND_SHARE
     ((64, 32, 32), (3, 3), (1, 1, 1, 1), None),  # bands of 200M entries: conv2d
     # an upload's 8x8 kernels on (64, 8, 8) maps to 2 048 channels: a dense matrix of 537M
-    # entries (4.3 GB) within every ratio; its bands 470M: conv2d, nothing built
+    # entries (4.3 GB) within every ratio; its bands 403M: conv2d, nothing built
     ((64, 8, 8), (8, 8), (4, 4, 3, 3), None),
 ])
 def test_a_convolution_takes_the_form_with_the_fewest_products(shape, kernel, pads, form):
