@@ -85,12 +85,14 @@ __all__ = [
     "SLICE_LIMITS",
     "SLICE_MAX_FILE_BYTES",
     "SLICE_MAX_GRAPH_DEPTH",
+    "SLICE_MATRIX_BYTES",
     "SLICE_MAX_OPS",
     "SLICE_MAX_REGIONS",
     "SLICE_MAX_TENSOR_UNITS",
     "SLICE_MAX_TOTAL_REGIONS",
     "SLICE_MAX_TOTAL_UNITS",
     "SLICE_MAX_UPLOAD_BYTES",
+    "SLICE_MAX_WEIGHT_VALUES",
     "SLICE_PAGE_MAX_REGIONS",
     "TEST_SIZES",
     "TRAIN_LIMITS",
@@ -324,6 +326,18 @@ SLICE_MAX_TOTAL_REGIONS = 2_000_000
 SLICE_MAX_TENSOR_UNITS = 2**18
 SLICE_MAX_TOTAL_UNITS = 2**21
 SLICE_MAX_OPS = 512
+#: Bytes of one network's convolution matrices (their dense, row-band and by-unit forms,
+#: bnviz.slices.conv_products) in one process: planned from the shapes before a forward or a
+#: cut runs (each form counted twice: the snap's absolute values have their own); a
+#: convolution past it runs on conv2d (slower, the same values).  A cut of the digits
+#: ResNet9 counts 24 MB of forms and builds 3 MB by unit, of the appendix CNN 108 and 31 MB.
+#: Without it, a 600 KB upload of 168 convolutions sharing one weight held 1.25 GB once
+#: loaded; with it 120 MB, and a cut 240 MB more (tests/slices/test_matrix_budget.py).
+SLICE_MATRIX_BYTES = 192 * 2**20
+#: Weights of one network, summed over its ops (a weight that several ops share counted for
+#: each: folding BN into a convolution copies it, as the snap's absolute values do), checked
+#: when it is loaded: 16.7M, 134 MB a float64 copy (ResNet-18 has 11.2M).
+SLICE_MAX_WEIGHT_VALUES = 2**24
 #: Graphs nested in an ONNX file's attributes (If, Loop, Scan bodies) walked before any tensor
 #: is read (protobuf's own parser stops at 100 levels of messages).
 SLICE_MAX_GRAPH_DEPTH = 32

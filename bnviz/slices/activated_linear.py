@@ -33,10 +33,10 @@ from scipy import sparse
 
 from bnviz.core import kernels
 from bnviz.slices.conv_dense import conv_out_shape, unit_matrix
-from bnviz.slices.graph import Op, Statistics, linear_part
+from bnviz.slices.graph import Op, SliceNet, Statistics, linear_part, plan_matrices
 from bnviz.slices.slice_mesh import ActivatedRows
 
-__all__ = ["linear_by_differences"]
+__all__ = ["linear_by_differences", "plan_cut_matrices"]
 
 #: Entries of a convolution's by-unit matrix (sparse: 12 bytes each) past which the op always
 #: runs directly: 4M entries, 48 MB, kept on the op while the cut runs.
@@ -93,17 +93,40 @@ def linear_by_differences(op: Op, rows: ActivatedRows, s: int, e: int,
 def _by_unit(op: Op, shape: tuple[int, ...]) -> sparse.csr_matrix | None:
     """``op``'s linear part by input unit (U, V), sparse with int32 indices (the compiled
     kernel's types), kept on the op (a conv's: :func:`bnviz.slices.conv_dense.unit_matrix`);
-    None past :data:`UNIT_MATRIX_ENTRIES`."""
+    None past :data:`UNIT_MATRIX_ENTRIES`, or past what the cut's plan left
+    (:func:`plan_cut_matrices`)."""
     cache = op.attrs.setdefault("_dense", {})
     key = ("by unit", shape)
     if key not in cache:
-        if op.kind == "conv":
+        left = cache.get(("left",), {"bytes": float("inf")})  # the cut's plan, if it ran
+        weight = np.asarray(op.attrs["weight"], np.float64)
+        entries = weight.size * (int(np.prod(conv_out_shape(op.attrs, shape)[1:]))
+                                 if op.kind == "conv" else 1)  # (at most: weights x pixels)
+        if 12 * entries > left["bytes"]:
+            cache[key] = None
+        elif op.kind == "conv":
             cache[key] = unit_matrix(op.attrs, shape, UNIT_MATRIX_ENTRIES)
         else:
-            weight = np.asarray(op.attrs["weight"], np.float64)
             cache[key] = None if weight.size > UNIT_MATRIX_ENTRIES else sparse.csr_matrix(
                 (weight.T.ravel(), np.tile(np.arange(weight.shape[0], dtype=np.int32),
                                            weight.shape[1]),
                  np.arange(0, weight.size + 1, weight.shape[0], dtype=np.int32)),
                 shape=weight.T.shape)
+        if cache[key] is not None:
+            left["bytes"] -= sum(a.nbytes for a in (cache[key].data, cache[key].indices,
+                                                    cache[key].indptr))
     return cache[key]
+
+
+def plan_cut_matrices(net: SliceNet, cpu: bool) -> None:
+    """Plan a cut's matrices under one budget (:data:`bnviz.caps.SLICE_MATRIX_BYTES`): the
+    convolutions' forms first (:func:`bnviz.slices.graph.plan_matrices`); what is left goes
+    to the by-unit matrices of the differences as they are built, each refused (its op runs
+    directly) where it would not fit.  (They are built only where the differences pay: on
+    the appendix CNN two of 20.7 MB and twelve of 1.7 MB, where their bounds sum to 229 MB.)"""
+    from bnviz.caps import SLICE_MATRIX_BYTES
+
+    left = {"bytes": SLICE_MATRIX_BYTES - plan_matrices(net, cpu)}
+    for op in net.ops:
+        if op.kind in ("conv", "linear"):
+            op.attrs.setdefault("_dense", {})[("left",)] = left

@@ -28,7 +28,7 @@ beyond the noise with them (10.1-10.7 s).
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from bnviz.core.arrays import NUMPY
 from bnviz.core.cut import compiled_kernels
 from bnviz.slices.conv_dense import band_rows, conv_out_shape, row_bands
 
-__all__ = ["banded_product", "channel_product", "dense_form"]
+__all__ = ["banded_product", "channel_product", "dense_form", "plan_forms"]
 
 #: Inputs (C * H * W) up to which a convolution may run as one dense matrix
 #: ((O * Ho * Wo) x (C * H * W) float64, built once per op and shape).
@@ -74,29 +74,58 @@ BAND_ENTRIES = 4_000_000
 def dense_form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: bool = True
                ) -> str | None:
     """How a (not 1x1) convolution on inputs of ``shape`` (C, H, W) runs: "bands", "dense"
-    or None (torch's conv2d), by the multiply-adds of each (the module docstring).  Not
-    ``bands`` (a GPU's maps, where they were never timed): "dense" or None.  Kept in
-    ``attrs["_dense"]``, as the matrices are."""
+    or None (torch's conv2d), by the multiply-adds of each (the module docstring), or as
+    :func:`plan_forms` planned it.  Not ``bands`` (a GPU's maps, where they were never
+    timed): "dense" or None.  Kept in ``attrs["_dense"]``, as the matrices are."""
     cache = attrs.setdefault("_dense", {})
     key = ("form", shape, bands)
     if key not in cache:
-        cache[key] = _form(attrs, shape, bands)
+        cache[key] = _form(_products(attrs, shape), bands)
     return cache[key]
 
 
-def _form(attrs: MutableMapping[str, Any], shape: tuple[int, ...], bands: bool) -> str | None:
+def plan_forms(convs: Iterable[tuple[MutableMapping[str, Any], tuple[int, ...]]], bands: bool,
+               budget: int) -> int:
+    """Choose the form of every convolution of one network (``convs``: each op's attributes
+    and input shape, in forward order) before any is built, under one ``budget`` of bytes for
+    their matrices: a convolution whose matrices would not fit runs on conv2d and builds
+    nothing.  Each form is counted twice, the op's matrices and the snap's of its absolute
+    values (:class:`bnviz.slices.ties.TieSnap`); a form already chosen is counted as it is
+    (it may be built).  Returns the bytes counted.  Without it, each op capped its own
+    matrices (32 MB) but nothing capped their sum: an upload of 582 KB, 60 convolutions on
+    (128, 4, 4) maps that share one weight, held 1.25 GB once loaded."""
+    used = 0
+    for attrs, shape in convs:
+        cache = attrs.setdefault("_dense", {})
+        key = ("form", shape, bands)
+        sizes = _products(attrs, shape)
+        form = cache[key] if key in cache else _form(sizes, bands)
+        cost = 2 * 8 * {"bands": sizes[2], "dense": sizes[1]}.get(form, 0)
+        if key not in cache and used + cost > budget:
+            form, cost = None, 0
+        cache[key] = form
+        used += cost
+    return used
+
+
+def _products(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
+              ) -> tuple[int, int, int, int]:
+    """The multiply-adds an input of the convolution itself, of its dense matrix and of its
+    row bands (the matrices' entries too), and the input's units."""
     c, h, w = shape
     o, cg, kh, kw = attrs["weight"].shape
     _, ho, wo = conv_out_shape(attrs, shape)
     lo, hi = band_rows(attrs, shape)
-    conv = o * ho * wo * cg * kh * kw
-    dense = o * ho * wo * c * h * w
-    banded = int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo
+    return (o * ho * wo * cg * kh * kw, o * ho * wo * c * h * w,
+            int(np.maximum(hi - lo, 0).sum()) * c * w * o * wo, c * h * w)
+
+
+def _form(sizes: tuple[int, int, int, int], bands: bool) -> str | None:
+    conv, dense, banded, units = sizes
     if bands and banded <= BAND_SHARE * dense and banded <= BAND_MAX_RATIO * conv and \
             banded <= BAND_ENTRIES:
         return "bands"
-    if c * h * w <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv and \
-            dense <= DENSE_ENTRIES:
+    if units <= DENSE_MAX_UNITS and dense <= DENSE_MAX_RATIO * conv and dense <= DENSE_ENTRIES:
         return "dense"
     return None
 

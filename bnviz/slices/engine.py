@@ -50,7 +50,7 @@ from bnviz.core.cut import WORK_PER_REGION, refusal
 from bnviz.core.limits import PartitionTooLarge
 from bnviz.core.partition import Polygons, join_polygons
 from bnviz.device import pick_device
-from bnviz.slices.activated_linear import linear_by_differences
+from bnviz.slices.activated_linear import linear_by_differences, plan_cut_matrices
 from bnviz.slices.graph import Op, SliceNet, Statistics, bias_of, fold_bn, linear_part
 from bnviz.slices.maxcells import SMALL_CUT_REGIONS, max_cells, pool_windows
 from bnviz.slices.plane import Plane
@@ -265,7 +265,9 @@ def cut_polygons(net: SliceNet, plane: Plane, ptr: np.ndarray, verts: np.ndarray
     mesh.maps[net.input] = basis[:, None].repeat(1, mesh.n, *[1] * (basis.ndim - 1))
     # BN after a convolution is folded into it; any other BN (after a ReLU, an add, ...)
     # still normalises with ``stats`` in train mode
-    cutter = _Cutter(fold_bn(net, stats), stats, scale[0], scale[1], max_regions, progress)
+    folded = fold_bn(net, stats)
+    plan_cut_matrices(folded, dev.type == "cpu")  # (one budget: bnviz.caps)
+    cutter = _Cutter(folded, stats, scale[0], scale[1], max_regions, progress)
     cutter.run(mesh, 0, 0)
     return cutter.layers(), cutter.decision
 

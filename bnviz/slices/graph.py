@@ -32,11 +32,11 @@ import torch.nn.functional as F
 from bnviz.blas import times_transposed
 from bnviz.core.bn import batch_moments, floored_sigma
 from bnviz.slices.conv_dense import conv_out_shape, dense_matrix
-from bnviz.slices.conv_products import banded_product, channel_product, dense_form
+from bnviz.slices.conv_products import banded_product, channel_product, dense_form, plan_forms
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
            "bias_of", "check_size", "conv_matrix", "fold_bn", "forward", "linear_part",
-           "max_pool"]
+           "max_pool", "plan_matrices", "tensor_shapes"]
 
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
 NONLINEAR_KINDS = ("relu", "maxpool")
@@ -90,38 +90,67 @@ class SliceNet:
 
 
 def check_size(net: SliceNet) -> None:
-    """Refuse (one line) a network too large to slice here (bnviz.caps: units of a
-    tensor, of all tensors, ops) or with nothing to cut, from the shapes alone: the input's
+    """Refuse (one line) a network too large to slice here (bnviz.caps: units of a tensor,
+    of all tensors, ops, weights) or with nothing to cut, from the shapes alone: the input's
     and each op's output, propagated without running anything heavy."""
-    from bnviz.caps import SLICE_MAX_OPS, SLICE_MAX_TENSOR_UNITS, SLICE_MAX_TOTAL_UNITS
+    from bnviz import caps
 
-    if len(net.ops) > SLICE_MAX_OPS:
-        raise ValueError(f"{len(net.ops)} operations, over the {SLICE_MAX_OPS} a slice reads")
-    if int(np.prod(net.input_shape)) > SLICE_MAX_TENSOR_UNITS:
+    if len(net.ops) > caps.SLICE_MAX_OPS:
+        raise ValueError(f"{len(net.ops)} operations, over the {caps.SLICE_MAX_OPS} a slice reads")
+    if int(np.prod(net.input_shape)) > caps.SLICE_MAX_TENSOR_UNITS:
         raise ValueError(f"images of {net.input_shape} are larger than a slice reads "
-                         f"({SLICE_MAX_TENSOR_UNITS} values)")
+                         f"({caps.SLICE_MAX_TENSOR_UNITS} values)")
     for op in net.ops:
         w = op.attrs.get("weight")
-        if w is not None and w.shape[0] > SLICE_MAX_TENSOR_UNITS:
+        if w is not None and w.shape[0] > caps.SLICE_MAX_TENSOR_UNITS:
             raise ValueError(f"{op.name}: {w.shape[0]} outputs, more than a slice reads")
+    weights = sum(op.attrs["weight"].size for op in net.ops if "weight" in op.attrs)
+    if weights > caps.SLICE_MAX_WEIGHT_VALUES:
+        raise ValueError(f"{weights:,} weights over its ops, more than the "
+                         f"{caps.SLICE_MAX_WEIGHT_VALUES:,} a slice reads")
     if not net.nonlinear:
         raise ValueError("the network has no ReLU or max pooling layer: nothing to cut")
     total = 0
-    shapes = {net.input: tuple(net.input_shape)}
+    shapes = tensor_shapes(net)
+    for op in net.ops:
+        y = shapes[op.output]
+        n = int(np.prod(y))
+        if n > caps.SLICE_MAX_TENSOR_UNITS:
+            raise ValueError(f"{op.name}: {n} units per image, more than the "
+                             f"{caps.SLICE_MAX_TENSOR_UNITS} a slice reads")
+        total += n
+        if total > caps.SLICE_MAX_TOTAL_UNITS:
+            raise ValueError(f"the network has more than {caps.SLICE_MAX_TOTAL_UNITS} units "
+                             "per image: more than a slice reads")
+
+
+def tensor_shapes(net: SliceNet, input_shape: tuple[int, ...] | None = None
+                  ) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape per image, by name, from the input's (``input_shape``, by default
+    the network's) by arithmetic alone: one line (ValueError) for an op its input does not
+    fit."""
+    shapes = {net.input: tuple(input_shape or net.input_shape)}
     for op in net.ops:
         y = _out_shape(op, [shapes[i] for i in op.inputs])
         if min(y, default=1) < 1:
             raise ValueError(f"{op.name}: an output of shape {y} from inputs "
                              f"{[shapes[i] for i in op.inputs]}")
-        n = int(np.prod(y))
-        if n > SLICE_MAX_TENSOR_UNITS:
-            raise ValueError(f"{op.name}: {n} units per image, more than the "
-                             f"{SLICE_MAX_TENSOR_UNITS} a slice reads")
-        total += n
-        if total > SLICE_MAX_TOTAL_UNITS:
-            raise ValueError(f"the network has more than {SLICE_MAX_TOTAL_UNITS} units "
-                             "per image: more than a slice reads")
         shapes[op.output] = y
+    return shapes
+
+
+def plan_matrices(net: SliceNet, bands: bool, input_shape: tuple[int, ...] | None = None,
+                  budget: int | None = None) -> int:
+    """Choose every convolution's form before any runs, its matrices under one budget for
+    the network (:data:`bnviz.caps.SLICE_MATRIX_BYTES`, or ``budget``;
+    :func:`bnviz.slices.conv_products.plan_forms`); the bytes counted.  Every forward and cut
+    plans first, so that no upload's convolutions build more than the budget between them."""
+    from bnviz.caps import SLICE_MATRIX_BYTES
+
+    shapes = tensor_shapes(net, input_shape)
+    return plan_forms([(op.attrs, shapes[op.inputs[0]]) for op in net.ops
+                       if op.kind == "conv" and not _pointwise(op)], bands,
+                      SLICE_MATRIX_BYTES if budget is None else budget)
 
 
 def _out_shape(op: Op, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -305,6 +334,7 @@ def forward(net: SliceNet, x: torch.Tensor, stats: Statistics | None = None,
             keep: bool = False) -> Any:
     """The network on images ``x`` (N, C, H, W) in ``x``'s dtype, BN with the running
     statistics or ``stats``: the logits, or (``keep``) every tensor by name."""
+    plan_matrices(net, x.device.type == "cpu", tuple(x.shape[1:]))
     values = {net.input: x}
     for op in net.ops:
         values[op.output] = _apply(op, [values[i] for i in op.inputs], stats)
@@ -320,6 +350,7 @@ def batch_statistics(net: SliceNet, batch: torch.Tensor) -> dict[str, tuple[np.n
     if batch.shape[0] < 2:
         raise ValueError("train mode's BN statistics need a batch of at least 2 images")
     stats: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    plan_matrices(net, batch.device.type == "cpu", tuple(batch.shape[1:]))
     values = {net.input: batch.to(torch.float64)}
     for op in net.ops:
         xs = [values[i] for i in op.inputs]

@@ -35,6 +35,10 @@ class TieSnap:
         if op.name not in self.absolute:
             attrs = {k: np.abs(v) if k in ("weight", "gamma") and v is not None else v
                      for k, v in op.attrs.items() if k != "_dense"}
+            # the op's planned forms, not its matrices: the plan counted these twice
+            # (bnviz.slices.conv_products.plan_forms)
+            attrs["_dense"] = {k: v for k, v in op.attrs.get("_dense", {}).items()
+                               if k[0] == "form"}
             absolute = replace(op, attrs=attrs)
             ones = [torch.ones((1, *x.shape[2:]), dtype=out.dtype, device=out.device)
                     for x in xs]
