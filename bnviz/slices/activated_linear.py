@@ -27,14 +27,18 @@ runs the op directly (None).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
-from scipy import sparse
 
 from bnviz.core import kernels
 from bnviz.slices.conv_dense import conv_out_shape, unit_matrix
 from bnviz.slices.graph import Op, SliceNet, Statistics, linear_part, plan_matrices
 from bnviz.slices.slice_mesh import ActivatedRows
+
+if TYPE_CHECKING:  # (imported where one is built: bnviz.slices.conv_dense)
+    from scipy import sparse
 
 __all__ = ["linear_by_differences", "plan_cut_matrices"]
 
@@ -107,6 +111,8 @@ def _by_unit(op: Op, shape: tuple[int, ...]) -> sparse.csr_matrix | None:
         elif op.kind == "conv":
             cache[key] = unit_matrix(op.attrs, shape, UNIT_MATRIX_ENTRIES)
         else:
+            from scipy import sparse
+
             cache[key] = None if weight.size > UNIT_MATRIX_ENTRIES else sparse.csr_matrix(
                 (weight.T.ravel(), np.tile(np.arange(weight.shape[0], dtype=np.int32),
                                            weight.shape[1]),

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:  # (scipy.sparse is imported where a by-unit matrix is built: 0.16 s of
+    from scipy import sparse  # a small slice's start, with numpy.f2py that it pulls in)
 
 __all__ = ["RowBands", "band_rows", "conv_out_shape", "dense_matrix", "row_bands", "unit_matrix"]
 
@@ -103,6 +105,8 @@ def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
     _, ho, wo = conv_out_shape(attrs, shape)
     if o * cg * kh * kw * ho * wo > max_entries:
         return None
+    from scipy import sparse
+
     rows, cols, taps = (np.concatenate(a) for a in zip(*_taps(attrs, shape), strict=True))
     units = int(np.prod(shape))
     order = np.lexsort((rows, cols))
