@@ -119,9 +119,12 @@ def _by_unit(op: Op, shape: tuple[int, ...]) -> sparse.csr_matrix | None:
                  np.arange(0, weight.size + 1, weight.shape[0], dtype=np.int32)),
                 shape=weight.T.shape)
         if cache[key] is not None:
-            left["bytes"] -= sum(a.nbytes for a in (cache[key].data, cache[key].indices,
-                                                    cache[key].indptr))
+            left["bytes"] -= _nbytes(cache[key])
     return cache[key]
+
+
+def _nbytes(matrix: sparse.csr_matrix) -> int:
+    return matrix.data.nbytes + matrix.indices.nbytes + matrix.indptr.nbytes
 
 
 def plan_cut_matrices(net: SliceNet, cpu: bool) -> None:
@@ -135,4 +138,8 @@ def plan_cut_matrices(net: SliceNet, cpu: bool) -> None:
     left = {"bytes": SLICE_MATRIX_BYTES - plan_matrices(net, cpu)}
     for op in net.ops:
         if op.kind in ("conv", "linear"):
-            op.attrs.setdefault("_dense", {})[("left",)] = left
+            cache = op.attrs.setdefault("_dense", {})
+            cache[("left",)] = left
+            for key, built in cache.items():  # an earlier cut's (a tile's), still kept
+                if key[0] == "by unit" and built is not None:
+                    left["bytes"] -= _nbytes(built)

@@ -163,3 +163,25 @@ def test_a_network_whose_ops_share_too_many_weights_is_refused_when_loaded(tmp_p
     with pytest.raises(ValueError, match=r"17,695,488 weights over its ops, more than the "
                                          r"16,777,216 a slice reads"):
         load_onnx(path)
+
+
+def test_by_unit_matrices_kept_from_an_earlier_cut_count_against_the_next(tmp_path,
+                                                                          monkeypatch):
+    # a tile worker cuts tile after tile on one folded network: what an earlier tile built
+    # stays on its ops, so the next tile's plan leaves that much less
+    from bnviz.slices.activated_linear import plan_cut_matrices
+    from bnviz.slices.graph import fold_bn, tensor_shapes
+    from onnx_nets import conv_net
+
+    monkeypatch.setattr(caps, "SLICE_MATRIX_BYTES", 4 * MB)
+    net = fold_bn(load_onnx(conv_net(tmp_path / "net.onnx", channels=8, size=12)))
+    plan_cut_matrices(net, True)
+    convs = [op for op in net.ops if op.kind == "conv"]
+    ledger = convs[0].attrs["_dense"][("left",)]
+    forms = 4 * MB - ledger["bytes"]
+    built = _by_unit(convs[1], tensor_shapes(net)[convs[1].inputs[0]])
+    assert built is not None
+    size = built.data.nbytes + built.indices.nbytes + built.indptr.nbytes
+    assert ledger["bytes"] == 4 * MB - forms - size
+    plan_cut_matrices(net, True)  # the next tile
+    assert convs[0].attrs["_dense"][("left",)]["bytes"] == 4 * MB - forms - size
