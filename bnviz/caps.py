@@ -86,7 +86,9 @@ __all__ = [
     "SLICE_MAX_FILE_BYTES",
     "SLICE_MAX_GRAPH_DEPTH",
     "SLICE_MATRIX_BYTES",
+    "SLICE_MAX_BATCH_BYTES",
     "SLICE_MAX_OPS",
+    "SLICE_MAX_POOL_INPUTS",
     "SLICE_MAX_REGIONS",
     "SLICE_MAX_TENSOR_UNITS",
     "SLICE_MAX_TOTAL_REGIONS",
@@ -297,9 +299,9 @@ TRAIN_SIZES: dict[str, int] = {"digits": 1352, "glyphs": 10_800, "cifar10": 50_0
 TEST_SIZES: dict[str, int] = {"digits": 445, "glyphs": 3_600, "cifar10": 10_000,
                               "cifar100": 10_000, "svhn": 26_032}
 #: (channels, side, classes) of the standard data sets' images.
-IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {"digits": (1, 8, 10), "glyphs": (3, 32, 36),
-                                                 "cifar10": (3, 32, 10),
-                                                 "cifar100": (3, 32, 100), "svhn": (3, 32, 10)}
+IMAGE_SHAPES: dict[str, tuple[int, int, int]] = {
+    "digits": (1, 8, 10), "glyphs": (3, 32, 36), "cifar10": (3, 32, 10),
+    "cifar100": (3, 32, 100), "svhn": (3, 32, 10)}
 
 #: The explorer's and ``bnviz figure9``'s networks: random weights, or trained first (Figure 9).
 WEIGHTS: tuple[str, ...] = ("random", "trained")
@@ -310,8 +312,7 @@ GEOMETRY_SUFFIXES: tuple[str, ...] = (".npz", ".parquet", ".geojson")
 # ---- slices of image networks (bnviz slice) -------------------------------------------------
 #: (lowest, highest) of each setting of a slice (:mod:`bnviz.params.slice`).
 SLICE_LIMITS: dict[str, tuple[int, int]] = {
-    "batches": (1, 16),
-    "batch_size": (2, 1024),
+    "batches": (1, 16), "batch_size": (2, 1024),
     "tiles": (1, 256),  # a window cut as tiles, merged exactly (bnviz.slices.tiles)
     "workers": (1, 64),  # processes for the tiles (default: the usable cores)
 }
@@ -326,18 +327,17 @@ SLICE_MAX_TOTAL_REGIONS = 2_000_000
 SLICE_MAX_TENSOR_UNITS = 2**18
 SLICE_MAX_TOTAL_UNITS = 2**21
 SLICE_MAX_OPS = 512
-#: Bytes of one network's convolution matrices (their dense, row-band and by-unit forms,
-#: bnviz.slices.conv_products) in one process: planned from the shapes before a forward or a
-#: cut runs (each form counted twice: the snap's absolute values have their own); a
-#: convolution past it runs on conv2d (slower, the same values).  A cut of the digits
-#: ResNet9 counts 24 MB of forms and builds 3 MB by unit, of the appendix CNN 108 and 31 MB.
-#: Without it, a 600 KB upload of 168 convolutions sharing one weight held 1.25 GB once
-#: loaded; with it 120 MB, and a cut 240 MB more (tests/slices/test_matrix_budget.py).
+#: Bytes of one network's convolution matrices in a process (bnviz.slices.conv_products),
+#: planned before a forward or a cut; past it, conv2d (the same partition): a ResNet9 cut
+#: counts 24 MB, the CNN's 139 MB; a 600 KB upload held 2.2 GB before (docs/slices.md).
 SLICE_MATRIX_BYTES = 192 * 2**20
-#: Weights of one network, summed over its ops (a weight that several ops share counted for
-#: each: folding BN into a convolution copies it, as the snap's absolute values do), checked
-#: when it is loaded: 16.7M, 134 MB a float64 copy (ResNet-18 has 11.2M).
+#: Checked when a network is loaded: its weights summed over its ops (a shared one counted for
+#: each: folding BN and the snap copy it; ResNet-18 has 11.2M) and the inputs its max pools'
+#: windows read (a stride-1 3x3 pool on 2^18 units fits); and before train mode's statistics,
+#: the bytes of the maps a mini-batch holds at once.
 SLICE_MAX_WEIGHT_VALUES = 2**24
+SLICE_MAX_POOL_INPUTS = 2**22
+SLICE_MAX_BATCH_BYTES = 2**30
 #: Graphs nested in an ONNX file's attributes (If, Loop, Scan bodies) walked before any tensor
 #: is read (protobuf's own parser stops at 100 levels of messages).
 SLICE_MAX_GRAPH_DEPTH = 32

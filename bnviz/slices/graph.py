@@ -22,7 +22,6 @@ sigma = sqrt(var + eps) (floored as :func:`bnviz.core.bn.floored_sigma` floors e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,110 +32,17 @@ from bnviz.blas import times_transposed
 from bnviz.core.bn import batch_moments, floored_sigma
 from bnviz.slices.conv_dense import conv_out_shape, dense_matrix
 from bnviz.slices.conv_products import banded_product, channel_product, dense_form, plan_forms
+from bnviz.slices.slice_net import NONLINEAR_KINDS, Op, SliceNet, tensor_shapes
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
-           "bias_of", "check_size", "conv_matrix", "fold_bn", "forward", "linear_part",
-           "max_pool", "plan_matrices", "tensor_shapes"]
+           "bias_of", "conv_matrix", "fold_bn", "forward", "linear_part", "max_pool",
+           "plan_matrices"]
 
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
-NONLINEAR_KINDS = ("relu", "maxpool")
 BN_MODES = ("eval", "train")
 
 #: BN statistics of one mini-batch: the op's name -> (mean, biased variance), per channel.
 Statistics = Mapping[str, tuple[np.ndarray, np.ndarray]]
-
-
-@dataclass(frozen=True)
-class Op:
-    """One operation: its kind, the tensors it reads and the one it writes, its attributes
-    (arrays float64; ints as tuples).  ``bn``: mean, var, eps, gamma, beta, fixed
-    (statistics that train mode keeps: BN frozen as an initialisation); ``conv``: weight
-    (O, I/groups, kh, kw), bias or None, stride, pads (top, left, bottom, right), dilation,
-    groups; ``linear``: weight (O, I), bias; ``relu``: slope; ``maxpool`` and ``avgpool``:
-    kernel, stride, pads, (avgpool) count_include_pad; ``bias``: bias (C,)."""
-
-    kind: str
-    name: str
-    inputs: tuple[str, ...]
-    output: str
-    attrs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class SliceNet:
-    """A classifier of images of ``input_shape`` (C, H, W): ``ops`` in forward order from the
-    tensor ``input`` to the logits ``output``."""
-
-    ops: tuple[Op, ...]
-    input: str
-    output: str
-    input_shape: tuple[int, int, int]
-    source: str = ""
-
-    @property
-    def nonlinear(self) -> list[Op]:
-        """The layers whose switches cut the plane, in forward order."""
-        return [op for op in self.ops if op.kind in NONLINEAR_KINDS]
-
-    @property
-    def bn_ops(self) -> list[Op]:
-        return [op for op in self.ops if op.kind == "bn"]
-
-    def shapes(self) -> dict[str, tuple[int, ...]]:
-        """Every tensor's per-image shape (one float64 forward of a zero image)."""
-        return {k: tuple(v.shape[1:]) for k, v in
-                forward(self, torch.zeros((1, *self.input_shape), dtype=torch.float64),
-                        keep=True).items()}
-
-
-def check_size(net: SliceNet) -> None:
-    """Refuse (one line) a network too large to slice here (bnviz.caps: units of a tensor,
-    of all tensors, ops, weights) or with nothing to cut, from the shapes alone: the input's
-    and each op's output, propagated without running anything heavy."""
-    from bnviz import caps
-
-    if len(net.ops) > caps.SLICE_MAX_OPS:
-        raise ValueError(f"{len(net.ops)} operations, over the {caps.SLICE_MAX_OPS} a slice reads")
-    if int(np.prod(net.input_shape)) > caps.SLICE_MAX_TENSOR_UNITS:
-        raise ValueError(f"images of {net.input_shape} are larger than a slice reads "
-                         f"({caps.SLICE_MAX_TENSOR_UNITS} values)")
-    for op in net.ops:
-        w = op.attrs.get("weight")
-        if w is not None and w.shape[0] > caps.SLICE_MAX_TENSOR_UNITS:
-            raise ValueError(f"{op.name}: {w.shape[0]} outputs, more than a slice reads")
-    weights = sum(op.attrs["weight"].size for op in net.ops if "weight" in op.attrs)
-    if weights > caps.SLICE_MAX_WEIGHT_VALUES:
-        raise ValueError(f"{weights:,} weights over its ops, more than the "
-                         f"{caps.SLICE_MAX_WEIGHT_VALUES:,} a slice reads")
-    if not net.nonlinear:
-        raise ValueError("the network has no ReLU or max pooling layer: nothing to cut")
-    total = 0
-    shapes = tensor_shapes(net)
-    for op in net.ops:
-        y = shapes[op.output]
-        n = int(np.prod(y))
-        if n > caps.SLICE_MAX_TENSOR_UNITS:
-            raise ValueError(f"{op.name}: {n} units per image, more than the "
-                             f"{caps.SLICE_MAX_TENSOR_UNITS} a slice reads")
-        total += n
-        if total > caps.SLICE_MAX_TOTAL_UNITS:
-            raise ValueError(f"the network has more than {caps.SLICE_MAX_TOTAL_UNITS} units "
-                             "per image: more than a slice reads")
-
-
-def tensor_shapes(net: SliceNet, input_shape: tuple[int, ...] | None = None
-                  ) -> dict[str, tuple[int, ...]]:
-    """Every tensor's shape per image, by name, from the input's (``input_shape``, by default
-    the network's) by arithmetic alone: one line (ValueError) for an op its input does not
-    fit."""
-    shapes = {net.input: tuple(input_shape or net.input_shape)}
-    for op in net.ops:
-        y = _out_shape(op, [shapes[i] for i in op.inputs])
-        if min(y, default=1) < 1:
-            raise ValueError(f"{op.name}: an output of shape {y} from inputs "
-                             f"{[shapes[i] for i in op.inputs]}")
-        shapes[op.output] = y
-    return shapes
 
 
 def plan_matrices(net: SliceNet, bands: bool, input_shape: tuple[int, ...] | None = None,
@@ -151,33 +57,6 @@ def plan_matrices(net: SliceNet, bands: bool, input_shape: tuple[int, ...] | Non
     return plan_forms([(op.attrs, shapes[op.inputs[0]]) for op in net.ops
                        if op.kind == "conv" and not _pointwise(op)], bands,
                       SLICE_MATRIX_BYTES if budget is None else budget)
-
-
-def _out_shape(op: Op, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """One op's output shape (one image's) from its inputs', by arithmetic alone: shape
-    inference on torch's meta device imports torch._dynamo and sympy (relu, mean, max_pool2d's
-    checks), 2-10 s of a one-shot command (issue 45's fixed cost)."""
-    x, w = shapes[0], op.attrs.get("weight")
-    if op.kind == "add" and shapes[1] != x:
-        raise ValueError(f"{op.name}: adds {shapes[1]} to {x}")
-    if op.kind in ("bn", "bias", "relu", "add"):
-        return x
-    if op.kind == "linear":
-        if x != (w.shape[1],):
-            raise ValueError(f"{op.name}: {w.shape[1]} inputs, given {x}")
-        return (w.shape[0],)
-    if op.kind == "conv":
-        if len(x) != 3 or x[0] != w.shape[1] * op.attrs["groups"]:
-            raise ValueError(f"{op.name}: a convolution of {w.shape[1] * op.attrs['groups']} "
-                             f"channels, given {x}")
-        return conv_out_shape(op.attrs, x)
-    if op.kind in ("maxpool", "avgpool"):
-        return pool_out_shape(op, x)
-    if op.kind == "gap":
-        return (x[0], 1, 1)
-    if op.kind == "flatten":
-        return (int(np.prod(x)),)
-    raise ValueError(f"{op.name}: {op.kind} has no shape rule")
 
 
 def _bn_scale_shift(op: Op, stats: Statistics | None) -> tuple[np.ndarray, np.ndarray]:
@@ -266,30 +145,6 @@ def _conv(op: Op, x: torch.Tensor) -> torch.Tensor:
     return F.conv2d(x, w, None, a["stride"], (t, left), a["dilation"], a["groups"])
 
 
-def pool_output_size(n: int, k: int, s: int, p0: int, p1: int, ceil: bool) -> int:
-    """Outputs of a pooling along one axis, as torch and ONNX count them: with ``ceil`` a
-    last window that would start in the padding is dropped."""
-    span = n + p0 + p1 - k
-    out = (-(-span // s) if ceil else span // s) + 1
-    if ceil and (out - 1) * s >= n + p0:
-        out -= 1
-    return out
-
-
-def pool_out_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, int, int]:
-    """The output shape (C, Ho, Wo) of a max or average pooling on inputs (C, H, W), as torch
-    and ONNX count windows (asymmetric padding padded first, as :func:`max_pool` does)."""
-    c, h, w = shape
-    (kh, kw), (sh, sw) = op.attrs["kernel"], op.attrs["stride"]
-    top, left, bottom, right = op.attrs["pads"]
-    ceil = op.attrs.get("ceil", False)
-    if (top, left) != (bottom, right):
-        return (c, pool_output_size(h + top + bottom, kh, sh, 0, 0, ceil),
-                pool_output_size(w + left + right, kw, sw, 0, 0, ceil))
-    return (c, pool_output_size(h, kh, sh, top, bottom, ceil),
-            pool_output_size(w, kw, sw, left, right, ceil))
-
-
 def conv_matrix(op: Op, shape: tuple[int, ...]) -> np.ndarray:
     """The convolution ``op`` on inputs of ``shape`` as one dense matrix, kept on the op
     (:func:`bnviz.slices.conv_dense.dense_matrix`)."""
@@ -346,19 +201,37 @@ def batch_statistics(net: SliceNet, batch: torch.Tensor) -> dict[str, tuple[np.n
                                                                               np.ndarray]]:
     """Train mode's BN statistics for ``batch`` (N, C, H, W): each BN layer's mean and biased
     variance over the batch and its spatial positions (eq. 3), with every earlier BN layer
-    normalising by its own batch statistics, as a network in train mode does."""
+    normalising by its own batch statistics, as a network in train mode does.  Refused (one
+    line) where its maps alive at once would pass :data:`bnviz.caps.SLICE_MAX_BATCH_BYTES`."""
+    from bnviz.caps import SLICE_MAX_BATCH_BYTES
+
     if batch.shape[0] < 2:
         raise ValueError("train mode's BN statistics need a batch of at least 2 images")
+    shapes = tensor_shapes(net, tuple(batch.shape[1:]))
+    last = {name: i for i, op in enumerate(net.ops) for name in op.inputs}
+    live, held = {net.input: int(np.prod(shapes[net.input]))}, 0
+    for i, op in enumerate(net.ops):  # the units of the maps alive at once, at the most
+        live[op.output] = int(np.prod(shapes[op.output]))
+        held = max(held, sum(live.values()))
+        live = {k: v for k, v in live.items() if last.get(k, len(net.ops)) > i}
+    if 8 * held * batch.shape[0] > SLICE_MAX_BATCH_BYTES:
+        raise ValueError(f"train mode's statistics of {batch.shape[0]} images would hold "
+                         f"{8 * held * batch.shape[0] / 2**20:,.0f} MB of this network's maps, "
+                         f"over the {SLICE_MAX_BATCH_BYTES // 2**20} MB a slice holds: a "
+                         f"mini-batch of at most {SLICE_MAX_BATCH_BYTES // (8 * held)} images")
     stats: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     plan_matrices(net, batch.device.type == "cpu", tuple(batch.shape[1:]))
     values = {net.input: batch.to(torch.float64)}
-    for op in net.ops:
-        xs = [values[i] for i in op.inputs]
+    for i, op in enumerate(net.ops):
+        xs = [values[name] for name in op.inputs]
         if op.kind == "bn" and not op.attrs.get("fixed", False):
             dims = [0, *range(2, xs[0].ndim)]
             mean, var = batch_moments(xs[0], dims)
             stats[op.name] = (mean.cpu().numpy(), var.cpu().numpy())
         values[op.output] = _apply(op, xs, stats)
+        for name in op.inputs:  # each map freed after its last reader
+            if last[name] == i:
+                values.pop(name, None)
     return stats
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from bnviz.core.crossings import RTOL
 from bnviz.core.rows import grow_rows as _grow_rows
-from bnviz.slices.graph import pool_out_shape
+from bnviz.slices.slice_net import pool_out_shape
 
 if TYPE_CHECKING:
     from bnviz.slices.graph import Op

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from bnviz.caps import SLICE_MAX_FILE_BYTES
-from bnviz.slices.graph import Op, SliceNet, check_size
+from bnviz.slices.graph import Op, SliceNet, forward
 from bnviz.slices.onnx_tensors import check_tensors
+from bnviz.slices.slice_net import check_size, tensor_shapes
 
 __all__ = ["MIN_OPSET", "SUPPORTED", "load_onnx"]
 
@@ -220,20 +222,30 @@ def load_onnx(path: Path) -> SliceNet:
 
 
 def _resolved(net: SliceNet, path: Path) -> SliceNet:
-    """Global max pools get their kernel (the input's H, W); the shapes are checked by one
-    float64 forward (a bias of the wrong length, a MatMul that does not fit: one line)."""
-    ops = list(net.ops)
+    """Only the ops the output reads (a node past the output, or beside it, is left out);
+    global max pools get their kernel (the input's H, W, by arithmetic); the sizes checked
+    (:func:`bnviz.slices.slice_net.check_size`) before one float64 forward checks the rest (a
+    bias of the wrong length: one line)."""
+    needed, kept = {net.output}, []
+    for op in reversed(net.ops):
+        if op.output in needed:
+            kept.append(op)
+            needed.update(op.inputs)
+    ops = kept[::-1]
     try:
         for i, op in enumerate(ops):
             if op.kind == "maxpool" and op.attrs.get("global"):
-                shapes = SliceNet(tuple(ops[:i]), net.input, op.inputs[0], net.input_shape
-                                  ).shapes() if i else {net.input: net.input_shape}
-                hw = shapes[op.inputs[0]][1:]
+                hw = tensor_shapes(SliceNet(tuple(ops[:i]), net.input, op.inputs[0],
+                                            net.input_shape))[op.inputs[0]][1:]
                 ops[i] = Op("maxpool", op.name, op.inputs, op.output,
                             {"kernel": hw, "stride": hw, "pads": (0, 0, 0, 0)})
         out = SliceNet(tuple(ops), net.input, net.output, net.input_shape, net.source)
         check_size(out)
-        shapes = out.shapes()
+    except ValueError as exc:  # too large, or its numbers cannot be a network's: one line
+        raise ValueError(f"{path}: {str(exc).splitlines()[0][:160]}") from None
+    try:
+        zero = torch.zeros((1, *net.input_shape), dtype=torch.float64)
+        shapes = {k: tuple(v.shape[1:]) for k, v in forward(out, zero, keep=True).items()}
     except (RuntimeError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise ValueError(f"{path}: the network does not run on {net.input_shape} images "
                          f"({str(exc).splitlines()[0][:100]})") from None

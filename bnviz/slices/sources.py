@@ -100,7 +100,7 @@ def open_network(model: Path | None = None, weights: Path | None = None,
         from bnviz.slices.onnx_import import load_onnx
 
         return load_onnx(model)  # (its size is checked there)
-    from bnviz.slices.graph import check_size
+    from bnviz.slices.slice_net import check_size
     from bnviz.slices.torch_import import load_network, slice_net
 
     module, build = load_network(weights, arch, size)

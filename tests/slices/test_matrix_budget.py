@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_nets import conv_net
 
 import bnviz.caps as caps
 from bnviz.slices.activated_linear import _by_unit
@@ -76,6 +77,10 @@ def test_convolutions_sharing_one_weight_hold_one_budget_not_one_matrix_each(
     path = _shared_weight_net(tmp_path / "shared.onnx", convs=40, channels=32)
     budget = 8 * MB
     monkeypatch.setattr(caps, "SLICE_MATRIX_BYTES", budget)
+    # what a first cut in a process loads (the compiled kernels, lazy imports) is not the
+    # network's: a cut of a small network first
+    small_net = load_onnx(conv_net(tmp_path / "small.onnx", channels=4, maxpool=True))
+    cut_slice(small_net, plane_through_image(np.ones(small_net.input_shape)), (-2, 2, -2, 2))
     tracemalloc.start()
     try:
         net = load_onnx(path)  # its forward (the shapes' check) plans first
@@ -169,9 +174,11 @@ def test_by_unit_matrices_kept_from_an_earlier_cut_count_against_the_next(tmp_pa
                                                                           monkeypatch):
     # a tile worker cuts tile after tile on one folded network: what an earlier tile built
     # stays on its ops, so the next tile's plan leaves that much less
-    from bnviz.slices.activated_linear import plan_cut_matrices
-    from bnviz.slices.graph import fold_bn, tensor_shapes
     from onnx_nets import conv_net
+
+    from bnviz.slices.activated_linear import plan_cut_matrices
+    from bnviz.slices.graph import fold_bn
+    from bnviz.slices.slice_net import tensor_shapes
 
     monkeypatch.setattr(caps, "SLICE_MATRIX_BYTES", 4 * MB)
     net = fold_bn(load_onnx(conv_net(tmp_path / "net.onnx", channels=8, size=12)))

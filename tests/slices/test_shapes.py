@@ -20,8 +20,10 @@ import torch
 import torch.nn.functional as F
 from onnx_nets import conv_net
 
-from bnviz.slices.graph import Op, _out_shape, check_size, linear_part
+from bnviz.slices.graph import Op, linear_part
 from bnviz.slices.onnx_import import load_onnx
+from bnviz.slices.slice_net import check_size
+from bnviz.slices.slice_net import op_out_shape as _out_shape
 
 #: conv_net's variants: residual, pooling with stride, padding and ceil mode, BN after an
 #: activation, leaky ReLU, an extra op, odd sizes
