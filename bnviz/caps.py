@@ -78,24 +78,12 @@ __all__ = [
     "PAGE_SEED_MAX",
     "SCOPES",
     "SEED_MAX",
-    "SLICE_JOB_MAX_REGIONS",
-    "SLICE_MAP_MAX_ZOOM",
-    "SLICE_MAP_RECUT_REGIONS",
-    "SLICE_JOB_MAX_TOTAL_REGIONS",
-    "SLICE_LIMITS",
-    "SLICE_MAX_FILE_BYTES",
-    "SLICE_MAX_GRAPH_DEPTH",
-    "SLICE_MATRIX_BYTES",
-    "SLICE_MAX_BATCH_BYTES",
-    "SLICE_MAX_OPS",
-    "SLICE_MAX_POOL_INPUTS",
-    "SLICE_MAX_REGIONS",
-    "SLICE_MAX_TENSOR_UNITS",
-    "SLICE_MAX_TOTAL_REGIONS",
-    "SLICE_MAX_TOTAL_UNITS",
-    "SLICE_MAX_UPLOAD_BYTES",
-    "SLICE_MAX_WEIGHT_VALUES",
-    "SLICE_PAGE_MAX_REGIONS",
+    "SLICE_JOB_MAX_REGIONS", "SLICE_MAP_MAX_ZOOM", "SLICE_MAP_RECUT_REGIONS",
+    "SLICE_JOB_MAX_TOTAL_REGIONS", "SLICE_LIMITS", "SLICE_MAX_FILE_BYTES", "SLICE_MAX_GRAPH_DEPTH",
+    "SLICE_MATRIX_BYTES", "SLICE_MAX_BATCH_BYTES", "SLICE_MAX_OPS", "SLICE_MAX_POOL_INPUTS",
+    "SLICE_MAX_POOL_OVERLAP", "SLICE_MAX_REGIONS", "SLICE_MAX_TENSOR_UNITS",
+    "SLICE_MAX_TOTAL_REGIONS", "SLICE_MAX_TOTAL_UNITS", "SLICE_MAX_UPLOAD_BYTES",
+    "SLICE_MAX_WEIGHT_VALUES", "SLICE_PAGE_MAX_REGIONS",
     "TEST_SIZES",
     "TRAIN_LIMITS",
     "TRAIN_MAX_FRAME_REGIONS",
@@ -332,14 +320,15 @@ SLICE_MAX_OPS = 512
 #: counts 24 MB, the CNN's 139 MB; a 600 KB upload held 2.2 GB before (docs/slices.md).
 SLICE_MATRIX_BYTES = 192 * 2**20
 #: Checked when a network is loaded: its weights summed over its ops (a shared one counted for
-#: each: folding BN and the snap copy it; ResNet-18 has 11.2M) and the inputs its max pools'
-#: windows read (a stride-1 3x3 pool on 2^18 units fits); and before train mode's statistics,
-#: the bytes of the maps a mini-batch holds at once.
+#: each: folding BN and the snap copy it; ResNet-18 has 11.2M), the inputs its max pools'
+#: windows read (a stride-1 3x3 pool on 2^18 units fits) and how many windows read one input
+#: (a 3x3 pool at stride 1: 9; the cut marks each region's winners, a byte a window input);
+#: and before train mode's statistics, the bytes of the maps a mini-batch holds at once.
 SLICE_MAX_WEIGHT_VALUES = 2**24
 SLICE_MAX_POOL_INPUTS = 2**22
+SLICE_MAX_POOL_OVERLAP = 64
 SLICE_MAX_BATCH_BYTES = 2**30
-#: Graphs nested in an ONNX file's attributes (If, Loop, Scan bodies) walked before any tensor
-#: is read (protobuf's own parser stops at 100 levels of messages).
+#: Graphs nested in ONNX attributes (If, Loop, Scan) walked before any tensor is read.
 SLICE_MAX_GRAPH_DEPTH = 32
 #: The largest network file a slice reads (ONNX or safetensors; a slice's network is small).
 SLICE_MAX_FILE_BYTES = 512 * 2**20

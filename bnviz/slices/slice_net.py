@@ -101,6 +101,10 @@ def check_size(net: SliceNet) -> None:
             if inputs > caps.SLICE_MAX_POOL_INPUTS:
                 raise ValueError(f"{op.name}: its windows read {inputs:,} inputs, more than "
                                  f"the {caps.SLICE_MAX_POOL_INPUTS:,} a slice cuts")
+            overlap = inputs / int(np.prod(shapes[op.inputs[0]]))
+            if overlap > caps.SLICE_MAX_POOL_OVERLAP:  # (each a byte a region in the cut)
+                raise ValueError(f"{op.name}: {overlap:.0f} windows read an input, more than "
+                                 f"the {caps.SLICE_MAX_POOL_OVERLAP} a slice cuts")
 
 
 def tensor_shapes(net: SliceNet, input_shape: tuple[int, ...] | None = None

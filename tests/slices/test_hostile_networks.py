@@ -138,3 +138,22 @@ def test_train_mode_refuses_a_mini_batch_whose_maps_outgrow_the_cap(tmp_path, mo
     assert np.allclose(stats[first.name][0], u.mean((0, 2, 3)).numpy(), rtol=1e-12, atol=1e-12)
     assert np.allclose(stats[first.name][1], u.var((0, 2, 3), unbiased=False).numpy(),
                        rtol=1e-10, atol=1e-12)
+
+
+def test_a_max_pool_whose_windows_overlap_many_times_is_refused(tmp_path):
+    # 15 x 15 windows at stride 1 on (1, 32, 32): 230 400 inputs read (under the inputs'
+    # cap), each input by up to 225 windows; the cut marks a byte per window input and
+    # region, so its chunks of regions would hold 225 / 24 times their maps
+    head, fc = _head("p", 32 * 32)
+    path = _save(tmp_path / "overlap.onnx", [
+        helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[15, 15], pads=[7] * 4), *head],
+        fc, (1, 1, 32, 32))
+    with pytest.raises(ValueError, match="225 windows read an input, more than the 64 a slice"):
+        load_onnx(path)
+    # a 3x3 pool at stride 1 (9) and a global one (1) are read
+    for k, pads in ((3, 1), (32, 0)):
+        head, fc = _head("p", 32 * 32 if k == 3 else 1)
+        net = load_onnx(_save(tmp_path / f"ok{k}.onnx", [
+            helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[k, k], pads=[pads] * 4),
+            *head], fc, (1, 1, 32, 32)))
+        assert net.ops[0].kind == "maxpool"
