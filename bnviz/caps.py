@@ -84,6 +84,7 @@ __all__ = [
     "SLICE_MAX_POOL_OVERLAP", "SLICE_MAX_REGIONS", "SLICE_MAX_TENSOR_UNITS",
     "SLICE_MAX_TOTAL_REGIONS", "SLICE_MAX_TOTAL_UNITS", "SLICE_MAX_UPLOAD_BYTES",
     "SLICE_MAX_WEIGHT_VALUES", "SLICE_PAGE_MAX_REGIONS",
+    "SLICE_REFERENCE_MULTIPLY_ADDS",
     "TEST_SIZES",
     "TRAIN_LIMITS",
     "TRAIN_MAX_FRAME_REGIONS",
@@ -335,6 +336,10 @@ SLICE_MAX_FILE_BYTES = 512 * 2**20
 #: The largest network file the /slice page takes (the page's upload box and the request
 #: guard refuse larger bodies first).
 SLICE_MAX_UPLOAD_BYTES = 32 * 2**20
+#: Multiply-adds an image up to which a network gets the whole region caps above; a heavier
+#: one gets them scaled down in proportion, as a region's cut costs (one core: the digits
+#: ResNet9's 1.49M about 0.1 ms a region, the appendix CNN's 20.0M about 0.44 ms).
+SLICE_REFERENCE_MULTIPLY_ADDS = 2**25
 #: Regions of one network's slice a /slice page job may cut (about 30 s on the 2-core machine
 #: a network, and what a browser still draws).
 SLICE_PAGE_MAX_REGIONS = 150_000

@@ -27,6 +27,7 @@ from bnviz.caps import (
     SLICE_MAX_REGIONS,
     SLICE_MAX_TOTAL_REGIONS,
     SLICE_PAGE_MAX_REGIONS,
+    SLICE_REFERENCE_MULTIPLY_ADDS,
 )
 from bnviz.messages import brief
 from bnviz.params.fields import InputError, checked, choice, real, text, whole, whole_or_none
@@ -83,21 +84,31 @@ def _total_cap(params: SliceParams) -> int:
     return SLICE_JOB_MAX_TOTAL_REGIONS if job else SLICE_MAX_TOTAL_REGIONS
 
 
-def slice_region_cap(params: SliceParams) -> int:
+def slice_region_cap(params: SliceParams, multiply_adds: int = 0) -> int:
     """The regions one partition may have: ``max_regions``, and K mini-batches' partitions
     together within :data:`~bnviz.caps.SLICE_MAX_TOTAL_REGIONS` (a slice job's:
-    :data:`~bnviz.caps.SLICE_JOB_MAX_TOTAL_REGIONS`; a batch's share)."""
-    return min(params.max_regions * params.batches, _total_cap(params)) // params.batches
+    :data:`~bnviz.caps.SLICE_JOB_MAX_TOTAL_REGIONS`; a batch's share), scaled down for a
+    network of more ``multiply_adds`` an image than
+    :data:`~bnviz.caps.SLICE_REFERENCE_MULTIPLY_ADDS` (a region's cut costs in proportion)."""
+    cap = min(params.max_regions * params.batches, _total_cap(params)) // params.batches
+    return int(cap * _share(multiply_adds))
+
+
+def _share(multiply_adds: int) -> float:
+    """The share of the region caps a network of ``multiply_adds`` an image gets."""
+    return min(1.0, SLICE_REFERENCE_MULTIPLY_ADDS / max(multiply_adds, 1))
 
 
 def check_slice_regions(regions: int, error: int, bound: int, params: SliceParams,
-                        exceeded: bool = False) -> None:
+                        exceeded: bool = False, multiply_adds: int = 0) -> None:
     """Refuse a slice, before any cut, whose bound on the regions (the estimate plus some
     :data:`BOUND_ERRORS` standard errors, :mod:`bnviz.slices.cost`; all K partitions
-    together) is over the cap; the message gives the estimate, its error and the bound, in
-    one line."""
+    together) is over the cap (scaled down for a network of many ``multiply_adds`` an
+    image: :func:`slice_region_cap`); the message gives the estimate, its error and the
+    bound, in one line."""
     total = bound * params.batches
-    cap = min(params.max_regions * params.batches, _total_cap(params))
+    share = _share(multiply_adds)
+    cap = int(min(params.max_regions * params.batches, _total_cap(params)) * share)
     if total <= cap:
         return
     each = "" if params.batches == 1 else " a mini-batch"
@@ -110,11 +121,15 @@ def check_slice_regions(regions: int, error: int, bound: int, params: SliceParam
                 f"{bound:,} (the estimate + {(bound - regions) / error:.1f} standard errors)")
     if params.batches > 1:
         what += f", {total:,} for {params.batches}"
-    job_cap = min(SLICE_JOB_MAX_REGIONS * params.batches, SLICE_JOB_MAX_TOTAL_REGIONS)
+    job_cap = int(min(SLICE_JOB_MAX_REGIONS * params.batches, SLICE_JOB_MAX_TOTAL_REGIONS)
+                  * share)
     instead = "" if isinstance(params, SliceJobParams) or total > job_cap else \
         f", {AS_A_JOB} (--submit, up to {job_cap:,})"
     kind = "a slice job's cap" if isinstance(params, SliceJobParams) else "the cap"
-    raise InputError(f"this window would have {what}, over {kind} of {cap:,}: use a "
+    heavy = "" if share == 1.0 else (
+        f" (for a network of {multiply_adds:,} multiply-adds an image: caps are scaled down "
+        f"past {SLICE_REFERENCE_MULTIPLY_ADDS:,})")
+    raise InputError(f"this window would have {what}, over {kind} of {cap:,}{heavy}: use a "
                      f"smaller window (--extent) or fewer mini-batches{instead}", "extent")
 
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from bnviz.slices.conv_dense import conv_out_shape
 
-__all__ = ["NONLINEAR_KINDS", "Op", "SliceNet", "check_size", "op_out_shape", "pool_out_shape",
-           "pool_output_size", "tensor_shapes"]
+__all__ = ["NONLINEAR_KINDS", "Op", "SliceNet", "check_size", "multiply_adds", "op_out_shape",
+           "pool_out_shape", "pool_output_size", "tensor_shapes"]
 
 NONLINEAR_KINDS = ("relu", "maxpool")
 
@@ -120,6 +120,18 @@ def tensor_shapes(net: SliceNet, input_shape: tuple[int, ...] | None = None
                              f"{[shapes[i] for i in op.inputs]}")
         shapes[op.output] = y
     return shapes
+
+
+def multiply_adds(net: SliceNet) -> int:
+    """The multiply-adds of one image's forward through the convolutions and linear layers,
+    by the shapes: a region's cut applies them to its three coefficient planes."""
+    shapes, total = tensor_shapes(net), 0
+    for op in net.ops:
+        if op.kind == "conv":
+            total += int(np.prod(shapes[op.output])) * int(np.prod(op.attrs["weight"].shape[1:]))
+        elif op.kind == "linear":
+            total += int(op.attrs["weight"].size)
+    return total
 
 
 def op_out_shape(op: Op, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:

@@ -23,6 +23,7 @@ from bnviz.slices.engine import Slice, cut_slice
 from bnviz.slices.estimate import CHUNK_BYTES
 from bnviz.slices.graph import SliceNet, Statistics, batch_statistics, forward
 from bnviz.slices.plane import Plane
+from bnviz.slices.slice_net import multiply_adds
 
 __all__ = ["TRAIN_MODE_NOTE", "SliceResult", "check_regions", "disagreement_area", "run_slice",
            "slice_summary"]
@@ -116,9 +117,11 @@ def check_regions(net: SliceNet, plane: Plane, window: tuple[float, float, float
     """The first partition's regions estimated (:func:`bnviz.slices.cost.estimate_regions`,
     its sample grown until the cap's decision is clear) and refused, one line, when the bound
     is over the cap."""
-    estimate = estimate_regions(net, plane, window, stats, device, slice_region_cap(params))
+    work = multiply_adds(net)  # (a heavy network's caps are scaled down: bnviz.caps)
+    estimate = estimate_regions(net, plane, window, stats, device,
+                                slice_region_cap(params, work))
     check_slice_regions(estimate.regions, estimate.error, estimate.bound, params,
-                        estimate.exceeded)
+                        estimate.exceeded, work)
     return estimate
 
 

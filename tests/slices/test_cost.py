@@ -12,7 +12,7 @@ import pytest
 from onnx_nets import conv_net
 
 from bnviz.params.fields import InputError
-from bnviz.params.slice import SliceParams, check_slice_regions
+from bnviz.params.slice import SliceParams, check_slice_regions, slice_region_cap
 from bnviz.slices.cost import Z, estimate_regions, sampled_estimate
 from bnviz.slices.engine import cut_slice
 from bnviz.slices.onnx_import import load_onnx
@@ -78,6 +78,40 @@ def test_the_cap_acts_on_the_bound_in_one_line():
     two = SliceParams(max_regions=1000, bn="train", batches=2)
     with pytest.raises(InputError, match=r"a mini-batch, .*2,100 for 2, over the cap of 2,000"):
         check_slice_regions(1000, 10, 1050, two)
+
+
+def test_a_heavy_networks_caps_are_scaled_by_its_multiply_adds():
+    # a region's cut costs in proportion to the network's multiply-adds an image: past
+    # SLICE_REFERENCE_MULTIPLY_ADDS (2^25) every region cap shrinks by as much
+    params = SliceParams(max_regions=1000)
+    check_slice_regions(900, 30, 990, params, multiply_adds=2**25)  # the reference: all of it
+    with pytest.raises(InputError) as caught:
+        check_slice_regions(900, 30, 990, params, multiply_adds=2**26)  # twice: half the cap
+    message = str(caught.value)
+    assert "\n" not in message and "over the cap of 500 (for a network of 67,108,864 " \
+        "multiply-adds an image: caps are scaled down past 33,554,432)" in message
+    assert "(--submit, up to 10,000,000)" in message  # the job's cap, scaled too
+    assert slice_region_cap(params, 2**27) == 250 and slice_region_cap(params, 10) == 1000
+
+
+def test_a_heavy_network_is_refused_a_window_a_light_one_gets(tmp_path, monkeypatch):
+    """One window, counted exactly: under the cap for the network as it is, refused in one
+    line that says why when the reference is half the network's multiply-adds (as for a
+    network twice as heavy as the reference)."""
+    import bnviz.params.slice as slice_params
+    from bnviz.slices.slice_net import multiply_adds
+
+    net, plane = _setup(tmp_path, residual=True)
+    work = multiply_adds(net)
+    assert work == 6 * 6 * 4 * 9 + 3 * 3 * 4 * 36 * 3 + 4 * 3  # its four convs, classifier
+    exact = cut_slice(net, plane, (-1, 1, -1, 1), device="cpu").counts[-1]
+    params = SliceParams(max_regions=exact)
+    assert check_regions(net, plane, (-1.0, 1.0, -1.0, 1.0), params, device="cpu").regions \
+        == exact
+    monkeypatch.setattr(slice_params, "SLICE_REFERENCE_MULTIPLY_ADDS", work // 2)
+    with pytest.raises(InputError, match=rf"over the cap of {exact // 2:,} \(for a network of "
+                                         rf"{work:,} multiply-adds an image"):
+        check_regions(net, plane, (-1.0, 1.0, -1.0, 1.0), params, device="cpu")
 
 
 def test_a_window_over_the_cap_is_refused_before_the_cut(tmp_path):
