@@ -97,7 +97,11 @@ def check_size(net: SliceNet) -> None:
             raise ValueError(f"the network has more than {caps.SLICE_MAX_TOTAL_UNITS} units "
                              "per image: more than a slice reads")
         if op.kind == "maxpool":  # (the cut's windows: bnviz.slices.maxcells.pool_windows)
-            inputs = n * int(np.prod(op.attrs.get("kernel") or shapes[op.inputs[0]][1:]))
+            kernel = int(np.prod(op.attrs.get("kernel") or shapes[op.inputs[0]][1:]))
+            if kernel > caps.SLICE_MAX_POOL_KERNEL:  # (a region's cells: superlinear in it)
+                raise ValueError(f"{op.name}: windows of {kernel:,} inputs, more than the "
+                                 f"{caps.SLICE_MAX_POOL_KERNEL:,} a slice cuts")
+            inputs = n * kernel
             if inputs > caps.SLICE_MAX_POOL_INPUTS:
                 raise ValueError(f"{op.name}: its windows read {inputs:,} inputs, more than "
                                  f"the {caps.SLICE_MAX_POOL_INPUTS:,} a slice cuts")

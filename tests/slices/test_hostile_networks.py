@@ -157,3 +157,17 @@ def test_a_max_pool_whose_windows_overlap_many_times_is_refused(tmp_path):
             helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[k, k], pads=[pads] * 4),
             *head], fc, (1, 1, 32, 32)))
         assert net.ops[0].kind == "maxpool"
+
+
+def test_a_max_pool_window_of_more_than_64_by_64_inputs_is_refused(tmp_path):
+    # one global window: a region's argmax cells cost superlinearly in its inputs (64 x 64:
+    # 0.03 s a region; 128 x 128: 0.3 s, two regions 5.2 s; 256 x 256: 37 s)
+    def pool(side):
+        head, fc = _head("p", 1)
+        return _save(tmp_path / f"global{side}.onnx", [
+            helper.make_node("GlobalMaxPool", ["x"], ["p"]), *head], fc, (1, 1, side, side))
+
+    with pytest.raises(ValueError, match="windows of 16,384 inputs, more than the 4,096"):
+        load_onnx(pool(128))
+    net = load_onnx(pool(64))
+    assert net.ops[0].attrs["kernel"] == (64, 64)
