@@ -103,17 +103,14 @@ def _by_unit(op: Op, shape: tuple[int, ...]) -> sparse.csr_matrix | None:
     key = ("by unit", shape)
     if key not in cache:
         left = cache.get(("left",), {"bytes": float("inf")})  # the cut's plan, if it ran
-        weight = np.asarray(op.attrs["weight"], np.float64)
-        entries = weight.size * (int(np.prod(conv_out_shape(op.attrs, shape)[1:]))
-                                 if op.kind == "conv" else 1)  # (at most: weights x pixels)
-        if 12 * entries > left["bytes"]:
-            cache[key] = None
-        elif op.kind == "conv":
-            cache[key] = unit_matrix(op.attrs, shape, UNIT_MATRIX_ENTRIES)
+        most = min(UNIT_MATRIX_ENTRIES, left["bytes"] // 12)  # (12 bytes an entry)
+        if op.kind == "conv":
+            cache[key] = unit_matrix(op.attrs, shape, most)
         else:
             from scipy import sparse
 
-            cache[key] = None if weight.size > UNIT_MATRIX_ENTRIES else sparse.csr_matrix(
+            weight = np.asarray(op.attrs["weight"], np.float64)
+            cache[key] = None if weight.size > most else sparse.csr_matrix(
                 (weight.T.ravel(), np.tile(np.arange(weight.shape[0], dtype=np.int32),
                                            weight.shape[1]),
                  np.arange(0, weight.size + 1, weight.shape[0], dtype=np.int32)),
@@ -131,8 +128,8 @@ def plan_cut_matrices(net: SliceNet, cpu: bool) -> None:
     """Plan a cut's matrices under one budget (:data:`bnviz.caps.SLICE_MATRIX_BYTES`): the
     convolutions' forms first (:func:`bnviz.slices.graph.plan_matrices`); what is left goes
     to the by-unit matrices of the differences as they are built, each refused (its op runs
-    directly) where it would not fit.  (They are built only where the differences pay: on
-    the appendix CNN two of 20.7 MB and twelve of 1.7 MB, where their bounds sum to 229 MB.)"""
+    directly) where it would not fit.  (They are built only where the differences pay: a cut
+    of the appendix CNN built one of 20.7 MB and six of 1.7 MB; their bounds sum to 229 MB.)"""
     from bnviz.caps import SLICE_MATRIX_BYTES
 
     left = {"bytes": SLICE_MATRIX_BYTES - plan_matrices(net, cpu)}
