@@ -19,11 +19,12 @@ its rounding.
 
 Measured (one core, AVX2 kernels, ``bench/slice.py``'s ResNet9 window of 49 402 regions):
 the row bands took its three 4x4 convolutions from 2.3 s to 1.5 s and the whole cut from
-5.4 to 4.9 s.  A 1x1 convolution, which reads and writes channels-last, keeps torch's
-permutes: the compiled swaps took a (48 000, 192, 2, 2) product from 0.71 to 0.32 s on
-arrays far larger than the caches, but the cut's chunks stay in the caches
-(:data:`bnviz.slices.engine.CHUNK_BYTES`), where the appendix CNN's cut did not change
-beyond the noise with them (10.1-10.7 s).
+5.4 to 4.9 s.  A 1x1 convolution reads and writes channels-last, by the same compiled swaps
+(with a loop of their own for its pixels, twice as fast as the general one: 0.3 ms for a
+(1 523, 192, 2, 2) chunk, torch's permute and copy 1.0 ms); with the snap's compiled tests
+(:mod:`bnviz.slices.ties`) and the matrices written tap by tap as strided views
+(:mod:`bnviz.slices.conv_dense`), the cuts of bench/slice.py's three networks took 0.95-0.97
+of their CPU time (fresh processes, best of 3-4, alternately, 2026-11-30).
 """
 
 from __future__ import annotations
@@ -165,5 +166,13 @@ def channel_product(x: torch.Tensor, weight: np.ndarray) -> torch.Tensor:
     (N, O, H, W): y[n, o, i, j] = sum_c weight[o, c] x[n, c, i, j], one BLAS product on the
     pixels' rows (torch's permutes: the module docstring)."""
     n, c, h, w = x.shape
-    y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, c), weight)
-    return y.reshape(n, h, w, -1).permute(0, 3, 1, 2).contiguous()
+    compiled = compiled_kernels(NUMPY, 0)
+    if compiled is None or not on_numpy_blas(x):
+        y = times_transposed(x.permute(0, 2, 3, 1).reshape(-1, c), weight)
+        return y.reshape(n, h, w, -1).permute(0, 3, 1, 2).contiguous()
+    pixels = np.empty((n, h * w, c, 1))  # channels-last by the compiled swap
+    compiled.swap_middle_axes(np.ascontiguousarray(x.numpy()).reshape(n, c, h * w, 1), pixels)
+    y = np.matmul(pixels.reshape(-1, c), weight.T)
+    out = np.empty((n, weight.shape[0], h * w, 1))
+    compiled.swap_middle_axes(y.reshape(n, h * w, -1, 1), out)
+    return torch.from_numpy(out.reshape(n, -1, h, w))

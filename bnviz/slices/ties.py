@@ -11,10 +11,18 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from bnviz.core.arrays import NUMPY
 from bnviz.core.crossings import RTOL
+from bnviz.core.cut import compiled_kernels
 from bnviz.slices.graph import Op, Statistics, linear_part
 
 __all__ = ["TieSnap", "largest_scale", "unit_scale"]
+
+#: The first test's |op| on ones is summed by conv2d, the exact terms by |op|'s planned form:
+#: the two orders round apart by some n * 2^-53 of the sum (n terms), so the test's bound is
+#: raised by this factor to stay above the terms it stands for (it only picks the regions
+#: whose exact terms are computed: a larger bound picks more, never other ties).
+ONES_SLACK = 1.0 + 1e-9
 
 
 class TieSnap:
@@ -44,13 +52,27 @@ class TieSnap:
                     for x in xs]
             constant = torch.as_tensor(np.abs(bias) if bias is not None else 0.0,
                                        dtype=out.dtype, device=out.device)
-            self.absolute[op.name] = (absolute, RTOL * linear_part(absolute, ones, self.stats),
-                                      RTOL * constant)
+            # |op| on ones by conv2d (one image), not by |op|'s matrices: those are built only
+            # for a region the bound flags, which most cuts never meet (the appendix CNN's
+            # cut flagged one op's regions once: 54 MB of matrices, half its forms, unbuilt)
+            by_conv = replace(absolute, attrs={**attrs, "_dense": {
+                ("form", tuple(xs[0].shape[2:]), b): None for b in (False, True)}})
+            rows_sum = linear_part(by_conv if op.kind == "conv" else absolute, ones, self.stats)
+            self.absolute[op.name] = (absolute, RTOL * ONES_SLACK * rows_sum, RTOL * constant)
         absolute, rows_sum, constant = self.absolute[op.name]
         r = out.shape[1]
         largest = torch.stack(bounds).amax(0)
-        bound = torch.addcmul(constant, rows_sum, largest.reshape(r, *[1] * (out.ndim - 2)))
-        rows = torch.nonzero(torch.le(out[2].abs(), bound).reshape(r, -1).any(1))[:, 0]
+        compiled = _compiled_for(out)
+        if compiled is not None:  # (one pass: bnviz.core.compiled_network.rows_under_bound)
+            per_unit = rows_sum.numpy().reshape(-1)
+            under = compiled.rows_under_bound(
+                np.ascontiguousarray(out[2].numpy()).reshape(r, -1),
+                np.ascontiguousarray(np.broadcast_to(constant.numpy(), out.shape[2:]).reshape(-1)),
+                per_unit, np.ascontiguousarray(largest.numpy()))
+            rows = torch.from_numpy(np.flatnonzero(under))
+        else:
+            bound = torch.addcmul(constant, rows_sum, largest.reshape(r, *[1] * (out.ndim - 2)))
+            rows = torch.nonzero(torch.le(out[2].abs(), bound).reshape(r, -1).any(1))[:, 0]
         if len(rows) == 0:
             return
         part = out[:, rows]
@@ -65,10 +87,22 @@ class TieSnap:
 def largest_scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
     """A bound of the largest unit scale of each region's maps (3, R, ...): (R,)."""
     flat = x.reshape(3, x.shape[1], -1)
-    # amax and amin, not aminmax: torch's CPU aminmax over the last dim ran 10x slower
-    # (2.9 against 0.25 ms on 3 x 300 x 1536 float64, one thread; bench/slice.py's profile)
-    m = torch.maximum(flat.amax(2), -flat.amin(2))
+    compiled = _compiled_for(x)
+    if compiled is not None:  # one pass (bnviz.core.compiled_network.largest_magnitudes)
+        m = torch.from_numpy(compiled.largest_magnitudes(np.ascontiguousarray(flat.numpy())))
+    else:
+        # amax and amin, not aminmax: torch's CPU aminmax over the last dim ran 10x slower
+        # (2.9 against 0.25 ms on 3 x 300 x 1536 float64, one thread; bench/slice.py's profile)
+        m = torch.maximum(flat.amax(2), -flat.amin(2))
     return m[0] * bx + m[1] * by + m[2]
+
+
+def _compiled_for(x: torch.Tensor):  # noqa: ANN202 (the kernels' module, or None)
+    """The compiled kernels for float64 maps on the CPU, where this process has them loaded
+    (:func:`bnviz.core.cut.compiled_kernels`); else None: torch's ops, the same values."""
+    if x.device.type != "cpu" or x.dtype != torch.float64:
+        return None
+    return compiled_kernels(NUMPY, 0)
 
 
 def unit_scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:

@@ -14,12 +14,18 @@ from bnviz.slices.conv_dense import conv_out_shape, row_bands, unit_matrix
 from bnviz.slices.conv_products import banded_product, channel_product, dense_form
 from bnviz.slices.graph import Op, conv_matrix
 
+# one torch thread, as a tile worker and the server run: the products on numpy's BLAS, and
+# with the kernels loaded the compiled swaps (bnviz.blas.on_numpy_blas)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 CASES = [  # (C, H, W), O, groups, kernel, stride, dilation, pads (top, left, bottom, right)
     ((3, 6, 6), 4, 1, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
     ((4, 5, 7), 6, 2, (3, 2), (2, 1), (1, 1), (0, 1, 0, 1)),
     ((2, 8, 8), 2, 2, (3, 3), (1, 2), (2, 1), (2, 0, 1, 1)),  # asymmetric padding
     ((6, 4, 4), 3, 3, (5, 5), (1, 1), (1, 1), (2, 2, 2, 2)),  # kernel wider than the map
     ((1, 7, 5), 5, 1, (1, 1), (2, 2), (1, 1), (0, 0, 0, 0)),
+    # every axis its own stride, dilation and padding; taps that read padding alone
+    ((4, 6, 9), 4, 2, (4, 3), (2, 3), (2, 2), (3, 1, 0, 4)),
 ]
 
 
@@ -100,7 +106,10 @@ def test_the_banded_and_channel_products_are_conv2d(shape, o, groups, kernel, st
     kernels.require()
     if not compiled:
         monkeypatch.setattr(kernels, "ready", lambda: None)
+    from bnviz.blas import on_numpy_blas
+
     assert (compiled_kernels(NUMPY, 0) is not None) == compiled  # the path under test
+    assert on_numpy_blas(torch.zeros(1, dtype=torch.float64))
     op = _op(shape, o, groups, kernel, stride, dilation, pads, seed=3)
     rng = np.random.default_rng(5)
     x = torch.as_tensor(rng.normal(0, 1, (7, *shape)))
@@ -112,9 +121,11 @@ def test_the_banded_and_channel_products_are_conv2d(shape, o, groups, kernel, st
         assert got.shape == want.shape and got.is_contiguous()
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
     weight = op.attrs["weight"][:, :, 0, 0] if groups == 1 else rng.normal(0, 1, (o, shape[0]))
-    got = channel_product(x, weight)
-    torch.testing.assert_close(got, torch.einsum("oc,nchw->nohw", torch.as_tensor(weight), x),
-                               rtol=1e-12, atol=1e-12)
+    for batch in (x, x.transpose(0, 1).contiguous().transpose(0, 1)):
+        got = channel_product(batch, weight)
+        assert got.is_contiguous()
+        torch.testing.assert_close(got, torch.einsum("oc,nchw->nohw", torch.as_tensor(weight),
+                                                     x), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("shape, kernel, pads, form", [

@@ -120,3 +120,25 @@ def test_a_tie_is_one_region_with_one_code(order, seed):
     assert (at == codes).all(1).all(), f"{int((at != codes).any(1).sum())} regions' codes"
     cell = (w[1] - w[0]) * (w[3] - w[2]) / GRID**2
     assert last.areas().min() > 20 * cell  # (so the grid could not miss a region)
+
+
+@pytest.mark.parametrize("order", ["relu-pool", "pool-relu"])
+def test_the_snaps_compiled_tests_are_torchs(order, monkeypatch):
+    """The snap's first test and the regions' bounds by the compiled kernels (a CPU's) or by
+    torch's ops (a GPU's, or a process without the kernels): the same ties snapped, so the
+    same regions, codes and polygons, on the planes of the test above."""
+    from bnviz.slices import ties
+
+    net = slice_net(_model(order), (1, 8, 8))
+    for seed in (4, 9, 12):
+        plane = plane_through_images(_images(seed))
+        w = plane.default_window()
+        compiled = cut_slice(net, plane, w, device="cpu")
+        with monkeypatch.context() as m:
+            m.setattr(ties, "_compiled_for", lambda x: None)
+            by_torch = cut_slice(net, plane, w, device="cpu")
+        assert compiled.counts == by_torch.counts
+        for a, b in zip(compiled.layers, by_torch.layers, strict=True):
+            np.testing.assert_array_equal(a.regions.codes, b.regions.codes)
+            np.testing.assert_array_equal(a.regions.vertices, b.regions.vertices)
+            np.testing.assert_array_equal(a.parents, b.parents)
