@@ -105,14 +105,29 @@ def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
         return None
     from scipy import sparse
 
-    rows, cols, taps = (np.concatenate(a) for a in zip(*_taps(attrs, shape), strict=True))
-    # scipy's COO to CSR: a counting sort by input unit (0.5-0.7 of the time of a lexsort of
-    # the (unit, output) pairs on the appendix CNN's 0.6-1.8M entries), then each row's
-    # outputs in order; int32 indices (the compiled kernel's types: sizes past int32 are
-    # refused by the entries' cap long before)
-    matrix = sparse.csr_matrix((taps, (cols.astype(np.int32), rows.astype(np.int32))),
-                               shape=(int(np.prod(shape)), o * ho * wo))
-    matrix.sort_indices()
+    c, h, w = shape
+    weight = np.asarray(attrs["weight"], np.float64)
+    (sh, sw), og = attrs["stride"], o // attrs["groups"]
+    blocks = list(_tap_blocks(attrs, shape, (0, ho)))
+    sizes = [og * (i1 - i0) * (j1 - j0) * cg for _, _, _, i0, i1, j0, j1, _, _ in blocks]
+    # the entries written block by block into their arrays (16 bytes an entry, int32
+    # indices: the compiled kernel's types; sizes past int32 are refused by the cap long
+    # before), then scipy's COO to CSR (12 bytes an entry), a counting sort by input unit:
+    # 28 bytes an entry at the peak, where the pieces joined took 80 (a 4M-entry matrix
+    # held 320 MB for a moment)
+    outputs, inputs = np.empty(sum(sizes), np.int32), np.empty(sum(sizes), np.int32)
+    data, at = np.empty(sum(sizes)), 0
+    for (g, di, dj, i0, i1, j0, j1, y0, x0), size in zip(blocks, sizes, strict=True):
+        block = (og, i1 - i0, j1 - j0, cg)
+        oc = np.arange(g * og, (g + 1) * og)[:, None, None, None]
+        ii, jj = np.arange(i0, i1)[None, :, None, None], np.arange(j0, j1)[None, None, :, None]
+        ic = np.arange(g * cg, (g + 1) * cg)[None, None, None, :]
+        outputs[at:at + size].reshape(block)[...] = (oc * ho + ii) * wo + jj
+        inputs[at:at + size].reshape(block)[...] = (ic * h + ii * sh + y0) * w + jj * sw + x0
+        data[at:at + size].reshape(block)[...] = weight[g * og:(g + 1) * og, None, None, :, di, dj]
+        at += size
+    matrix = sparse.csr_matrix((data, (inputs, outputs)), shape=(c * h * w, o * ho * wo))
+    matrix.sort_indices()  # (each row's outputs in order)
     return matrix
 
 
@@ -126,51 +141,37 @@ def _write_taps(target: np.ndarray, strides: tuple[int, ...], attrs: MutableMapp
     over the outputs whose input is on the map are one strided view of ``target``, written at
     once (the entries one at a time, by fancy indexing, took 5x as long: 0.11 s for the
     appendix CNN's matrices, built anew by every cut, against 0.02 s)."""
-    _, h, w = shape
     weight = np.asarray(attrs["weight"], np.float64)
-    o, cg, kh, kw = weight.shape
-    groups = attrs["groups"]
-    og = o // groups
-    (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
-    top, left = attrs["pads"][0], attrs["pads"][1]
-    _, ho, wo = conv_out_shape(attrs, shape)
+    o, cg = weight.shape[:2]
+    og = o // attrs["groups"]
+    sh, sw = attrs["stride"]
     s_o, s_i, s_j, s_c, s_y, s_x = strides
     flat = target.reshape(-1)
-    item = target.itemsize
-    for di in range(kh):
-        y0 = di * dh - top  # output row i reads input row i sh + y0
-        i_lo, i_hi = max(rows[0], -(y0 // sh)), min(rows[1], (h - 1 - y0) // sh + 1)
-        for dj in range(kw):
-            x0 = dj * dw - left
-            j_lo, j_hi = max(0, -(x0 // sw)), min(wo, (w - 1 - x0) // sw + 1)
-            if i_hi <= i_lo or j_hi <= j_lo:
-                continue  # the tap reads padding alone
-            for g in range(groups):
-                start = (g * og * s_o + i_lo * s_i + j_lo * s_j + g * cg * s_c
-                         + (i_lo * sh + y0 - row_shift) * s_y + (j_lo * sw + x0) * s_x)
-                view = as_strided(flat[start // item:], (og, i_hi - i_lo, j_hi - j_lo, cg),
-                                  (s_o, s_i + sh * s_y, s_j + sw * s_x, s_c))
-                view[...] = weight[g * og:(g + 1) * og, None, None, :, di, dj]
+    for g, di, dj, i0, i1, j0, j1, y0, x0 in _tap_blocks(attrs, shape, rows):
+        start = (g * og * s_o + i0 * s_i + j0 * s_j + g * cg * s_c
+                 + (i0 * sh + y0 - row_shift) * s_y + (j0 * sw + x0) * s_x)
+        view = as_strided(flat[start // target.itemsize:], (og, i1 - i0, j1 - j0, cg),
+                          (s_o, s_i + sh * s_y, s_j + sw * s_x, s_c))
+        view[...] = weight[g * og:(g + 1) * og, None, None, :, di, dj]
 
 
-def _taps(attrs: MutableMapping[str, Any], shape: tuple[int, ...]
-          ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The convolution's nonzero matrix entries (output units, input units, weights), one
-    kernel tap (di, dj) at a time.  Each weight is written where it lands: output (o, i, j)
-    reads input (c, i sh - top + di dh, j sw - left + dj dw), zero padding outside."""
-    c, h, w = shape
-    weight = np.asarray(attrs["weight"], np.float64)
-    o, cg, kh, kw = weight.shape
+def _tap_blocks(attrs: MutableMapping[str, Any], shape: tuple[int, ...], rows: tuple[int, int]
+                ) -> Iterator[tuple[int, ...]]:
+    """Each kernel tap (di, dj) of each group g that reads the map, with the outputs it
+    reaches, rows ``rows`` (i0, i1) at most: (g, di, dj, i0, i1, j0, j1, y0, x0), output
+    (o, i, j), i0 <= i < i1, j0 <= j < j1, reading input (c, i sh + y0, j sw + x0) (y0 =
+    di dh - top, x0 = dj dw - left): on the map there, in the padding elsewhere."""
+    _, h, w = shape
+    _, _, kh, kw = attrs["weight"].shape
     (sh, sw), (dh, dw) = attrs["stride"], attrs["dilation"]
     top, left = attrs["pads"][0], attrs["pads"][1]
-    _, ho, wo = conv_out_shape(attrs, shape)
-    oc = np.arange(o)[:, None, None, None]
-    ii, jj = np.arange(ho)[None, :, None, None], np.arange(wo)[None, None, :, None]
-    rows = np.broadcast_to((oc * ho + ii) * wo + jj, (o, ho, wo, cg))
-    channel = (oc // (o // attrs["groups"])) * cg + np.arange(cg)[None, None, None, :]
+    wo = conv_out_shape(attrs, shape)[2]
     for di in range(kh):
+        y0 = di * dh - top
+        i0, i1 = max(rows[0], -(y0 // sh)), min(rows[1], (h - 1 - y0) // sh + 1)
         for dj in range(kw):
-            y, x = ii * sh - top + di * dh, jj * sw - left + dj * dw
-            inside = np.broadcast_to((y >= 0) & (y < h) & (x >= 0) & (x < w), rows.shape)
-            yield (rows[inside], np.broadcast_to((channel * h + y) * w + x, rows.shape)[inside],
-                   np.broadcast_to(weight[:, None, None, :, di, dj], rows.shape)[inside])
+            x0 = dj * dw - left
+            j0, j1 = max(0, -(x0 // sw)), min(wo, (w - 1 - x0) // sw + 1)
+            if i1 > i0 and j1 > j0:
+                for g in range(attrs["groups"]):
+                    yield g, di, dj, i0, i1, j0, j1, y0, x0
