@@ -164,7 +164,8 @@ def banded_product(x: torch.Tensor, attrs: MutableMapping[str, Any]) -> torch.Te
 def channel_product(x: torch.Tensor, weight: np.ndarray) -> torch.Tensor:
     """The 1x1 convolution of ``x`` (N, C, H, W) with ``weight`` (O, C), without bias, as
     (N, O, H, W): y[n, o, i, j] = sum_c weight[o, c] x[n, c, i, j], one BLAS product on the
-    pixels' rows (torch's permutes: the module docstring)."""
+    pixels' rows, the layouts swapped by the compiled copy where this process has the kernels
+    and numpy's BLAS runs the product, else by torch's permutes (the module docstring)."""
     n, c, h, w = x.shape
     compiled = compiled_kernels(NUMPY, 0)
     if compiled is None or not on_numpy_blas(x):

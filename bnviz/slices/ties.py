@@ -32,6 +32,7 @@ class TieSnap:
     def __init__(self, stats: Statistics | None, bx: float, by: float):
         self.stats, self.bx, self.by = stats, bx, by
         self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
+        self.flat: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def snap(self, op: Op, xs: list[torch.Tensor], bounds: list[torch.Tensor],
              out: torch.Tensor, bias: np.ndarray | None) -> None:
@@ -64,11 +65,14 @@ class TieSnap:
         largest = torch.stack(bounds).amax(0)
         compiled = _compiled_for(out)
         if compiled is not None:  # (one pass: bnviz.core.compiled_network.rows_under_bound)
-            per_unit = rows_sum.numpy().reshape(-1)
+            if op.name not in self.flat:  # each unit's constant and |op| on ones, writable
+                # (a read-only array is another type to numba: compiled in the middle of a cut)
+                self.flat[op.name] = (
+                    np.array(np.broadcast_to(constant.numpy(), out.shape[2:]).reshape(-1)),
+                    np.array(rows_sum.numpy().reshape(-1)))
             under = compiled.rows_under_bound(
-                np.ascontiguousarray(out[2].numpy()).reshape(r, -1),
-                np.ascontiguousarray(np.broadcast_to(constant.numpy(), out.shape[2:]).reshape(-1)),
-                per_unit, np.ascontiguousarray(largest.numpy()))
+                np.ascontiguousarray(out[2].numpy()).reshape(r, -1), *self.flat[op.name],
+                np.ascontiguousarray(largest.numpy()))
             rows = torch.from_numpy(np.flatnonzero(under))
         else:
             bound = torch.addcmul(constant, rows_sum, largest.reshape(r, *[1] * (out.ndim - 2)))
@@ -99,7 +103,9 @@ def largest_scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
 
 def _compiled_for(x: torch.Tensor):  # noqa: ANN202 (the kernels' module, or None)
     """The compiled kernels for float64 maps on the CPU, where this process has them loaded
-    (:func:`bnviz.core.cut.compiled_kernels`); else None: torch's ops, the same values."""
+    (:func:`bnviz.core.cut.compiled_kernels`); else None: torch's ops, the same rows picked
+    and the same bounds (a NaN aside, which the loader refuses: the kernels skip it, torch
+    passes it on; the exact test is false on it either way)."""
     if x.device.type != "cpu" or x.dtype != torch.float64:
         return None
     return compiled_kernels(NUMPY, 0)
