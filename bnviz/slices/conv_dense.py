@@ -110,12 +110,11 @@ def unit_matrix(attrs: MutableMapping[str, Any], shape: tuple[int, ...],
     (sh, sw), og = attrs["stride"], o // attrs["groups"]
     blocks = list(_tap_blocks(attrs, shape, (0, ho)))
     sizes = [og * (i1 - i0) * (j1 - j0) * cg for _, _, _, i0, i1, j0, j1, _, _ in blocks]
-    # the entries written block by block into their arrays (16 bytes an entry, int32
-    # indices: the compiled kernel's types; a unit index past int32 needs maps of 2^31 units,
-    # and a slice's tensors hold 2^18 at most: SLICE_MAX_TENSOR_UNITS), then scipy's COO to CSR (12 bytes an
-    # entry), a counting sort by input unit:
-    # 28 bytes an entry at the peak, where the pieces joined took 80 (a 4M-entry matrix
-    # held 320 MB for a moment)
+    # the entries written block by block into their arrays (16 bytes an entry; int32
+    # indices, the compiled kernel's types: a unit index past int32 needs maps of 2^31 units,
+    # and a slice's tensors hold 2^18 at most, SLICE_MAX_TENSOR_UNITS), then scipy's COO to
+    # CSR (12 bytes an entry), a counting sort by input unit: 28 bytes an entry at the peak,
+    # where the pieces joined took 80 (a 4M-entry matrix held 320 MB for a moment)
     outputs, inputs = np.empty(sum(sizes), np.int32), np.empty(sum(sizes), np.int32)
     data, at = np.empty(sum(sizes)), 0
     for (g, di, dj, i0, i1, j0, j1, y0, x0), size in zip(blocks, sizes, strict=True):
