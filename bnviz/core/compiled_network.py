@@ -21,8 +21,7 @@ from numba import njit
 from bnviz.core.clipping import _JIT, _grow_rows, chords, clip_faces
 
 __all__ = ["NO_PLANES", "activated_maps", "add_unit_steps", "chords", "common_codes", "cut_layer",
-           "cut_network", "largest_magnitudes", "rows_under_bound", "swap_middle_axes",
-           "warm_up"]
+           "cut_network", "rows_under_bound", "swap_middle_axes", "warm_up"]
 
 #: The empty ``planes`` that asks :func:`cut_layer` for its own GEMM.
 NO_PLANES = np.empty((3, 0, 0))
@@ -194,25 +193,6 @@ def swap_middle_axes(x: Any, out: Any) -> None:
 
 
 @njit(**_JIT)
-def largest_magnitudes(x: Any) -> Any:
-    """(3, R): the largest |value| of each region's units on each of its three planes, ``x``
-    (3, R, U): the slice engine's bound of a region's unit scales
-    (:func:`bnviz.slices.ties.largest_scale`) in one pass, where torch's amax and amin made
-    two and a third for their maximum."""
-    planes, r_len, u_len = x.shape
-    out = np.zeros((planes, r_len))
-    for a in range(planes):
-        for r in range(r_len):
-            m = 0.0
-            for u in range(u_len):
-                v = abs(x[a, r, u])
-                if v > m:
-                    m = v
-            out[a, r] = m
-    return out
-
-
-@njit(**_JIT)
 def rows_under_bound(values: Any, constant: Any, per_unit: Any, scale: Any) -> Any:
     """(R,) bool: whether any unit u of row r has |values[r, u]| <= constant[u] + per_unit[u]
     scale[r]: the tie snap's first test (:class:`bnviz.slices.ties.TieSnap`), one pass that
@@ -325,7 +305,6 @@ def warm_up() -> None:
                    np.zeros(2, np.int64), 0.0, np.array([0, 1, 1], np.int32),
                    np.zeros(1, np.int32), np.ones(1), np.zeros((3, 2, 1)))
     swap_middle_axes(np.zeros((1, 2, 3, 1)), np.empty((1, 3, 2, 1)))
-    largest_magnitudes(np.zeros((3, 1, 2)))
     rows_under_bound(np.zeros((1, 2)), np.zeros(2), np.zeros(2), np.zeros(1))
     cut_network(-1.0, 1.0, -1.0, 1.0, w.ravel(), np.array([2], np.int64), stat[0], stat[0],
                 0.0, 100, 1000, 1000, 1000)

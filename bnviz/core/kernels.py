@@ -60,8 +60,7 @@ def _cached() -> bool:
         return all(Path(f._cache._cache_file._index_path).exists()  # noqa: SLF001
                    for f in (clipping.chords, clipping.clip_faces, cn.cut_layer,
                              cn.cut_network, cn.activated_maps, cn.common_codes,
-                             cn.add_unit_steps, cn.swap_middle_axes,
-                             cn.largest_magnitudes, cn.rows_under_bound))
+                             cn.add_unit_steps, cn.swap_middle_axes, cn.rows_under_bound))
     except Exception:  # numba's private layout changed: say nothing
         return True
 

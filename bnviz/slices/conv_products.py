@@ -21,7 +21,7 @@ Measured (one core, AVX2 kernels, ``bench/slice.py``'s ResNet9 window of 49 402 
 the row bands took its three 4x4 convolutions from 2.3 s to 1.5 s and the whole cut from
 5.4 to 4.9 s.  A 1x1 convolution reads and writes channels-last, by the same compiled swaps
 (with a loop of their own for its pixels, twice as fast as the general one: 0.3 ms for a
-(1 523, 192, 2, 2) chunk, torch's permute and copy 1.0 ms); with the snap's compiled tests
+(1 523, 192, 2, 2) chunk, torch's permute and copy 1.0 ms); with the snap's compiled test
 (:mod:`bnviz.slices.ties`) and the matrices written tap by tap as strided views
 (:mod:`bnviz.slices.conv_dense`), the cuts of bench/slice.py's three networks took 0.95-0.97
 of their CPU time (fresh processes, best of 3-4, alternately, 2026-11-30).

@@ -35,7 +35,7 @@ from bnviz.slices.conv_products import banded_product, channel_product, dense_fo
 from bnviz.slices.slice_net import NONLINEAR_KINDS, Op, SliceNet, tensor_shapes
 
 __all__ = ["AFFINE_KINDS", "BN_MODES", "NONLINEAR_KINDS", "Op", "SliceNet", "batch_statistics",
-           "bias_of", "conv_matrix", "fold_bn", "forward", "linear_part", "max_pool",
+           "bias_of", "conv2d_part", "conv_matrix", "fold_bn", "forward", "linear_part", "max_pool",
            "plan_matrices"]
 
 AFFINE_KINDS = ("conv", "bn", "bias", "avgpool", "gap", "add", "flatten", "linear")
@@ -105,7 +105,7 @@ def linear_part(op: Op, xs: list[torch.Tensor], stats: Statistics | None = None)
         if form == "dense":
             y = times_transposed(x.reshape(x.shape[0], -1), conv_matrix(op, tuple(x.shape[1:])))
             return y.reshape(x.shape[0], *conv_out_shape(a, tuple(x.shape[1:])))
-        return _conv(op, x)
+        return conv2d_part(op, x)
     if op.kind == "bn":
         return x * _channel(_bn_scale_shift(op, stats)[0], x.ndim, x)
     if op.kind == "bias":
@@ -134,8 +134,9 @@ def _pointwise(op: Op) -> bool:
         not any(a["pads"]) and a["groups"] == 1
 
 
-def _conv(op: Op, x: torch.Tensor) -> torch.Tensor:
-    """The convolution without its bias (asymmetric padding padded first)."""
+def conv2d_part(op: Op, x: torch.Tensor) -> torch.Tensor:
+    """The convolution without its bias, by torch's conv2d whatever form the op was planned
+    in (asymmetric padding padded first)."""
     a = op.attrs
     t, left, b, r = a["pads"]
     if (t, left) != (b, r):

@@ -14,7 +14,7 @@ import torch
 from bnviz.core.arrays import NUMPY
 from bnviz.core.crossings import RTOL
 from bnviz.core.cut import compiled_kernels
-from bnviz.slices.graph import Op, Statistics, linear_part
+from bnviz.slices.graph import Op, Statistics, conv2d_part, linear_part
 
 __all__ = ["TieSnap", "largest_scale", "unit_scale"]
 
@@ -31,8 +31,7 @@ class TieSnap:
 
     def __init__(self, stats: Statistics | None, bx: float, by: float):
         self.stats, self.bx, self.by = stats, bx, by
-        self.absolute: dict[str, tuple[Op, torch.Tensor, torch.Tensor]] = {}
-        self.flat: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.absolute: dict[str, tuple] = {}  # |op|, its bound's terms, those flattened
 
     def snap(self, op: Op, xs: list[torch.Tensor], bounds: list[torch.Tensor],
              out: torch.Tensor, bias: np.ndarray | None) -> None:
@@ -56,22 +55,21 @@ class TieSnap:
             # |op| on ones by conv2d (one image), not by |op|'s matrices: those are built only
             # for a region the bound flags, which most cuts never meet (the appendix CNN's
             # cut flagged one op's regions once: 54 MB of matrices, half its forms, unbuilt)
-            by_conv = replace(absolute, attrs={**attrs, "_dense": {
-                ("form", tuple(xs[0].shape[2:]), b): None for b in (False, True)}})
-            rows_sum = linear_part(by_conv if op.kind == "conv" else absolute, ones, self.stats)
-            self.absolute[op.name] = (absolute, RTOL * ONES_SLACK * rows_sum, RTOL * constant)
-        absolute, rows_sum, constant = self.absolute[op.name]
+            rows_sum = RTOL * ONES_SLACK * (conv2d_part(absolute, ones[0]) if op.kind == "conv"
+                                            else linear_part(absolute, ones, self.stats))
+            constant = RTOL * constant
+            # each unit's constant and bound per scale for the compiled test, writable (a
+            # read-only array is another type to numba: compiled in the middle of a cut)
+            flat = (np.array(np.broadcast_to(constant.numpy(), out.shape[2:]).reshape(-1)),
+                    np.array(rows_sum.numpy().reshape(-1))) if out.device.type == "cpu" else None
+            self.absolute[op.name] = (absolute, rows_sum, constant, flat)
+        absolute, rows_sum, constant, flat = self.absolute[op.name]
         r = out.shape[1]
         largest = torch.stack(bounds).amax(0)
         compiled = _compiled_for(out)
         if compiled is not None:  # (one pass: bnviz.core.compiled_network.rows_under_bound)
-            if op.name not in self.flat:  # each unit's constant and |op| on ones, writable
-                # (a read-only array is another type to numba: compiled in the middle of a cut)
-                self.flat[op.name] = (
-                    np.array(np.broadcast_to(constant.numpy(), out.shape[2:]).reshape(-1)),
-                    np.array(rows_sum.numpy().reshape(-1)))
             under = compiled.rows_under_bound(
-                np.ascontiguousarray(out[2].numpy()).reshape(r, -1), *self.flat[op.name],
+                np.ascontiguousarray(out[2].numpy()).reshape(r, -1), *flat,
                 np.ascontiguousarray(largest.numpy()))
             rows = torch.from_numpy(np.flatnonzero(under))
         else:
@@ -91,21 +89,16 @@ class TieSnap:
 def largest_scale(x: torch.Tensor, bx: float, by: float) -> torch.Tensor:
     """A bound of the largest unit scale of each region's maps (3, R, ...): (R,)."""
     flat = x.reshape(3, x.shape[1], -1)
-    compiled = _compiled_for(x)
-    if compiled is not None:  # one pass (bnviz.core.compiled_network.largest_magnitudes)
-        m = torch.from_numpy(compiled.largest_magnitudes(np.ascontiguousarray(flat.numpy())))
-    else:
-        # amax and amin, not aminmax: torch's CPU aminmax over the last dim ran 10x slower
-        # (2.9 against 0.25 ms on 3 x 300 x 1536 float64, one thread; bench/slice.py's profile)
-        m = torch.maximum(flat.amax(2), -flat.amin(2))
+    # amax and amin, not aminmax: torch's CPU aminmax over the last dim ran 10x slower
+    # (2.9 against 0.25 ms on 3 x 300 x 1536 float64, one thread; bench/slice.py's profile);
+    # a compiled pass was no faster (1.6 against 1.8 ms for 3 x 1 500 x 768: memory-bound)
+    m = torch.maximum(flat.amax(2), -flat.amin(2))
     return m[0] * bx + m[1] * by + m[2]
 
 
 def _compiled_for(x: torch.Tensor):  # noqa: ANN202 (the kernels' module, or None)
     """The compiled kernels for float64 maps on the CPU, where this process has them loaded
-    (:func:`bnviz.core.cut.compiled_kernels`); else None: torch's ops, the same rows picked
-    and the same bounds (a NaN aside, which the loader refuses: the kernels skip it, torch
-    passes it on; the exact test is false on it either way)."""
+    (:func:`bnviz.core.cut.compiled_kernels`); else None: torch's ops, the same rows picked."""
     if x.device.type != "cpu" or x.dtype != torch.float64:
         return None
     return compiled_kernels(NUMPY, 0)
